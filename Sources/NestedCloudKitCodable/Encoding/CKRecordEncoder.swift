@@ -1,0 +1,95 @@
+import Foundation
+
+/// Encodes a `CKEncodable` value, and every `CKEncodable` value nested in it, into linked CloudKit records.
+///
+/// ```swift
+/// let records = try CKRecordEncoder().encode(school)
+/// // [director, student 1, student 2, ..., book 1, ..., school]: each record after the records it references
+/// ```
+///
+/// Each `CKEncodable` value becomes a record named by its ``CKRecordRepresentable/cloudKitIdentifier``, of type
+/// ``CKRecordRepresentable/cloudKitRecordType``, in the encoder's ``zoneID``. Its properties become fields
+/// (see the mapping table in the README); a nested `CKEncodable` property becomes a ``CloudReference`` to a record
+/// of its own, an array of them a reference list. No value is dropped: what can't be mapped is an error that
+/// names its coding path.
+///
+/// The same value always gives the same records, fields and order. A value reached twice (a shared child, a
+/// diamond) is encoded once; class instances that refer to each other in a cycle give records that refer to
+/// each other. Two different values that claim one record ID are an error.
+public struct CKRecordEncoder: Sendable {
+    /// The zone of every record the encoder makes, and of every reference between them.
+    public var zoneID: CloudRecord.ZoneID
+
+    /// How `Data` values are stored. Defaults to bytes, and an asset above 256 KiB.
+    public var dataEncodingStrategy: DataEncodingStrategy = .automatic(assetThreshold: 256 * 1024)
+
+    /// How nested `Codable` values that aren't records (structs, dictionaries, enums with payloads) are stored.
+    /// Defaults to ``NestedValueEncodingStrategy/json``.
+    public var nestedValueEncodingStrategy: NestedValueEncodingStrategy = .json
+
+    /// How `Decimal` values are stored. Defaults to ``DecimalEncodingStrategy/string``, which is lossless.
+    public var decimalEncodingStrategy: DecimalEncodingStrategy = .string
+
+    /// What NaN and infinite `Double` and `Float` values become. Defaults to an error.
+    public var nonFiniteFloatEncodingStrategy: NonFiniteFloatEncodingStrategy = .throw
+
+    /// How deep records may nest inside the root: a record referenced from the root is at depth 1. Encoding
+    /// deeper graphs throws ``CKCodableError/Code/depthLimitExceeded(limit:)`` instead of exhausting the stack.
+    /// Defaults to 100.
+    public var maximumDepth: Int = 100
+
+    /// Values for the `userInfo` of the `Encoder` that models' `encode(to:)` implementations see.
+    public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
+    /// Creates an encoder that makes records in the given zone.
+    ///
+    /// - Parameter zoneID: The zone of every record and reference; CloudKit's default zone if omitted.
+    public init(zoneID: CloudRecord.ZoneID = .default) {
+        self.zoneID = zoneID
+    }
+
+    /// Encodes a value and everything nested in it into records, each after the records it references and the
+    /// root's record last.
+    ///
+    /// Saving the records in this order, one by one or in one batch, never saves a reference before its
+    /// target, so references with ``CloudReference/Action/validate`` succeed. Records that refer to each other
+    /// in a cycle can't all come after each other: the reference that closes the cycle, back to a record still
+    /// being encoded when it was reached, points to a record that comes later.
+    ///
+    /// - Parameter value: The value to encode.
+    /// - Returns: The records, the root's last.
+    /// - Throws: ``CKCodableError`` when a value can't be stored in CloudKit, naming its coding path, record
+    ///   and field; any error the value's own `encode(to:)` throws.
+    public func encode<Value: CKEncodable>(_ value: Value) throws -> [CloudRecord] {
+        try encodeGraph(value).records
+    }
+
+    /// Encodes a value and everything nested in it into a ``CloudRecordGraph``: the records in the same order as
+    /// ``encode(_:)`` gives them, the root, and each record by its ID.
+    public func encodeGraph<Value: CKEncodable>(_ value: Value) throws -> CloudRecordGraph {
+        let graph = GraphEncoder(options: EncodingOptions(self))
+        let rootID = try graph.encodeRecord(value, at: .root)
+        return graph.makeGraph(rootID: rootID)
+    }
+}
+
+/// The encoder's settings, copied once per call and passed down to every container.
+struct EncodingOptions {
+    let zoneID: CloudRecord.ZoneID
+    let dataEncodingStrategy: CKRecordEncoder.DataEncodingStrategy
+    let nestedValueEncodingStrategy: CKRecordEncoder.NestedValueEncodingStrategy
+    let decimalEncodingStrategy: CKRecordEncoder.DecimalEncodingStrategy
+    let nonFiniteFloatEncodingStrategy: CKRecordEncoder.NonFiniteFloatEncodingStrategy
+    let maximumDepth: Int
+    let userInfo: [CodingUserInfoKey: Any]
+
+    init(_ encoder: CKRecordEncoder) {
+        zoneID = encoder.zoneID
+        dataEncodingStrategy = encoder.dataEncodingStrategy
+        nestedValueEncodingStrategy = encoder.nestedValueEncodingStrategy
+        decimalEncodingStrategy = encoder.decimalEncodingStrategy
+        nonFiniteFloatEncodingStrategy = encoder.nonFiniteFloatEncodingStrategy
+        maximumDepth = encoder.maximumDepth
+        userInfo = encoder.userInfo
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// An `Encoder` that turns a value nested inside a record's field into an ``EncodedNode``.
+///
+/// It is also its own single-value container, as Foundation's JSON encoder is. A nested `CKEncodable` value
+/// found anywhere below it is encoded into a record of its own through the ``GraphEncoder`` and becomes a
+/// reference node, with the action of the record field the value sits in.
+final class NodeEncoder: Encoder, SingleValueEncodingContainer {
+    let context: NodeContext
+    let path: CodingPath
+    /// What has been written: nothing yet, a finished node, or a container.
+    private(set) var slot: NodeSlot?
+
+    init(context: NodeContext, path: CodingPath) {
+        self.context = context
+        self.path = path
+    }
+
+    var codingPath: [any CodingKey] { path.keys }
+    var userInfo: [CodingUserInfoKey: Any] { context.graph.options.userInfo }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        let object: ObjectBuilder
+        if case .object(let existing)? = slot {
+            object = existing
+        } else {
+            object = ObjectBuilder()
+            slot = .object(object)
+        }
+        return KeyedEncodingContainer(NodeKeyedContainer(object: object, context: context, path: path))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        let array: ArrayBuilder
+        if case .array(let existing)? = slot {
+            array = existing
+        } else {
+            array = ArrayBuilder()
+            slot = .array(array)
+        }
+        return NodeUnkeyedContainer(array: array, context: context, path: path)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer { self }
+
+    // MARK: Single value
+
+    func encodeNil() { slot = .node(.null) }
+    func encode(_ value: Bool) { slot = .node(.bool(value)) }
+    func encode(_ value: String) { slot = .node(.string(value)) }
+    func encode(_ value: Double) throws { slot = .node(try context.node(for: value, at: path)) }
+    func encode(_ value: Float) throws { slot = .node(try context.node(for: Double(value), at: path)) }
+    func encode(_ value: Int) { slot = .node(.int(Int64(value))) }
+    func encode(_ value: Int8) { slot = .node(.int(Int64(value))) }
+    func encode(_ value: Int16) { slot = .node(.int(Int64(value))) }
+    func encode(_ value: Int32) { slot = .node(.int(Int64(value))) }
+    func encode(_ value: Int64) { slot = .node(.int(value)) }
+    func encode(_ value: UInt) throws { slot = .node(try context.node(for: UInt64(value), at: path)) }
+    func encode(_ value: UInt8) { slot = .node(.int(Int64(value))) }
+    func encode(_ value: UInt16) { slot = .node(.int(Int64(value))) }
+    func encode(_ value: UInt32) { slot = .node(.int(Int64(value))) }
+    func encode(_ value: UInt64) throws { slot = .node(try context.node(for: value, at: path)) }
+    func encode<T: Encodable>(_ value: T) throws { slot = try context.slot(for: value, at: path) }
+}
+
+/// What every container below one record field shares: the graph being encoded and the field's reference
+/// action.
+struct NodeContext {
+    let graph: GraphEncoder
+    let referenceAction: CloudReference.Action
+
+    var options: EncodingOptions { graph.options }
+
+    /// Encodes any value found at `path`.
+    func slot<T: Encodable>(for value: T, at path: CodingPath) throws -> NodeSlot {
+        if let scalar = try scalarNode(for: value, at: path) { return .node(scalar) }
+        if let record = value as? any CKEncodable {
+            let recordID = try graph.encodeRecord(record, at: path)
+            let reference = CloudReference(recordID: recordID, action: referenceAction)
+            return .node(.reference(reference, recordType: record.cloudKitRecordType))
+        }
+        let encoder = NodeEncoder(context: self, path: path)
+        try value.encode(to: encoder)
+        // A value that writes nothing is an empty object, as in Foundation's JSON encoder.
+        let slot = encoder.slot ?? .object(ObjectBuilder())
+        if value is any UnorderedCollection {
+            switch slot {
+            case .array(let array): array.isUnordered = true
+            case .object(let object): object.isUnordered = true
+            default: break
+            }
+        }
+        return slot
+    }
+
+    /// The node of a value that CloudKit stores as one field value, or `nil` for any other value.
+    ///
+    /// Checked once, at the generic entry point, by comparing types, so that the common cases cost no dynamic
+    /// cast and never go through the value's own `encode(to:)` (which for `Date` and `Decimal` would write
+    /// their internal representation).
+    func scalarNode<T: Encodable>(for value: T, at path: CodingPath) throws -> EncodedNode? {
+        // The type comparison comes first so that only the matching type is ever cast.
+        if T.self == String.self, let string = value as? String { return .string(string) }
+        if T.self == Date.self, let date = value as? Date { return .date(date) }
+        if T.self == Data.self, let data = value as? Data { return .data(data) }
+        if T.self == URL.self, let url = value as? URL { return .url(url) }
+        if T.self == UUID.self, let uuid = value as? UUID { return .string(uuid.uuidString) }
+        if T.self == Decimal.self, let decimal = value as? Decimal { return try node(for: decimal, at: path) }
+        if T.self == Character.self, let character = value as? Character { return .string(String(character)) }
+        if T.self == CloudLocation.self, let location = value as? CloudLocation { return .location(location) }
+        if T.self == CloudAsset.self, let asset = value as? CloudAsset { return .asset(asset) }
+        if T.self == CloudReference.self, let reference = value as? CloudReference {
+            return .reference(reference, recordType: "")
+        }
+        return nil
+    }
+
+    func node(for value: Double, at path: CodingPath) throws -> EncodedNode {
+        if value.isFinite { return .double(value) }
+        switch options.nonFiniteFloatEncodingStrategy {
+        case .throw:
+            throw CKCodableError.nonFiniteNumber(value, at: path)
+        case .convertToString(let positiveInfinity, let negativeInfinity, let nan):
+            return .string(value.isNaN ? nan : value < 0 ? negativeInfinity : positiveInfinity)
+        }
+    }
+
+    func node(for value: UInt64, at path: CodingPath) throws -> EncodedNode {
+        guard let int = Int64(exactly: value) else { throw CKCodableError.integerOverflow(value, at: path) }
+        return .int(int)
+    }
+
+    func node(for value: Decimal, at path: CodingPath) throws -> EncodedNode {
+        switch options.decimalEncodingStrategy {
+        case .string: .string(value.description)
+        case .double: try node(for: NSDecimalNumber(decimal: value).doubleValue, at: path)
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+
+/// The `Encoder` a `CKEncodable` value encodes itself into: one record.
+///
+/// The value's keyed container writes its properties here, one slot per field, in order; ``makeRecord()`` maps
+/// the slots onto fields once the value's `encode(to:)` has returned (nested containers and super encoders can
+/// be written to until then). It is also its own single-value container, so that a wrapper which encodes an
+/// inner value as its single value gives that value's fields to the record.
+final class RecordEncoder: Encoder, SingleValueEncodingContainer {
+    let graph: GraphEncoder
+    let recordID: CloudRecord.ID
+    let recordType: String
+    let path: CodingPath
+    private let ignoredProperties: [String]
+    private let referenceActions: [String: CloudReference.Action]
+    private var slots: [(key: any CodingKey, slot: NodeSlot)] = []
+    private var slotPositions: [String: Int] = [:]
+    private var systemFields: CloudRecord.SystemFields?
+    private var structureError: CKCodableError?
+
+    init(
+        graph: GraphEncoder, recordID: CloudRecord.ID, recordType: String, path: CodingPath,
+        ignoredProperties: [String], referenceActions: [String: CloudReference.Action]
+    ) {
+        self.graph = graph
+        self.recordID = recordID
+        self.recordType = recordType
+        self.path = path
+        self.ignoredProperties = ignoredProperties
+        self.referenceActions = referenceActions
+    }
+
+    var codingPath: [any CodingKey] { path.keys }
+    var userInfo: [CodingUserInfoKey: Any] { graph.options.userInfo }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(RecordKeyedContainer(encoder: self))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        // `unkeyedContainer()` can't throw: note the error for `makeRecord()` and hand out a container whose
+        // contents are discarded.
+        noteNotKeyed()
+        return NodeUnkeyedContainer(array: ArrayBuilder(), context: context(forField: ""), path: path)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer { self }
+
+    // MARK: Fields
+
+    func isIgnored(_ key: some CodingKey) -> Bool {
+        !ignoredProperties.isEmpty && ignoredProperties.contains(key.stringValue)
+    }
+
+    func context(forField name: String) -> NodeContext {
+        NodeContext(graph: graph, referenceAction: referenceActions.isEmpty ? .none : referenceActions[name] ?? .none)
+    }
+
+    /// Sets the slot of a field; writing a key again replaces its value in place.
+    func set(_ slot: NodeSlot, forKey key: some CodingKey) {
+        guard !isIgnored(key) else { return }
+        let name = key.stringValue
+        if let position = slotPositions[name] {
+            slots[position].slot = slot
+        } else {
+            slotPositions[name] = slots.count
+            slots.append((key, slot))
+        }
+    }
+
+    func set(_ node: EncodedNode, forKey key: some CodingKey) { set(.node(node), forKey: key) }
+
+    /// Encodes any value into the field of the given key.
+    func encode<T: Encodable>(_ value: T, forKey key: some CodingKey) throws {
+        guard !isIgnored(key) else { return }
+        // A property holding the record's system fields isn't a field: it gives the record its identity on the
+        // server.
+        if T.self == CloudRecord.SystemFields.self || T.self == CloudRecord.SystemFields?.self {
+            systemFields = value as? CloudRecord.SystemFields
+            return
+        }
+        let name = key.stringValue
+        try withLocation(field: name) {
+            set(try context(forField: name).slot(for: value, at: path.appending(key)), forKey: key)
+        }
+    }
+
+    func node(for value: Double, forKey key: some CodingKey) throws -> EncodedNode {
+        try withLocation(field: key.stringValue) { try context(forField: "").node(for: value, at: path.appending(key)) }
+    }
+
+    func node(for value: UInt64, forKey key: some CodingKey) throws -> EncodedNode {
+        try withLocation(field: key.stringValue) { try context(forField: "").node(for: value, at: path.appending(key)) }
+    }
+
+    /// The finished record: every slot mapped onto fields, validated.
+    func makeRecord() throws -> CloudRecord {
+        if let structureError { throw structureError }
+        var writer = FieldWriter(
+            record: CloudRecord(recordType: recordType, id: recordID, systemFields: systemFields),
+            graph: graph
+        )
+        writer.record.fields.reserveCapacity(slots.count)
+        let mapper = FieldMapper(options: graph.options)
+        for (key, slot) in slots {
+            try withLocation(field: key.stringValue) {
+                try mapper.write(slot.freeze(), named: key.stringValue, at: path.appending(key), into: &writer)
+            }
+        }
+        return try writer.finish(at: path)
+    }
+
+    /// Runs `body`, adding this record and the field to a ``CKCodableError`` that doesn't name a record yet.
+    private func withLocation<Result>(field: String, _ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as CKCodableError where error.recordID == nil {
+            throw error.located(recordID: recordID, field: error.field ?? field)
+        }
+    }
+
+    private func noteNotKeyed() {
+        if structureError == nil {
+            structureError = .recordNotKeyed(recordType: recordType, recordID: recordID, at: path)
+        }
+    }
+
+    // MARK: Single value
+
+    func encodeNil() throws { noteNotKeyed() }
+    func encode(_ value: Bool) throws { noteNotKeyed() }
+    func encode(_ value: String) throws { noteNotKeyed() }
+    func encode(_ value: Double) throws { noteNotKeyed() }
+    func encode(_ value: Float) throws { noteNotKeyed() }
+    func encode(_ value: Int) throws { noteNotKeyed() }
+    func encode(_ value: Int8) throws { noteNotKeyed() }
+    func encode(_ value: Int16) throws { noteNotKeyed() }
+    func encode(_ value: Int32) throws { noteNotKeyed() }
+    func encode(_ value: Int64) throws { noteNotKeyed() }
+    func encode(_ value: UInt) throws { noteNotKeyed() }
+    func encode(_ value: UInt8) throws { noteNotKeyed() }
+    func encode(_ value: UInt16) throws { noteNotKeyed() }
+    func encode(_ value: UInt32) throws { noteNotKeyed() }
+    func encode(_ value: UInt64) throws { noteNotKeyed() }
+
+    /// A wrapper's single value: its fields become this record's.
+    func encode<T: Encodable>(_ value: T) throws {
+        try value.encode(to: self)
+    }
+}

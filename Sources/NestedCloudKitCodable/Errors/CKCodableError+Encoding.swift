@@ -1,0 +1,133 @@
+import Foundation
+
+// Every encoding error is built here, so that each says the same things the same way: what went wrong, where,
+// and how to fix it.
+extension CKCodableError {
+    static func invalidRecordName(_ name: String, recordType: String, problem: String, at path: CodingPath) -> Self {
+        Self(
+            .invalidRecordName(name), codingPath: path.keys,
+            reason: "The record name \"\(name)\" of a \(recordType) can't be used: \(problem)",
+            recoverySuggestion: "Make cloudKitIdentifier (by default the value's id) return an ASCII name of 1 to "
+                + "255 characters that doesn't start with an underscore."
+        )
+    }
+
+    static func invalidRecordType(_ recordType: String, problem: String, at path: CodingPath) -> Self {
+        Self(
+            .invalidRecordType(recordType), codingPath: path.keys,
+            reason: "The record type \"\(recordType)\" can't be used: \(problem)",
+            recoverySuggestion: "Make cloudKitRecordType (by default the type's name) return letters, digits and "
+                + "underscores, starting with a letter, up to 255 characters."
+        )
+    }
+
+    static func invalidFieldName(_ name: String, problem: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
+        Self(
+            .invalidFieldName(name), codingPath: path.keys, recordID: recordID, field: name,
+            reason: "The field name \"\(name)\" can't be used: \(problem)",
+            recoverySuggestion: "Rename the property's coding key (in CodingKeys) to letters, digits and "
+                + "underscores, starting with a letter, up to 255 characters."
+        )
+    }
+
+    static func reservedFieldName(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
+        Self(
+            .reservedFieldName(name), codingPath: path.keys, recordID: recordID, field: name,
+            reason: "The field name \"\(name)\" is the name of one of CKRecord's own properties",
+            recoverySuggestion: "Rename the property's coding key (in CodingKeys); CloudKit reserves "
+                + RecordValidator.reservedFieldNames.sorted().joined(separator: ", ") + "."
+        )
+    }
+
+    static func duplicateFieldName(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
+        Self(
+            .duplicateFieldName(name), codingPath: path.keys, recordID: recordID, field: name,
+            reason: "Two values are written to the field \"\(name)\": a flattened nested value's field has the "
+                + "name of another field",
+            recoverySuggestion: "Rename one of the coding keys, or choose another separator for the flattened "
+                + "nested value strategy."
+        )
+    }
+
+    static func recordTooLarge(size: Int, limit: Int, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
+        Self(
+            .recordTooLarge(size: size, limit: limit), codingPath: path.keys, recordID: recordID,
+            reason: "The record holds about \(size) bytes of field data; CloudKit accepts at most \(limit)",
+            recoverySuggestion: "Store large Data values as assets (dataEncodingStrategy .asset, or a lower "
+                + ".automatic threshold), or move large values into records of their own."
+        )
+    }
+
+    static func conflictingRecordID(_ id: CloudRecord.ID, recordType: String, at path: CodingPath) -> Self {
+        Self(
+            .conflictingRecordID(id), codingPath: path.keys, recordID: id,
+            reason: "Two different \(recordType) values have the record ID \(id); saving both would overwrite one "
+                + "with the other",
+            recoverySuggestion: "Give each distinct value its own cloudKitIdentifier, or make the values that "
+                + "share an ID equal."
+        )
+    }
+
+    static func integerOverflow(_ value: UInt64, at path: CodingPath) -> Self {
+        Self(
+            .integerOverflow(String(value)), codingPath: path.keys,
+            reason: "The integer \(value) is larger than \(Int64.max), the largest integer CloudKit stores",
+            recoverySuggestion: "Store the value in a narrower type, or as a String in a custom encode(to:)."
+        )
+    }
+
+    static func nonFiniteNumber(_ value: Double, at path: CodingPath) -> Self {
+        Self(
+            .nonFiniteNumber(String(value)), codingPath: path.keys,
+            reason: "The number \(value) is not finite, and CloudKit Web Services and queries can't carry it",
+            recoverySuggestion: "Keep the value finite, or set nonFiniteFloatEncodingStrategy to "
+                + ".convertToString for values that may be NaN or infinite."
+        )
+    }
+
+    static func recordNotKeyed(recordType: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
+        Self(
+            .recordNotKeyed(recordType: recordType), codingPath: path.keys, recordID: recordID,
+            reason: "The \(recordType) value encoded itself as a single value or a list, but a record needs "
+                + "named fields",
+            recoverySuggestion: "Encode the value with a keyed container (encoder.container(keyedBy:)), as "
+                + "synthesized Codable conformances do."
+        )
+    }
+
+    static func referenceInEmbeddedValue(recordType: String, at path: CodingPath) -> Self {
+        let what = recordType.isEmpty ? "A CloudReference" : "A \(recordType) (a CKEncodable value)"
+        return Self(
+            .referenceInEmbeddedValue(recordType: recordType), codingPath: path.keys,
+            reason: "\(what) sits inside a value that is embedded in a field as JSON, where it can't be a record",
+            recoverySuggestion: "Hold CKEncodable values directly in a record's properties, or in arrays, sets "
+                + "or optionals of them; or use the .flattened nested value strategy."
+        )
+    }
+
+    static func assetInEmbeddedValue(at path: CodingPath) -> Self {
+        Self(
+            .assetInEmbeddedValue, codingPath: path.keys,
+            reason: "An asset sits inside a value that is embedded in a field as JSON, where it can't be uploaded",
+            recoverySuggestion: "Hold assets directly in a record's properties, or use the .flattened nested value "
+                + "strategy."
+        )
+    }
+
+    static func depthLimitExceeded(_ limit: Int, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
+        Self(
+            .depthLimitExceeded(limit: limit), codingPath: path.keys, recordID: recordID,
+            reason: "Records nest more than \(limit) levels deep",
+            recoverySuggestion: "Raise maximumDepth if the graph really is this deep, or break long chains with "
+                + "references the model keeps by ID."
+        )
+    }
+
+    /// The same error, placed in a record and field.
+    func located(recordID: CloudRecord.ID, field: String?) -> Self {
+        Self(
+            code, codingPath: codingPath, recordID: recordID, field: field,
+            reason: reason, recoverySuggestion: recoverySuggestion
+        )
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// An error from encoding values into records or decoding them back: what went wrong, where, and how to fix it.
+///
+/// Every error names the place it happened: the coding path from the root value (``codingPath``), the record
+/// being built or read (``recordID``) and the field (``field``). Match on ``code`` to handle a case:
+///
+/// ```swift
+/// do {
+///     let records = try CKRecordEncoder().encode(school)
+/// } catch let error as CKCodableError {
+///     if case .recordTooLarge = error.code { ... }
+///     print(error)   // what, where and how to fix it
+/// }
+/// ```
+public struct CKCodableError: Error, Sendable, CustomStringConvertible, LocalizedError {
+    /// What went wrong.
+    public enum Code: Sendable, Hashable {
+        /// A record name that CloudKit rejects: empty, longer than 255 characters, not ASCII, or starting with
+        /// an underscore.
+        case invalidRecordName(String)
+        /// A record type that CloudKit rejects: not letters, digits and underscores starting with a letter, or
+        /// longer than 255 characters.
+        case invalidRecordType(String)
+        /// A field name that CloudKit rejects: not letters, digits and underscores starting with a letter, or
+        /// longer than 255 characters.
+        case invalidFieldName(String)
+        /// A field name that CloudKit reserves for a record's own properties, such as `recordID`.
+        case reservedFieldName(String)
+        /// Two values written to one field name, for example by flattening a nested value.
+        case duplicateFieldName(String)
+        /// A record whose field data exceeds CloudKit's limit of 1 MB (assets are not counted).
+        case recordTooLarge(size: Int, limit: Int)
+        /// Two different values that claim the same record ID.
+        case conflictingRecordID(CloudRecord.ID)
+        /// An integer outside the range of CloudKit's 64-bit signed integers.
+        case integerOverflow(String)
+        /// A NaN or infinite floating-point value while the encoder's strategy is to reject them.
+        case nonFiniteNumber(String)
+        /// A `CKEncodable` value that didn't encode itself as keyed fields, which a record needs.
+        case recordNotKeyed(recordType: String)
+        /// A `CKEncodable` value inside a value that is embedded in a field, where it can't become a record.
+        case referenceInEmbeddedValue(recordType: String)
+        /// An asset inside a value that is embedded in a field, where it can't be uploaded.
+        case assetInEmbeddedValue
+        /// A graph of records nested deeper than the configured maximum.
+        case depthLimitExceeded(limit: Int)
+    }
+
+    /// What went wrong.
+    public let code: Code
+
+    /// The coding path from the root value to the value that failed.
+    public let codingPath: [any CodingKey]
+
+    /// The record being encoded or decoded, when the error belongs to one.
+    public let recordID: CloudRecord.ID?
+
+    /// The field of that record, when the error belongs to one.
+    public let field: String?
+
+    /// What happened, in a sentence.
+    public let reason: String
+
+    /// How to fix it.
+    public let recoverySuggestion: String?
+
+    /// Creates an error. The library builds its errors in one place; this initializer is public so that custom
+    /// `encode(to:)` and `init(from:)` implementations can throw errors of the same form.
+    public init(
+        _ code: Code,
+        codingPath: [any CodingKey],
+        recordID: CloudRecord.ID? = nil,
+        field: String? = nil,
+        reason: String,
+        recoverySuggestion: String? = nil
+    ) {
+        self.code = code
+        self.codingPath = codingPath
+        self.recordID = recordID
+        self.field = field
+        self.reason = reason
+        self.recoverySuggestion = recoverySuggestion
+    }
+
+    /// What happened and where: the reason, the coding path, the record and the field.
+    public var errorDescription: String? {
+        var where_: [String] = ["at \(codingPath.pathDescription)"]
+        if let recordID { where_.append("record \(recordID)") }
+        if let field { where_.append("field \"\(field)\"") }
+        return "\(reason) (\(where_.joined(separator: ", ")))"
+    }
+
+    /// What happened, where, and how to fix it.
+    public var description: String {
+        let what = errorDescription ?? reason
+        guard let recoverySuggestion else { return what }
+        return "\(what). \(recoverySuggestion)"
+    }
+}

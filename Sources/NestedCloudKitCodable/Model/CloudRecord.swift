@@ -1,0 +1,84 @@
+import Foundation
+
+/// A CloudKit record in a portable form: the same data model as CloudKit's `CKRecord`, on every platform.
+///
+/// A record has a type, an ID (its name and zone), named fields holding ``CloudValue``s, and, once it has been
+/// saved, the ``SystemFields`` the server keeps for it. `CloudRecord` is a value type: copying one copies its
+/// fields, and two records are equal when their type, ID, fields, cleared fields and system fields are equal.
+///
+/// ```swift
+/// var record = CloudRecord(recordType: "Book", id: CloudRecord.ID(recordName: "moby-dick"))
+/// record["title"] = .string("Moby-Dick")
+/// record["pages"] = .int64(635)
+/// ```
+///
+/// Fields keep the order in which they were set, so encoding the same value always gives the same record, field
+/// for field; equality does not depend on that order, as a `CKRecord`'s does not.
+public struct CloudRecord: Sendable, Hashable, Identifiable {
+    /// The record's type, which names its schema in CloudKit (for example `"School"`).
+    public var recordType: String
+
+    /// The record's unique identity: its name and the zone that holds it.
+    public var id: ID
+
+    /// The record's fields, in the order they were set.
+    public var fields: Fields
+
+    /// The names of fields this record clears on the server when it is saved.
+    ///
+    /// Setting a field to `nil` on a record that exists on the server (one that has ``systemFields``) records its
+    /// name here, so that a save removes the server's value instead of keeping it. A new record has nothing to
+    /// clear, so setting a field to `nil` on it only removes the local value.
+    public var clearedFieldNames: [String]
+
+    /// What the server keeps about the record: its change tag, creation and modification dates and users.
+    ///
+    /// `nil` for a record that has never been saved. A record with system fields is an update of the server's
+    /// record; its change tag lets the server detect a conflicting change.
+    public var systemFields: SystemFields?
+
+    /// Creates a record with the given type, ID and fields.
+    ///
+    /// - Parameters:
+    ///   - recordType: The record's type.
+    ///   - id: The record's ID.
+    ///   - fields: The record's fields, in order.
+    ///   - systemFields: The server's system fields, for a record that has been saved before.
+    public init(recordType: String, id: ID, fields: Fields = [:], systemFields: SystemFields? = nil) {
+        self.recordType = recordType
+        self.id = id
+        self.fields = fields
+        self.clearedFieldNames = []
+        self.systemFields = systemFields
+    }
+
+    /// The value of the field with the given name, or `nil` if the record has no such field.
+    ///
+    /// Setting `nil` removes the field; on a record that exists on the server it also records the name in
+    /// ``clearedFieldNames`` so that saving clears the server's value. Setting a value takes the name out of
+    /// ``clearedFieldNames`` again.
+    public subscript(name: String) -> CloudValue? {
+        get { fields[name] }
+        set {
+            fields[name] = newValue
+            if newValue == nil {
+                if systemFields != nil, !clearedFieldNames.contains(name) { clearedFieldNames.append(name) }
+            } else if !clearedFieldNames.isEmpty, let index = clearedFieldNames.firstIndex(of: name) {
+                clearedFieldNames.remove(at: index)
+            }
+        }
+    }
+
+    /// The IDs of every record this record's fields reference, in field order.
+    public var referencedRecordIDs: [ID] {
+        var ids: [ID] = []
+        for (_, value) in fields {
+            switch value {
+            case .reference(let reference): ids.append(reference.recordID)
+            case .referenceList(let references): ids.append(contentsOf: references.lazy.map(\.recordID))
+            default: break
+            }
+        }
+        return ids
+    }
+}

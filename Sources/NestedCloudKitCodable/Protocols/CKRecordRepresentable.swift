@@ -1,0 +1,85 @@
+import Foundation
+
+/// A type whose values are stored as CloudKit records.
+///
+/// Conform a model to ``CKCodable`` (this protocol plus `Codable`) and the encoder turns each value into a
+/// record, and each value of another `CKCodable` type nested in it into a record of its own, linked by a
+/// reference:
+///
+/// ```swift
+/// struct School: CKCodable, Identifiable {
+///     var id: String
+///     var name: String
+///     var director: Person
+///     var students: [Person]
+///
+///     func cloudKitReferenceActions() -> [String: CloudReference.Action] {
+///         ["students": .deleteSelf]
+///     }
+/// }
+/// ```
+///
+/// Every requirement has a default except ``cloudKitIdentifier`` for types that aren't `Identifiable`:
+/// a record's name must be the same every time the same value is encoded, or each save creates a new record.
+public protocol CKRecordRepresentable {
+    /// The record type that stores values of this type. Defaults to the type's name.
+    ///
+    /// CloudKit accepts type names of letters, digits and underscores that start with a letter, up to 255
+    /// characters; give generic types a name of their own.
+    var cloudKitRecordType: String { get }
+
+    /// The record name that stores this value. Defaults to `id` for `Identifiable` types.
+    ///
+    /// It must identify the value: the same value must give the same name on every encode. CloudKit accepts
+    /// ASCII names of 1 to 255 characters that don't start with an underscore.
+    var cloudKitIdentifier: String { get }
+
+    /// The names of properties (their coding keys) that are not stored in the record. Defaults to none.
+    ///
+    /// When decoding, an ignored property is missing from the record: give it an optional type or a default in
+    /// a custom `init(from:)`.
+    func ignoredProperties() -> [String]
+
+    /// The reference action of each property that holds another record, keyed by the property's coding key.
+    /// A property not listed gets ``CloudReference/Action/none``.
+    ///
+    /// Version 1.0 used `.deleteSelf` for every reference; now each property says what it needs.
+    func cloudKitReferenceActions() -> [String: CloudReference.Action]
+}
+
+extension CKRecordRepresentable {
+    /// The type's name, for example `"School"`.
+    public var cloudKitRecordType: String { String(describing: Self.self) }
+
+    /// No ignored properties.
+    public func ignoredProperties() -> [String] { [] }
+
+    /// No reference actions: every reference gets ``CloudReference/Action/none``.
+    public func cloudKitReferenceActions() -> [String: CloudReference.Action] { [:] }
+}
+
+extension CKRecordRepresentable where Self: Identifiable {
+    /// The value's `id`, as a string: a `UUID` gives its `uuidString`, an integer its digits.
+    ///
+    /// An optional `id` that is `nil` gives an empty name, which the encoder rejects with
+    /// ``CKCodableError/Code/invalidRecordName(_:)``.
+    public var cloudKitIdentifier: String { recordName(describing: id) }
+}
+
+/// A type that can be encoded into CloudKit records.
+public typealias CKEncodable = CKRecordRepresentable & Encodable
+
+/// A type that can be decoded from CloudKit records.
+public typealias CKDecodable = CKRecordRepresentable & Decodable
+
+/// A type that can be encoded into CloudKit records and decoded from them.
+public typealias CKCodable = CKEncodable & CKDecodable
+
+/// The record name for an identifier: its description, with optionals unwrapped so that `Optional("a")` gives
+/// `"a"` and `nil` an empty (and so rejected) name.
+func recordName(describing identifier: some Any) -> String {
+    if let optional = identifier as? any OptionalProtocol {
+        return optional.wrappedValue.map { recordName(describing: $0) } ?? ""
+    }
+    return String(describing: identifier)
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// CloudKit's rules for names and sizes, checked before anything reaches CloudKit (which answers a bad name
+/// with an Objective-C exception, not an error).
+enum RecordValidator {
+    /// The longest record name, record type or field name CloudKit accepts.
+    static let maximumNameLength = 255
+
+    /// CloudKit's limit on a record's field data, 1 MB; assets are stored beside the record and don't count.
+    static let maximumRecordSize = 1_000_000
+
+    /// The names of `CKRecord`'s own properties, which CloudKit doesn't accept as field names.
+    static let reservedFieldNames: Set<String> = [
+        "recordID", "recordType", "recordChangeTag", "creationDate", "creatorUserRecordID", "modificationDate",
+        "lastModifiedUserRecordID", "parent", "share", "encryptedValues", "allKeys", "allTokens", "changedKeys",
+        "description", "debugDescription",
+    ]
+
+    /// Why a record name is rejected, or `nil` if CloudKit accepts it.
+    static func problem(withRecordName name: String) -> String? {
+        if name.isEmpty { return "it is empty" }
+        if name.utf8.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
+        if !name.utf8.allSatisfy({ $0 < 0x80 }) { return "it has characters outside ASCII" }
+        if name.utf8.first == UInt8(ascii: "_") { return "it starts with an underscore, which CloudKit reserves" }
+        return nil
+    }
+
+    /// Why a record type or field name is rejected (apart from reserved names), or `nil` if CloudKit accepts it.
+    static func problem(withIdentifier name: String) -> String? {
+        guard let first = name.utf8.first else { return "it is empty" }
+        if name.utf8.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
+        if !isASCIILetter(first) { return "it doesn't start with a letter" }
+        if !name.utf8.allSatisfy({ isASCIILetter($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") }) {
+            return "it has characters other than letters, digits and underscores"
+        }
+        return nil
+    }
+
+    static func validateRecordName(_ name: String, recordType: String, at path: CodingPath) throws {
+        if let problem = problem(withRecordName: name) {
+            throw CKCodableError.invalidRecordName(name, recordType: recordType, problem: problem, at: path)
+        }
+    }
+
+    static func validateRecordType(_ recordType: String, at path: CodingPath) throws {
+        if let problem = problem(withIdentifier: recordType) {
+            throw CKCodableError.invalidRecordType(recordType, problem: problem, at: path)
+        }
+    }
+
+    static func validateFieldName(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) throws {
+        if let problem = problem(withIdentifier: name) {
+            throw CKCodableError.invalidFieldName(name, problem: problem, recordID: recordID, at: path)
+        }
+        if reservedFieldNames.contains(name) {
+            throw CKCodableError.reservedFieldName(name, recordID: recordID, at: path)
+        }
+    }
+
+    /// The bytes a value adds to a record's field data, as near as the portable model can tell.
+    static func estimatedSize(of value: CloudValue) -> Int {
+        switch value {
+        case .string(let string): string.utf8.count
+        case .int64, .double, .date: 8
+        case .bytes(let data): data.count
+        case .reference(let reference): estimatedSize(of: reference)
+        case .asset: 0
+        case .location: locationSize
+        case .stringList(let strings): strings.reduce(0) { $0 + $1.utf8.count }
+        case .int64List(let values): values.count * 8
+        case .doubleList(let values): values.count * 8
+        case .dateList(let values): values.count * 8
+        case .bytesList(let datas): datas.reduce(0) { $0 + $1.count }
+        case .referenceList(let references): references.reduce(0) { $0 + estimatedSize(of: $1) }
+        case .assetList: 0
+        case .locationList(let locations): locations.count * locationSize
+        }
+    }
+
+    /// Seven doubles and a timestamp.
+    private static let locationSize = 64
+
+    private static func estimatedSize(of reference: CloudReference) -> Int {
+        reference.recordID.recordName.utf8.count + reference.recordID.zoneID.zoneName.utf8.count
+            + reference.recordID.zoneID.ownerName.utf8.count + 1
+    }
+
+    private static func isASCIILetter(_ byte: UInt8) -> Bool {
+        (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+}
