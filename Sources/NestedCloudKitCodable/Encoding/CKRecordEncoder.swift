@@ -15,7 +15,8 @@ import Foundation
 ///
 /// The same value always gives the same records, fields and order. A value reached twice (a shared child, a
 /// diamond) is encoded once; class instances that refer to each other in a cycle give records that refer to
-/// each other. Two different values that claim one record ID are an error.
+/// each other. Two different values that claim one record ID are an error. Nested records are encoded one after
+/// another, not one inside another, so a graph of any depth encodes without exhausting the stack.
 public struct CKRecordEncoder: Sendable {
     /// The zone of every record the encoder makes, and of every reference between them.
     public var zoneID: CloudRecord.ZoneID
@@ -32,11 +33,6 @@ public struct CKRecordEncoder: Sendable {
 
     /// What NaN and infinite `Double` and `Float` values become. Defaults to an error.
     public var nonFiniteFloatEncodingStrategy: NonFiniteFloatEncodingStrategy = .throw
-
-    /// How deep records may nest inside the root: a record referenced from the root is at depth 1. Encoding
-    /// deeper graphs throws ``CKCodableError/Code/depthLimitExceeded(limit:)`` instead of exhausting the stack.
-    /// Defaults to 100.
-    public var maximumDepth: Int = 100
 
     /// Values for the `userInfo` of the `Encoder` that models' `encode(to:)` implementations see.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
@@ -67,9 +63,7 @@ public struct CKRecordEncoder: Sendable {
     /// Encodes a value and everything nested in it into a ``CloudRecordGraph``: the records in the same order as
     /// ``encode(_:)`` gives them, the root, and each record by its ID.
     public func encodeGraph<Value: CKEncodable>(_ value: Value) throws -> CloudRecordGraph {
-        let graph = GraphEncoder(options: EncodingOptions(self))
-        let rootID = try graph.encodeRecord(value, at: .root)
-        return graph.makeGraph(rootID: rootID)
+        try GraphEncoder(options: EncodingOptions(self)).encodeGraph(root: value)
     }
 }
 
@@ -80,7 +74,6 @@ struct EncodingOptions {
     let nestedValueEncodingStrategy: CKRecordEncoder.NestedValueEncodingStrategy
     let decimalEncodingStrategy: CKRecordEncoder.DecimalEncodingStrategy
     let nonFiniteFloatEncodingStrategy: CKRecordEncoder.NonFiniteFloatEncodingStrategy
-    let maximumDepth: Int
     let userInfo: [CodingUserInfoKey: Any]
 
     init(_ encoder: CKRecordEncoder) {
@@ -89,7 +82,6 @@ struct EncodingOptions {
         nestedValueEncodingStrategy = encoder.nestedValueEncodingStrategy
         decimalEncodingStrategy = encoder.decimalEncodingStrategy
         nonFiniteFloatEncodingStrategy = encoder.nonFiniteFloatEncodingStrategy
-        maximumDepth = encoder.maximumDepth
         userInfo = encoder.userInfo
     }
 }

@@ -1,50 +1,59 @@
 import Foundation
 
-/// The state of one `encode` call: every record made so far, which records are still being made, and which
-/// class instances became which records.
+/// The state of one `encode` call: the records made so far, the nested values still to encode, and which class
+/// instances became which records.
 ///
-/// Each nested `CKEncodable` value is encoded as it is reached, depth first; its record is finished before the
-/// record that references it.
+/// A nested `CKEncodable` value isn't encoded where it is found: its record's fields only need the value's
+/// record ID, so the value is queued and encoded after the record that holds it. The graph is walked in a loop,
+/// not by recursion, so however deep it is, encoding uses the stack of one record at a time.
 final class GraphEncoder {
     let options: EncodingOptions
     private var finishedRecords: [CloudRecord.ID: CloudRecord] = [:]
     private var finishingOrder: [CloudRecord.ID] = []
-    private var recordsInProgress: Set<CloudRecord.ID> = []
+    private var pending: [(value: any CKEncodable, recordID: CloudRecord.ID, recordType: String, path: CodingPath)] = []
     private var recordIDsOfInstances: [ObjectIdentifier: CloudRecord.ID] = [:]
-    private var depth = 0
     fileprivate var validFieldNames: Set<String> = []
 
     init(options: EncodingOptions) {
         self.options = options
     }
 
-    /// Encodes a `CKEncodable` value into its record (and the records of everything nested in it) and returns
-    /// the record's ID, for the reference that points to it.
-    func encodeRecord(_ value: any CKEncodable, at path: CodingPath) throws -> CloudRecord.ID {
+    /// Encodes the root value and everything it reaches; returns the graph of their records.
+    func encodeGraph(root: any CKEncodable) throws -> CloudRecordGraph {
+        let rootID = try recordID(of: root, at: .root)
+        var next = 0
+        while next < pending.count {
+            let (value, recordID, recordType, path) = pending[next]
+            next += 1
+            try encodeRecord(of: value, recordID: recordID, recordType: recordType, at: path)
+        }
+        return CloudRecordGraph(
+            dependencyOrderedRecords: RecordOrdering.dependencyOrder(
+                of: finishedRecords, finishingOrder: finishingOrder, rootID: rootID
+            )
+        )
+    }
+
+    /// The record ID of a `CKEncodable` value, for the reference that points to it; the value is queued to be
+    /// encoded into its record.
+    func recordID(of value: any CKEncodable, at path: CodingPath) throws -> CloudRecord.ID {
+        // A class instance reached again is the same record, whether it is shared or closes a cycle.
+        let instance = type(of: value) is AnyClass ? ObjectIdentifier(value as AnyObject) : nil
+        if let instance, let knownID = recordIDsOfInstances[instance] { return knownID }
+
         let recordType = value.cloudKitRecordType
         let recordName = value.cloudKitIdentifier
         try RecordValidator.validateRecordType(recordType, at: path)
         try RecordValidator.validateRecordName(recordName, recordType: recordType, at: path)
         let id = CloudRecord.ID(recordName: recordName, zoneID: options.zoneID)
-
-        // A class instance reached again is the same record, whether it is finished (a shared child) or still
-        // being encoded (a cycle): link to it without encoding it again.
-        let instance = type(of: value) is AnyClass ? ObjectIdentifier(value as AnyObject) : nil
-        if let instance, let knownID = recordIDsOfInstances[instance] { return knownID }
-        // A value can't contain itself, so another value with the ID of a record still being encoded is a clash.
-        if recordsInProgress.contains(id) { throw CKCodableError.conflictingRecordID(id, recordType: recordType, at: path) }
-        guard depth < options.maximumDepth else {
-            throw CKCodableError.depthLimitExceeded(options.maximumDepth, recordID: id, at: path)
-        }
-
         if let instance { recordIDsOfInstances[instance] = id }
-        recordsInProgress.insert(id)
-        depth += 1
-        defer {
-            recordsInProgress.remove(id)
-            depth -= 1
-        }
+        pending.append((value, id, recordType, path))
+        return id
+    }
 
+    private func encodeRecord(
+        of value: any CKEncodable, recordID id: CloudRecord.ID, recordType: String, at path: CodingPath
+    ) throws {
         let encoder = RecordEncoder(
             graph: self, recordID: id, recordType: recordType, path: path,
             ignoredProperties: value.ignoredProperties(), referenceActions: value.cloudKitReferenceActions()
@@ -58,24 +67,12 @@ final class GraphEncoder {
             guard existing == record else {
                 throw CKCodableError.conflictingRecordID(id, recordType: recordType, at: path)
             }
-            return id
+            return
         }
         finishedRecords[id] = record
         finishingOrder.append(id)
-        return id
     }
 
-    /// The finished records, each after the records it references and the root last.
-    func makeGraph(rootID: CloudRecord.ID) -> CloudRecordGraph {
-        CloudRecordGraph(
-            dependencyOrderedRecords: RecordOrdering.dependencyOrder(
-                of: finishedRecords, finishingOrder: finishingOrder, rootID: rootID
-            )
-        )
-    }
-}
-
-extension GraphEncoder {
     /// Validates a field name, remembering names already found valid: models repeat the same few names in every
     /// record.
     func validateFieldName(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) throws {

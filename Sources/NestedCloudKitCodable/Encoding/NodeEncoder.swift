@@ -3,8 +3,8 @@ import Foundation
 /// An `Encoder` that turns a value nested inside a record's field into an ``EncodedNode``.
 ///
 /// It is also its own single-value container, as Foundation's JSON encoder is. A nested `CKEncodable` value
-/// found anywhere below it is encoded into a record of its own through the ``GraphEncoder`` and becomes a
-/// reference node, with the action of the record field the value sits in.
+/// found anywhere below it is queued on the ``GraphEncoder`` to become a record of its own, and becomes a
+/// reference node here, with the action of the record field the value sits in.
 final class NodeEncoder: Encoder, SingleValueEncodingContainer {
     let context: NodeContext
     let path: CodingPath
@@ -75,7 +75,7 @@ struct NodeContext {
     func slot<T: Encodable>(for value: T, at path: CodingPath) throws -> NodeSlot {
         if let scalar = try scalarNode(for: value, at: path) { return .node(scalar) }
         if let record = value as? any CKEncodable {
-            let recordID = try graph.encodeRecord(record, at: path)
+            let recordID = try graph.recordID(of: record, at: path)
             let reference = CloudReference(recordID: recordID, action: referenceAction)
             return .node(.reference(reference, recordType: record.cloudKitRecordType))
         }
@@ -106,7 +106,6 @@ struct NodeContext {
         if T.self == URL.self, let url = value as? URL { return .url(url) }
         if T.self == UUID.self, let uuid = value as? UUID { return .string(uuid.uuidString) }
         if T.self == Decimal.self, let decimal = value as? Decimal { return try node(for: decimal, at: path) }
-        if T.self == Character.self, let character = value as? Character { return .string(String(character)) }
         if T.self == CloudLocation.self, let location = value as? CloudLocation { return .location(location) }
         if T.self == CloudAsset.self, let asset = value as? CloudAsset { return .asset(asset) }
         if T.self == CloudReference.self, let reference = value as? CloudReference {

@@ -114,15 +114,6 @@ extension CKCodableError {
         )
     }
 
-    static func depthLimitExceeded(_ limit: Int, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
-        Self(
-            .depthLimitExceeded(limit: limit), codingPath: path.keys, recordID: recordID,
-            reason: "Records nest more than \(limit) levels deep",
-            recoverySuggestion: "Raise maximumDepth if the graph really is this deep, or break long chains with "
-                + "references the model keeps by ID."
-        )
-    }
-
     /// The same error, placed in a record and field.
     func located(recordID: CloudRecord.ID, field: String?) -> Self {
         Self(

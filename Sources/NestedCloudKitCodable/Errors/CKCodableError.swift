@@ -43,8 +43,6 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
         case referenceInEmbeddedValue(recordType: String)
         /// An asset inside a value that is embedded in a field, where it can't be uploaded.
         case assetInEmbeddedValue
-        /// A graph of records nested deeper than the configured maximum.
-        case depthLimitExceeded(limit: Int)
     }
 
     /// What went wrong.

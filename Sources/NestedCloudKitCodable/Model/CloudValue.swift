@@ -82,13 +82,20 @@ public enum CloudValue: Sendable, Hashable {
 }
 
 extension Date {
-    /// Whole milliseconds since 1970, rounded toward negative infinity, clamped to the range of `Int64`.
+    /// Whole milliseconds since 1970, rounded toward the past, clamped to the range of `Int64`.
+    ///
+    /// `Date` counts seconds from 2001 in a `Double`, so a date made from a whole number of milliseconds since
+    /// 1970 can come back a hair below it (8.99999 ms for 9 ms). A value within a microsecond of a whole
+    /// millisecond is taken to be that millisecond, so that converting is stable: normalizing twice changes
+    /// nothing.
     var millisecondsSince1970: Int64 {
-        let milliseconds = (timeIntervalSince1970 * 1000).rounded(.down)
+        let milliseconds = timeIntervalSince1970 * 1000
         guard milliseconds.isFinite else { return milliseconds < 0 ? .min : .max }
-        guard milliseconds > -9.2e18 else { return .min }
-        guard milliseconds < 9.2e18 else { return .max }
-        return Int64(milliseconds)
+        let nearest = milliseconds.rounded()
+        let whole = abs(milliseconds - nearest) < 0.001 ? nearest : milliseconds.rounded(.down)
+        guard whole > -9.2e18 else { return .min }
+        guard whole < 9.2e18 else { return .max }
+        return Int64(whole)
     }
 
     /// The date the given number of milliseconds after 1970.
