@@ -61,6 +61,12 @@ final class NodeEncoder: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt32) { slot = .node(.int(Int64(value))) }
     func encode(_ value: UInt64) throws { slot = .node(try context.node(for: value, at: path)) }
     func encode<T: Encodable>(_ value: T) throws { slot = try context.slot(for: value, at: path) }
+
+    /// Writes a reference to a record that isn't encoded here (a ``CloudLazyReference``), in the encoder's zone.
+    func encodeReference(toRecordNamed recordName: String) {
+        let recordID = CloudRecord.ID(recordName: recordName, zoneID: context.options.zoneID)
+        slot = .node(.reference(CloudReference(recordID: recordID, action: context.referenceAction), recordType: ""))
+    }
 }
 
 /// What every container below one record field shares: the graph being encoded and the field's reference

@@ -43,6 +43,30 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
         case referenceInEmbeddedValue(recordType: String)
         /// An asset inside a value that is embedded in a field, where it can't be uploaded.
         case assetInEmbeddedValue
+
+        /// A required field (or nested key) that the record doesn't have.
+        case missingField(String)
+        /// A value of another type than the model asks for; both are named, for example `INT64` and `String`.
+        case typeMismatch(expected: String, found: String)
+        /// A number that doesn't fit the model's type, such as 300 for a `UInt8`.
+        case valueOutOfRange(String)
+        /// A value of the right type whose contents can't be read, such as malformed embedded JSON or a string
+        /// that isn't a UUID.
+        case corruptedValue(String)
+        /// A reference to a record that doesn't exist, for a property that needs it.
+        case missingRecord(CloudRecord.ID)
+        /// Records that reference each other in a cycle that `Codable` values can't rebuild.
+        case referenceCycle(CloudRecord.ID)
+        /// A record of another type than the model's `cloudKitRecordType`.
+        case recordTypeMismatch(expected: String, found: String)
+        /// References nested deeper below the root than the decoder's maximum.
+        case depthLimitExceeded(limit: Int)
+        /// More records than the decoder's maximum.
+        case recordLimitExceeded(limit: Int)
+        /// The database failed to fetch a record.
+        case databaseError(CloudDatabaseError)
+        /// The decode was cancelled, or failed for a reason outside the library.
+        case cancelled
     }
 
     /// What went wrong.

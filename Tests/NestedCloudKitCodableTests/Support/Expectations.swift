@@ -63,3 +63,29 @@ extension Date {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 }
+
+/// Encodes a value, checks its records against the expected ones when given, saves them to a fresh in-memory
+/// database, decodes the root back through the database, and returns the decoded value and the database.
+@discardableResult
+func roundTrip<Value: CKCodable>(
+    _ value: Value,
+    encoder: CKRecordEncoder = CKRecordEncoder(),
+    decoder: CKRecordDecoder = CKRecordDecoder(),
+    expecting expected: [CloudRecord]? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> (value: Value, database: InMemoryCloudDatabase) {
+    let records = try encoder.encode(value)
+    if let expected {
+        #expect(records == expected, sourceLocation: sourceLocation)
+        #expect(records.map(\.fields.names) == expected.map(\.fields.names), "field order", sourceLocation: sourceLocation)
+    }
+    let database = InMemoryCloudDatabase()
+    if encoder.zoneID != .default {
+        _ = try await database.modifyRecordZones(saving: [encoder.zoneID], deleting: [])
+    }
+    let saved = try await database.saveRecords(records)
+    let root = try #require(saved.last, sourceLocation: sourceLocation)
+    await database.resetStatistics()
+    let decoded = try await decoder.decode(Value.self, from: root, referenceDatabase: database)
+    return (decoded, database)
+}

@@ -1,0 +1,164 @@
+import Foundation
+
+/// A database of CloudKit records, shaped like `CKDatabase`'s async API.
+///
+/// Four backends conform: ``InMemoryCloudDatabase`` (a faithful stand-in for tests), a SQLite file, CloudKit Web
+/// Services, and `CKDatabase` itself. Each keeps CloudKit's rules: change tags and conflicts, reference actions,
+/// atomic batches in custom zones, and a limit on the items of one request.
+///
+/// Errors about one record come back in that record's `Result`; errors about the whole request are thrown as
+/// ``CloudDatabaseError``.
+public protocol CloudDatabase: Sendable {
+    /// The most records one request may fetch, save or delete; more is a
+    /// ``CloudDatabaseError/limitExceeded(limit:requested:)`` error. ``fetchRecords(_:desiredKeys:)`` splits at it.
+    var maximumItemsPerRequest: Int { get }
+
+    /// Fetches records by ID, with a result for each ID.
+    ///
+    /// - Parameters:
+    ///   - ids: The records to fetch; at most ``maximumItemsPerRequest``.
+    ///   - desiredKeys: The fields to return, or `nil` for all of them.
+    /// - Returns: For each ID, its record or why it couldn't be fetched (``CloudDatabaseError/unknownItem(_:)``
+    ///   for a record that doesn't exist).
+    func records(
+        for ids: [CloudRecord.ID], desiredKeys: [String]?
+    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>]
+
+    /// Saves and deletes records in one request, with a result for each.
+    ///
+    /// Saving sets each record's new change tag; the returned records carry the server's system fields. Deleting
+    /// a record also deletes every record that points to it with ``CloudReference/Action/deleteSelf``.
+    ///
+    /// - Parameters:
+    ///   - recordsToSave: The records to save.
+    ///   - recordIDsToDelete: The records to delete.
+    ///   - savePolicy: How to treat records that changed on the server since they were fetched.
+    ///   - atomically: Whether, in each custom zone, all the request's changes apply or none do. CloudKit's
+    ///     default zone doesn't support atomic changes: there each item succeeds or fails on its own.
+    func modifyRecords(
+        saving recordsToSave: [CloudRecord],
+        deleting recordIDsToDelete: [CloudRecord.ID],
+        savePolicy: CloudRecordSavePolicy,
+        atomically: Bool
+    ) async throws -> (
+        saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
+        deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
+    )
+
+    /// Finds the records of a zone that match a query, a page at a time.
+    ///
+    /// - Returns: The matches in the query's order, and a cursor when more follow.
+    func records(
+        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?)
+
+    /// Continues a query from a cursor an earlier page returned.
+    func records(
+        continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?)
+
+    /// Creates and deletes record zones; deleting a zone deletes its records.
+    func modifyRecordZones(
+        saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
+    ) async throws -> (
+        saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
+        deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
+    )
+
+    /// Every zone of the database, the default zone included.
+    func allRecordZones() async throws -> [CloudRecord.ZoneID]
+}
+
+extension CloudDatabase {
+    /// Fetches records by ID, with a result for each ID.
+    public func records(for ids: [CloudRecord.ID]) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+        try await records(for: ids, desiredKeys: nil)
+    }
+
+    /// Saves and deletes records with CloudKit's defaults: `ifServerRecordUnchanged`, atomically.
+    public func modifyRecords(
+        saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID] = []
+    ) async throws -> (
+        saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
+        deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
+    ) {
+        try await modifyRecords(
+            saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: .ifServerRecordUnchanged, atomically: true
+        )
+    }
+
+    /// Finds the records of a zone that match a query: the first page of up to 100.
+    public func records(
+        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID = .default
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+        try await records(matching: query, inZoneWith: zoneID, desiredKeys: nil, resultsLimit: 100)
+    }
+
+    /// Fetches one record; throws ``CloudDatabaseError/unknownItem(_:)`` if it doesn't exist.
+    public func record(for id: CloudRecord.ID) async throws -> CloudRecord {
+        guard let result = try await records(for: [id], desiredKeys: nil)[id] else {
+            throw CloudDatabaseError.unknownItem(id)
+        }
+        return try result.get()
+    }
+
+    /// Saves one record and returns it with the server's system fields.
+    public func save(_ record: CloudRecord, savePolicy: CloudRecordSavePolicy = .ifServerRecordUnchanged) async throws -> CloudRecord {
+        let results = try await modifyRecords(saving: [record], deleting: [], savePolicy: savePolicy, atomically: true)
+        guard let result = results.saveResults[record.id] else { throw CloudDatabaseError.unknownItem(record.id) }
+        return try result.get()
+    }
+
+    /// Deletes one record (and whatever points to it with `.deleteSelf`).
+    public func deleteRecord(withID id: CloudRecord.ID) async throws {
+        let results = try await modifyRecords(saving: [], deleting: [id], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        try results.deleteResults[id]?.get()
+    }
+
+    /// Fetches any number of records, split into requests of at most ``maximumItemsPerRequest`` that are in flight
+    /// together; each ID is fetched once.
+    public func fetchRecords(
+        _ ids: [CloudRecord.ID], desiredKeys: [String]? = nil
+    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+        var seen: Set<CloudRecord.ID> = []
+        let unique = ids.filter { seen.insert($0).inserted }
+        let limit = max(1, maximumItemsPerRequest)
+        guard unique.count > limit else { return try await records(for: unique, desiredKeys: desiredKeys) }
+        return try await withThrowingTaskGroup(of: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>].self) { group in
+            for start in stride(from: 0, to: unique.count, by: limit) {
+                let chunk = Array(unique[start..<min(start + limit, unique.count)])
+                group.addTask { try await self.records(for: chunk, desiredKeys: desiredKeys) }
+            }
+            var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+            results.reserveCapacity(unique.count)
+            for try await chunkResults in group { results.merge(chunkResults) { first, _ in first } }
+            return results
+        }
+    }
+
+    /// Saves any number of records, split into requests of at most ``maximumItemsPerRequest`` sent one after
+    /// another in order, so a graph from ``CKRecordEncoder`` reaches the database targets first. Each request is
+    /// atomic on its own; the whole isn't. Throws ``CloudDatabaseError/partialFailure(_:)`` if any record failed,
+    /// after trying them all.
+    @discardableResult
+    public func saveRecords(
+        _ records: [CloudRecord], savePolicy: CloudRecordSavePolicy = .ifServerRecordUnchanged
+    ) async throws -> [CloudRecord] {
+        let limit = max(1, maximumItemsPerRequest)
+        var saved: [CloudRecord] = []
+        var failures: [CloudRecord.ID: CloudDatabaseError] = [:]
+        for start in stride(from: 0, to: records.count, by: limit) {
+            let chunk = Array(records[start..<min(start + limit, records.count)])
+            let results = try await modifyRecords(saving: chunk, deleting: [], savePolicy: savePolicy, atomically: true)
+            for record in chunk {
+                switch results.saveResults[record.id] {
+                case .success(let savedRecord)?: saved.append(savedRecord)
+                case .failure(let error)?: failures[record.id] = error
+                case nil: failures[record.id] = .internalError("no result for \(record.id)")
+                }
+            }
+        }
+        guard failures.isEmpty else { throw CloudDatabaseError.partialFailure(failures) }
+        return saved
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// A search for records of one type, with a predicate and a sort order; the portable counterpart of `CKQuery`.
+///
+/// ```swift
+/// let query = CloudQuery(recordType: "Person", predicate: .references(schoolID, in: "school"))
+/// ```
+public struct CloudQuery: Sendable, Hashable {
+    /// The type of the records to find.
+    public var recordType: String
+    /// The condition a record must meet.
+    public var predicate: Predicate
+    /// The order of the results; by record name when empty, so that pages are stable.
+    public var sortDescriptors: [SortDescriptor]
+
+    /// Creates a query.
+    public init(recordType: String, predicate: Predicate = .all, sortDescriptors: [SortDescriptor] = []) {
+        self.recordType = recordType
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+    }
+
+    /// A condition on a record's fields.
+    public indirect enum Predicate: Sendable, Hashable {
+        /// Every record of the type.
+        case all
+        /// The field holds exactly this value (a list field matches when it holds the value as an element).
+        case equals(field: String, value: CloudValue)
+        /// The field (a reference or a reference list) points to the record with this ID.
+        case references(CloudRecord.ID, in: String)
+        /// Every one of the predicates holds.
+        case and([Predicate])
+
+        /// Whether a record meets the condition.
+        public func matches(_ record: CloudRecord) -> Bool {
+            switch self {
+            case .all:
+                return true
+            case .equals(let field, let value):
+                guard let stored = record[field] else { return false }
+                return stored == value || stored.listContains(value)
+            case .references(let target, let field):
+                switch record[field] {
+                case .reference(let reference): return reference.recordID == target
+                case .referenceList(let references): return references.contains { $0.recordID == target }
+                default: return false
+                }
+            case .and(let predicates):
+                return predicates.allSatisfy { $0.matches(record) }
+            }
+        }
+    }
+
+    /// An order on one field.
+    public struct SortDescriptor: Sendable, Hashable {
+        /// The field to sort by; records without it come last.
+        public var field: String
+        /// Whether smaller values come first.
+        public var ascending: Bool
+
+        /// Creates a sort descriptor.
+        public init(field: String, ascending: Bool = true) {
+            self.field = field
+            self.ascending = ascending
+        }
+    }
+
+    /// Where a query's results continue, returned with a page that has more after it.
+    ///
+    /// A cursor is only meaningful to the database that made it.
+    public struct Cursor: Sendable, Hashable {
+        /// The query whose results continue.
+        public let query: CloudQuery
+        /// The zone searched.
+        public let zoneID: CloudRecord.ZoneID
+        /// The backend's position in the results.
+        public let position: String
+
+        /// Creates a cursor; databases make cursors, callers only pass them back.
+        public init(query: CloudQuery, zoneID: CloudRecord.ZoneID, position: String) {
+            self.query = query
+            self.zoneID = zoneID
+            self.position = position
+        }
+    }
+
+    /// Whether `lhs` comes before `rhs` in this query's order; ties and an empty order fall back to record name.
+    public func sortsBefore(_ lhs: CloudRecord, _ rhs: CloudRecord) -> Bool {
+        for descriptor in sortDescriptors {
+            switch (lhs[descriptor.field], rhs[descriptor.field]) {
+            case (nil, nil): continue
+            case (nil, _): return false
+            case (_, nil): return true
+            case (let left?, let right?):
+                if left == right { continue }
+                if let ordered = left.sortsBefore(right) { return descriptor.ascending ? ordered : !ordered }
+            }
+        }
+        return lhs.id.recordName < rhs.id.recordName
+    }
+}
+
+extension CloudValue {
+    /// Whether this is a list holding `element` (a single value of the list's element type).
+    func listContains(_ element: CloudValue) -> Bool {
+        switch (self, element) {
+        case (.stringList(let list), .string(let value)): list.contains(value)
+        case (.int64List(let list), .int64(let value)): list.contains(value)
+        case (.doubleList(let list), .double(let value)): list.contains(value)
+        case (.dateList(let list), .date(let value)): list.contains(value)
+        case (.referenceList(let list), .reference(let value)): list.contains { $0.recordID == value.recordID }
+        default: false
+        }
+    }
+
+    /// The order of two scalar values of one type, or `nil` when they can't be compared.
+    func sortsBefore(_ other: CloudValue) -> Bool? {
+        switch (self, other) {
+        case (.string(let lhs), .string(let rhs)): lhs < rhs
+        case (.int64(let lhs), .int64(let rhs)): lhs < rhs
+        case (.double(let lhs), .double(let rhs)): lhs < rhs
+        case (.date(let lhs), .date(let rhs)): lhs < rhs
+        case (.int64(let lhs), .double(let rhs)): Double(lhs) < rhs
+        case (.double(let lhs), .int64(let rhs)): lhs < Double(rhs)
+        default: nil
+        }
+    }
+}

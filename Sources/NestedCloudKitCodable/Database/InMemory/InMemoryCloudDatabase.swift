@@ -1,0 +1,284 @@
+import Foundation
+
+/// A ``CloudDatabase`` in memory that keeps CloudKit's rules: a faithful stand-in for CloudKit in tests.
+///
+/// It sets a new change tag on every save and reports conflicts with the server's, client's and ancestor
+/// records; cascades `.deleteSelf` deletes; enforces `.validate` references; applies atomic requests all or
+/// nothing in custom zones; and refuses requests over its per-request limit with CloudKit's limit error.
+///
+/// For tests and benchmarks it counts requests and records (``statistics``), can wait before answering each
+/// request (``latency``), and can inject faults: fail a given request, throttle with a retry-after interval,
+/// drop the connection, or fail one record of a batch.
+///
+/// ```swift
+/// let database = InMemoryCloudDatabase(latency: .milliseconds(10))
+/// try await database.saveRecords(try CKRecordEncoder().encode(school))
+/// let school = try await CKRecordDecoder().decode(School.self, from: root, referenceDatabase: database)
+/// #expect(await database.statistics.fetchRequests == 2)
+/// ```
+public actor InMemoryCloudDatabase: CloudDatabase {
+    /// The most items one request may hold; CloudKit's framework allows about 400.
+    public nonisolated let maximumItemsPerRequest: Int
+
+    /// How long each request waits before it is answered, as a network round trip would.
+    public var latency: Duration
+
+    /// What the database has been asked so far.
+    public private(set) var statistics = Statistics()
+
+    private var storage = InMemoryRecordStore()
+    private var faults: [Int: CloudDatabaseError] = [:]
+    private var recordFaults: [CloudRecord.ID: CloudDatabaseError] = [:]
+    private let clock: @Sendable () -> Date
+    private var changeTagCounter = 0
+
+    /// Creates an empty database holding only the default zone.
+    ///
+    /// - Parameters:
+    ///   - maximumItemsPerRequest: The per-request limit; 400 by default, as CloudKit's framework.
+    ///   - latency: How long each request waits before it is answered.
+    ///   - clock: The time stamped on saved records.
+    public init(
+        maximumItemsPerRequest: Int = 400,
+        latency: Duration = .zero,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.maximumItemsPerRequest = maximumItemsPerRequest
+        self.latency = latency
+        self.clock = clock
+    }
+
+    // MARK: Test controls
+
+    /// Sets the wait before each request is answered.
+    public func setLatency(_ latency: Duration) {
+        self.latency = latency
+    }
+
+    /// Makes the request with the given number fail with `error`; requests are numbered from 1, in the order they
+    /// arrive (``Statistics/requests`` is the number of the latest).
+    public func failRequest(number: Int, with error: CloudDatabaseError) {
+        faults[number] = error
+    }
+
+    /// Makes the next request fail with `error`.
+    public func failNextRequest(with error: CloudDatabaseError) {
+        faults[statistics.requests + 1] = error
+    }
+
+    /// Makes the next request throttle the client, as CloudKit does under load.
+    public func throttleNextRequest(retryAfter: TimeInterval) {
+        failNextRequest(with: .requestRateLimited(retryAfter: retryAfter))
+    }
+
+    /// Makes the next request fail as if the connection dropped.
+    public func dropNextConnection() {
+        failNextRequest(with: .networkFailure("the connection was lost"))
+    }
+
+    /// Makes the record with this ID fail with `error` the next time a request fetches, saves or deletes it; the
+    /// other items of that request go on as usual (unless the request is atomic).
+    public func failRecord(_ id: CloudRecord.ID, with error: CloudDatabaseError) {
+        recordFaults[id] = error
+    }
+
+    /// Resets the counters.
+    public func resetStatistics() {
+        statistics = Statistics()
+    }
+
+    /// Every stored record, for tests that look at the whole state.
+    public var allRecords: [CloudRecord] {
+        storage.records.values.sorted { ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName) }
+    }
+
+    // MARK: CloudDatabase
+
+    public func records(
+        for ids: [CloudRecord.ID], desiredKeys: [String]?
+    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+        try await beginRequest(counting: \.fetchRequests, items: ids.count)
+        var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+        for id in ids {
+            if let fault = recordFaults.removeValue(forKey: id) {
+                results[id] = .failure(fault)
+            } else if let record = storage.records[id] {
+                statistics.recordsFetched += 1
+                results[id] = .success(record.keeping(desiredKeys))
+            } else {
+                results[id] = .failure(storage.zones.contains(id.zoneID) ? .unknownItem(id) : .zoneNotFound(id.zoneID))
+            }
+        }
+        return results
+    }
+
+    public func modifyRecords(
+        saving recordsToSave: [CloudRecord],
+        deleting recordIDsToDelete: [CloudRecord.ID],
+        savePolicy: CloudRecordSavePolicy,
+        atomically: Bool
+    ) async throws -> (
+        saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
+        deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
+    ) {
+        try await beginRequest(counting: \.modifyRequests, items: recordsToSave.count + recordIDsToDelete.count)
+        // Injected record faults act like a server-side failure of that item: it is left out of the plan.
+        var injected: [CloudRecord.ID: CloudDatabaseError] = [:]
+        for id in recordsToSave.map(\.id) + recordIDsToDelete {
+            if let fault = recordFaults.removeValue(forKey: id) { injected[id] = fault }
+        }
+        let now = clock()
+        let plan = try CloudModificationPlan(
+            saving: recordsToSave.filter { injected[$0.id] == nil },
+            deleting: recordIDsToDelete.filter { injected[$0] == nil },
+            savePolicy: savePolicy, atomically: atomically && injected.isEmpty, store: storage, now: now,
+            makeChangeTag: nextChangeTag
+        )
+        var saveResults = plan.saveResults
+        var deleteResults = plan.deleteResults
+        if !injected.isEmpty {
+            // An injected failure fails the rest of an atomic request's custom zones, as a real failure would.
+            let failedZones = atomically ? Set(injected.keys.map(\.zoneID)).subtracting([.default]) : []
+            for record in recordsToSave {
+                if let error = injected[record.id] { saveResults[record.id] = .failure(error) }
+                else if failedZones.contains(record.id.zoneID) { saveResults[record.id] = .failure(.batchRequestFailed(record.id)) }
+            }
+            for id in recordIDsToDelete {
+                if let error = injected[id] { deleteResults[id] = .failure(error) }
+                else if failedZones.contains(id.zoneID) { deleteResults[id] = .failure(.batchRequestFailed(id)) }
+            }
+            let rolledBack = Set(saveResults.compactMap { $0.value.failed ? $0.key : nil })
+                .union(deleteResults.compactMap { $0.value.failed ? $0.key : nil })
+            storage.apply(
+                writing: plan.recordsToWrite.filter { !rolledBack.contains($0.id) },
+                removing: failedZones.isEmpty ? plan.recordIDsToRemove : plan.recordIDsToRemove.filter { !failedZones.contains($0.zoneID) }
+            )
+        } else {
+            storage.apply(writing: plan.recordsToWrite, removing: plan.recordIDsToRemove)
+        }
+        statistics.recordsSaved += saveResults.values.count { !$0.failed }
+        statistics.recordsDeleted += deleteResults.values.count { !$0.failed }
+        return (saveResults, deleteResults)
+    }
+
+    public func records(
+        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+        try await page(from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    }
+
+    public func records(
+        continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+        try await page(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    }
+
+    public func modifyRecordZones(
+        saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
+    ) async throws -> (
+        saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
+        deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
+    ) {
+        try await beginRequest(counting: \.zoneRequests, items: zonesToSave.count + zonesToDelete.count)
+        var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
+        var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
+        for zone in zonesToSave {
+            storage.zones.insert(zone)
+            saveResults[zone] = .success(())
+        }
+        for zone in zonesToDelete {
+            if zone == .default {
+                deleteResults[zone] = .failure(.invalidArguments("the default zone can't be deleted"))
+            } else if storage.zones.contains(zone) {
+                storage.removeZone(zone)
+                deleteResults[zone] = .success(())
+            } else {
+                deleteResults[zone] = .failure(.zoneNotFound(zone))
+            }
+        }
+        return (saveResults, deleteResults)
+    }
+
+    public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
+        try await beginRequest(counting: \.zoneRequests, items: 0)
+        return storage.zones.sorted { ($0.zoneName, $0.ownerName) < ($1.zoneName, $1.ownerName) }
+    }
+
+    // MARK: Requests
+
+    /// Counts the request, waits out the latency, and fails it if a fault or the limit says so.
+    private func beginRequest(counting counter: WritableKeyPath<Statistics, Int>, items: Int) async throws {
+        statistics.requests += 1
+        statistics[keyPath: counter] += 1
+        let number = statistics.requests
+        if latency > .zero { try await Task.sleep(for: latency) }
+        if let fault = faults.removeValue(forKey: number) { throw fault }
+        guard items <= maximumItemsPerRequest else {
+            throw CloudDatabaseError.limitExceeded(limit: maximumItemsPerRequest, requested: items)
+        }
+    }
+
+    private func page(
+        from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+        try await beginRequest(counting: \.queryRequests, items: 0)
+        guard resultsLimit > 0 else { throw CloudDatabaseError.invalidArguments("resultsLimit must be at least 1") }
+        guard storage.zones.contains(cursor.zoneID) else { throw CloudDatabaseError.zoneNotFound(cursor.zoneID) }
+        guard let start = Int(cursor.position), start >= 0 else {
+            throw CloudDatabaseError.invalidArguments("the cursor wasn't made by this database")
+        }
+        let query = cursor.query
+        let matches = storage.records.values
+            .filter { $0.id.zoneID == cursor.zoneID && $0.recordType == query.recordType && query.predicate.matches($0) }
+            .sorted(by: query.sortsBefore)
+        let limit = min(resultsLimit, maximumItemsPerRequest)
+        let page = matches.dropFirst(start).prefix(limit)
+        statistics.recordsFetched += page.count
+        let end = start + page.count
+        let next = end < matches.count ? CloudQuery.Cursor(query: query, zoneID: cursor.zoneID, position: String(end)) : nil
+        return (page.map { ($0.id, .success($0.keeping(desiredKeys))) }, next)
+    }
+
+    private func nextChangeTag() -> String {
+        changeTagCounter += 1
+        return String(changeTagCounter, radix: 36)
+    }
+}
+
+extension InMemoryCloudDatabase {
+    /// What an ``InMemoryCloudDatabase`` has been asked.
+    public struct Statistics: Sendable, Hashable {
+        /// Every request, of any kind.
+        public var requests = 0
+        /// Requests that fetched records by ID.
+        public var fetchRequests = 0
+        /// Requests that saved or deleted records.
+        public var modifyRequests = 0
+        /// Query requests, first pages and continuations.
+        public var queryRequests = 0
+        /// Requests that listed, created or deleted zones.
+        public var zoneRequests = 0
+        /// Records returned by fetches and queries.
+        public var recordsFetched = 0
+        /// Records saved.
+        public var recordsSaved = 0
+        /// Records deleted at the caller's request (cascades not counted).
+        public var recordsDeleted = 0
+    }
+}
+
+extension Result {
+    var failed: Bool {
+        if case .failure = self { true } else { false }
+    }
+}
+
+extension CloudRecord {
+    /// The record with only the given fields, or all of them for `nil`.
+    func keeping(_ desiredKeys: [String]?) -> CloudRecord {
+        guard let desiredKeys else { return self }
+        var copy = self
+        copy.fields = CloudRecord.Fields(fields.filter { desiredKeys.contains($0.name) }.map { ($0.name, $0.value) })
+        return copy
+    }
+}

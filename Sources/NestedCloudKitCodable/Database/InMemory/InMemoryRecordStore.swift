@@ -1,0 +1,74 @@
+/// The state of an ``InMemoryCloudDatabase``: records, an index of who references whom, the zones, and a few
+/// earlier versions of each record for conflict ancestors.
+struct InMemoryRecordStore: CloudRecordStore {
+    private(set) var records: [CloudRecord.ID: CloudRecord] = [:]
+    var zones: Set<CloudRecord.ZoneID> = [.default]
+    /// For each target, the records that reference it and with which actions.
+    private var holders: [CloudRecord.ID: [CloudRecord.ID: Set<CloudReference.Action>]] = [:]
+    /// Earlier versions of each record, newest last.
+    private var history: [CloudRecord.ID: [CloudRecord]] = [:]
+    private static let versionsKept = 8
+
+    func record(withID id: CloudRecord.ID) -> CloudRecord? { records[id] }
+
+    func ancestor(of id: CloudRecord.ID, changeTag: String) -> CloudRecord? {
+        if let current = records[id], current.systemFields?.changeTag == changeTag { return current }
+        return history[id]?.last { $0.systemFields?.changeTag == changeTag }
+    }
+
+    func referenceHolders(of id: CloudRecord.ID) -> [(holder: CloudRecord.ID, action: CloudReference.Action)] {
+        (holders[id] ?? [:]).flatMap { holder, actions in actions.map { (holder, $0) } }
+    }
+
+    func containsZone(_ zoneID: CloudRecord.ZoneID) -> Bool { zones.contains(zoneID) }
+
+    mutating func apply(writing recordsToWrite: [CloudRecord], removing recordIDsToRemove: [CloudRecord.ID]) {
+        for record in recordsToWrite {
+            if let previous = records[record.id] {
+                unindex(previous)
+                history[record.id, default: []].append(previous)
+                if let count = history[record.id]?.count, count > Self.versionsKept {
+                    history[record.id]?.removeFirst(count - Self.versionsKept)
+                }
+            }
+            records[record.id] = record
+            index(record)
+        }
+        for id in recordIDsToRemove {
+            guard let removed = records.removeValue(forKey: id) else { continue }
+            unindex(removed)
+            history[id] = nil
+        }
+    }
+
+    mutating func removeZone(_ zone: CloudRecord.ZoneID) {
+        zones.remove(zone)
+        apply(writing: [], removing: records.keys.filter { $0.zoneID == zone })
+    }
+
+    private mutating func index(_ record: CloudRecord) {
+        for (target, action) in record.references { holders[target, default: [:]][record.id, default: []].insert(action) }
+    }
+
+    private mutating func unindex(_ record: CloudRecord) {
+        for (target, _) in record.references {
+            holders[target]?[record.id] = nil
+            if holders[target]?.isEmpty == true { holders[target] = nil }
+        }
+    }
+}
+
+extension CloudRecord {
+    /// Each reference of this record: its target and action.
+    var references: [(target: CloudRecord.ID, action: CloudReference.Action)] {
+        var result: [(target: CloudRecord.ID, action: CloudReference.Action)] = []
+        for (_, value) in fields {
+            switch value {
+            case .reference(let reference): result.append((reference.recordID, reference.action))
+            case .referenceList(let list): result.append(contentsOf: list.map { ($0.recordID, $0.action) })
+            default: break
+            }
+        }
+        return result
+    }
+}

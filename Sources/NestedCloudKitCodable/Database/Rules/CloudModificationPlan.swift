@@ -1,0 +1,263 @@
+import Foundation
+
+/// What a modify request does under CloudKit's rules: the result of each item, and the writes and removals that
+/// follow. A backend computes the plan from its ``CloudRecordStore`` and then applies it in one transaction.
+///
+/// The rules:
+/// - `ifServerRecordUnchanged` saves only over the version the client's change tag names; a new record whose ID
+///   exists, or an update of a record that no longer exists, fails.
+/// - Each saved record gets a new change tag and modification date; its creation date and creator are kept.
+/// - A record type can't change, and a reference can only point into its record's zone.
+/// - A `.validate` reference must point to a record that exists after the request; a record that a `.validate`
+///   reference still points to can't be deleted. At most 750 records may point to one target with `.deleteSelf`.
+/// - Deleting a record deletes, in turn, every record that points to it with `.deleteSelf`.
+/// - Atomic requests are all or nothing within each custom zone; in the default zone each item stands alone.
+public struct CloudModificationPlan: Sendable {
+    /// The result of each record to save: the record as stored, or why it wasn't.
+    public private(set) var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+    /// The result of each record to delete.
+    public private(set) var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
+    /// The records to store, with their new system fields, in request order.
+    public private(set) var recordsToWrite: [CloudRecord] = []
+    /// The records to remove: the deleted ones and everything their deletion cascades to.
+    public private(set) var recordIDsToRemove: [CloudRecord.ID] = []
+
+    /// The most records that may point to one target with `.deleteSelf`.
+    public static let maximumDeleteSelfReferences = 750
+
+    /// Plans a modify request.
+    ///
+    /// - Parameters:
+    ///   - recordsToSave: The records to save.
+    ///   - recordIDsToDelete: The records to delete.
+    ///   - savePolicy: The save policy.
+    ///   - atomically: Whether each custom zone's changes apply all together or not at all.
+    ///   - store: The backend's current state.
+    ///   - now: The time of the change, for the system fields.
+    ///   - userRecordName: The user making the change.
+    ///   - makeChangeTag: A new, unique change tag.
+    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a request that saves or deletes a record twice;
+    ///   whatever the store throws.
+    public init(
+        saving recordsToSave: [CloudRecord],
+        deleting recordIDsToDelete: [CloudRecord.ID],
+        savePolicy: CloudRecordSavePolicy,
+        atomically: Bool,
+        store: some CloudRecordStore,
+        now: Date,
+        userRecordName: String = CloudRecord.ZoneID.currentUserOwnerName,
+        makeChangeTag: () -> String
+    ) throws {
+        var mentioned: Set<CloudRecord.ID> = []
+        for id in recordsToSave.map(\.id) + recordIDsToDelete where !mentioned.insert(id).inserted {
+            throw CloudDatabaseError.invalidArguments("the request saves or deletes \(id) more than once")
+        }
+
+        var writes: [CloudRecord.ID: CloudRecord] = [:]
+        for client in recordsToSave {
+            switch try Self.save(client, savePolicy: savePolicy, store: store, now: now,
+                                 userRecordName: userRecordName, makeChangeTag: makeChangeTag) {
+            case .success(let stored): writes[client.id] = stored
+            case .failure(let error): saveResults[client.id] = .failure(error)
+            }
+        }
+
+        var removals: [CloudRecord.ID: Set<CloudRecord.ID>] = [:]
+        for id in recordIDsToDelete {
+            guard try store.containsZone(id.zoneID) else {
+                deleteResults[id] = .failure(.zoneNotFound(id.zoneID))
+                continue
+            }
+            guard try store.record(withID: id) != nil else {
+                deleteResults[id] = .failure(.unknownItem(id))
+                continue
+            }
+            removals[id] = try Self.cascade(from: id, store: store)
+        }
+
+        // Reference checks depend on which other items succeed, so repeat them until no more items fail.
+        var changed = true
+        while changed {
+            changed = false
+            let removed = removals.values.reduce(into: Set<CloudRecord.ID>()) { $0.formUnion($1) }
+            for (id, record) in writes {
+                if let violation = try Self.referenceViolation(of: record, writes: writes, removed: removed, store: store) {
+                    saveResults[id] = .failure(violation)
+                    writes[id] = nil
+                    changed = true
+                }
+            }
+            for (id, cascade) in removals {
+                if let holder = try Self.validatingHolder(of: cascade, writes: writes, removed: removed, store: store) {
+                    deleteResults[id] = .failure(.referenceViolation(
+                        id, reason: "\(holder) still points to it with a validate reference"
+                    ))
+                    removals[id] = nil
+                    changed = true
+                }
+            }
+        }
+
+        if atomically { Self.rollBackFailedZones(writes: &writes, removals: &removals, saveResults: &saveResults, deleteResults: &deleteResults) }
+
+        for client in recordsToSave {
+            if let stored = writes[client.id] {
+                saveResults[client.id] = .success(stored)
+                recordsToWrite.append(stored)
+            }
+        }
+        var removedIDs: Set<CloudRecord.ID> = []
+        for id in recordIDsToDelete {
+            guard let cascade = removals[id] else { continue }
+            deleteResults[id] = .success(())
+            for removedID in cascade.sorted(by: { $0.recordName < $1.recordName }) where removedIDs.insert(removedID).inserted {
+                recordIDsToRemove.append(removedID)
+            }
+        }
+    }
+
+    /// The record as it will be stored, or why it can't be.
+    private static func save(
+        _ client: CloudRecord, savePolicy: CloudRecordSavePolicy, store: some CloudRecordStore, now: Date,
+        userRecordName: String, makeChangeTag: () -> String
+    ) throws -> Result<CloudRecord, CloudDatabaseError> {
+        guard try store.containsZone(client.id.zoneID) else { return .failure(.zoneNotFound(client.id.zoneID)) }
+        for target in client.referencedRecordIDs where target.zoneID != client.id.zoneID {
+            return .failure(.invalidArguments("\(client.id) references \(target), in another zone; references must stay in their record's zone"))
+        }
+        let server = try store.record(withID: client.id)
+        if let server, server.recordType != client.recordType {
+            return .failure(.invalidArguments("\(client.id) is a \(server.recordType) on the server and can't become a \(client.recordType)"))
+        }
+        if savePolicy == .ifServerRecordUnchanged {
+            let clientTag = client.systemFields?.changeTag
+            if server == nil, clientTag != nil { return .failure(.unknownItem(client.id)) }
+            if let server, server.systemFields?.changeTag != clientTag {
+                let ancestor = try clientTag.flatMap { try store.ancestor(of: client.id, changeTag: $0) }
+                return .failure(.serverRecordChanged(server: server, client: client, ancestor: ancestor))
+            }
+        }
+
+        var fields = savePolicy == .allKeys ? CloudRecord.Fields() : server?.fields ?? CloudRecord.Fields()
+        for (name, value) in client.fields { fields[name] = value }
+        for name in client.clearedFieldNames where client.fields[name] == nil { fields[name] = nil }
+        let systemFields = CloudRecord.SystemFields(
+            changeTag: makeChangeTag(),
+            creationDate: server?.systemFields?.creationDate ?? now,
+            creatorUserRecordName: server?.systemFields?.creatorUserRecordName ?? userRecordName,
+            modificationDate: now,
+            lastModifiedUserRecordName: userRecordName
+        )
+        return .success(CloudRecord(recordType: client.recordType, id: client.id, fields: fields, systemFields: systemFields))
+    }
+
+    /// The record and every record that points to it with `.deleteSelf`, in turn.
+    private static func cascade(from id: CloudRecord.ID, store: some CloudRecordStore) throws -> Set<CloudRecord.ID> {
+        var removed: Set<CloudRecord.ID> = [id]
+        var queue = [id]
+        while let next = queue.popLast() {
+            for (holder, action) in try store.referenceHolders(of: next)
+            where action == .deleteSelf && removed.insert(holder).inserted {
+                queue.append(holder)
+            }
+        }
+        return removed
+    }
+
+    /// Why a record to save breaks a reference rule, or `nil`.
+    private static func referenceViolation(
+        of record: CloudRecord, writes: [CloudRecord.ID: CloudRecord], removed: Set<CloudRecord.ID>,
+        store: some CloudRecordStore
+    ) throws -> CloudDatabaseError? {
+        for (_, value) in record.fields {
+            let references: [CloudReference]
+            switch value {
+            case .reference(let reference): references = [reference]
+            case .referenceList(let list): references = list
+            default: continue
+            }
+            for reference in references {
+                switch reference.action {
+                case .validate:
+                    let exists = try writes[reference.recordID] != nil
+                        || (!removed.contains(reference.recordID) && store.record(withID: reference.recordID) != nil)
+                    if !exists {
+                        return .referenceViolation(record.id, reason: "its validate reference points to \(reference.recordID), which doesn't exist")
+                    }
+                case .deleteSelf:
+                    let count = try deleteSelfHolders(of: reference.recordID, besides: record.id, writes: writes, removed: removed, store: store) + 1
+                    if count > maximumDeleteSelfReferences {
+                        return .referenceViolation(record.id, reason: "\(count) records would point to \(reference.recordID) with deleteSelf; CloudKit allows \(maximumDeleteSelfReferences)")
+                    }
+                case .none:
+                    break
+                }
+            }
+        }
+        return nil
+    }
+
+    private static func deleteSelfHolders(
+        of target: CloudRecord.ID, besides holder: CloudRecord.ID, writes: [CloudRecord.ID: CloudRecord],
+        removed: Set<CloudRecord.ID>, store: some CloudRecordStore
+    ) throws -> Int {
+        var holders: Set<CloudRecord.ID> = []
+        for (stored, action) in try store.referenceHolders(of: target)
+        where action == .deleteSelf && writes[stored] == nil && !removed.contains(stored) {
+            holders.insert(stored)
+        }
+        for (id, record) in writes where id != holder && record.references(target, withAction: .deleteSelf) {
+            holders.insert(id)
+        }
+        holders.remove(holder)
+        return holders.count
+    }
+
+    /// A record, not itself going away, that points into a delete's cascade with `.validate`; `nil` if none.
+    private static func validatingHolder(
+        of cascade: Set<CloudRecord.ID>, writes: [CloudRecord.ID: CloudRecord], removed: Set<CloudRecord.ID>,
+        store: some CloudRecordStore
+    ) throws -> CloudRecord.ID? {
+        for target in cascade.sorted(by: { $0.recordName < $1.recordName }) {
+            for (holder, action) in try store.referenceHolders(of: target).sorted(by: { $0.holder.recordName < $1.holder.recordName })
+            where action == .validate && !removed.contains(holder) {
+                // A holder saved in the same request is judged by its new fields.
+                if let rewritten = writes[holder], !rewritten.references(target, withAction: .validate) { continue }
+                return holder
+            }
+        }
+        return nil
+    }
+
+    /// In each custom zone where an item of an atomic request failed, nothing else applies either.
+    private static func rollBackFailedZones(
+        writes: inout [CloudRecord.ID: CloudRecord], removals: inout [CloudRecord.ID: Set<CloudRecord.ID>],
+        saveResults: inout [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
+        deleteResults: inout [CloudRecord.ID: Result<Void, CloudDatabaseError>]
+    ) {
+        let failedZones = Set(saveResults.keys.map(\.zoneID) + deleteResults.keys.map(\.zoneID))
+            .subtracting([CloudRecord.ZoneID.default])
+        guard !failedZones.isEmpty else { return }
+        for id in writes.keys where failedZones.contains(id.zoneID) {
+            writes[id] = nil
+            saveResults[id] = .failure(.batchRequestFailed(id))
+        }
+        for id in removals.keys where failedZones.contains(id.zoneID) {
+            removals[id] = nil
+            deleteResults[id] = .failure(.batchRequestFailed(id))
+        }
+    }
+}
+
+extension CloudRecord {
+    /// Whether a field of this record points to the target with the given action.
+    func references(_ target: CloudRecord.ID, withAction action: CloudReference.Action) -> Bool {
+        fields.contains { field in
+            switch field.value {
+            case .reference(let reference): reference.recordID == target && reference.action == action
+            case .referenceList(let list): list.contains { $0.recordID == target && $0.action == action }
+            default: false
+            }
+        }
+    }
+}

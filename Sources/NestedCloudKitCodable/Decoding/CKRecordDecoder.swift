@@ -1,0 +1,152 @@
+import Foundation
+
+/// Decodes a `CKDecodable` value from its record, fetching every record it references from a database.
+///
+/// ```swift
+/// let school = try await CKRecordDecoder().decode(School.self, from: schoolRecord, referenceDatabase: database)
+/// ```
+///
+/// Decoding has two phases, because `Decoder` is synchronous and fetching is not:
+/// 1. **Resolve**: starting from the root record, find the records the model needs, one level of the graph at a
+///    time. Every record of a level is fetched in one round trip (split at the database's per-request limit, the
+///    parts in flight together), so a graph `d` levels deep costs `d` round trips; each record is fetched once, and
+///    a cycle is never fetched again. Only the references the model decodes are followed: a
+///    ``CloudLazyReference`` property keeps its target (and everything below it) from being fetched.
+/// 2. **Materialize**: build the value from the records in hand, each record once, deepest first.
+///
+/// To find what a record's model needs, the decoder runs its `init(from:)` once with placeholder values standing
+/// in for the records not fetched yet (zero values, or the first case of a `CaseIterable` enum), so `init(from:)`
+/// may run more than once per record; it should have no side effects. When a placeholder can't be built (an
+/// initializer rejects it), the decoder follows every reference of that record instead.
+///
+/// Records already in hand, such as an encoder's output, decode without a database:
+/// ```swift
+/// let school = try CKRecordDecoder().decode(School.self, from: try CKRecordEncoder().encodeGraph(school))
+/// ```
+///
+/// Every failure is a ``CKCodableError`` with the coding path, the record and the field; nothing crashes on bad
+/// data, and ``maximumDepth`` and ``maximumRecordCount`` bound what corrupt or hostile data can make it fetch.
+public struct CKRecordDecoder: Sendable {
+    /// How deep the graph may go below the root; deeper references throw
+    /// ``CKCodableError/Code/depthLimitExceeded(limit:)``. Defaults to 256.
+    public var maximumDepth: Int = 256
+
+    /// How many records one decode may read, the root included; more throws
+    /// ``CKCodableError/Code/recordLimitExceeded(limit:)``. Defaults to 100,000.
+    public var maximumRecordCount: Int = 100_000
+
+    /// What a reference to a record that doesn't exist becomes. Defaults to `nil` for optional properties.
+    public var missingReferenceStrategy: MissingReferenceStrategy = .nilForOptionals
+
+    /// How nested values that aren't records were stored; must match the encoder's
+    /// ``CKRecordEncoder/nestedValueEncodingStrategy``. Defaults to ``NestedValueDecodingStrategy/json``.
+    public var nestedValueDecodingStrategy: NestedValueDecodingStrategy = .json
+
+    /// Which strings stand for NaN and infinity, matching the encoder's
+    /// ``CKRecordEncoder/nonFiniteFloatEncodingStrategy``. Defaults to none.
+    public var nonFiniteFloatDecodingStrategy: NonFiniteFloatDecodingStrategy = .throw
+
+    /// How `CloudLocation` values are read. Defaults to Location fields only.
+    public var locationDecodingStrategy: LocationDecodingStrategy = .location
+
+    /// Values for the `userInfo` of the `Decoder` that models' `init(from:)` implementations see.
+    public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
+    /// Creates a decoder with the default settings.
+    public init() {}
+
+    /// Decodes a value from its record, fetching the records it references from a database.
+    ///
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - record: The root record.
+    ///   - database: Where the referenced records are.
+    /// - Returns: The value, with everything nested in it.
+    /// - Throws: ``CKCodableError``, with the coding path, record and field of the failure; a database failure
+    ///   comes as ``CKCodableError/Code/databaseError(_:)``. `CancellationError` if the task is cancelled.
+    public func decode<Value: CKDecodable>(
+        _ type: Value.Type, from record: CloudRecord, referenceDatabase database: some CloudDatabase
+    ) async throws -> Value {
+        let session = DecodingSession(options: DecodingOptions(self), root: record)
+        try await session.resolve(Value.self) { ids in try await database.fetchRecords(ids) }
+        return try session.materialize(Value.self)
+    }
+
+    #if compiler(>=6.2)
+    /// Decodes a value from its record, fetching the records it references from a database, and calls back
+    /// exactly once with the value or the error: the form of version 1.0.
+    ///
+    /// The decode runs in a task of its own, so the model's conformance must not be isolated to an actor
+    /// (`SendableMetatype`).
+    public func decode<Value: CKDecodable & SendableMetatype>(
+        _ type: Value.Type,
+        from record: CloudRecord,
+        referenceDatabase database: any CloudDatabase,
+        completion: @escaping @Sendable (_ value: Value?, _ error: CKCodableError?) -> Void
+    ) {
+        Task { await deliver(Value.self, from: record, referenceDatabase: database, to: completion) }
+    }
+    #else
+    /// Decodes a value from its record, fetching the records it references from a database, and calls back
+    /// exactly once with the value or the error: the form of version 1.0.
+    public func decode<Value: CKDecodable>(
+        _ type: Value.Type,
+        from record: CloudRecord,
+        referenceDatabase database: any CloudDatabase,
+        completion: @escaping @Sendable (_ value: Value?, _ error: CKCodableError?) -> Void
+    ) {
+        Task { await deliver(Value.self, from: record, referenceDatabase: database, to: completion) }
+    }
+    #endif
+
+    /// Decodes and calls `completion` exactly once, whatever happens.
+    private func deliver<Value: CKDecodable>(
+        _ type: Value.Type, from record: CloudRecord, referenceDatabase database: any CloudDatabase,
+        to completion: @Sendable (_ value: Value?, _ error: CKCodableError?) -> Void
+    ) async {
+        do {
+            completion(try await decode(type, from: record, referenceDatabase: database), nil)
+        } catch let error as CKCodableError {
+            completion(nil, error)
+        } catch {
+            completion(nil, .cancelled(record.id, underlying: error))
+        }
+    }
+
+    /// Decodes a value from records already in hand, such as an encoder's output, with no database.
+    ///
+    /// A reference to a record that isn't in the graph is a missing record (see ``missingReferenceStrategy``).
+    public func decode<Value: CKDecodable>(_ type: Value.Type, from graph: CloudRecordGraph) throws -> Value {
+        try decode(type, from: graph.root, records: graph.records)
+    }
+
+    /// Decodes a value from its root record and the other records it references, all in hand.
+    public func decode<Value: CKDecodable>(
+        _ type: Value.Type, from root: CloudRecord, records: some Sequence<CloudRecord>
+    ) throws -> Value {
+        let session = DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: records)
+        try session.resolveInHand(Value.self)
+        return try session.materialize(Value.self)
+    }
+}
+
+/// The decoder's settings, copied once per call.
+struct DecodingOptions {
+    let maximumDepth: Int
+    let maximumRecordCount: Int
+    let missingReferenceStrategy: CKRecordDecoder.MissingReferenceStrategy
+    let nestedValueDecodingStrategy: CKRecordDecoder.NestedValueDecodingStrategy
+    let nonFiniteFloatDecodingStrategy: CKRecordDecoder.NonFiniteFloatDecodingStrategy
+    let locationDecodingStrategy: CKRecordDecoder.LocationDecodingStrategy
+    let userInfo: [CodingUserInfoKey: Any]
+
+    init(_ decoder: CKRecordDecoder) {
+        maximumDepth = decoder.maximumDepth
+        maximumRecordCount = decoder.maximumRecordCount
+        missingReferenceStrategy = decoder.missingReferenceStrategy
+        nestedValueDecodingStrategy = decoder.nestedValueDecodingStrategy
+        nonFiniteFloatDecodingStrategy = decoder.nonFiniteFloatDecodingStrategy
+        locationDecodingStrategy = decoder.locationDecodingStrategy
+        userInfo = decoder.userInfo
+    }
+}

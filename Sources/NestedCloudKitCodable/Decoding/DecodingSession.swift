@@ -1,0 +1,261 @@
+import Foundation
+
+/// The state of one decode: the records in hand, what the model needs, and the values built so far.
+///
+/// ``resolve(_:fetch:)`` walks the graph level by level. For each record it learns which referenced records the
+/// model decodes, and as which types, by running the model's `init(from:)` once in probing mode, with
+/// placeholders for nested records; the records one level needs are fetched together. ``materialize(_:)`` then
+/// decodes every record deepest first, so that each nested value is built once, from the cache, and building a
+/// deep graph costs no more stack than a shallow one.
+final class DecodingSession {
+    let options: DecodingOptions
+    let root: CloudRecord
+    private(set) var records: [CloudRecord.ID: CloudRecord]
+    private var missingRecordIDs: Set<CloudRecord.ID> = []
+    private(set) var probe: ProbeCollector?
+
+    private var visited: Set<NodeKey> = []
+    private var discovered: [Node] = []
+    private var cache: [NodeKey: Result<any CKDecodable, any Error>] = [:]
+    private var decodingNow: Set<NodeKey> = []
+
+    /// Records nested this deep are decoded one inside another (the stack grows with each); deeper graphs are
+    /// resolved first and decoded deepest first.
+    static let nestedDecodingDepthLimit = 32
+
+    /// A record to decode as a type; `type` is `nil` when the model that reaches it couldn't be probed.
+    struct Node {
+        let id: CloudRecord.ID
+        let type: (any CKDecodable.Type)?
+        let path: CodingPath
+        let depth: Int
+    }
+
+    struct NodeKey: Hashable {
+        let id: CloudRecord.ID
+        let type: ObjectIdentifier?
+
+        init(_ id: CloudRecord.ID, _ type: (any CKDecodable.Type)?) {
+            self.id = id
+            self.type = type.map { ObjectIdentifier($0) }
+        }
+    }
+
+    init(options: DecodingOptions, root: CloudRecord, recordsInHand: some Sequence<CloudRecord> = []) {
+        self.options = options
+        self.root = root
+        var records: [CloudRecord.ID: CloudRecord] = [:]
+        for record in recordsInHand { records[record.id] = record }
+        records[root.id] = root
+        self.records = records
+    }
+
+    // MARK: Resolve
+
+    /// Fetches every record the root's model needs, one level of the graph per round trip.
+    func resolve(
+        _ type: any CKDecodable.Type,
+        fetch: ([CloudRecord.ID]) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>]
+    ) async throws {
+        var frontier = start(type)
+        while !frontier.isEmpty {
+            let (next, needed) = try expand(frontier)
+            if !needed.isEmpty {
+                let results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>]
+                do {
+                    results = try await fetch(needed.map(\.id))
+                } catch let error as CloudDatabaseError {
+                    throw CKCodableError.databaseError(error, at: location(of: needed[0]))
+                }
+                try receive(results, for: needed)
+            }
+            frontier = next
+        }
+    }
+
+    /// Resolves from the records in hand: a shallow graph needs nothing; a deep one is walked as `resolve` walks
+    /// a database, without fetching, so that it can be decoded deepest first.
+    func resolveInHand(_ type: any CKDecodable.Type) throws {
+        guard referenceDepth(exceeds: Self.nestedDecodingDepthLimit) else { return }
+        var frontier = start(type)
+        while !frontier.isEmpty {
+            let (next, needed) = try expand(frontier)
+            for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
+            frontier = next
+        }
+    }
+
+    private func start(_ type: any CKDecodable.Type) -> [Node] {
+        let rootNode = Node(id: root.id, type: type, path: .root, depth: 0)
+        visited.insert(NodeKey(root.id, type))
+        discovered.append(rootNode)
+        return [rootNode]
+    }
+
+    /// The next level: the records the frontier's models reference, and those of them not in hand yet.
+    private func expand(_ frontier: [Node]) throws -> (next: [Node], needed: [Node]) {
+        var next: [Node] = []
+        var needed: [Node] = []
+        var requested: Set<CloudRecord.ID> = []
+        for node in frontier {
+            guard let record = records[node.id] else { continue }
+            for child in children(of: record, as: node.type, at: node.path) {
+                guard visited.insert(NodeKey(child.id, child.type)).inserted else { continue }
+                let childNode = Node(id: child.id, type: child.type, path: child.path, depth: node.depth + 1)
+                guard childNode.depth <= options.maximumDepth else {
+                    throw CKCodableError.depthLimitExceeded(options.maximumDepth, at: location(of: childNode))
+                }
+                discovered.append(childNode)
+                next.append(childNode)
+                if records[child.id] == nil, !missingRecordIDs.contains(child.id), requested.insert(child.id).inserted {
+                    needed.append(childNode)
+                }
+            }
+        }
+        guard records.count + needed.count <= options.maximumRecordCount else {
+            throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: needed[0]))
+        }
+        return (next, needed)
+    }
+
+    private func receive(
+        _ results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>], for needed: [Node]
+    ) throws {
+        for node in needed {
+            switch results[node.id] {
+            case .success(let record)?:
+                records[node.id] = record
+            case .failure(.unknownItem)?, nil:
+                missingRecordIDs.insert(node.id)
+            case .failure(let error)?:
+                throw CKCodableError.databaseError(error, at: location(of: node))
+            }
+        }
+    }
+
+    /// The records a record's model decodes, found by probing it; if the probe can't finish, every reference of
+    /// the record that it didn't reach.
+    private func children(
+        of record: CloudRecord, as type: (any CKDecodable.Type)?, at path: CodingPath
+    ) -> [(id: CloudRecord.ID, type: (any CKDecodable.Type)?, path: CodingPath)] {
+        var found: [(id: CloudRecord.ID, type: (any CKDecodable.Type)?, path: CodingPath)] = []
+        if let type {
+            let collector = ProbeCollector()
+            probe = collector
+            defer { probe = nil }
+            do {
+                _ = try type.init(from: ValueDecoder(session: self, source: .record(record), path: path, record: record, field: nil))
+                return collector.children.map { ($0.id, $0.type, $0.path) }
+            } catch {
+                found = collector.children.map { ($0.id, $0.type, $0.path) }
+            }
+        }
+        let reached = Set(found.map(\.id))
+        for (name, value) in record.fields {
+            switch value {
+            case .reference(let reference) where !reached.contains(reference.recordID):
+                found.append((reference.recordID, nil, path.appending(NamedKey(name))))
+            case .referenceList(let references):
+                for (index, reference) in references.enumerated() where !reached.contains(reference.recordID) {
+                    found.append((reference.recordID, nil, path.appending(NamedKey(name)).appending(index: index)))
+                }
+            default:
+                break
+            }
+        }
+        return found
+    }
+
+    /// Whether the references of the records in hand go deeper below the root than `limit`.
+    private func referenceDepth(exceeds limit: Int) -> Bool {
+        var seen: Set<CloudRecord.ID> = [root.id]
+        var level = [root.id]
+        var depth = 0
+        while !level.isEmpty {
+            if depth > limit { return true }
+            var next: [CloudRecord.ID] = []
+            for id in level {
+                for target in records[id]?.referencedRecordIDs ?? [] where seen.insert(target).inserted {
+                    next.append(target)
+                }
+            }
+            level = next
+            depth += 1
+        }
+        return false
+    }
+
+    // MARK: Materialize
+
+    /// Decodes the root's value, every record deepest first.
+    func materialize<Value: CKDecodable>(_ type: Value.Type) throws -> Value {
+        probe = nil
+        for node in discovered.reversed() where node.depth > 0 {
+            if let type = node.type, records[node.id] != nil {
+                _ = try? decodeRecord(type, id: node.id, at: node.path, nesting: 0)
+            }
+        }
+        let value = try decodeRecord(Value.self, id: root.id, at: .root, nesting: 0)
+        guard let typed = value as? Value else {
+            throw CKCodableError.typeMismatch(expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: root.id, at: .root))
+        }
+        return typed
+    }
+
+    /// The value of a record, decoded once per type and cached; the result (value or error) is remembered, so a
+    /// parent sees exactly what decoding the record on its own would give.
+    func decodeRecord(
+        _ type: any CKDecodable.Type, id: CloudRecord.ID, at path: CodingPath, nesting: Int
+    ) throws -> any CKDecodable {
+        let key = NodeKey(id, type)
+        if let cached = cache[key] { return try cached.get() }
+        guard let record = records[id] else { throw CKCodableError.missingRecord(id, at: location(of: id, at: path)) }
+        guard !decodingNow.contains(key) else { throw CKCodableError.referenceCycle(id, at: location(of: id, at: path)) }
+        guard nesting <= Self.nestedDecodingDepthLimit else {
+            throw CKCodableError.depthLimitExceeded(Self.nestedDecodingDepthLimit, at: location(of: id, at: path))
+        }
+        decodingNow.insert(key)
+        defer { decodingNow.remove(key) }
+        let result = Result<any CKDecodable, any Error> {
+            let decoder = ValueDecoder(session: self, source: .record(record), path: path, record: record, field: nil, nesting: nesting)
+            let value = try type.init(from: decoder)
+            guard value.cloudKitRecordType == record.recordType else {
+                throw CKCodableError.recordTypeMismatch(
+                    expected: value.cloudKitRecordType, found: record.recordType, at: location(of: id, at: path)
+                )
+            }
+            return value
+        }
+        cache[key] = result
+        return try result.get()
+    }
+
+    /// The value of a referenced record, or `nil` if the record doesn't exist. While probing, a placeholder.
+    func decodeReferenced(
+        _ type: any CKDecodable.Type, reference: CloudReference, at path: CodingPath, nesting: Int
+    ) throws -> (any CKDecodable)? {
+        let id = reference.recordID
+        if missingRecordIDs.contains(id) { return nil }
+        if let probe {
+            probe.children.append((id, type, path))
+            return try PlaceholderDecoder.placeholder(type)
+        }
+        guard records[id] != nil else { return nil }
+        return try decodeRecord(type, id: id, at: path, nesting: nesting + 1)
+    }
+
+    // MARK: Locations
+
+    private func location(of node: Node) -> DecodingLocation {
+        location(of: node.id, at: node.path)
+    }
+
+    private func location(of id: CloudRecord.ID, at path: CodingPath) -> DecodingLocation {
+        DecodingLocation(path: path, recordID: id, field: nil)
+    }
+}
+
+/// What a probe of one record found: the records its model decodes, as which types.
+final class ProbeCollector {
+    var children: [(id: CloudRecord.ID, type: any CKDecodable.Type, path: CodingPath)] = []
+}

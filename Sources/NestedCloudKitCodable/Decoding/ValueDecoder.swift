@@ -1,0 +1,111 @@
+import Foundation
+
+/// The `Decoder` for any value: a record (the source of a `CKDecodable` value), a field, an element of a list, a
+/// value inside embedded JSON, or flattened fields. It is also its own single-value container.
+final class ValueDecoder: Decoder, SingleValueDecodingContainer {
+    let session: DecodingSession
+    let source: DecodingSource
+    let path: CodingPath
+    /// The record the value belongs to, for errors and flattened fields.
+    let record: CloudRecord
+    /// The record field the value belongs to, for errors.
+    let field: String?
+    /// How many records are being decoded one inside another at this point.
+    let nesting: Int
+
+    init(session: DecodingSession, source: DecodingSource, path: CodingPath, record: CloudRecord, field: String?, nesting: Int = 0) {
+        self.session = session
+        self.source = source
+        self.path = path
+        self.record = record
+        self.field = field
+        self.nesting = nesting
+    }
+
+    var codingPath: [any CodingKey] { path.keys }
+    var userInfo: [CodingUserInfoKey: Any] { session.options.userInfo }
+    var options: DecodingOptions { session.options }
+    var location: DecodingLocation { DecodingLocation(path: path, recordID: record.id, field: field) }
+
+    /// A decoder for a value inside this one.
+    func child(_ source: DecodingSource, at path: CodingPath, field: String?) -> ValueDecoder {
+        ValueDecoder(session: session, source: source, path: path, record: record, field: field, nesting: nesting)
+    }
+
+    // MARK: Containers
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        let storage: KeyedStorage
+        switch source {
+        case .record(let record): storage = .record(record)
+        case .flattened(let record, let prefix): storage = .flattened(record, prefix: prefix)
+        case .json(.object(let object)): storage = .json(object)
+        case .value(.string(let text)):
+            guard case .object(let object) = try parseJSON(text) else {
+                throw CKCodableError.typeMismatch(expected: "a keyed value", found: "JSON that isn't an object", at: location)
+            }
+            storage = .json(object)
+        case .absent: throw missingValue()
+        default: throw CKCodableError.typeMismatch(expected: "a keyed value", found: source.kindDescription, at: location)
+        }
+        return KeyedDecodingContainer(ValueKeyedContainer<Key>(decoder: self, storage: storage))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let elements: [DecodingSource]
+        switch source {
+        case .value(let value) where value.listElements != nil:
+            elements = (value.listElements ?? []).map(DecodingSource.value)
+        case .json(.array(let array)): elements = array.map(DecodingSource.json)
+        case .value(.string(let text)):
+            guard case .array(let array) = try parseJSON(text) else {
+                throw CKCodableError.typeMismatch(expected: "a list", found: "JSON that isn't an array", at: location)
+            }
+            elements = array.map(DecodingSource.json)
+        case .absent:
+            // CloudKit can't store an empty list, so a missing list is an empty one.
+            elements = []
+        default: throw CKCodableError.typeMismatch(expected: "a list", found: source.kindDescription, at: location)
+        }
+        return ValueUnkeyedContainer(decoder: self, elements: elements)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    private func parseJSON(_ text: String) throws -> EmbeddedJSON {
+        do {
+            return try EmbeddedJSON.parse(text)
+        } catch {
+            throw CKCodableError.corruptedValue("the embedded JSON is malformed (\(error))", at: location)
+        }
+    }
+
+    func missingValue() -> CKCodableError {
+        CKCodableError.missingField(path.keys.last?.stringValue ?? field ?? "value", at: location)
+    }
+
+    // MARK: Single value
+
+    func decodeNil() -> Bool {
+        switch source {
+        case .absent, .json(.null): true
+        default: false
+        }
+    }
+
+    func decode(_ type: Bool.Type) throws -> Bool { try unboxBool() }
+    func decode(_ type: String.Type) throws -> String { try unboxString() }
+    func decode(_ type: Double.Type) throws -> Double { try unboxDouble() }
+    func decode(_ type: Float.Type) throws -> Float { try unboxFloat() }
+    func decode(_ type: Int.Type) throws -> Int { try unboxInteger(type) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try unboxInteger(type) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try unboxInteger(type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try unboxInteger(type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try unboxInteger(type) }
+    func decode(_ type: UInt.Type) throws -> UInt { try unboxInteger(type) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try unboxInteger(type) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try unboxInteger(type) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try unboxInteger(type) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try unboxInteger(type) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(type) }
+}

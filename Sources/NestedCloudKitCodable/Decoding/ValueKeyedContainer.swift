@@ -1,0 +1,137 @@
+import Foundation
+
+/// Where a keyed container's values are.
+enum KeyedStorage {
+    /// A record's fields.
+    case record(CloudRecord)
+    /// The fields of a record whose names start with the prefix.
+    case flattened(CloudRecord, prefix: String)
+    /// A JSON object.
+    case json([String: EmbeddedJSON])
+}
+
+/// A keyed container over a record's fields, flattened fields or a JSON object.
+struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: ValueDecoder
+    let storage: KeyedStorage
+
+    var codingPath: [any CodingKey] { decoder.codingPath }
+
+    var allKeys: [Key] {
+        switch storage {
+        case .record(let record):
+            var names = record.fields.names
+            if case .flattened(let separator) = decoder.options.nestedValueDecodingStrategy {
+                names += flattenedNames(in: record, prefix: "", separator: separator)
+            }
+            return uniqueKeys(names)
+        case .flattened(let record, let prefix):
+            guard case .flattened(let separator) = decoder.options.nestedValueDecodingStrategy else { return [] }
+            return uniqueKeys(flattenedNames(in: record, prefix: prefix, separator: separator))
+        case .json(let object):
+            return object.keys.sorted().compactMap { Key(stringValue: $0) }
+        }
+    }
+
+    /// The names one level below `prefix`: `address` for the fields `address_city` and `address_zip`.
+    private func flattenedNames(in record: CloudRecord, prefix: String, separator: String) -> [String] {
+        record.fields.names.compactMap { name in
+            guard name.hasPrefix(prefix), name.count > prefix.count else { return nil }
+            let rest = name.dropFirst(prefix.count)
+            guard let end = rest.range(of: separator)?.lowerBound else { return String(rest) }
+            return String(rest[..<end])
+        }
+    }
+
+    private func uniqueKeys(_ names: [String]) -> [Key] {
+        var seen: Set<String> = []
+        return names.filter { seen.insert($0).inserted }.compactMap { Key(stringValue: $0) }
+    }
+
+    /// Where the value of a key is.
+    func source(for key: some CodingKey) -> DecodingSource {
+        switch storage {
+        case .record(let record):
+            return fieldSource(named: key.stringValue, in: record)
+                ?? (key.stringValue == "id" ? .recordName(record.id.recordName) : .absent)
+        case .flattened(let record, let prefix):
+            return fieldSource(named: prefix + key.stringValue, in: record) ?? .absent
+        case .json(let object):
+            return object[key.stringValue].map(DecodingSource.json) ?? .absent
+        }
+    }
+
+    private func fieldSource(named name: String, in record: CloudRecord) -> DecodingSource? {
+        if let value = record.fields[name] { return .value(value) }
+        if case .flattened(let separator) = decoder.options.nestedValueDecodingStrategy {
+            let prefix = name + separator
+            if record.fields.contains(where: { $0.name.hasPrefix(prefix) }) { return .flattened(record, prefix: prefix) }
+        }
+        return nil
+    }
+
+    private func childDecoder(for key: some CodingKey) -> ValueDecoder {
+        let field: String? = switch storage {
+        case .record: key.stringValue
+        case .flattened(_, let prefix): prefix + key.stringValue
+        case .json: decoder.field
+        }
+        return decoder.child(source(for: key), at: decoder.path.appending(key), field: field)
+    }
+
+    func contains(_ key: Key) -> Bool {
+        if case .absent = source(for: key) { return false }
+        return true
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { childDecoder(for: key).decodeNil() }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try childDecoder(for: key).unboxBool() }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try childDecoder(for: key).unboxString() }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try childDecoder(for: key).unboxDouble() }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try childDecoder(for: key).unboxFloat() }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try childDecoder(for: key).unboxInteger(type) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try childDecoder(for: key).unboxInteger(type) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try childDecoder(for: key).unboxInteger(type) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try childDecoder(for: key).unboxInteger(type) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try childDecoder(for: key).unboxInteger(type) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try childDecoder(for: key).unboxInteger(type) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try childDecoder(for: key).unboxInteger(type) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try childDecoder(for: key).unboxInteger(type) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try childDecoder(for: key).unboxInteger(type) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try childDecoder(for: key).unboxInteger(type) }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        if let systemFields = try systemFields(as: type, forKey: key) {
+            guard let value = systemFields else { throw CKCodableError.missingField(key.stringValue, at: childDecoder(for: key).location) }
+            return try decoder.cast(value, to: T.self)
+        }
+        return try childDecoder(for: key).unbox(type)
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        if let systemFields = try systemFields(as: type, forKey: key) {
+            return try systemFields.map { try decoder.cast($0, to: T.self) }
+        }
+        return try childDecoder(for: key).unboxIfPresent(type)
+    }
+
+    /// For a property of type `CloudRecord.SystemFields`, the record's system fields (`.some(nil)` if it has
+    /// none); `nil` for any other property.
+    private func systemFields<T>(as type: T.Type, forKey key: Key) throws -> CloudRecord.SystemFields?? {
+        guard T.self == CloudRecord.SystemFields.self || T.self == CloudRecord.SystemFields?.self,
+              case .record(let record) = storage else { return nil }
+        return .some(record.systemFields)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        try childDecoder(for: key).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try childDecoder(for: key).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder { childDecoder(for: NamedKey.super) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { childDecoder(for: key) }
+}
