@@ -2,12 +2,20 @@ import Foundation
 
 extension CKRecordEncoder {
     /// How `Data` values are stored.
+    ///
+    /// CloudKit fixes a field's type when the field is first saved, so a field must always be Bytes or always an
+    /// asset: choose by field, not by size, for data that can grow.
     public enum DataEncodingStrategy: Sendable, Hashable {
-        /// As a Bytes field, counted in the record's 1 MB.
+        /// As Bytes fields, counted in the record's 1 MB.
         case bytes
-        /// As an asset, stored beside the record and not counted in its 1 MB.
+        /// As assets, stored beside the record and not counted in its 1 MB.
         case asset
-        /// As bytes up to the given size, as an asset above it (for a list, the list's total size decides).
+        /// As assets for the fields with these names (coding keys, or flattened names), as Bytes for the others.
+        case assets(forFields: Set<String>)
+        /// As Bytes up to the given size and as an asset above it; for a list, the list's total size decides.
+        ///
+        /// Only for fields whose data is always on one side of the threshold: CloudKit rejects an asset for a field
+        /// first saved as Bytes, and the other way round.
         case automatic(assetThreshold: Int)
     }
 

@@ -14,15 +14,16 @@ import Foundation
 /// names its coding path.
 ///
 /// The same value always gives the same records, fields and order. A value reached twice (a shared child, a
-/// diamond) is encoded once; class instances that refer to each other in a cycle give records that refer to
+/// diamond) gives one record; class instances that refer to each other in a cycle give records that refer to
 /// each other. Two different values that claim one record ID are an error. Nested records are encoded one after
 /// another, not one inside another, so a graph of any depth encodes without exhausting the stack.
 public struct CKRecordEncoder: Sendable {
     /// The zone of every record the encoder makes, and of every reference between them.
     public var zoneID: CloudRecord.ZoneID
 
-    /// How `Data` values are stored. Defaults to bytes, and an asset above 256 KiB.
-    public var dataEncodingStrategy: DataEncodingStrategy = .automatic(assetThreshold: 256 * 1024)
+    /// How `Data` values are stored. Defaults to ``DataEncodingStrategy/bytes``; name the fields that hold large
+    /// data with ``DataEncodingStrategy/assets(forFields:)``.
+    public var dataEncodingStrategy: DataEncodingStrategy = .bytes
 
     /// How nested `Codable` values that aren't records (structs, dictionaries, enums with payloads) are stored.
     /// Defaults to ``NestedValueEncodingStrategy/json``.

@@ -2,9 +2,10 @@ import Foundation
 
 /// The JSON a nested value is embedded as, when it can't be a field of its own type.
 ///
-/// JSON objects are written with sorted keys and sets with sorted elements, so the same value always gives the
-/// same text. Dates are milliseconds since 1970 and bytes are Base64, as in CloudKit Web Services.
-enum EmbeddedJSON: Codable, Hashable {
+/// It is written here rather than by `JSONEncoder`, so that the text is the same on every platform and release:
+/// object keys sorted by their UTF-8 bytes, a set's elements and a dictionary's pairs sorted by their text, no
+/// spaces. Dates are milliseconds since 1970 and bytes are Base64, as in CloudKit Web Services.
+enum EmbeddedJSON: Decodable, Hashable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -15,18 +16,12 @@ enum EmbeddedJSON: Codable, Hashable {
 
     /// The JSON text of a node.
     static func text(for node: EncodedNode, at path: CodingPath) throws -> String {
-        try text(of: value(for: node, at: path))
-    }
-
-    static func text(of json: EmbeddedJSON) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(json), as: UTF8.self)
+        try value(for: node, at: path).text
     }
 
     static func value(for node: EncodedNode, at path: CodingPath) throws -> EmbeddedJSON {
         switch node {
-        case .null: return .null
+        case .null, .skippedNil: return .null
         case .bool(let bool): return .bool(bool)
         case .int(let int): return .int(int)
         case .double(let double): return .double(double)
@@ -36,22 +31,29 @@ enum EmbeddedJSON: Codable, Hashable {
         case .url(let url): return .string(url.absoluteString)
         case .location(let location): return value(for: location)
         case .asset: throw CKCodableError.assetInEmbeddedValue(at: path)
-        case .reference(_, let recordType): throw CKCodableError.referenceInEmbeddedValue(recordType: recordType, at: path)
-        case .array(let elements, let unordered):
+        case .reference(_, let target):
+            throw CKCodableError.referenceInEmbeddedValue(recordType: target?.recordType ?? "", at: path)
+        case .array(let elements, let shape):
             var values: [EmbeddedJSON] = []
             values.reserveCapacity(elements.count)
             for (index, element) in elements.enumerated() {
                 values.append(try value(for: element, at: path.appending(index: index)))
             }
-            if unordered {
-                // A set's elements have no order of their own: sort them by their JSON text.
-                values = try values.map { (text: try text(of: $0), value: $0) }.sorted { $0.text < $1.text }.map(\.value)
+            if shape.isDictionary {
+                // Key, value, key, value: sort the pairs by the key's text, keeping each value with its key.
+                let pairs = stride(from: 0, to: values.count - 1, by: 2).map { (values[$0], values[$0 + 1]) }
+                values = pairs.sorted { $0.0.text < $1.0.text }.flatMap { [$0.0, $0.1] }
+            } else if shape.isSet {
+                values = values.map { ($0.text, $0) }.sorted { $0.0 < $1.0 }.map(\.1)
             }
             return .array(values)
         case .object(let entries, _):
             var object: [String: EmbeddedJSON] = [:]
             object.reserveCapacity(entries.count)
-            for (key, entry) in entries { object[key] = try value(for: entry, at: path.appending(NamedKey(key))) }
+            for (key, entry) in entries {
+                if case .skippedNil = entry { continue }
+                object[key] = try value(for: entry, at: path.appending(NamedKey(key)))
+            }
             return .object(object)
         }
     }
@@ -71,6 +73,59 @@ enum EmbeddedJSON: Codable, Hashable {
         return .object(object)
     }
 
+    /// The JSON text: keys sorted by their UTF-8 bytes, numbers in their shortest exact form.
+    var text: String {
+        var output = ""
+        write(to: &output)
+        return output
+    }
+
+    private func write(to output: inout String) {
+        switch self {
+        case .null: output += "null"
+        case .bool(let bool): output += bool ? "true" : "false"
+        case .int(let int): output += String(int)
+        case .double(let double):
+            // Finite by construction: the encoder rejects or converts non-finite numbers before this.
+            output += double.isFinite ? "\(double)" : "null"
+        case .string(let string): Self.writeString(string, to: &output)
+        case .array(let array):
+            output += "["
+            for (index, element) in array.enumerated() {
+                if index > 0 { output += "," }
+                element.write(to: &output)
+            }
+            output += "]"
+        case .object(let object):
+            output += "{"
+            for (index, key) in object.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+                if index > 0 { output += "," }
+                Self.writeString(key, to: &output)
+                output += ":"
+                object[key]?.write(to: &output)
+            }
+            output += "}"
+        }
+    }
+
+    private static func writeString(_ string: String, to output: inout String) {
+        output += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20:
+                output += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                    + String(scalar.value, radix: 16)
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
+    }
+
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -87,19 +142,6 @@ enum EmbeddedJSON: Codable, Hashable {
             self = .array(array)
         } else {
             self = .object(try container.decode([String: EmbeddedJSON].self))
-        }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let bool): try container.encode(bool)
-        case .int(let int): try container.encode(int)
-        case .double(let double): try container.encode(double)
-        case .string(let string): try container.encode(string)
-        case .array(let array): try container.encode(array)
-        case .object(let object): try container.encode(object)
         }
     }
 }

@@ -15,11 +15,26 @@ indirect enum EncodedNode {
     case url(URL)
     case location(CloudLocation)
     case asset(CloudAsset)
-    case reference(CloudReference, recordType: String)
-    /// `unordered` marks a `Set`, whose elements are sorted so the output doesn't change from run to run.
-    case array([EncodedNode], unordered: Bool)
-    /// `unordered` marks a `Dictionary`, whose keys are sorted for the same reason.
+    /// A reference to a record; `target` is the nested value, queued to be encoded when the field is written.
+    case reference(CloudReference, target: PendingRecord?)
+    case array([EncodedNode], ArrayShape)
+    /// `unordered` marks a `Dictionary`, whose keys are sorted so the output doesn't change from run to run.
     case object([(key: String, value: EncodedNode)], unordered: Bool)
+    /// A `nil` that `encodeIfPresent` skipped: left out of embedded JSON, cleared when flattened.
+    case skippedNil
+}
+
+/// What an unkeyed container's elements are, beyond their values.
+struct ArrayShape {
+    /// A `Set`'s elements, sorted so the output doesn't change from run to run.
+    var isSet = false
+    /// A `Dictionary` whose keys aren't strings, written as key, value, key, value: sorted by pairs.
+    var isDictionary = false
+    /// Elements of an optional type: never a CloudKit list (which can't hold `nil`), whether or not one is `nil`,
+    /// so that the field's type doesn't depend on the data.
+    var hasOptionalElements = false
+
+    static let list = ArrayShape()
 }
 
 /// A place in a value being encoded: a finished node, or a container still being written to.
@@ -37,7 +52,7 @@ enum NodeSlot {
     func freeze() -> EncodedNode {
         switch self {
         case .node(let node): node
-        case .array(let array): .array(array.elements.map { $0.freeze() }, unordered: array.isUnordered)
+        case .array(let array): .array(array.elements.map { $0.freeze() }, array.shape)
         case .object(let object):
             .object(object.entries.map { ($0.key, $0.value.freeze()) }, unordered: object.isUnordered)
         case .encoder(let encoder): encoder.slot?.freeze() ?? .object([], unordered: false)
@@ -48,7 +63,7 @@ enum NodeSlot {
 /// An unkeyed container's elements, in order.
 final class ArrayBuilder {
     var elements: [NodeSlot] = []
-    var isUnordered = false
+    var shape = ArrayShape.list
 }
 
 /// A keyed container's entries, in the order their keys were first written.
@@ -73,7 +88,10 @@ final class ObjectBuilder {
     }
 }
 
-/// Collections whose iteration order changes from run to run; the encoder sorts what they give.
-protocol UnorderedCollection {}
-extension Set: UnorderedCollection {}
-extension Dictionary: UnorderedCollection {}
+/// A `Set`, whose iteration order changes from run to run; the encoder sorts its elements.
+protocol UnorderedSet {}
+extension Set: UnorderedSet {}
+
+/// A `Dictionary`, whose iteration order changes from run to run; the encoder sorts its keys.
+protocol UnorderedDictionary {}
+extension Dictionary: UnorderedDictionary {}

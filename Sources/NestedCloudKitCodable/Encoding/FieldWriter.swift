@@ -3,7 +3,7 @@ struct FieldWriter {
     var record: CloudRecord
     let graph: GraphEncoder
     private var clearedFieldNames: [String] = []
-    private var fieldDataSize = 0
+    private var sizes: [(name: String, size: Int)] = []
 
     init(record: CloudRecord, graph: GraphEncoder) {
         self.record = record
@@ -14,23 +14,28 @@ struct FieldWriter {
         try graph.validateFieldName(name, recordID: record.id, at: path)
         // Slots have distinct names, so a name written twice comes from flattening a nested value onto a field
         // that already exists.
-        guard record.fields.insertNew(value, named: name) else {
+        guard record.fields.insertNew(value, named: name), !clearedFieldNames.contains(name) else {
             throw CKCodableError.duplicateFieldName(name, recordID: record.id, at: path)
         }
-        fieldDataSize += name.utf8.count + RecordValidator.estimatedSize(of: value)
+        sizes.append((name, name.utf8.count + RecordValidator.estimatedSize(of: value)))
     }
 
     mutating func clear(_ name: String, at path: CodingPath) throws {
         try graph.validateFieldName(name, recordID: record.id, at: path)
+        guard record.fields[name] == nil, !clearedFieldNames.contains(name) else {
+            throw CKCodableError.duplicateFieldName(name, recordID: record.id, at: path)
+        }
         clearedFieldNames.append(name)
     }
 
     /// The record, once it is known to fit CloudKit's size limit. A record that exists on the server clears the
     /// fields whose values are `nil`; a new record has nothing to clear.
     mutating func finish(at path: CodingPath) throws -> CloudRecord {
-        guard fieldDataSize <= RecordValidator.maximumRecordSize else {
+        let total = sizes.reduce(0) { $0 + $1.size }
+        guard total <= RecordValidator.maximumRecordSize else {
+            let largest = sizes.sorted { $0.size > $1.size }.prefix(3).map { ($0.name, $0.size) }
             throw CKCodableError.recordTooLarge(
-                size: fieldDataSize, limit: RecordValidator.maximumRecordSize, recordID: record.id, at: path
+                size: total, limit: RecordValidator.maximumRecordSize, largestFields: largest, recordID: record.id, at: path
             )
         }
         if record.systemFields != nil { record.clearedFieldNames = clearedFieldNames }

@@ -1,18 +1,41 @@
 import Foundation
 
+/// A nested value found in a field: its record's identity, and the value to encode once the field is written.
+struct PendingRecord {
+    let value: any CKEncodable
+    let recordID: CloudRecord.ID
+    let recordType: String
+    let path: CodingPath
+    /// The class instance the value is, if it is one.
+    let instance: ObjectIdentifier?
+}
+
 /// The state of one `encode` call: the records made so far, the nested values still to encode, and which class
 /// instances became which records.
 ///
-/// A nested `CKEncodable` value isn't encoded where it is found: its record's fields only need the value's
-/// record ID, so the value is queued and encoded after the record that holds it. The graph is walked in a loop,
-/// not by recursion, so however deep it is, encoding uses the stack of one record at a time.
+/// A nested `CKEncodable` value isn't encoded where it is found: its parent's field only needs its record ID, so
+/// the value is queued when the parent's record is finished (a value in a field that was overwritten or ignored
+/// is never queued) and encoded after. The graph is walked in a loop, not by recursion, so however deep it is,
+/// encoding uses the stack of one record at a time.
+///
+/// A class instance reached again is the same record and isn't encoded again. A struct has no identity, so a
+/// struct reached again with a known record ID is encoded again and compared with the first, which catches two
+/// different values claiming one ID; its own nested values are checked too for the first few times an ID comes
+/// back, after which only its own record is compared, so shared structs can't make the work grow exponentially.
 final class GraphEncoder {
     let options: EncodingOptions
     private var finishedRecords: [CloudRecord.ID: CloudRecord] = [:]
     private var finishingOrder: [CloudRecord.ID] = []
-    private var pending: [(value: any CKEncodable, recordID: CloudRecord.ID, recordType: String, path: CodingPath)] = []
+    private var queue: [(record: PendingRecord, checksNestedValues: Bool)] = []
+    private var timesQueued: [CloudRecord.ID: Int] = [:]
+    private var queuedInstances: Set<ObjectIdentifier> = []
     private var recordIDsOfInstances: [ObjectIdentifier: CloudRecord.ID] = [:]
-    fileprivate var validFieldNames: Set<String> = []
+    /// Whether the record being encoded queues its nested values (`false` while only comparing a duplicate).
+    private var queuesNestedValues = true
+    private var validFieldNames: Set<String> = []
+
+    /// How many times a struct's record ID may come back with its nested values checked again.
+    static let nestedChecksPerRecord = 4
 
     init(options: EncodingOptions) {
         self.options = options
@@ -20,57 +43,71 @@ final class GraphEncoder {
 
     /// Encodes the root value and everything it reaches; returns the graph of their records.
     func encodeGraph(root: any CKEncodable) throws -> CloudRecordGraph {
-        let rootID = try recordID(of: root, at: .root)
+        let rootRecord = try pendingRecord(for: root, at: .root)
+        enqueue(rootRecord)
         var next = 0
-        while next < pending.count {
-            let (value, recordID, recordType, path) = pending[next]
+        while next < queue.count {
+            let (pending, checksNestedValues) = queue[next]
             next += 1
-            try encodeRecord(of: value, recordID: recordID, recordType: recordType, at: path)
+            queuesNestedValues = checksNestedValues
+            try encodeRecord(of: pending)
         }
         return CloudRecordGraph(
             dependencyOrderedRecords: RecordOrdering.dependencyOrder(
-                of: finishedRecords, finishingOrder: finishingOrder, rootID: rootID
+                of: finishedRecords, finishingOrder: finishingOrder, rootID: rootRecord.recordID
             )
         )
     }
 
-    /// The record ID of a `CKEncodable` value, for the reference that points to it; the value is queued to be
-    /// encoded into its record.
-    func recordID(of value: any CKEncodable, at path: CodingPath) throws -> CloudRecord.ID {
-        // A class instance reached again is the same record, whether it is shared or closes a cycle.
+    /// The record identity of a nested value, validated; the value is queued by ``enqueue(_:)`` when the field
+    /// that references it is written.
+    func pendingRecord(for value: any CKEncodable, at path: CodingPath) throws -> PendingRecord {
         let instance = type(of: value) is AnyClass ? ObjectIdentifier(value as AnyObject) : nil
-        if let instance, let knownID = recordIDsOfInstances[instance] { return knownID }
-
         let recordType = value.cloudKitRecordType
+        if let instance, let knownID = recordIDsOfInstances[instance] {
+            return PendingRecord(value: value, recordID: knownID, recordType: recordType, path: path, instance: instance)
+        }
         let recordName = value.cloudKitIdentifier
         try RecordValidator.validateRecordType(recordType, at: path)
         try RecordValidator.validateRecordName(recordName, recordType: recordType, at: path)
         let id = CloudRecord.ID(recordName: recordName, zoneID: options.zoneID)
         if let instance { recordIDsOfInstances[instance] = id }
-        pending.append((value, id, recordType, path))
-        return id
+        return PendingRecord(value: value, recordID: id, recordType: recordType, path: path, instance: instance)
     }
 
-    private func encodeRecord(
-        of value: any CKEncodable, recordID id: CloudRecord.ID, recordType: String, at path: CodingPath
-    ) throws {
+    /// Queues a nested value whose reference has been written.
+    func enqueue(_ pending: PendingRecord) {
+        guard queuesNestedValues else { return }
+        if let instance = pending.instance {
+            // The same instance is the same record: shared, or closing a cycle.
+            guard queuedInstances.insert(instance).inserted else { return }
+        }
+        let times = timesQueued[pending.recordID, default: 0]
+        timesQueued[pending.recordID] = times + 1
+        queue.append((pending, times < Self.nestedChecksPerRecord))
+    }
+
+    private func encodeRecord(of pending: PendingRecord) throws {
+        let value = pending.value
         let encoder = RecordEncoder(
-            graph: self, recordID: id, recordType: recordType, path: path,
+            graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
             ignoredProperties: value.ignoredProperties(), referenceActions: value.cloudKitReferenceActions()
         )
         try value.encode(to: encoder)
         let record = try encoder.makeRecord()
 
-        // A value reached again (a shared child, a diamond) is encoded once; a different value with the same ID
+        // A value reached again (a shared child, a diamond) gives one record; a different value with the same ID
         // would silently overwrite the first on save, so it is an error.
-        if let existing = finishedRecords[id] {
+        if let existing = finishedRecords[pending.recordID] {
             guard existing == record else {
-                throw CKCodableError.conflictingRecordID(id, recordType: recordType, at: path)
+                throw CKCodableError.conflictingRecordID(
+                    pending.recordID, recordTypes: (existing.recordType, record.recordType), at: pending.path
+                )
             }
             return
         }
-        finishedRecords[id] = record
-        finishingOrder.append(id)
+        finishedRecords[pending.recordID] = record
+        finishingOrder.append(pending.recordID)
     }
 
     /// Validates a field name, remembering names already found valid: models repeat the same few names in every

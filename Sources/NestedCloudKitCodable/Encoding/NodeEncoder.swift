@@ -65,7 +65,7 @@ final class NodeEncoder: Encoder, SingleValueEncodingContainer {
     /// Writes a reference to a record that isn't encoded here (a ``CloudLazyReference``), in the encoder's zone.
     func encodeReference(toRecordNamed recordName: String) {
         let recordID = CloudRecord.ID(recordName: recordName, zoneID: context.options.zoneID)
-        slot = .node(.reference(CloudReference(recordID: recordID, action: context.referenceAction), recordType: ""))
+        slot = .node(.reference(CloudReference(recordID: recordID, action: context.referenceAction), target: nil))
     }
 }
 
@@ -81,20 +81,19 @@ struct NodeContext {
     func slot<T: Encodable>(for value: T, at path: CodingPath) throws -> NodeSlot {
         if let scalar = try scalarNode(for: value, at: path) { return .node(scalar) }
         if let record = value as? any CKEncodable {
-            let recordID = try graph.recordID(of: record, at: path)
-            let reference = CloudReference(recordID: recordID, action: referenceAction)
-            return .node(.reference(reference, recordType: record.cloudKitRecordType))
+            let target = try graph.pendingRecord(for: record, at: path)
+            let reference = CloudReference(recordID: target.recordID, action: referenceAction)
+            return .node(.reference(reference, target: target))
         }
         let encoder = NodeEncoder(context: self, path: path)
         try value.encode(to: encoder)
         // A value that writes nothing is an empty object, as in Foundation's JSON encoder.
         let slot = encoder.slot ?? .object(ObjectBuilder())
-        if value is any UnorderedCollection {
-            switch slot {
-            case .array(let array): array.isUnordered = true
-            case .object(let object): object.isUnordered = true
-            default: break
-            }
+        switch slot {
+        case .array(let array) where value is any UnorderedSet: array.shape.isSet = true
+        case .array(let array) where value is any UnorderedDictionary: array.shape.isDictionary = true
+        case .object(let object) where value is any UnorderedDictionary: object.isUnordered = true
+        default: break
         }
         return slot
     }
@@ -107,17 +106,46 @@ struct NodeContext {
     func scalarNode<T: Encodable>(for value: T, at path: CodingPath) throws -> EncodedNode? {
         // The type comparison comes first so that only the matching type is ever cast.
         if T.self == String.self, let string = value as? String { return .string(string) }
-        if T.self == Date.self, let date = value as? Date { return .date(date) }
+        if T.self == Date.self, let date = value as? Date { return .date(try validated(date, at: path)) }
         if T.self == Data.self, let data = value as? Data { return .data(data) }
         if T.self == URL.self, let url = value as? URL { return .url(url) }
         if T.self == UUID.self, let uuid = value as? UUID { return .string(uuid.uuidString) }
         if T.self == Decimal.self, let decimal = value as? Decimal { return try node(for: decimal, at: path) }
-        if T.self == CloudLocation.self, let location = value as? CloudLocation { return .location(location) }
+        if T.self == CloudLocation.self, let location = value as? CloudLocation {
+            return .location(try validated(location, at: path))
+        }
         if T.self == CloudAsset.self, let asset = value as? CloudAsset { return .asset(asset) }
         if T.self == CloudReference.self, let reference = value as? CloudReference {
-            return .reference(reference, recordType: "")
+            // CloudKit can't reference across zones, so a reference belongs in the zone of the records made here.
+            let recordID = CloudRecord.ID(recordName: reference.recordID.recordName, zoneID: options.zoneID)
+            return .reference(CloudReference(recordID: recordID, action: reference.action), target: nil)
         }
         return nil
+    }
+
+    /// A date CloudKit can store: finite, and within ±275,000 years of 1970 (JavaScript's range, which CloudKit Web
+    /// Services' millisecond timestamps share).
+    func validated(_ date: Date, at path: CodingPath) throws -> Date {
+        let seconds = date.timeIntervalSince1970
+        guard seconds.isFinite, abs(seconds) <= 8.64e12 else { throw CKCodableError.dateOutOfRange(date, at: path) }
+        return date
+    }
+
+    /// A location CloudKit can store: every part finite, the timestamp to the millisecond.
+    func validated(_ location: CloudLocation, at path: CodingPath) throws -> CloudLocation {
+        let parts: [(String, Double)] = [
+            ("latitude", location.latitude), ("longitude", location.longitude), ("altitude", location.altitude),
+            ("horizontalAccuracy", location.horizontalAccuracy), ("verticalAccuracy", location.verticalAccuracy),
+            ("course", location.course), ("speed", location.speed),
+        ]
+        for (name, value) in parts where !value.isFinite {
+            throw CKCodableError.nonFiniteNumber(value, at: path.appending(NamedKey(name)))
+        }
+        var normalized = location
+        if let timestamp = location.timestamp {
+            normalized.timestamp = CloudValue.normalizedDate(try validated(timestamp, at: path.appending(NamedKey("timestamp"))))
+        }
+        return normalized
     }
 
     func node(for value: Double, at path: CodingPath) throws -> EncodedNode {

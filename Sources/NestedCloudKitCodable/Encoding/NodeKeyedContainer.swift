@@ -35,6 +35,25 @@ struct NodeKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         object.set(try context.slot(for: value, at: path.appending(key)), forKey: key.stringValue)
     }
 
+    // The standard library's `encodeIfPresent` writes nothing for `nil`; a flattened field must be cleared then.
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {

@@ -10,7 +10,10 @@ struct NodeUnkeyedContainer: UnkeyedEncodingContainer {
 
     private func append(_ node: EncodedNode) { array.elements.append(.node(node)) }
 
-    mutating func encodeNil() { append(.null) }
+    mutating func encodeNil() {
+        array.shape.hasOptionalElements = true
+        append(.null)
+    }
     mutating func encode(_ value: Bool) { append(.bool(value)) }
     mutating func encode(_ value: String) { append(.string(value)) }
     mutating func encode(_ value: Double) throws { append(try context.node(for: value, at: nextPath)) }
@@ -26,6 +29,7 @@ struct NodeUnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt32) { append(.int(Int64(value))) }
     mutating func encode(_ value: UInt64) throws { append(try context.node(for: value, at: nextPath)) }
     mutating func encode<T: Encodable>(_ value: T) throws {
+        if T.self is any OptionalProtocol.Type { array.shape.hasOptionalElements = true }
         array.elements.append(try context.slot(for: value, at: nextPath))
     }
 

@@ -10,10 +10,13 @@ struct RecordKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encodeNil(forKey key: Key) { encoder.set(.null, forKey: key) }
     mutating func encode(_ value: Bool, forKey key: Key) { encoder.set(.bool(value), forKey: key) }
     mutating func encode(_ value: String, forKey key: Key) { encoder.set(.string(value), forKey: key) }
+    // Values that can be invalid are only checked when the property isn't ignored.
     mutating func encode(_ value: Double, forKey key: Key) throws {
+        guard !encoder.isIgnored(key) else { return }
         encoder.set(try encoder.node(for: value, forKey: key), forKey: key)
     }
     mutating func encode(_ value: Float, forKey key: Key) throws {
+        guard !encoder.isIgnored(key) else { return }
         encoder.set(try encoder.node(for: Double(value), forKey: key), forKey: key)
     }
     mutating func encode(_ value: Int, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
@@ -22,12 +25,14 @@ struct RecordKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: Int32, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
     mutating func encode(_ value: Int64, forKey key: Key) { encoder.set(.int(value), forKey: key) }
     mutating func encode(_ value: UInt, forKey key: Key) throws {
+        guard !encoder.isIgnored(key) else { return }
         encoder.set(try encoder.node(for: UInt64(value), forKey: key), forKey: key)
     }
     mutating func encode(_ value: UInt8, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
     mutating func encode(_ value: UInt16, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
     mutating func encode(_ value: UInt32, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws {
+        guard !encoder.isIgnored(key) else { return }
         encoder.set(try encoder.node(for: value, forKey: key), forKey: key)
     }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {

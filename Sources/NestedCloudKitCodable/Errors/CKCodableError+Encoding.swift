@@ -49,22 +49,46 @@ extension CKCodableError {
         )
     }
 
-    static func recordTooLarge(size: Int, limit: Int, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
-        Self(
+    static func recordTooLarge(
+        size: Int, limit: Int, largestFields: [(name: String, size: Int)], recordID: CloudRecord.ID, at path: CodingPath
+    ) -> Self {
+        let largest = largestFields.map { "\($0.name) (\($0.size) bytes)" }.joined(separator: ", ")
+        return Self(
             .recordTooLarge(size: size, limit: limit), codingPath: path.keys, recordID: recordID,
-            reason: "The record holds about \(size) bytes of field data; CloudKit accepts at most \(limit)",
-            recoverySuggestion: "Store large Data values as assets (dataEncodingStrategy .asset, or a lower "
-                + ".automatic threshold), or move large values into records of their own."
+            reason: "The record holds about \(size) bytes of field data; CloudKit accepts at most \(limit). The "
+                + "largest fields: \(largest)",
+            recoverySuggestion: "Store large Data fields as assets (dataEncodingStrategy .assets(forFields:)), or "
+                + "move large values, including large embedded values, into records of their own."
         )
     }
 
-    static func conflictingRecordID(_ id: CloudRecord.ID, recordType: String, at path: CodingPath) -> Self {
-        Self(
+    static func conflictingRecordID(
+        _ id: CloudRecord.ID, recordTypes: (first: String, second: String), at path: CodingPath
+    ) -> Self {
+        let what = recordTypes.first == recordTypes.second
+            ? "Two different \(recordTypes.first) values" : "A \(recordTypes.first) and a \(recordTypes.second)"
+        return Self(
             .conflictingRecordID(id), codingPath: path.keys, recordID: id,
-            reason: "Two different \(recordType) values have the record ID \(id); saving both would overwrite one "
-                + "with the other",
-            recoverySuggestion: "Give each distinct value its own cloudKitIdentifier, or make the values that "
-                + "share an ID equal."
+            reason: "\(what) have the record ID \(id); saving both would overwrite one with the other",
+            recoverySuggestion: "Give each distinct value its own cloudKitIdentifier (record names are unique across "
+                + "record types: prefix integer ids with the type, as \"Person-1\"), or make the values that share "
+                + "an ID equal."
+        )
+    }
+
+    static func dateOutOfRange(_ date: Date, at path: CodingPath) -> Self {
+        Self(
+            .dateOutOfRange(String(date.timeIntervalSince1970)), codingPath: path.keys,
+            reason: "The date \(date.timeIntervalSince1970) seconds after 1970 isn't one CloudKit can store",
+            recoverySuggestion: "Keep dates finite and within 275,000 years of 1970, or leave the property nil."
+        )
+    }
+
+    static func mixedURLList(at path: CodingPath) -> Self {
+        Self(
+            .mixedURLList, codingPath: path.keys,
+            reason: "The list mixes file URLs, which are stored as assets, with other URLs, stored as strings",
+            recoverySuggestion: "Keep file URLs and other URLs in separate properties."
         )
     }
 

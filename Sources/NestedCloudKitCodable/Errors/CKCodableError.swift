@@ -43,6 +43,10 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
         case referenceInEmbeddedValue(recordType: String)
         /// An asset inside a value that is embedded in a field, where it can't be uploaded.
         case assetInEmbeddedValue
+        /// A date that isn't finite or lies beyond what CloudKit's millisecond timestamps hold.
+        case dateOutOfRange(String)
+        /// A list of URLs mixing file URLs (assets) and other URLs (strings), which no CloudKit list type holds.
+        case mixedURLList
 
         /// A required field (or nested key) that the record doesn't have.
         case missingField(String)

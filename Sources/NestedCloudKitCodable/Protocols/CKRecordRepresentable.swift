@@ -59,10 +59,12 @@ extension CKRecordRepresentable {
 }
 
 extension CKRecordRepresentable where Self: Identifiable {
-    /// The value's `id`, as a string: a `UUID` gives its `uuidString`, an integer its digits.
+    /// The value's `id`, as a string: a `UUID` gives its `uuidString`, an integer its digits, a type with a raw
+    /// value (a tagged identifier) its raw value.
     ///
-    /// An optional `id` that is `nil` gives an empty name, which the encoder rejects with
-    /// ``CKCodableError/Code/invalidRecordName(_:)``.
+    /// An optional `id` that is `nil`, and the `ObjectIdentifier` that classes get as their default `id` (it
+    /// changes from run to run), give an empty name, which the encoder rejects with
+    /// ``CKCodableError/Code/invalidRecordName(_:)``: declare a stable `id`.
     public var cloudKitIdentifier: String { recordName(describing: id) }
 }
 
@@ -75,11 +77,15 @@ public typealias CKDecodable = CKRecordRepresentable & Decodable
 /// A type that can be encoded into CloudKit records and decoded from them.
 public typealias CKCodable = CKEncodable & CKDecodable
 
-/// The record name for an identifier: its description, with optionals unwrapped so that `Optional("a")` gives
-/// `"a"` and `nil` an empty (and so rejected) name.
+/// The record name for an identifier: a raw value's name, a `LosslessStringConvertible` value's description
+/// (`UUID` included), optionals unwrapped; an empty (and so rejected) name for `nil` and `ObjectIdentifier`.
 func recordName(describing identifier: some Any) -> String {
     if let optional = identifier as? any OptionalProtocol {
         return optional.wrappedValue.map { recordName(describing: $0) } ?? ""
     }
+    if identifier is ObjectIdentifier { return "" }
+    if let uuid = identifier as? UUID { return uuid.uuidString }
+    if let convertible = identifier as? any LosslessStringConvertible { return convertible.description }
+    if let raw = identifier as? any RawRepresentable { return recordName(describing: raw.rawValue) }
     return String(describing: identifier)
 }

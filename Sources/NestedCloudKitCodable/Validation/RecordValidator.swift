@@ -18,7 +18,10 @@ enum RecordValidator {
 
     /// Why a record name is rejected, or `nil` if CloudKit accepts it.
     static func problem(withRecordName name: String) -> String? {
-        if name.isEmpty { return "it is empty" }
+        if name.isEmpty {
+            return "it is empty (a nil optional id, or a class whose Identifiable id is its ObjectIdentifier, which "
+                + "changes from run to run, gives an empty name)"
+        }
         if name.utf8.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
         if !name.utf8.allSatisfy({ $0 < 0x80 }) { return "it has characters outside ASCII" }
         if name.utf8.first == UInt8(ascii: "_") { return "it starts with an underscore, which CloudKit reserves" }

@@ -33,7 +33,7 @@ struct ContainerTests {
     @Test func nestedContainersBecomeEmbeddedValuesAndLists() throws {
         try expectFields(of: Measurement(kind: "temp", lower: -1.5, upper: 30, samples: [4, 5]), equal: [
             "kind": .string("temp"),
-            "range": .string(#"{"lower":-1.5,"upper":30}"#),
+            "range": .string(#"{"lower":-1.5,"upper":30.0}"#),
             "samples": .int64List([4, 5]),
             "history": .string(#"[{"lower":0}]"#),
         ])

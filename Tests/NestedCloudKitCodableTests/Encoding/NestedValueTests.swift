@@ -38,7 +38,7 @@ struct NestedValueTests {
 
     @Test func nestedValuesAreEmbeddedAsJSONWithSortedKeys() throws {
         try expectFields(of: Self.contact, equal: [
-            "address": .string(#"{"city":"Springfield","geo":{"lat":1.5,"lon":-2},"street":"742 Evergreen Terrace"}"#),
+            "address": .string(#"{"city":"Springfield","geo":{"lat":1.5,"lon":-2.0},"street":"742 Evergreen Terrace"}"#),
             "scores": .string(#"{"amy":2,"kim":3,"zed":1}"#),
             "shape": .string(#"{"circle":{"radius":2.5}}"#),
         ])

@@ -27,8 +27,8 @@ struct SchoolExampleTests {
                 "name": .string("Springfield Elementary"),
                 "location": .location(CloudLocation(latitude: -30.0346, longitude: -51.2177)),
                 "students": .referenceList([
-                    CloudReference(recordID: CloudRecord.ID(recordName: "bart"), action: .deleteSelf),
-                    CloudReference(recordID: CloudRecord.ID(recordName: "lisa"), action: .deleteSelf),
+                    CloudReference(recordID: CloudRecord.ID(recordName: "bart")),
+                    CloudReference(recordID: CloudRecord.ID(recordName: "lisa")),
                 ]),
                 "director": reference("skinner", .validate),
                 "books": .referenceList([

@@ -98,12 +98,13 @@ struct ValidationTests {
         var parts: [String]
     }
 
-    @Test func recordOverOneMegabyteOfFieldDataIsAnError() throws {
+    @Test func recordOverOneMegabyteOfFieldDataIsAnErrorNamingTheLargestFields() throws {
         let part = String(repeating: "x", count: 200_000)
         #expect(try records(of: Heavy(parts: Array(repeating: part, count: 4))).count == 1)
         let error = try encodingError(of: Heavy(parts: Array(repeating: part, count: 6)))
         #expect(error.code == .recordTooLarge(size: 1_200_005, limit: 1_000_000))
         #expect(error.recordID == CloudRecord.ID(recordName: "heavy"))
+        #expect(error.reason.contains("parts (1200005 bytes)"))
     }
 
     @Test func assetsDoNotCountTowardTheRecordSize() throws {
@@ -112,7 +113,9 @@ struct ValidationTests {
             var photos: [Data]
         }
         let photos = Array(repeating: Data(count: 600_000), count: 3)
-        let root = try #require(try records(of: Album(photos: photos)).last)
+        var encoder = CKRecordEncoder()
+        encoder.dataEncodingStrategy = .assets(forFields: ["photos"])
+        let root = try #require(try records(of: Album(photos: photos), with: encoder).last)
         #expect(root["photos"]?.kind == .assetList)
     }
 

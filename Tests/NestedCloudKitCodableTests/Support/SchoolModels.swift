@@ -27,8 +27,10 @@ struct School: CKCodable, Identifiable, Equatable {
     var director: Person
     var books: [Book]
 
+    // The school can't exist without its director, and the director can't be deleted while it does. (Not
+    // `.deleteSelf` on the children: that would delete the school when one student is deleted.)
     func cloudKitReferenceActions() -> [String: CloudReference.Action] {
-        ["director": .validate, "students": .deleteSelf]
+        ["director": .validate]
     }
 }
 
