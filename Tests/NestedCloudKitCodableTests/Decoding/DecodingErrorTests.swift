@@ -1,0 +1,252 @@
+import Foundation
+import NestedCloudKitCodable
+import Synchronization
+import Testing
+
+/// Every way decoding fails is a thrown error with the case, the record and the coding path.
+@Suite("Decoding errors")
+struct DecodingErrorTests {
+    struct Book: CKCodable, Identifiable, Equatable {
+        var id: String
+        var title: String
+        var pages: Int
+    }
+
+    struct Shelf: CKCodable, Identifiable, Equatable {
+        var id: String
+        var favorite: Book
+        var spare: Book?
+        var books: [Book]
+    }
+
+    static let shelfID = CloudRecord.ID(recordName: "shelf")
+
+    static func shelf(_ fields: CloudRecord.Fields) -> CloudRecord {
+        CloudRecord(recordType: "Shelf", id: shelfID, fields: fields)
+    }
+
+    static func book(_ name: String, _ fields: CloudRecord.Fields = ["title": .string("T"), "pages": .int64(1)]) -> CloudRecord {
+        CloudRecord(recordType: "Book", id: CloudRecord.ID(recordName: name), fields: fields)
+    }
+
+    /// Decodes a shelf from a database holding the given records; returns the error.
+    func decodingError(
+        _ root: CloudRecord, in records: [CloudRecord], decoder: CKRecordDecoder = CKRecordDecoder(),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> CKCodableError {
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords(records)
+        return try await #require(throws: CKCodableError.self, sourceLocation: sourceLocation) {
+            try await decoder.decode(Shelf.self, from: root, referenceDatabase: database)
+        }
+    }
+
+    @Test func missingRequiredReferenceNamesRecordAndPath() async throws {
+        let root = Self.shelf(["favorite": reference("gone"), "books": .referenceList([])])
+        let error = try await decodingError(root, in: [])
+        #expect(error.code == .missingRecord(CloudRecord.ID(recordName: "gone")))
+        #expect(error.path == ["favorite"])
+        #expect(error.recordID == Self.shelfID)
+        #expect(error.field == "favorite")
+    }
+
+    @Test func missingOptionalReferenceIsNilByDefault() async throws {
+        let root = Self.shelf(["favorite": reference("b1"), "spare": reference("gone")])
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords([Self.book("b1")])
+        let shelf = try await CKRecordDecoder().decode(Shelf.self, from: root, referenceDatabase: database)
+        #expect(shelf.spare == nil)
+        #expect(shelf.favorite.id == "b1")
+        #expect(shelf.books == [])  // a missing list is an empty one
+    }
+
+    @Test func missingOptionalReferenceIsAnErrorWhenAsked() async throws {
+        var decoder = CKRecordDecoder()
+        decoder.missingReferenceStrategy = .throw
+        let root = Self.shelf(["favorite": reference("b1"), "spare": reference("gone")])
+        let error = try await decodingError(root, in: [Self.book("b1")], decoder: decoder)
+        #expect(error.code == .missingRecord(CloudRecord.ID(recordName: "gone")))
+        #expect(error.path == ["spare"])
+    }
+
+    @Test func missingElementOfAReferenceListNamesItsIndex() async throws {
+        let root = Self.shelf(["favorite": reference("b1"), "books": .referenceList([
+            CloudReference(recordID: CloudRecord.ID(recordName: "b1")),
+            CloudReference(recordID: CloudRecord.ID(recordName: "gone")),
+        ])])
+        let error = try await decodingError(root, in: [Self.book("b1")])
+        #expect(error.code == .missingRecord(CloudRecord.ID(recordName: "gone")))
+        #expect(error.path == ["books", "Index 1"])
+    }
+
+    @Test func missingRequiredFieldOfANestedRecordNamesThatRecord() async throws {
+        let root = Self.shelf(["favorite": reference("b1")])
+        let error = try await decodingError(root, in: [Self.book("b1", ["title": .string("T")])])
+        #expect(error.code == .missingField("pages"))
+        #expect(error.path == ["favorite", "pages"])
+        #expect(error.recordID == CloudRecord.ID(recordName: "b1"))
+        #expect(error.field == "pages")
+    }
+
+    @Test func wrongFieldTypeIsATypeMismatchNamingBothTypes() async throws {
+        let root = Self.shelf(["favorite": reference("b1")])
+        let error = try await decodingError(root, in: [Self.book("b1", ["title": .int64(5), "pages": .int64(1)])])
+        #expect(error.code == .typeMismatch(expected: "String", found: "a INT64 field"))
+        #expect(error.path == ["favorite", "title"])
+        #expect(error.recordID == CloudRecord.ID(recordName: "b1"))
+    }
+
+    @Test func referenceWhereAValueIsExpectedIsATypeMismatch() async throws {
+        let root = Self.shelf(["favorite": .string("not a reference")])
+        let error = try await decodingError(root, in: [])
+        #expect(error.code == .typeMismatch(expected: "a reference to a Book record", found: "a STRING field"))
+        #expect(error.path == ["favorite"])
+    }
+
+    @Test func integerTooLargeForItsTypeIsOutOfRange() throws {
+        struct Small: CKCodable, Identifiable { var id: String; var count: UInt8 }
+        let record = CloudRecord(recordType: "Small", id: CloudRecord.ID(recordName: "s"), fields: ["count": .int64(300)])
+        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Small.self, from: record, records: []) }
+        #expect(error.code == .valueOutOfRange("300"))
+        #expect(error.path == ["count"])
+    }
+
+    @Test func boolOtherThanZeroOrOneIsCorrupted() throws {
+        struct Flag: CKCodable, Identifiable { var id: String; var on: Bool }
+        let record = CloudRecord(recordType: "Flag", id: CloudRecord.ID(recordName: "f"), fields: ["on": .int64(2)])
+        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Flag.self, from: record, records: []) }
+        #expect(error.code == .corruptedValue("2 is not a boolean (0 or 1)"))
+        #expect(error.field == "on")
+    }
+
+    struct Profile: CKCodable, Identifiable {
+        var id: String
+        var address: RoundTripTests.Address
+        var uuid: UUID?
+    }
+
+    @Test(arguments: ["{not json", "[1,2]", #"{"street": 5, "tags": []}"#])
+    func malformedEmbeddedJSONIsAnErrorWithTheFullPath(json: String) throws {
+        let record = CloudRecord(recordType: "Profile", id: CloudRecord.ID(recordName: "p"), fields: ["address": .string(json)])
+        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Profile.self, from: record, records: []) }
+        #expect(error.recordID == CloudRecord.ID(recordName: "p"))
+        #expect(error.field == "address")
+        #expect(error.path.first == "address")
+        switch error.code {
+        case .corruptedValue, .typeMismatch: break
+        default: Issue.record("unexpected \(error.code)")
+        }
+    }
+
+    @Test func stringThatIsNotAUUIDIsCorrupted() throws {
+        let record = CloudRecord(recordType: "Profile", id: CloudRecord.ID(recordName: "p"), fields: [
+            "address": .string(#"{"street":"s","tags":[]}"#), "uuid": .string("nope"),
+        ])
+        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Profile.self, from: record, records: []) }
+        #expect(error.code == .corruptedValue("\"nope\" isn't a UUID"))
+        #expect(error.path == ["uuid"])
+    }
+
+    @Test func recordOfAnotherTypeIsATypeMismatch() async throws {
+        let root = Self.shelf(["favorite": reference("b1")])
+        let wrong = CloudRecord(recordType: "Magazine", id: CloudRecord.ID(recordName: "b1"), fields: ["title": .string("T"), "pages": .int64(1)])
+        let error = try await decodingError(root, in: [wrong])
+        #expect(error.code == .recordTypeMismatch(expected: "Book", found: "Magazine"))
+        #expect(error.path == ["favorite"])
+    }
+
+    @Test func graphDeeperThanTheLimitStopsWithTheBoundsError() async throws {
+        var decoder = CKRecordDecoder()
+        decoder.maximumDepth = 5
+        let chain = GraphDecodingTests.chain(length: 10)
+        let records = try CKRecordEncoder().encode(chain)
+        let database = InMemoryCloudDatabase()
+        let saved = try await database.saveRecords(records)
+        await database.resetStatistics()
+        let error = try await #require(throws: CKCodableError.self) {
+            try await decoder.decode(GraphDecodingTests.Link.self, from: #require(saved.last), referenceDatabase: database)
+        }
+        #expect(error.code == .depthLimitExceeded(limit: 5))
+        #expect(error.recordID == CloudRecord.ID(recordName: "6"))
+        #expect(await database.statistics.fetchRequests == 5)
+    }
+
+    @Test func graphWithMoreRecordsThanTheLimitStopsBeforeFetchingThem() async throws {
+        var decoder = CKRecordDecoder()
+        decoder.maximumRecordCount = 100
+        let value = GraphDecodingTests.Class(id: "class", students: (0..<150).map { GraphDecodingTests.Leaf(id: "s\($0)", value: $0) })
+        let database = InMemoryCloudDatabase()
+        let saved = try await database.saveRecords(try CKRecordEncoder().encode(value))
+        await database.resetStatistics()
+        let error = try await #require(throws: CKCodableError.self) {
+            try await decoder.decode(GraphDecodingTests.Class.self, from: #require(saved.last), referenceDatabase: database)
+        }
+        #expect(error.code == .recordLimitExceeded(limit: 100))
+        #expect(await database.statistics.fetchRequests == 0)
+    }
+
+    @Test func databaseFailureIsADatabaseErrorNamingTheRecordBeingFetched() async throws {
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords([Self.book("b1")])
+        await database.throttleNextRequest(retryAfter: 3)
+        let error = try await #require(throws: CKCodableError.self) {
+            try await CKRecordDecoder().decode(Shelf.self, from: Self.shelf(["favorite": reference("b1")]), referenceDatabase: database)
+        }
+        #expect(error.code == .databaseError(.requestRateLimited(retryAfter: 3)))
+        #expect(error.recordID == CloudRecord.ID(recordName: "b1"))
+        #expect(error.path == ["favorite"])
+    }
+
+    @Test func failureOfOneRecordIsADatabaseErrorForThatRecord() async throws {
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords([Self.book("b1")])
+        await database.failRecord(CloudRecord.ID(recordName: "b1"), with: .networkFailure("reset"))
+        let error = try await #require(throws: CKCodableError.self) {
+            try await CKRecordDecoder().decode(Shelf.self, from: Self.shelf(["favorite": reference("b1")]), referenceDatabase: database)
+        }
+        #expect(error.code == .databaseError(.networkFailure("reset")))
+        #expect(error.recordID == CloudRecord.ID(recordName: "b1"))
+    }
+
+    /// Decodes with the completion handler and returns every call it got.
+    func completions(
+        from root: CloudRecord, database: InMemoryCloudDatabase
+    ) async -> [(Shelf?, CKCodableError?)] {
+        let calls = Mutex<[(Shelf?, CKCodableError?)]>([])
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            CKRecordDecoder().decode(Shelf.self, from: root, referenceDatabase: database) { value, error in
+                calls.withLock { $0.append((value, error)) }
+                continuation.resume()
+            }
+        }
+        // Any second call would come right after the first.
+        try? await Task.sleep(for: .milliseconds(20))
+        return calls.withLock { $0 }
+    }
+
+    @Test func completionHandlerIsCalledExactlyOnceWithTheValue() async throws {
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords([Self.book("b1")])
+        let calls = await completions(from: Self.shelf(["favorite": reference("b1")]), database: database)
+        #expect(calls.count == 1)
+        #expect(calls.first?.0?.favorite.id == "b1")
+        #expect(calls.first?.1 == nil)
+    }
+
+    @Test func completionHandlerIsCalledExactlyOnceWithEachKindOfError() async throws {
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords([Self.book("b1")])
+        // A missing record, a database failure, and a decoding error.
+        let missing = await completions(from: Self.shelf(["favorite": reference("gone")]), database: database)
+        await database.dropNextConnection()
+        let failed = await completions(from: Self.shelf(["favorite": reference("b1")]), database: database)
+        let corrupt = await completions(from: Self.shelf(["favorite": .int64(1)]), database: database)
+        for (calls, code) in [(missing, CKCodableError.Code.missingRecord(CloudRecord.ID(recordName: "gone"))),
+                              (failed, .databaseError(.networkFailure("the connection was lost"))),
+                              (corrupt, .typeMismatch(expected: "a reference to a Book record", found: "a INT64 field"))] {
+            #expect(calls.count == 1)
+            #expect(calls.first?.0 == nil)
+            #expect(calls.first?.1?.code == code)
+        }
+    }
+}

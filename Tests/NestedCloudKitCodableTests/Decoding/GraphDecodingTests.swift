@@ -1,0 +1,189 @@
+import Foundation
+import NestedCloudKitCodable
+import Testing
+
+/// Graphs come back whole, in as many round trips as they are deep, each record fetched once.
+@Suite("Graph decoding")
+struct GraphDecodingTests {
+    struct Link: CKCodable, Identifiable, Equatable {
+        var id: Int
+        var next: [Link]
+    }
+
+    static func chain(length: Int) -> Link {
+        var link = Link(id: length - 1, next: [])
+        for id in stride(from: length - 2, through: 0, by: -1) { link = Link(id: id, next: [link]) }
+        return link
+    }
+
+    @Test(arguments: [1, 2, 3, 20])
+    func chainOfDepthDIsFetchedInDRequests(depth: Int) async throws {
+        let chain = Self.chain(length: depth + 1)
+        let (decoded, database) = try await roundTrip(chain)
+        #expect(decoded == chain)
+        let statistics = await database.statistics
+        #expect(statistics.fetchRequests == depth)
+        #expect(statistics.recordsFetched == depth)
+    }
+
+    struct Leaf: CKCodable, Identifiable, Equatable {
+        var id: String
+        var value: Int
+    }
+
+    struct Branch: CKCodable, Identifiable, Equatable {
+        var id: String
+        var leaf: Leaf
+    }
+
+    struct Tree: CKCodable, Identifiable, Equatable {
+        var id: String
+        var left: Branch
+        var right: Branch
+        var favorite: Leaf
+    }
+
+    @Test func diamondAndSharedChildAreFetchedOnce() async throws {
+        let shared = Leaf(id: "leaf", value: 7)
+        let tree = Tree(id: "tree", left: Branch(id: "l", leaf: shared), right: Branch(id: "r", leaf: shared), favorite: shared)
+        let (decoded, database) = try await roundTrip(tree)
+        #expect(decoded == tree)
+        let statistics = await database.statistics
+        // The shared leaf is reached at depth 1 (favorite) and 2 (through both branches): fetched once, at depth 1.
+        #expect(statistics.fetchRequests == 1)
+        #expect(statistics.recordsFetched == 3)
+    }
+
+    struct Class: CKCodable, Identifiable, Equatable {
+        var id: String
+        var students: [Leaf]
+    }
+
+    @Test(arguments: [0, 1000])
+    func referenceListOfAnySizeRoundTrips(count: Int) async throws {
+        let value = Class(id: "class", students: (0..<count).map { Leaf(id: "s\($0)", value: $0) })
+        let (decoded, database) = try await roundTrip(value)
+        #expect(decoded == value)
+        let statistics = await database.statistics
+        // 1,000 records at one level are split at the limit of 400: three requests, in flight together.
+        #expect(statistics.fetchRequests == (count == 0 ? 0 : 3))
+        #expect(statistics.recordsFetched == count)
+    }
+
+    @Test func wideTreeIsFetchedInOneRequestPerLevelAndChunk() async throws {
+        struct Root: CKCodable, Identifiable, Equatable { var id: String; var middles: [Middle] }
+        struct Middle: CKCodable, Identifiable, Equatable { var id: String; var leaves: [Leaf] }
+        let root = Root(id: "root", middles: (0..<10).map { middle in
+            Middle(id: "m\(middle)", leaves: (0..<50).map { Leaf(id: "l\(middle)-\($0)", value: $0) })
+        })
+        let (decoded, database) = try await roundTrip(root)
+        #expect(decoded == root)
+        let statistics = await database.statistics
+        #expect(statistics.fetchRequests == 1 + 2)  // 10 middles; then 500 leaves in two chunks of at most 400
+        #expect(statistics.recordsFetched == 510)
+    }
+
+    final class Node: CKCodable {
+        let name: String
+        var next: Node?
+        init(_ name: String, next: Node? = nil) {
+            self.name = name
+            self.next = next
+        }
+        var cloudKitIdentifier: String { name }
+    }
+
+    @Test func referenceCycleIsFetchedOnceAndIsAClearError() async throws {
+        let a = Node("a"), b = Node("b")
+        a.next = b
+        b.next = a
+        let records = try CKRecordEncoder().encode(a)
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords(records)
+        let root = try await database.record(for: CloudRecord.ID(recordName: "a"))
+        await database.resetStatistics()
+        let error = try await #require(throws: CKCodableError.self) {
+            try await CKRecordDecoder().decode(Node.self, from: root, referenceDatabase: database)
+        }
+        // Records are decoded deepest first: b is decoded first, reaches a, and a reaches b again.
+        #expect(error.code == .referenceCycle(CloudRecord.ID(recordName: "b")))
+        #expect(error.path == ["next", "next", "next"])
+        #expect(error.recordID == CloudRecord.ID(recordName: "b"))
+        let statistics = await database.statistics
+        #expect(statistics.fetchRequests == 1)
+        #expect(statistics.recordsFetched == 1)
+    }
+
+    struct Person: CKCodable, Identifiable, Equatable {
+        var id: String
+        var name: String
+        var friend: CloudLazyReference<Person>?
+    }
+
+    @Test func cycleThroughALazyReferenceRoundTripsAndLoadsOnDemand() async throws {
+        let ann = Person(id: "ann", name: "Ann", friend: CloudLazyReference(recordID: CloudRecord.ID(recordName: "bob")))
+        let bob = Person(id: "bob", name: "Bob", friend: CloudLazyReference(to: ann))
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords(try CKRecordEncoder().encode(ann) + CKRecordEncoder().encode(bob))
+        await database.resetStatistics()
+        let decoded = try await CKRecordDecoder().decode(Person.self, from: database.record(for: CloudRecord.ID(recordName: "ann")), referenceDatabase: database)
+        #expect(decoded == ann)
+        #expect(await database.statistics.requests == 1)  // the root only: the lazy reference isn't followed
+        let friend = try await #require(decoded.friend).load(from: database)
+        #expect(friend == bob)
+    }
+
+    struct Album: CKCodable, Identifiable, Equatable {
+        var id: String
+        var cover: Leaf
+        var photos: [CloudLazyReference<Leaf>]
+    }
+
+    @Test func lazyReferencesKeepTheirSubgraphFromBeingFetched() async throws {
+        let photos = (0..<5).map { Leaf(id: "p\($0)", value: $0) }
+        let album = Album(id: "album", cover: photos[0], photos: photos.map { CloudLazyReference(to: $0) })
+        let database = InMemoryCloudDatabase()
+        // A lazy reference doesn't encode its target: save the photos that aren't the cover on their own.
+        for photo in photos.dropFirst() { try await database.saveRecords(try CKRecordEncoder().encode(photo)) }
+        let saved = try await database.saveRecords(try CKRecordEncoder().encode(album))
+        await database.resetStatistics()
+        let decoded = try await CKRecordDecoder().decode(Album.self, from: #require(saved.last), referenceDatabase: database)
+        #expect(decoded == album)
+        let statistics = await database.statistics
+        #expect(statistics.recordsFetched == 1)  // the cover only
+        #expect(try await decoded.photos[3].load(from: database) == photos[3])
+    }
+
+    @Test func lazyReferenceEncodesAsAReferenceWithThePropertysAction() throws {
+        struct Holder: CKCodable, Identifiable {
+            var id: String
+            var target: CloudLazyReference<Leaf>
+            func cloudKitReferenceActions() -> [String: CloudReference.Action] { ["target": .deleteSelf] }
+        }
+        let zone = CloudRecord.ZoneID(zoneName: "Z")
+        let root = try #require(try CKRecordEncoder(zoneID: zone).encode(Holder(id: "h", target: CloudLazyReference(to: Leaf(id: "t", value: 1)))).last)
+        #expect(root["target"] == .reference(CloudReference(recordID: CloudRecord.ID(recordName: "t", zoneID: zone), action: .deleteSelf)))
+    }
+
+    @Test func deepChainFromRecordsInHandDecodesDeepestFirstWithoutExhaustingTheStack() async throws {
+        let chain = Self.chain(length: 2000)
+        let graph = try CKRecordEncoder().encodeGraph(chain)
+        var decoder = CKRecordDecoder()
+        decoder.maximumDepth = 5000
+        let decoded = try await Task.detached { try decoder.decode(Link.self, from: graph) }.value
+        #expect(decoded.id == 0)
+        var depth = 0
+        var link = decoded
+        while let next = link.next.first { link = next; depth += 1 }
+        #expect(depth == 1999)
+    }
+
+    @Test func deepChainThroughADatabaseDecodes() async throws {
+        var decoder = CKRecordDecoder()
+        decoder.maximumDepth = 500
+        let chain = Self.chain(length: 300)
+        let (decoded, database) = try await roundTrip(chain, decoder: decoder)
+        #expect(decoded == chain)
+        #expect(await database.statistics.fetchRequests == 299)
+    }
+}
