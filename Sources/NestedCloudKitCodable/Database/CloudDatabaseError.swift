@@ -66,6 +66,7 @@ public enum CloudDatabaseError: Error, Sendable, Hashable, CustomStringConvertib
         }
     }
 
+    /// What went wrong and what to do about it.
     public var description: String {
         switch self {
         case .unknownItem(let id): "The record \(id) doesn't exist"

@@ -69,15 +69,20 @@ extension CloudRecord {
             positions.reserveCapacity(count)
         }
 
+        /// The position of the first field.
         public var startIndex: Int { entries.startIndex }
+        /// The position after the last field.
         public var endIndex: Int { entries.endIndex }
+        /// The field at a position, in the order fields were set.
         public subscript(position: Int) -> Element { entries[position] }
 
+        /// Whether both hold the same names with the same values, in any order.
         public static func == (lhs: Fields, rhs: Fields) -> Bool {
             guard lhs.entries.count == rhs.entries.count else { return false }
             return lhs.entries.allSatisfy { rhs[$0.name] == $0.value }
         }
 
+        /// Hashes the fields without regard to their order, consistently with `==`.
         public func hash(into hasher: inout Hasher) {
             // Order-independent, like `Dictionary`'s hash: combine each field's own hash commutatively.
             var combined = 0

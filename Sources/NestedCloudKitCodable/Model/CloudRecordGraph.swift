@@ -28,14 +28,19 @@ public struct CloudRecordGraph: Sendable, Hashable, RandomAccessCollection {
         positions[id].map { records[$0] }
     }
 
+    /// The position of the first record.
     public var startIndex: Int { records.startIndex }
+    /// The position after the root.
     public var endIndex: Int { records.endIndex }
+    /// The record at a position in dependency order.
     public subscript(position: Int) -> CloudRecord { records[position] }
 
+    /// Whether both hold the same records in the same order.
     public static func == (lhs: CloudRecordGraph, rhs: CloudRecordGraph) -> Bool {
         lhs.records == rhs.records
     }
 
+    /// Hashes the records in order, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(records)
     }

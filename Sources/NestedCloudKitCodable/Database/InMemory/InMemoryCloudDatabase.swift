@@ -94,6 +94,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
 
     // MARK: CloudDatabase
 
+    /// Fetches records by ID; see ``CloudDatabase/records(for:desiredKeys:)``.
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
     ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
@@ -112,6 +113,8 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         return results
     }
 
+    /// Saves and deletes records under CloudKit's rules; see
+    /// ``CloudDatabase/modifyRecords(saving:deleting:savePolicy:atomically:)``.
     public func modifyRecords(
         saving recordsToSave: [CloudRecord],
         deleting recordIDsToDelete: [CloudRecord.ID],
@@ -161,18 +164,21 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         return (saveResults, deleteResults)
     }
 
+    /// Finds matching records a page at a time; see ``CloudDatabase/records(matching:inZoneWith:desiredKeys:resultsLimit:)``.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
         try await page(from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
+    /// Continues a query; see ``CloudDatabase/records(continuingMatchFrom:desiredKeys:resultsLimit:)``.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
         try await page(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
+    /// Creates and deletes zones; deleting a zone deletes its records.
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
     ) async throws -> (
@@ -199,6 +205,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         return (saveResults, deleteResults)
     }
 
+    /// Every zone, the default zone first among equals, sorted by name.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
         try await beginRequest(counting: \.zoneRequests, items: 0)
         return storage.zones.sorted { ($0.zoneName, $0.ownerName) < ($1.zoneName, $1.ownerName) }
