@@ -47,6 +47,7 @@ public protocol CloudDatabase: Sendable {
 
     /// Finds the records of a zone that match a query, a page at a time.
     ///
+    /// A `resultsLimit` of ``CloudQuery/maximumResults`` asks for as many as the database allows per page.
     /// - Returns: The matches in the query's order, and a cursor when more follow.
     func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int

@@ -6,6 +6,10 @@ import Foundation
 /// let query = CloudQuery(recordType: "Person", predicate: .references(schoolID, in: "school"))
 /// ```
 public struct CloudQuery: Sendable, Hashable {
+    /// A `resultsLimit` that asks for as many results per page as the database allows, as
+    /// `CKQueryOperation.maximumResults` does.
+    public static let maximumResults = 0
+
     /// The type of the records to find.
     public var recordType: String
     /// The condition a record must meet.
@@ -24,7 +28,8 @@ public struct CloudQuery: Sendable, Hashable {
     public indirect enum Predicate: Sendable, Hashable {
         /// Every record of the type.
         case all
-        /// The field holds exactly this value (a list field matches when it holds the value as an element).
+        /// The field holds this value (a list field matches when it holds the value as an element). References
+        /// match by the record they point to, whatever their action, as in CloudKit.
         case equals(field: String, value: CloudValue)
         /// The field (a reference or a reference list) points to the record with this ID.
         case references(CloudRecord.ID, in: String)
@@ -38,6 +43,9 @@ public struct CloudQuery: Sendable, Hashable {
                 return true
             case .equals(let field, let value):
                 guard let stored = record[field] else { return false }
+                if case .reference(let wanted) = value, case .reference(let reference) = stored {
+                    return reference.recordID == wanted.recordID
+                }
                 return stored == value || stored.listContains(value)
             case .references(let target, let field):
                 switch record[field] {

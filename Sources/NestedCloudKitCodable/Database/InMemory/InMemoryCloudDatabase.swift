@@ -125,40 +125,18 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
     ) {
         try await beginRequest(counting: \.modifyRequests, items: recordsToSave.count + recordIDsToDelete.count)
-        // Injected record faults act like a server-side failure of that item: it is left out of the plan.
+        // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
         var injected: [CloudRecord.ID: CloudDatabaseError] = [:]
         for id in recordsToSave.map(\.id) + recordIDsToDelete {
             if let fault = recordFaults.removeValue(forKey: id) { injected[id] = fault }
         }
-        let now = clock()
         let plan = try CloudModificationPlan(
-            saving: recordsToSave.filter { injected[$0.id] == nil },
-            deleting: recordIDsToDelete.filter { injected[$0] == nil },
-            savePolicy: savePolicy, atomically: atomically && injected.isEmpty, store: storage, now: now,
-            makeChangeTag: nextChangeTag
+            saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically,
+            store: storage, failures: injected, now: clock(), makeChangeTag: nextChangeTag
         )
-        var saveResults = plan.saveResults
-        var deleteResults = plan.deleteResults
-        if !injected.isEmpty {
-            // An injected failure fails the rest of an atomic request's custom zones, as a real failure would.
-            let failedZones = atomically ? Set(injected.keys.map(\.zoneID)).subtracting([.default]) : []
-            for record in recordsToSave {
-                if let error = injected[record.id] { saveResults[record.id] = .failure(error) }
-                else if failedZones.contains(record.id.zoneID) { saveResults[record.id] = .failure(.batchRequestFailed(record.id)) }
-            }
-            for id in recordIDsToDelete {
-                if let error = injected[id] { deleteResults[id] = .failure(error) }
-                else if failedZones.contains(id.zoneID) { deleteResults[id] = .failure(.batchRequestFailed(id)) }
-            }
-            let rolledBack = Set(saveResults.compactMap { $0.value.failed ? $0.key : nil })
-                .union(deleteResults.compactMap { $0.value.failed ? $0.key : nil })
-            storage.apply(
-                writing: plan.recordsToWrite.filter { !rolledBack.contains($0.id) },
-                removing: failedZones.isEmpty ? plan.recordIDsToRemove : plan.recordIDsToRemove.filter { !failedZones.contains($0.zoneID) }
-            )
-        } else {
-            storage.apply(writing: plan.recordsToWrite, removing: plan.recordIDsToRemove)
-        }
+        storage.apply(writing: plan.recordsToWrite, removing: plan.recordIDsToRemove)
+        let saveResults = plan.saveResults
+        let deleteResults = plan.deleteResults
         statistics.recordsSaved += saveResults.values.count { !$0.failed }
         statistics.recordsDeleted += deleteResults.values.count { !$0.failed }
         return (saveResults, deleteResults)
@@ -229,7 +207,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
         try await beginRequest(counting: \.queryRequests, items: 0)
-        guard resultsLimit > 0 else { throw CloudDatabaseError.invalidArguments("resultsLimit must be at least 1") }
+        guard resultsLimit >= 0 else { throw CloudDatabaseError.invalidArguments("resultsLimit can't be negative") }
         guard storage.zones.contains(cursor.zoneID) else { throw CloudDatabaseError.zoneNotFound(cursor.zoneID) }
         guard let start = Int(cursor.position), start >= 0 else {
             throw CloudDatabaseError.invalidArguments("the cursor wasn't made by this database")
@@ -238,7 +216,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         let matches = storage.records.values
             .filter { $0.id.zoneID == cursor.zoneID && $0.recordType == query.recordType && query.predicate.matches($0) }
             .sorted(by: query.sortsBefore)
-        let limit = min(resultsLimit, maximumItemsPerRequest)
+        let limit = resultsLimit == CloudQuery.maximumResults ? maximumItemsPerRequest : min(resultsLimit, maximumItemsPerRequest)
         let page = matches.dropFirst(start).prefix(limit)
         statistics.recordsFetched += page.count
         let end = start + page.count

@@ -33,7 +33,9 @@ public struct CloudModificationPlan: Sendable {
     ///   - savePolicy: The save policy.
     ///   - atomically: Whether each custom zone's changes apply all together or not at all.
     ///   - store: The backend's current state.
-    ///   - now: The time of the change, for the system fields.
+    ///   - failures: Items the backend has already failed on its own (an asset that didn't upload, an injected
+    ///     fault); they count as failed items for atomic requests.
+    ///   - now: The time of the change, for the system fields; kept to the millisecond, as CloudKit keeps it.
     ///   - userRecordName: The user making the change.
     ///   - makeChangeTag: A new, unique change tag.
     /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a request that saves or deletes a record twice;
@@ -44,6 +46,7 @@ public struct CloudModificationPlan: Sendable {
         savePolicy: CloudRecordSavePolicy,
         atomically: Bool,
         store: some CloudRecordStore,
+        failures: [CloudRecord.ID: CloudDatabaseError] = [:],
         now: Date,
         userRecordName: String = CloudRecord.ZoneID.currentUserOwnerName,
         makeChangeTag: () -> String
@@ -52,9 +55,14 @@ public struct CloudModificationPlan: Sendable {
         for id in recordsToSave.map(\.id) + recordIDsToDelete where !mentioned.insert(id).inserted {
             throw CloudDatabaseError.invalidArguments("the request saves or deletes \(id) more than once")
         }
+        let now = CloudValue.normalizedDate(now)
 
         var writes: [CloudRecord.ID: CloudRecord] = [:]
         for client in recordsToSave {
+            if let failure = failures[client.id] {
+                saveResults[client.id] = .failure(failure)
+                continue
+            }
             switch try Self.save(client, savePolicy: savePolicy, store: store, now: now,
                                  userRecordName: userRecordName, makeChangeTag: makeChangeTag) {
             case .success(let stored): writes[client.id] = stored
@@ -64,6 +72,10 @@ public struct CloudModificationPlan: Sendable {
 
         var removals: [CloudRecord.ID: Set<CloudRecord.ID>] = [:]
         for id in recordIDsToDelete {
+            if let failure = failures[id] {
+                deleteResults[id] = .failure(failure)
+                continue
+            }
             guard try store.containsZone(id.zoneID) else {
                 deleteResults[id] = .failure(.zoneNotFound(id.zoneID))
                 continue

@@ -1,0 +1,1036 @@
+import Foundation
+import NestedCloudKitCodable
+import Testing
+
+/// A backend under test: a name (for test output) and a factory making a fresh, empty database with the given
+/// per-request limit.
+///
+/// A new backend joins the conformance suite by adding one entry to ``all``.
+struct DatabaseBackend: Sendable, CustomTestStringConvertible {
+    let name: String
+    let make: @Sendable (_ maximumItemsPerRequest: Int) async throws -> any CloudDatabase
+
+    var testDescription: String { name }
+
+    /// A fresh, empty database; 400 items per request, as CloudKit's framework, unless a test needs another limit.
+    func makeDatabase(maximumItemsPerRequest: Int = 400) async throws -> any CloudDatabase {
+        try await make(maximumItemsPerRequest)
+    }
+}
+
+extension DatabaseBackend {
+    /// Every backend the conformance suite runs against.
+    static let all: [DatabaseBackend] = [.inMemory]
+
+    static let inMemory = DatabaseBackend(name: "in-memory") { limit in
+        InMemoryCloudDatabase(maximumItemsPerRequest: limit)
+    }
+}
+
+/// CloudKit's semantics, checked once against every ``CloudDatabase`` backend.
+@Suite("Database conformance")
+struct DatabaseConformanceTests {
+    private let zoneA = CloudRecord.ZoneID(zoneName: "ZoneA")
+    private let zoneB = CloudRecord.ZoneID(zoneName: "ZoneB")
+
+    // MARK: Save and fetch
+
+    @Test(arguments: DatabaseBackend.all)
+    func savedRecordIsFetchedWithTheSameFields(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let fields: CloudRecord.Fields = [
+            "title": .string("Moby-Dick"), "pages": .int64(635), "price": .double(9.5),
+            "published": .date(.milliseconds(-3_746_304_000_000)), "cover": .bytes(Data([1, 2, 3])),
+            "tags": .stringList(["sea", "whale"]), "author": reference("melville"),
+        ]
+        let saved = try await database.save(record("Book", "moby-dick", fields))
+
+        let fetched = try await database.record(for: saved.id)
+        #expect(fetched.recordType == "Book")
+        #expect(fetched.fields == fields)
+        #expect(fetched == saved)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func savedRecordGetsAChangeTagAndCreationAndModificationDates(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let saved = try await database.save(record("Note", "n", ["text": .string("hi")]))
+
+        let systemFields = try #require(saved.systemFields)
+        #expect(systemFields.changeTag != nil)
+        let created = try #require(systemFields.creationDate)
+        let modified = try #require(systemFields.modificationDate)
+        #expect(modified >= created)
+        #expect(try await database.record(for: saved.id).systemFields == systemFields)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func systemFieldDatesAreWholeMillisecondsAsCloudKitStoresThem(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let saved = try await database.save(record("Note", "n", ["text": .string("hi")]))
+        let created = try #require(saved.systemFields?.creationDate)
+        let modified = try #require(saved.systemFields?.modificationDate)
+
+        #expect(CloudValue.normalizedDate(created) == created)
+        #expect(CloudValue.normalizedDate(modified) == modified)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func fetchingAnUnknownRecordGivesUnknownItemInThatRecordsResult(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let saved = try await database.save(record("Note", "known", ["text": .string("hi")]))
+        let unknown = CloudRecord.ID(recordName: "unknown")
+
+        let results = try await database.records(for: [saved.id, unknown])
+        #expect(results.count == 2)
+        #expect(results[saved.id] == .success(saved))
+        #expect(results[unknown] == .failure(.unknownItem(unknown)))
+        await #expect(throws: CloudDatabaseError.unknownItem(unknown)) { _ = try await database.record(for: unknown) }
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func desiredKeysLimitTheFieldsReturned(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let saved = try await database.save(record("Note", "n", ["a": .int64(1), "b": .int64(2), "c": .int64(3)]))
+
+        let some = try #require(try await database.records(for: [saved.id], desiredKeys: ["a", "c", "missing"])[saved.id]).get()
+        #expect(some.fields == ["a": .int64(1), "c": .int64(3)])
+        #expect(some.systemFields == saved.systemFields)
+
+        let none = try #require(try await database.records(for: [saved.id], desiredKeys: [])[saved.id]).get()
+        #expect(none.fields.isEmpty)
+        #expect(none.systemFields == saved.systemFields)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func deletingAnUnknownRecordGivesUnknownItem(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let unknown = CloudRecord.ID(recordName: "unknown")
+        await #expect(throws: CloudDatabaseError.unknownItem(unknown)) { try await database.deleteRecord(withID: unknown) }
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func deletedRecordIsGone(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let saved = try await database.save(record("Note", "n", ["text": .string("hi")]))
+        try await database.deleteRecord(withID: saved.id)
+        #expect(try await database.records(for: [saved.id])[saved.id] == .failure(.unknownItem(saved.id)))
+    }
+
+    // MARK: Change tags and conflicts
+
+    @Test(arguments: DatabaseBackend.all)
+    func everySaveSetsANewChangeTag(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        var current = try await database.save(record("Counter", "c", ["count": .int64(0)]))
+        var tags = [try #require(current.systemFields?.changeTag)]
+        for count in 1...3 {
+            current["count"] = .int64(Int64(count))
+            current = try await database.save(current)
+            tags.append(try #require(current.systemFields?.changeTag))
+        }
+        #expect(Set(tags).count == 4)
+        #expect(try await database.record(for: current.id).systemFields?.changeTag == tags.last)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func savingTheFetchedRecordUpdatesIt(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let original = try await database.save(record("Note", "n", ["text": .string("first"), "pages": .int64(1)]))
+
+        var fetched = try await database.record(for: original.id)
+        fetched["text"] = .string("second")
+        let updated = try await database.save(fetched)
+
+        #expect(updated.fields == ["text": .string("second"), "pages": .int64(1)])
+        #expect(updated.systemFields?.changeTag != original.systemFields?.changeTag)
+        #expect(updated.systemFields?.creationDate == original.systemFields?.creationDate)
+        let modified = try #require(updated.systemFields?.modificationDate)
+        #expect(modified >= (try #require(original.systemFields?.modificationDate)))
+        #expect(try await database.record(for: original.id) == updated)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func savingARecordFetchedWithDesiredKeysKeepsTheFieldsItLacks(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let original = try await database.save(record("Note", "n", ["a": .int64(1), "b": .int64(2)]))
+
+        var partial = try #require(try await database.records(for: [original.id], desiredKeys: ["a"])[original.id]).get()
+        partial["a"] = .int64(10)
+        let saved = try await database.save(partial)
+
+        #expect(saved.fields == ["a": .int64(10), "b": .int64(2)])
+        #expect(try await database.record(for: original.id) == saved)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func savingAStaleCopyConflictsWithTheServerClientAndAncestorRecords(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let ancestor = try await database.save(record("Note", "n", ["text": .string("first")]))
+        var first = ancestor
+        var second = ancestor
+        first["text"] = .string("by first")
+        let server = try await database.save(first)
+        second["text"] = .string("by second")
+
+        let results = try await database.modifyRecords(saving: [second])
+        #expect(results.saveResults[second.id] == .failure(.serverRecordChanged(server: server, client: second, ancestor: ancestor)))
+        #expect(try await database.record(for: ancestor.id) == server)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func savingANewRecordWhoseIDExistsConflicts(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let server = try await database.save(record("Note", "n", ["text": .string("existing")]))
+        let client = record("Note", "n", ["text": .string("new")])
+
+        let results = try await database.modifyRecords(saving: [client])
+        #expect(results.saveResults[client.id] == .failure(.serverRecordChanged(server: server, client: client, ancestor: nil)))
+        #expect(try await database.record(for: server.id) == server)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func savingAnUpdateOfADeletedRecordGivesUnknownItem(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        var saved = try await database.save(record("Note", "n", ["text": .string("first")]))
+        try await database.deleteRecord(withID: saved.id)
+        saved["text"] = .string("second")
+
+        let results = try await database.modifyRecords(saving: [saved])
+        #expect(results.saveResults[saved.id] == .failure(.unknownItem(saved.id)))
+        #expect(try await database.records(for: [saved.id])[saved.id] == .failure(.unknownItem(saved.id)))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func aRecordCantChangeItsType(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let saved = try await database.save(record("Note", "n", ["text": .string("hi")]))
+        let client = record("Book", "n", ["title": .string("hi")])
+
+        let results = try await database.modifyRecords(saving: [client], deleting: [], savePolicy: .allKeys, atomically: true)
+        guard case .failure(.invalidArguments)? = results.saveResults[client.id] else {
+            Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[client.id]))")
+            return
+        }
+        #expect(try await database.record(for: saved.id) == saved)
+    }
+
+    // MARK: Save policies
+
+    @Test(arguments: DatabaseBackend.all)
+    func changedKeysSavesAStaleCopyWithoutConflict(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        var stale = try await database.save(record("Note", "n", ["text": .string("first")]))
+        var other = stale
+        other["text"] = .string("by other")
+        let server = try await database.save(other)
+        stale["text"] = .string("by stale")
+
+        let saved = try await database.save(stale, savePolicy: .changedKeys)
+        #expect(saved.fields == ["text": .string("by stale")])
+        #expect(saved.systemFields?.changeTag != server.systemFields?.changeTag)
+        #expect(saved.systemFields?.changeTag != stale.systemFields?.changeTag)
+        #expect(try await database.record(for: stale.id) == saved)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func changedKeysKeepsServerFieldsTheClientLacksAndRemovesClearedFields(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        var stale = try await database.save(record("Note", "n", ["a": .int64(1), "c": .int64(3)]))
+        var other = stale
+        other["d"] = .int64(4)
+        _ = try await database.save(other)
+        stale["a"] = .int64(10)
+        stale["c"] = nil
+        #expect(stale.clearedFieldNames == ["c"])
+
+        let saved = try await database.save(stale, savePolicy: .changedKeys)
+        #expect(saved.fields == ["a": .int64(10), "d": .int64(4)])
+        #expect(try await database.record(for: stale.id).fields == ["a": .int64(10), "d": .int64(4)])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func allKeysReplacesTheServerRecordDroppingFieldsTheClientLacks(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let stale = try await database.save(record("Note", "n", ["a": .int64(1)]))
+        var other = stale
+        other["b"] = .int64(2)
+        _ = try await database.save(other)
+        var client = stale
+        client["a"] = .int64(10)
+
+        let saved = try await database.save(client, savePolicy: .allKeys)
+        #expect(saved.fields == ["a": .int64(10)])
+        #expect(try await database.record(for: client.id).fields == ["a": .int64(10)])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func aFieldSetToNilOnAFetchedRecordIsClearedOnSave(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let original = try await database.save(record("Note", "n", ["text": .string("hi"), "subtitle": .string("sub")]))
+
+        var fetched = try await database.record(for: original.id)
+        fetched["subtitle"] = nil
+        #expect(fetched.clearedFieldNames == ["subtitle"])
+        let saved = try await database.save(fetched)
+
+        #expect(saved.fields == ["text": .string("hi")])
+        #expect(try await database.record(for: original.id).fields == ["text": .string("hi")])
+    }
+
+    // MARK: Reference actions
+
+    @Test(arguments: DatabaseBackend.all)
+    func deletingATargetDeletesItsDeleteSelfHoldersInTurn(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await database.saveRecords([
+            record("Node", "root", [:]),
+            record("Node", "child", ["parent": reference("root", .deleteSelf)]),
+            record("Node", "grandchild", ["parent": reference("child", .deleteSelf)]),
+            record("Node", "bystander", [:]),
+        ])
+        let root = CloudRecord.ID(recordName: "root")
+
+        let results = try await database.modifyRecords(saving: [], deleting: [root])
+        #expect(results.deleteResults.count == 1)
+        #expect(results.deleteResults[root]?.succeeded == true)
+
+        let ids = ["root", "child", "grandchild", "bystander"].map { CloudRecord.ID(recordName: $0) }
+        let fetched = try await database.records(for: ids)
+        for id in ids.prefix(3) { #expect(fetched[id] == .failure(.unknownItem(id))) }
+        #expect(fetched[ids[3]]?.succeeded == true)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func holdersWithActionNoneSurviveTheirTargetWithADanglingReference(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await database.saveRecords([
+            record("Node", "target", [:]),
+            record("Node", "holder", ["link": reference("target"), "links": .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "target"))])]),
+        ])
+
+        try await database.deleteRecord(withID: CloudRecord.ID(recordName: "target"))
+
+        let holder = try await database.record(for: CloudRecord.ID(recordName: "holder"))
+        #expect(holder.fields == ["link": reference("target"), "links": .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "target"))])])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func savingAValidateReferenceToAMissingRecordIsAReferenceViolation(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let holder = record("Node", "holder", ["link": reference("missing", .validate)])
+
+        let results = try await database.modifyRecords(saving: [holder])
+        guard case .failure(.referenceViolation(let id, _))? = results.saveResults[holder.id] else {
+            Issue.record("expected a reference violation, got \(String(describing: results.saveResults[holder.id]))")
+            return
+        }
+        #expect(id == holder.id)
+        #expect(try await database.records(for: [holder.id])[holder.id] == .failure(.unknownItem(holder.id)))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func aValidateReferenceInAListToAMissingRecordIsAReferenceViolation(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let target = try await database.save(record("Node", "target", [:]))
+        let holder = record("Node", "holder", ["links": .referenceList([
+            CloudReference(target, action: .validate), CloudReference(recordID: CloudRecord.ID(recordName: "missing"), action: .validate),
+        ])])
+
+        let results = try await database.modifyRecords(saving: [holder])
+        guard case .failure(.referenceViolation(let id, _))? = results.saveResults[holder.id] else {
+            Issue.record("expected a reference violation, got \(String(describing: results.saveResults[holder.id]))")
+            return
+        }
+        #expect(id == holder.id)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func aValidateTargetAndItsHolderSavedInOneRequestSucceed(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let target = record("Node", "target", [:])
+        let holder = record("Node", "holder", ["link": reference("target", .validate)])
+
+        let results = try await database.modifyRecords(saving: [target, holder])
+        #expect(results.saveResults[target.id]?.succeeded == true)
+        #expect(results.saveResults[holder.id]?.succeeded == true)
+        #expect(try await database.record(for: holder.id).fields == holder.fields)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func deletingARecordStillReferencedWithValidateIsAReferenceViolation(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let saved = try await database.saveRecords([
+            record("Node", "target", [:]),
+            record("Node", "holder", ["link": reference("target", .validate)]),
+        ])
+        let target = saved[0]
+
+        let results = try await database.modifyRecords(saving: [], deleting: [target.id])
+        guard case .failure(.referenceViolation(let id, _))? = results.deleteResults[target.id] else {
+            Issue.record("expected a reference violation, got \(String(describing: results.deleteResults[target.id]))")
+            return
+        }
+        #expect(id == target.id)
+        #expect(try await database.record(for: target.id) == target)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func deletingAValidateTargetAndItsHolderInOneRequestSucceeds(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let saved = try await database.saveRecords([
+            record("Node", "target", [:]),
+            record("Node", "holder", ["link": reference("target", .validate)]),
+        ])
+        let ids = saved.map(\.id)
+
+        let results = try await database.modifyRecords(saving: [], deleting: ids)
+        for id in ids { #expect(results.deleteResults[id]?.succeeded == true) }
+        let fetched = try await database.records(for: ids)
+        for id in ids { #expect(fetched[id] == .failure(.unknownItem(id))) }
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func atMost750RecordsMayPointToOneTargetWithDeleteSelf(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase(maximumItemsPerRequest: 400)
+        _ = try await database.save(record("Node", "target", [:]))
+        let holders = (0..<751).map { record("Node", "holder\($0)", ["parent": reference("target", .deleteSelf)]) }
+        try await database.saveRecords(Array(holders.prefix(750)))
+
+        let results = try await database.modifyRecords(saving: [holders[750]])
+        guard case .failure(.referenceViolation(let id, _))? = results.saveResults[holders[750].id] else {
+            Issue.record("expected a reference violation, got \(String(describing: results.saveResults[holders[750].id]))")
+            return
+        }
+        #expect(id == holders[750].id)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func updatingOneOf750DeleteSelfHoldersStaysWithinTheLimit(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase(maximumItemsPerRequest: 400)
+        _ = try await database.save(record("Node", "target", [:]))
+        let holders = (0..<750).map { record("Node", "holder\($0)", ["parent": reference("target", .deleteSelf)]) }
+        var saved = try await database.saveRecords(holders)
+
+        saved[0]["note"] = .string("updated")
+        let updated = try await database.save(saved[0])
+        #expect(updated.fields == ["parent": reference("target", .deleteSelf), "note": .string("updated")])
+    }
+
+    // MARK: Atomic requests
+
+    @Test(arguments: DatabaseBackend.all)
+    func atomicRequestInACustomZoneFailsEveryItemWhenOneFails(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await createZones([zoneA], in: database)
+        let existing = try await database.saveRecords([
+            record("Note", "taken", ["text": .string("server")], zone: zoneA),
+            record("Note", "victim", [:], zone: zoneA),
+        ])
+        let good = record("Note", "good", ["text": .string("good")], zone: zoneA)
+        let duplicate = record("Note", "taken", ["text": .string("client")], zone: zoneA)
+        let victim = existing[1].id
+
+        let results = try await database.modifyRecords(
+            saving: [good, duplicate], deleting: [victim], savePolicy: .ifServerRecordUnchanged, atomically: true
+        )
+        #expect(results.saveResults[duplicate.id] == .failure(.serverRecordChanged(server: existing[0], client: duplicate, ancestor: nil)))
+        #expect(results.saveResults[good.id] == .failure(.batchRequestFailed(good.id)))
+        #expect(results.deleteResults[victim]?.failureOrNil == .batchRequestFailed(victim))
+
+        let fetched = try await database.records(for: [good.id, duplicate.id, victim])
+        #expect(fetched[good.id] == .failure(.unknownItem(good.id)))
+        #expect(fetched[duplicate.id] == .success(existing[0]))
+        #expect(fetched[victim] == .success(existing[1]))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func nonAtomicRequestInACustomZoneAppliesTheItemsThatSucceed(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await createZones([zoneA], in: database)
+        let existing = try await database.saveRecords([
+            record("Note", "taken", ["text": .string("server")], zone: zoneA),
+            record("Note", "victim", [:], zone: zoneA),
+        ])
+        let good = record("Note", "good", ["text": .string("good")], zone: zoneA)
+        let duplicate = record("Note", "taken", ["text": .string("client")], zone: zoneA)
+        let victim = existing[1].id
+
+        let results = try await database.modifyRecords(
+            saving: [good, duplicate], deleting: [victim], savePolicy: .ifServerRecordUnchanged, atomically: false
+        )
+        #expect(results.saveResults[duplicate.id] == .failure(.serverRecordChanged(server: existing[0], client: duplicate, ancestor: nil)))
+        let saved = try #require(results.saveResults[good.id]).get()
+        #expect(results.deleteResults[victim]?.succeeded == true)
+
+        let fetched = try await database.records(for: [good.id, victim])
+        #expect(fetched[good.id] == .success(saved))
+        #expect(fetched[victim] == .failure(.unknownItem(victim)))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func atomicRequestInTheDefaultZoneAppliesEachItemOnItsOwn(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let existing = try await database.save(record("Note", "taken", ["text": .string("server")]))
+        let good = record("Note", "good", ["text": .string("good")])
+        let duplicate = record("Note", "taken", ["text": .string("client")])
+
+        let results = try await database.modifyRecords(
+            saving: [good, duplicate], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true
+        )
+        #expect(results.saveResults[duplicate.id] == .failure(.serverRecordChanged(server: existing, client: duplicate, ancestor: nil)))
+        let saved = try #require(results.saveResults[good.id]).get()
+        #expect(try await database.record(for: good.id) == saved)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func atomicFailureInOneZoneLeavesOtherZonesApplied(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await createZones([zoneA, zoneB], in: database)
+        let existing = try await database.save(record("Note", "taken", [:], zone: zoneA))
+        let duplicate = record("Note", "taken", ["text": .string("client")], zone: zoneA)
+        let goodA = record("Note", "good", [:], zone: zoneA)
+        let goodB = record("Note", "good", [:], zone: zoneB)
+
+        let results = try await database.modifyRecords(
+            saving: [duplicate, goodA, goodB], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true
+        )
+        #expect(results.saveResults[duplicate.id] == .failure(.serverRecordChanged(server: existing, client: duplicate, ancestor: nil)))
+        #expect(results.saveResults[goodA.id] == .failure(.batchRequestFailed(goodA.id)))
+        let saved = try #require(results.saveResults[goodB.id]).get()
+        #expect(try await database.record(for: goodB.id) == saved)
+    }
+
+    // MARK: Per-request limits
+
+    @Test(arguments: DatabaseBackend.all)
+    func fetchingMoreRecordsThanTheLimitIsLimitExceeded(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase(maximumItemsPerRequest: 3)
+        let ids = (0..<4).map { CloudRecord.ID(recordName: "r\($0)") }
+        await #expect(throws: CloudDatabaseError.limitExceeded(limit: 3, requested: 4)) {
+            _ = try await database.records(for: ids)
+        }
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func requestsOfExactlyTheLimitSucceed(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase(maximumItemsPerRequest: 3)
+        let records = (0..<3).map { record("Note", "r\($0)", [:]) }
+        let saved = try await database.modifyRecords(saving: records)
+        #expect(saved.saveResults.values.allSatisfy { $0.succeeded })
+        let fetched = try await database.records(for: records.map(\.id))
+        #expect(fetched.values.allSatisfy { $0.succeeded })
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func modifyingMoreItemsThanTheLimitIsLimitExceededAndChangesNothing(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase(maximumItemsPerRequest: 3)
+        let existing = try await database.saveRecords([record("Note", "old1", [:]), record("Note", "old2", [:])])
+        let new = [record("Note", "new1", [:]), record("Note", "new2", [:])]
+
+        await #expect(throws: CloudDatabaseError.limitExceeded(limit: 3, requested: 4)) {
+            _ = try await database.modifyRecords(saving: new, deleting: existing.map(\.id))
+        }
+        let fetched = try await database.fetchRecords((existing + new).map(\.id))
+        for record in existing { #expect(fetched[record.id] == .success(record)) }
+        for record in new { #expect(fetched[record.id] == .failure(.unknownItem(record.id))) }
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func fetchRecordsSplitsABatchOverTheLimit(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase(maximumItemsPerRequest: 3)
+        let saved = try await database.saveRecords((0..<5).map { record("Note", "r\($0)", ["n": .int64(Int64($0))]) })
+        let missing = CloudRecord.ID(recordName: "missing")
+
+        let results = try await database.fetchRecords(saved.map(\.id) + [missing, saved[0].id])
+        #expect(results.count == 6)
+        for record in saved { #expect(results[record.id] == .success(record)) }
+        #expect(results[missing] == .failure(.unknownItem(missing)))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func saveRecordsSplitsABatchOverTheLimitAndReturnsTheRecordsInOrder(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase(maximumItemsPerRequest: 3)
+        let records = (0..<7).map { record("Note", "r\($0)", ["n": .int64(Int64($0))]) }
+
+        let saved = try await database.saveRecords(records)
+        #expect(saved.map(\.id) == records.map(\.id))
+        #expect(saved.map(\.fields) == records.map(\.fields))
+        #expect(saved.allSatisfy { $0.systemFields?.changeTag != nil })
+        let fetched = try await database.fetchRecords(records.map(\.id))
+        for record in saved { #expect(fetched[record.id] == .success(record)) }
+    }
+
+    // MARK: Zones
+
+    @Test(arguments: DatabaseBackend.all)
+    func savingIntoAZoneThatDoesntExistGivesZoneNotFound(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let note = record("Note", "n", [:], zone: zoneA)
+
+        let results = try await database.modifyRecords(saving: [note])
+        #expect(results.saveResults[note.id] == .failure(.zoneNotFound(zoneA)))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func createdZonesAreListedWithTheDefaultZone(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        #expect(try await database.allRecordZones() == [.default])
+
+        let results = try await database.modifyRecordZones(saving: [zoneA, zoneB], deleting: [])
+        #expect(results.saveResults.count == 2)
+        #expect(results.saveResults.values.allSatisfy { $0.succeeded })
+        #expect(Set(try await database.allRecordZones()) == [.default, zoneA, zoneB])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func recordsSavedInACreatedZoneAreFetchedFromIt(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await createZones([zoneA], in: database)
+
+        let saved = try await database.save(record("Note", "n", ["text": .string("in A")], zone: zoneA))
+        #expect(saved.id.zoneID == zoneA)
+        #expect(try await database.record(for: saved.id) == saved)
+        let sameNameInDefaultZone = CloudRecord.ID(recordName: "n")
+        #expect(try await database.records(for: [sameNameInDefaultZone])[sameNameInDefaultZone] == .failure(.unknownItem(sameNameInDefaultZone)))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func deletingAZoneDeletesItsRecords(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await createZones([zoneA], in: database)
+        let inZone = try await database.save(record("Note", "n", [:], zone: zoneA))
+        let inDefaultZone = try await database.save(record("Note", "n", [:]))
+
+        let results = try await database.modifyRecordZones(saving: [], deleting: [zoneA])
+        #expect(results.deleteResults[zoneA]?.succeeded == true)
+        #expect(try await database.allRecordZones() == [.default])
+        #expect(try await database.records(for: [inZone.id])[inZone.id] == .failure(.zoneNotFound(zoneA)))
+
+        try await createZones([zoneA], in: database)
+        #expect(try await database.records(for: [inZone.id])[inZone.id] == .failure(.unknownItem(inZone.id)))
+        #expect(try await database.record(for: inDefaultZone.id) == inDefaultZone)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func savingAnExistingZoneAgainKeepsItsRecords(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await createZones([zoneA], in: database)
+        let saved = try await database.save(record("Note", "n", [:], zone: zoneA))
+
+        try await createZones([zoneA], in: database)
+        #expect(try await database.record(for: saved.id) == saved)
+        #expect(Set(try await database.allRecordZones()) == [.default, zoneA])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func deletingARecordInAZoneThatDoesntExistGivesZoneNotFound(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let id = CloudRecord.ID(recordName: "n", zoneID: zoneA)
+
+        let results = try await database.modifyRecords(saving: [], deleting: [id])
+        #expect(results.deleteResults[id]?.failureOrNil == .zoneNotFound(zoneA))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func referencesAcrossZonesAreInvalidArguments(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await createZones([zoneA], in: database)
+        _ = try await database.save(record("Node", "target", [:], zone: zoneA))
+        let holder = record("Node", "holder", ["link": reference("target", zone: zoneA)])
+
+        let results = try await database.modifyRecords(saving: [holder])
+        guard case .failure(.invalidArguments)? = results.saveResults[holder.id] else {
+            Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[holder.id]))")
+            return
+        }
+        #expect(try await database.records(for: [holder.id])[holder.id] == .failure(.unknownItem(holder.id)))
+    }
+
+    // MARK: Queries
+
+    private func savePeople(to database: any CloudDatabase) async throws {
+        func club(_ name: String, _ action: CloudReference.Action = .none) -> CloudReference {
+            CloudReference(recordID: CloudRecord.ID(recordName: name), action: action)
+        }
+        try await database.saveRecords([
+            record("Person", "p1", [
+                "name": .string("Cat"), "age": .int64(30), "tags": .stringList(["chess", "math"]),
+                "school": reference("s1"), "clubs": .referenceList([club("c1"), club("c2")]),
+            ]),
+            record("Person", "p2", [
+                "name": .string("Bob"), "age": .int64(25), "tags": .stringList(["math"]),
+                "school": reference("s2"), "clubs": .referenceList([club("c2", .deleteSelf)]),
+            ]),
+            record("Person", "p3", [
+                "name": .string("Ann"), "age": .int64(30), "tags": .stringList(["art"]),
+                "school": reference("s1", .deleteSelf), "clubs": .referenceList([club("c3")]),
+            ]),
+            record("Pet", "rex", ["name": .string("Ann"), "age": .int64(30), "school": reference("s1")]),
+        ])
+    }
+
+    /// The record names of a query's matches, in order; every match must have succeeded.
+    private func names(
+        _ query: CloudQuery, in database: any CloudDatabase, zone: CloudRecord.ZoneID = .default
+    ) async throws -> [String] {
+        let page = try await database.records(matching: query, inZoneWith: zone)
+        #expect(page.queryCursor == nil)
+        return try page.matchResults.map { id, result in
+            let record = try result.get()
+            #expect(record.id == id)
+            return id.recordName
+        }
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func queryFindsEveryRecordOfItsTypeInItsZoneOnly(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await savePeople(to: database)
+        try await createZones([zoneA], in: database)
+        _ = try await database.save(record("Person", "p9", ["name": .string("Ann")], zone: zoneA))
+
+        #expect(try await names(CloudQuery(recordType: "Person"), in: database) == ["p1", "p2", "p3"])
+        #expect(try await names(CloudQuery(recordType: "Pet"), in: database) == ["rex"])
+        #expect(try await names(CloudQuery(recordType: "Person"), in: database, zone: zoneA) == ["p9"])
+        #expect(try await names(CloudQuery(recordType: "Unknown"), in: database) == [])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func queryReturnsTheStoredRecords(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await savePeople(to: database)
+        let stored = try await database.record(for: CloudRecord.ID(recordName: "rex"))
+
+        let page = try await database.records(matching: CloudQuery(recordType: "Pet"))
+        #expect(page.matchResults.count == 1)
+        #expect(page.matchResults.first?.1 == .success(stored))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func equalsMatchesAFieldsValue(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await savePeople(to: database)
+
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "name", value: .string("Ann"))), in: database) == ["p3"])
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "age", value: .int64(30))), in: database) == ["p1", "p3"])
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "age", value: .int64(99))), in: database) == [])
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "missing", value: .int64(30))), in: database) == [])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func equalsMatchesAListFieldHoldingTheValue(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await savePeople(to: database)
+
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "tags", value: .string("math"))), in: database) == ["p1", "p2"])
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "tags", value: .string("art"))), in: database) == ["p3"])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func referencesMatchesAReferenceToTheRecordWhateverItsAction(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await savePeople(to: database)
+        let s1 = CloudRecord.ID(recordName: "s1")
+
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .references(s1, in: "school")), in: database) == ["p1", "p3"])
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .references(s1, in: "clubs")), in: database) == [])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func equalsMatchesAReferenceByItsTargetWhateverItsAction(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await savePeople(to: database)
+        let anyAction = CloudValue.reference(CloudReference(recordID: CloudRecord.ID(recordName: "s1"), action: .validate))
+
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "school", value: anyAction)), in: database) == ["p1", "p3"])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func maximumResultsAsksForAsManyAsTheDatabaseAllows(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await savePeople(to: database)
+
+        let page = try await database.records(
+            matching: CloudQuery(recordType: "Person"), inZoneWith: .default, desiredKeys: nil, resultsLimit: CloudQuery.maximumResults
+        )
+        #expect(page.matchResults.map(\.0.recordName) == ["p1", "p2", "p3"])
+        #expect(page.queryCursor == nil)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func referencesMatchesAReferenceListHoldingTheRecord(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await savePeople(to: database)
+
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .references(CloudRecord.ID(recordName: "c2"), in: "clubs")), in: database) == ["p1", "p2"])
+        #expect(try await names(CloudQuery(recordType: "Person", predicate: .references(CloudRecord.ID(recordName: "c3"), in: "clubs")), in: database) == ["p3"])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func andRequiresEveryPredicate(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await savePeople(to: database)
+
+        let query = CloudQuery(recordType: "Person", predicate: .and([
+            .equals(field: "age", value: .int64(30)),
+            .references(CloudRecord.ID(recordName: "c2"), in: "clubs"),
+        ]))
+        #expect(try await names(query, in: database) == ["p1"])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func sortDescriptorsOrderTheResultsInTurn(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await savePeople(to: database)
+
+        let byAgeThenName = CloudQuery(recordType: "Person", sortDescriptors: [
+            CloudQuery.SortDescriptor(field: "age", ascending: false), CloudQuery.SortDescriptor(field: "name"),
+        ])
+        #expect(try await names(byAgeThenName, in: database) == ["p3", "p1", "p2"])
+        let byName = CloudQuery(recordType: "Person", sortDescriptors: [CloudQuery.SortDescriptor(field: "name")])
+        #expect(try await names(byName, in: database) == ["p3", "p2", "p1"])
+        let byNameDescending = CloudQuery(recordType: "Person", sortDescriptors: [CloudQuery.SortDescriptor(field: "name", ascending: false)])
+        #expect(try await names(byNameDescending, in: database) == ["p1", "p2", "p3"])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func pagingWithACursorVisitsEveryMatchOnceInOrder(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let ranks: [Int64] = [5, 2, 7, 1, 6, 3, 4]
+        try await database.saveRecords(ranks.map { record("Item", "item\($0)", ["rank": .int64(10 - $0)]) })
+        try await database.saveRecords([record("Other", "other", ["rank": .int64(0)])])
+        let query = CloudQuery(recordType: "Item", sortDescriptors: [CloudQuery.SortDescriptor(field: "rank")])
+
+        var pages: [[String]] = []
+        var page = try await database.records(matching: query, inZoneWith: .default, desiredKeys: nil, resultsLimit: 3)
+        while true {
+            pages.append(try page.matchResults.map { try $0.1.get().id.recordName })
+            guard let cursor = page.queryCursor else { break }
+            try #require(pages.count < 10, "the cursor never ends")
+            page = try await database.records(continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: 3)
+        }
+        #expect(pages == [["item7", "item6", "item5"], ["item4", "item3", "item2"], ["item1"]])
+    }
+
+    // MARK: Malformed requests
+
+    @Test(arguments: DatabaseBackend.all)
+    func savingAndDeletingOneRecordInOneRequestIsInvalidArguments(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let saved = try await database.save(record("Note", "n", ["text": .string("first")]))
+        var changed = saved
+        changed["text"] = .string("second")
+
+        let error = await #expect(throws: CloudDatabaseError.self) {
+            _ = try await database.modifyRecords(saving: [changed], deleting: [saved.id])
+        }
+        guard case .invalidArguments? = error else {
+            Issue.record("expected invalid arguments, got \(String(describing: error))")
+            return
+        }
+        #expect(try await database.record(for: saved.id) == saved)
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func savingOneRecordTwiceInOneRequestIsInvalidArguments(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let first = record("Note", "n", ["text": .string("first")])
+        let second = record("Note", "n", ["text": .string("second")])
+
+        let error = await #expect(throws: CloudDatabaseError.self) {
+            _ = try await database.modifyRecords(saving: [first, second], deleting: [], savePolicy: .allKeys, atomically: false)
+        }
+        guard case .invalidArguments? = error else {
+            Issue.record("expected invalid arguments, got \(String(describing: error))")
+            return
+        }
+        #expect(try await database.records(for: [first.id])[first.id] == .failure(.unknownItem(first.id)))
+    }
+
+    // MARK: Helpers
+
+    private func createZones(_ zones: [CloudRecord.ZoneID], in database: any CloudDatabase) async throws {
+        let results = try await database.modifyRecordZones(saving: zones, deleting: [])
+        for zone in zones { try #require(results.saveResults[zone]).get() }
+    }
+}
+
+/// The test controls only ``InMemoryCloudDatabase`` has: statistics, latency and injected faults.
+@Suite("In-memory test controls")
+struct InMemoryTestControlsTests {
+    private let zoneA = CloudRecord.ZoneID(zoneName: "ZoneA")
+    private let zoneB = CloudRecord.ZoneID(zoneName: "ZoneB")
+
+    @Test func statisticsCountRequestsAndRecords() async throws {
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords([record("Note", "a", [:]), record("Note", "b", [:])])
+        _ = try await database.records(for: ["a", "b", "missing"].map { CloudRecord.ID(recordName: $0) })
+        _ = try await database.records(matching: CloudQuery(recordType: "Note"))
+        try await database.deleteRecord(withID: CloudRecord.ID(recordName: "a"))
+
+        let statistics = await database.statistics
+        #expect(statistics.requests == 4)
+        #expect(statistics.modifyRequests == 2)
+        #expect(statistics.fetchRequests == 1)
+        #expect(statistics.queryRequests == 1)
+        #expect(statistics.zoneRequests == 0)
+        #expect(statistics.recordsFetched == 4)
+        #expect(statistics.recordsSaved == 2)
+        #expect(statistics.recordsDeleted == 1)
+    }
+
+    @Test func resetStatisticsStartsTheCountsAgain() async throws {
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords([record("Note", "a", [:])])
+        await database.resetStatistics()
+        _ = try await database.records(for: [CloudRecord.ID(recordName: "a")])
+
+        let statistics = await database.statistics
+        #expect(statistics.requests == 1)
+        #expect(statistics.fetchRequests == 1)
+        #expect(statistics.modifyRequests == 0)
+        #expect(statistics.recordsSaved == 0)
+        #expect(statistics.recordsFetched == 1)
+    }
+
+    @Test func failNextRequestFailsOnlyTheNextRequestAndWritesNothing() async throws {
+        let database = InMemoryCloudDatabase()
+        let note = record("Note", "n", [:])
+        await database.failNextRequest(with: .serviceUnavailable(retryAfter: 3))
+
+        await #expect(throws: CloudDatabaseError.serviceUnavailable(retryAfter: 3)) { _ = try await database.save(note) }
+        #expect(try await database.records(for: [note.id])[note.id] == .failure(.unknownItem(note.id)))
+        _ = try await database.save(note)
+    }
+
+    @Test func throttleNextRequestIsRateLimitedWithItsRetryAfterInterval() async throws {
+        let database = InMemoryCloudDatabase()
+        await database.throttleNextRequest(retryAfter: 2.5)
+
+        let error = await #expect(throws: CloudDatabaseError.self) {
+            _ = try await database.records(for: [CloudRecord.ID(recordName: "n")])
+        }
+        #expect(error == .requestRateLimited(retryAfter: 2.5))
+        #expect(error?.isRetryable == true)
+        #expect(error?.retryAfter == 2.5)
+        _ = try await database.records(for: [CloudRecord.ID(recordName: "n")])
+    }
+
+    @Test func dropNextConnectionIsARetryableNetworkFailure() async throws {
+        let database = InMemoryCloudDatabase()
+        await database.dropNextConnection()
+
+        let error = await #expect(throws: CloudDatabaseError.self) { _ = try await database.allRecordZones() }
+        guard case .networkFailure? = error else {
+            Issue.record("expected a network failure, got \(String(describing: error))")
+            return
+        }
+        #expect(error?.isRetryable == true)
+        #expect(error?.retryAfter == nil)
+        #expect(try await database.allRecordZones() == [.default])
+    }
+
+    @Test func failRequestNumberFailsThatRequestOnly() async throws {
+        let database = InMemoryCloudDatabase()
+        await database.failRequest(number: 3, with: .quotaExceeded)
+        let id = CloudRecord.ID(recordName: "n")
+
+        _ = try await database.records(for: [id])
+        _ = try await database.records(for: [id])
+        await #expect(throws: CloudDatabaseError.quotaExceeded) { _ = try await database.records(for: [id]) }
+        _ = try await database.records(for: [id])
+        #expect(await database.statistics.requests == 4)
+    }
+
+    @Test func failRecordFailsThatRecordOfANonAtomicBatchWhileTheOthersSave() async throws {
+        let database = InMemoryCloudDatabase()
+        let records = ["a", "b", "c"].map { record("Note", $0, [:]) }
+        await database.failRecord(records[1].id, with: .quotaExceeded)
+
+        let results = try await database.modifyRecords(saving: records, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        #expect(results.saveResults[records[1].id] == .failure(.quotaExceeded))
+        let fetched = try await database.records(for: records.map(\.id))
+        #expect(fetched[records[0].id] == results.saveResults[records[0].id])
+        #expect(fetched[records[1].id] == .failure(.unknownItem(records[1].id)))
+        #expect(fetched[records[2].id] == results.saveResults[records[2].id])
+        #expect(fetched[records[0].id]?.succeeded == true)
+        #expect(fetched[records[2].id]?.succeeded == true)
+    }
+
+    @Test func failRecordFailsOnlyTheNextRequestForThatRecord() async throws {
+        let database = InMemoryCloudDatabase()
+        let note = record("Note", "n", [:])
+        await database.failRecord(note.id, with: .quotaExceeded)
+
+        await #expect(throws: CloudDatabaseError.quotaExceeded) { _ = try await database.save(note) }
+        _ = try await database.save(note)
+    }
+
+    @Test func failRecordFailsAFetchOfThatRecord() async throws {
+        let database = InMemoryCloudDatabase()
+        let saved = try await database.save(record("Note", "n", [:]))
+        await database.failRecord(saved.id, with: .permissionFailure("no"))
+
+        #expect(try await database.records(for: [saved.id])[saved.id] == .failure(.permissionFailure("no")))
+        #expect(try await database.records(for: [saved.id])[saved.id] == .success(saved))
+    }
+
+    @Test func failRecordInAnAtomicRequestFailsTheRestOfItsCustomZone() async throws {
+        let database = InMemoryCloudDatabase()
+        _ = try await database.modifyRecordZones(saving: [zoneA], deleting: [])
+        let records = ["a", "b"].map { record("Note", $0, [:], zone: zoneA) }
+        await database.failRecord(records[0].id, with: .quotaExceeded)
+
+        let results = try await database.modifyRecords(saving: records)
+        #expect(results.saveResults[records[0].id] == .failure(.quotaExceeded))
+        #expect(results.saveResults[records[1].id] == .failure(.batchRequestFailed(records[1].id)))
+        #expect(await database.allRecords.isEmpty)
+    }
+
+    @Test func failRecordInAnAtomicRequestStillRollsBackAnotherZoneWhereAnItemFailed() async throws {
+        let database = InMemoryCloudDatabase()
+        _ = try await database.modifyRecordZones(saving: [zoneA, zoneB], deleting: [])
+        let existing = try await database.save(record("Note", "taken", [:], zone: zoneB))
+        let injected = record("Note", "a", [:], zone: zoneA)
+        let duplicate = record("Note", "taken", ["text": .string("client")], zone: zoneB)
+        let good = record("Note", "good", [:], zone: zoneB)
+        await database.failRecord(injected.id, with: .quotaExceeded)
+
+        let results = try await database.modifyRecords(saving: [injected, duplicate, good])
+        #expect(results.saveResults[injected.id] == .failure(.quotaExceeded))
+        #expect(results.saveResults[duplicate.id] == .failure(.serverRecordChanged(server: existing, client: duplicate, ancestor: nil)))
+        #expect(results.saveResults[good.id] == .failure(.batchRequestFailed(good.id)))
+        let stored = await database.allRecords.map(\.id)
+        #expect(stored == [existing.id])
+    }
+
+    @Test func latencyDelaysEachRequestAtLeastThatLong() async throws {
+        let database = InMemoryCloudDatabase(latency: .milliseconds(50))
+        let clock = ContinuousClock()
+
+        let elapsed = try await clock.measure { _ = try await database.records(for: [CloudRecord.ID(recordName: "n")]) }
+        #expect(elapsed >= .milliseconds(50))
+    }
+
+    @Test func setLatencyChangesTheDelay() async throws {
+        let database = InMemoryCloudDatabase()
+        await database.setLatency(.milliseconds(50))
+        let clock = ContinuousClock()
+
+        let elapsed = try await clock.measure { _ = try await database.allRecordZones() }
+        #expect(elapsed >= .milliseconds(50))
+    }
+}
+
+private extension Result {
+    /// The error of a failed result; `nil` for a success.
+    var failureOrNil: Failure? {
+        if case .failure(let error) = self { error } else { nil }
+    }
+
+    /// Whether the result is a success.
+    var succeeded: Bool {
+        if case .success = self { true } else { false }
+    }
+}
