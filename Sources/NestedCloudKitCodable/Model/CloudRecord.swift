@@ -69,6 +69,14 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
         }
     }
 
+    /// The record with only the named fields (a request's `desiredKeys`), or unchanged for `nil`.
+    public func keepingFields(_ names: [String]?) -> CloudRecord {
+        guard let names else { return self }
+        var copy = self
+        copy.fields = Fields(fields.filter { names.contains($0.name) }.map { ($0.name, $0.value) })
+        return copy
+    }
+
     /// The IDs of every record this record's fields reference, in field order.
     public var referencedRecordIDs: [ID] {
         var ids: [ID] = []

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitSQLite
 import Testing
 
 /// A backend under test: a name (for test output) and a factory making a fresh, empty database with the given
@@ -20,10 +21,14 @@ struct DatabaseBackend: Sendable, CustomTestStringConvertible {
 
 extension DatabaseBackend {
     /// Every backend the conformance suite runs against.
-    static let all: [DatabaseBackend] = [.inMemory]
+    static let all: [DatabaseBackend] = [.inMemory, .sqlite]
 
     static let inMemory = DatabaseBackend(name: "in-memory") { limit in
         InMemoryCloudDatabase(maximumItemsPerRequest: limit)
+    }
+
+    static let sqlite = DatabaseBackend(name: "SQLite") { limit in
+        try SQLiteCloudDatabase(path: temporaryDatabasePath(), maximumItemsPerRequest: limit)
     }
 }
 

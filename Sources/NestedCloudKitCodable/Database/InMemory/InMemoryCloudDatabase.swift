@@ -105,7 +105,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
                 results[id] = .failure(fault)
             } else if let record = storage.records[id] {
                 statistics.recordsFetched += 1
-                results[id] = .success(record.keeping(desiredKeys))
+                results[id] = .success(record.keepingFields(desiredKeys))
             } else {
                 results[id] = .failure(storage.zones.contains(id.zoneID) ? .unknownItem(id) : .zoneNotFound(id.zoneID))
             }
@@ -221,7 +221,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         statistics.recordsFetched += page.count
         let end = start + page.count
         let next = end < matches.count ? CloudQuery.Cursor(query: query, zoneID: cursor.zoneID, position: String(end)) : nil
-        return (page.map { ($0.id, .success($0.keeping(desiredKeys))) }, next)
+        return (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, next)
     }
 
     private func nextChangeTag() -> String {
@@ -255,15 +255,5 @@ extension InMemoryCloudDatabase {
 extension Result {
     var failed: Bool {
         if case .failure = self { true } else { false }
-    }
-}
-
-extension CloudRecord {
-    /// The record with only the given fields, or all of them for `nil`.
-    func keeping(_ desiredKeys: [String]?) -> CloudRecord {
-        guard let desiredKeys else { return self }
-        var copy = self
-        copy.fields = CloudRecord.Fields(fields.filter { desiredKeys.contains($0.name) }.map { ($0.name, $0.value) })
-        return copy
     }
 }

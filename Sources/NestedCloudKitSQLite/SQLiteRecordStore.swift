@@ -1,0 +1,248 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+/// The records in a SQLite file, read and written inside one transaction: what ``CloudModificationPlan`` reads
+/// to apply CloudKit's rules, and where its plan is written.
+struct SQLiteRecordStore: CloudRecordStore {
+    let database: Database
+    let assets: AssetFiles
+
+    /// How many earlier versions of each record are kept for conflict ancestors.
+    static let versionsKept = 8
+
+    private static let columns = "id, record_type, change_tag, created_at, created_by, modified_at, modified_by, body"
+
+    // MARK: CloudRecordStore
+
+    func record(withID id: CloudRecord.ID) throws -> CloudRecord? {
+        try storedRecord(withID: id).map { try decode($0, id: id, withAssets: false) }
+    }
+
+    func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord? {
+        guard let rowID = try rowID(of: id) else { return nil }
+        if let current = try Row.fetchOne(database, sql: "SELECT \(Self.columns) FROM record WHERE id = ? AND change_tag = ?", arguments: [rowID, changeTag]) {
+            return try decode(current, id: id, withAssets: false)
+        }
+        let row = try Row.fetchOne(database, sql: """
+            SELECT record_id AS id, record_type, change_tag, created_at, created_by, modified_at, modified_by, body
+            FROM record_version WHERE record_id = ? AND change_tag = ?
+            """, arguments: [rowID, changeTag])
+        return try row.map { try decode($0, id: id, withAssets: false) }
+    }
+
+    func referenceHolders(of id: CloudRecord.ID) throws -> [(holder: CloudRecord.ID, action: CloudReference.Action)] {
+        let rows = try Row.fetchAll(database, sql: """
+            SELECT record.zone_name, record.owner_name, record.record_name, reference.action
+            FROM reference JOIN record ON record.id = reference.holder
+            WHERE reference.target_zone = ? AND reference.target_owner = ? AND reference.target_name = ?
+            """, arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+        return try rows.map { row in
+            let actionName: String = row[3]
+            guard let action = CloudReference.Action(rawValue: actionName) else {
+                throw CloudDatabaseError.internalError("the database file holds an unknown reference action \(actionName)")
+            }
+            return (CloudRecord.ID(recordName: row[2], zoneID: CloudRecord.ZoneID(zoneName: row[0], ownerName: row[1])), action)
+        }
+    }
+
+    func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool {
+        try Bool.fetchOne(database, sql: "SELECT EXISTS (SELECT 1 FROM zone WHERE zone_name = ? AND owner_name = ?)",
+                          arguments: [zoneID.zoneName, zoneID.ownerName]) ?? false
+    }
+
+    // MARK: Reading
+
+    func storedRecord(withID id: CloudRecord.ID) throws -> Row? {
+        try Row.fetchOne(database, sql: "SELECT \(Self.columns) FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
+                         arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+    }
+
+    func rowID(of id: CloudRecord.ID) throws -> Int64? {
+        try Int64.fetchOne(database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
+                           arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+    }
+
+    /// A record from its row; with its assets' contents as files, or as stored (for the rules, which don't read them).
+    func decode(_ row: Row, id: CloudRecord.ID, withAssets: Bool) throws -> CloudRecord {
+        let body: String = row["body"]
+        var record: CloudRecord
+        do {
+            record = try JSONDecoder().decode(CloudRecord.self, from: Data(body.utf8))
+        } catch {
+            throw CloudDatabaseError.internalError("the stored record \(id) can't be read: \(error)")
+        }
+        record.id = id
+        record.recordType = row["record_type"]
+        record.systemFields = CloudRecord.SystemFields(
+            changeTag: row["change_tag"],
+            creationDate: (row["created_at"] as Int64?).map { Date(timeIntervalSince1970: Double($0) / 1000) },
+            creatorUserRecordName: row["created_by"],
+            modificationDate: (row["modified_at"] as Int64?).map { Date(timeIntervalSince1970: Double($0) / 1000) },
+            lastModifiedUserRecordName: row["modified_by"]
+        )
+        if withAssets, record.fields.contains(where: { $0.value.kind == .asset || $0.value.kind == .assetList }) {
+            try attachAssets(to: &record, rowID: row["id"])
+        }
+        return record
+    }
+
+    /// Points each stored asset at a file holding its contents.
+    private func attachAssets(to record: inout CloudRecord, rowID: Int64) throws {
+        var contents: [String: [Int: Data]] = [:]
+        for row in try Row.fetchAll(database, sql: "SELECT field, position, content FROM asset WHERE record_id = ?", arguments: [rowID]) {
+            contents[row[0], default: [:]][row[1]] = row[2]
+        }
+        let changeTag = record.systemFields?.changeTag ?? ""
+        func withFile(_ asset: CloudAsset, field: String, fieldIndex: Int, position: Int) throws -> CloudAsset {
+            guard let content = contents[field]?[position] else { return asset }
+            var located = asset
+            located.fileURL = try assets.file(
+                for: content, name: "\(rowID)-\(changeTag)-\(fieldIndex)-\(position)"
+            )
+            return located
+        }
+        for (fieldIndex, (name, value)) in record.fields.enumerated() {
+            switch value {
+            case .asset(let asset):
+                record.fields[name] = .asset(try withFile(asset, field: name, fieldIndex: fieldIndex, position: 0))
+            case .assetList(let list):
+                record.fields[name] = .assetList(try list.enumerated().map {
+                    try withFile($1, field: name, fieldIndex: fieldIndex, position: $0)
+                })
+            default: break
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Writes a plan's changes; `contents` holds the contents of assets that came as files, read beforehand.
+    /// Returns the rows of the deleted records, whose asset files can go.
+    func apply(_ plan: CloudModificationPlan, contents: AssetContents) throws -> [Int64] {
+        var deletedRows: [Int64] = []
+        for record in plan.recordsToWrite {
+            let rowID: Int64
+            if let existing = try storedRecord(withID: record.id) {
+                rowID = existing["id"]
+                try keepVersion(existing)
+                try database.execute(sql: """
+                    UPDATE record SET record_type = ?, change_tag = ?, created_at = ?, created_by = ?, modified_at = ?,
+                        modified_by = ?, body = ? WHERE id = ?
+                    """, arguments: rowArguments(record) + [rowID])
+                try database.execute(sql: "DELETE FROM reference WHERE holder = ?", arguments: [rowID])
+                try database.execute(sql: "DELETE FROM asset WHERE record_id = ?", arguments: [rowID])
+            } else {
+                try database.execute(sql: """
+                    INSERT INTO record (zone_name, owner_name, record_name, record_type, change_tag, created_at,
+                        created_by, modified_at, modified_by, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [record.id.zoneID.zoneName, record.id.zoneID.ownerName, record.id.recordName] + rowArguments(record))
+                rowID = database.lastInsertedRowID
+            }
+            try writeReferences(of: record, rowID: rowID)
+            try writeAssets(of: record, rowID: rowID, contents: contents)
+        }
+        for id in plan.recordIDsToRemove {
+            guard let rowID = try rowID(of: id) else { continue }
+            try database.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [rowID])
+            deletedRows.append(rowID)
+        }
+        return deletedRows
+    }
+
+    private func rowArguments(_ record: CloudRecord) throws -> StatementArguments {
+        let system = record.systemFields
+        return [
+            record.recordType, system?.changeTag ?? "",
+            system?.creationDate.flatMap(milliseconds), system?.creatorUserRecordName,
+            system?.modificationDate.flatMap(milliseconds), system?.lastModifiedUserRecordName,
+            try body(of: record),
+        ]
+    }
+
+    /// Whole milliseconds since 1970; system dates are whole milliseconds already, and always in range.
+    private func milliseconds(_ date: Date) -> Int64? {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        return milliseconds.isFinite && abs(milliseconds) < 9e18 ? Int64(milliseconds) : nil
+    }
+
+    /// The record's fields as JSON, without system fields (they have columns) and without asset contents (they
+    /// have a table).
+    private func body(of record: CloudRecord) throws -> String {
+        var stripped = CloudRecord(recordType: record.recordType, id: record.id)
+        for (name, value) in record.fields {
+            switch value {
+            case .asset(let asset): stripped.fields[name] = .asset(asset.withoutContents)
+            case .assetList(let list): stripped.fields[name] = .assetList(list.map(\.withoutContents))
+            default: stripped.fields[name] = value
+            }
+        }
+        return String(decoding: try JSONEncoder().encode(stripped), as: UTF8.self)
+    }
+
+    private func keepVersion(_ row: Row) throws {
+        let rowID: Int64 = row["id"]
+        try database.execute(sql: """
+            INSERT INTO record_version (record_id, change_tag, record_type, created_at, created_by, modified_at, modified_by, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [rowID, row["change_tag"], row["record_type"], row["created_at"], row["created_by"],
+                             row["modified_at"], row["modified_by"], row["body"]])
+        try database.execute(sql: """
+            DELETE FROM record_version WHERE record_id = ? AND rowid NOT IN (
+                SELECT rowid FROM record_version WHERE record_id = ? ORDER BY rowid DESC LIMIT ?)
+            """, arguments: [rowID, rowID, Self.versionsKept])
+    }
+
+    private func writeReferences(of record: CloudRecord, rowID: Int64) throws {
+        for (name, value) in record.fields {
+            let references: [CloudReference]
+            switch value {
+            case .reference(let reference): references = [reference]
+            case .referenceList(let list): references = list
+            default: continue
+            }
+            for reference in references {
+                try database.execute(sql: """
+                    INSERT INTO reference (holder, field, target_zone, target_owner, target_name, action) VALUES (?, ?, ?, ?, ?, ?)
+                    """, arguments: [rowID, name, reference.recordID.zoneID.zoneName, reference.recordID.zoneID.ownerName,
+                                     reference.recordID.recordName, reference.action.rawValue])
+            }
+        }
+    }
+
+    private func writeAssets(of record: CloudRecord, rowID: Int64, contents: AssetContents) throws {
+        for (name, value) in record.fields {
+            let list: [CloudAsset]
+            switch value {
+            case .asset(let asset): list = [asset]
+            case .assetList(let assets): list = assets
+            default: continue
+            }
+            for (position, asset) in list.enumerated() {
+                guard let content = asset.data ?? contents[AssetKey(recordID: record.id, field: name, position: position)] else { continue }
+                try database.execute(sql: "INSERT INTO asset (record_id, field, position, content) VALUES (?, ?, ?, ?)",
+                                     arguments: [rowID, name, position, content])
+            }
+        }
+    }
+}
+
+/// Where an asset is: its record, field, and position in an asset list (0 for a single asset).
+struct AssetKey: Hashable, Sendable {
+    let recordID: CloudRecord.ID
+    let field: String
+    let position: Int
+}
+
+/// The contents of assets that came as local files, read before the write transaction.
+typealias AssetContents = [AssetKey: Data]
+
+extension CloudAsset {
+    /// The asset's metadata, without its contents or local file.
+    var withoutContents: CloudAsset {
+        var copy = self
+        copy.data = nil
+        copy.fileURL = nil
+        return copy
+    }
+}
