@@ -31,7 +31,10 @@ let package = Package(
         ),
         .testTarget(
             name: "NestedCloudKitCodableTests",
-            dependencies: ["NestedCloudKitCodable", "NestedCloudKitSQLite", "SQLiteCrashWriter"]
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitSQLite", "SQLiteCrashWriter",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // A process the SQLite tests start and kill in the middle of a save.
         .executableTarget(

@@ -1,0 +1,58 @@
+import NestedCloudKitCodable
+
+/// A database that counts the requests made through it, so the example can show how few the decoder needs.
+actor RequestCountingDatabase: CloudDatabase {
+    let base: any CloudDatabase
+    private(set) var fetchRequests = 0
+    private(set) var recordsFetched = 0
+    private(set) var modifyRequests = 0
+
+    init(_ base: any CloudDatabase) {
+        self.base = base
+    }
+
+    nonisolated var maximumItemsPerRequest: Int { base.maximumItemsPerRequest }
+
+    func resetCounts() {
+        fetchRequests = 0
+        recordsFetched = 0
+        modifyRequests = 0
+    }
+
+    func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+        fetchRequests += 1
+        let results = try await base.records(for: ids, desiredKeys: desiredKeys)
+        recordsFetched += results.values.count { (try? $0.get()) != nil }
+        return results
+    }
+
+    func modifyRecords(
+        saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID],
+        savePolicy: CloudRecordSavePolicy, atomically: Bool
+    ) async throws -> (saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>], deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]) {
+        modifyRequests += 1
+        return try await base.modifyRecords(saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically)
+    }
+
+    func records(
+        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+        try await base.records(matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    }
+
+    func records(
+        continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+        try await base.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    }
+
+    func modifyRecordZones(
+        saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
+    ) async throws -> (saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>], deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]) {
+        try await base.modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete)
+    }
+
+    func allRecordZones() async throws -> [CloudRecord.ZoneID] {
+        try await base.allRecordZones()
+    }
+}
