@@ -36,6 +36,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Speed against the baselines: swift run -c release Benchmarks. Kept out of the library's dependencies.
+        .executableTarget(
+            name: "Benchmarks",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks"
+        ),
         // A process the SQLite tests start and kill in the middle of a save.
         .executableTarget(
             name: "SQLiteCrashWriter",

@@ -249,6 +249,9 @@ extension InMemoryCloudDatabase {
         public var recordsSaved = 0
         /// Records deleted at the caller's request (cascades not counted).
         public var recordsDeleted = 0
+
+        /// Statistics with every count at zero.
+        public init() {}
     }
 }
 

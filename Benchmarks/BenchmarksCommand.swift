@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+
+/// Measures the encoder, the decoder, reference resolution and the SQLite database against the baselines a user
+/// would compare them with, in one run, and prints the ratios.
+@main
+struct BenchmarksCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "Benchmarks",
+        abstract: "Measures NestedCloudKitCodable against Foundation's JSON coders, hand-written mapping and plain GRDB.",
+        discussion: """
+            Each figure is the median of several repetitions after a warm-up; a ratio below 1 means we are faster than \
+            the baseline. Run it in release: swift run -c release Benchmarks
+            """
+    )
+
+    @Flag(help: "Print one JSON object per line instead of a table.")
+    var json = false
+
+    @Flag(help: "Run small workloads, in seconds, to show that everything runs (targets aren't checked).")
+    var quick = false
+
+    @Option(help: "Run only the workloads whose name starts with this, for example encode or sqlite.")
+    var only: String?
+
+    func run() async throws {
+        let sizes = quick ? Sizes.quick : Sizes.full
+        let workloads = Workloads(sizes: sizes, harness: Harness(repetitions: quick ? 3 : 7, warmups: 1))
+        var results: [BenchmarkResult] = []
+        func wanted(_ name: String) -> Bool { only.map { name.hasPrefix($0) } ?? true }
+
+        // Memory first, before other workloads raise the process's footprint.
+        if wanted("memory") { results += try workloads.graphMemory() }
+        if wanted("encode.flat") { results += try workloads.encodeFlat() }
+        if wanted("decode.flat") { results += try workloads.decodeFlat() }
+        if wanted("encode.graph") { results += try workloads.encodeGraph() }
+        if wanted("decode.graph") { results += try workloads.decodeGraph() }
+        if wanted("resolve.chain") { results.append(try await workloads.resolveChain()) }
+        if wanted("resolve.wide") { results.append(try await workloads.resolveWide()) }
+        if wanted("sqlite") { results += try await workloads.sqlite() }
+
+        if json {
+            for result in results { print(result.json) }
+        } else {
+            print(Report.table(results))
+            let missed = results.filter { !$0.met }
+            print(quick ? "\nQuick run: targets are checked on the full run only." :
+                    missed.isEmpty ? "\nEvery target met." : "\n\(missed.count) targets missed.")
+        }
+    }
+}

@@ -1,0 +1,243 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+import NestedCloudKitSQLite
+
+/// Sizes of the workloads: the full run checks the targets; the quick one only shows that everything runs.
+struct Sizes {
+    var flatValues = 100_000
+    var students = 1_000
+    var books = 5_000
+    var chainDepth = 20
+    var treeFanOuts = [20, 20, 24]
+    var sqliteRecords = 10_000
+    var latency = Duration.milliseconds(10)
+
+    static let full = Sizes()
+    static let quick = Sizes(flatValues: 2_000, students: 100, books: 500, chainDepth: 5, treeFanOuts: [5, 5, 8], sqliteRecords: 1_000)
+}
+
+struct Workloads {
+    let sizes: Sizes
+    let harness: Harness
+
+    // MARK: Flat values
+
+    func encodeFlat() throws -> [BenchmarkResult] {
+        let values = (0..<sizes.flatValues).map(Flat.make)
+        let encoder = CKRecordEncoder()
+        let ours = try harness.median { for value in values { _ = try encoder.encode(value) } }
+        let json = JSONEncoder()
+        let jsonTime = try harness.median { for value in values { _ = try json.encode(value) } }
+        let hand = harness.median { for value in values { _ = [value.makeRecord()] } }
+        return [
+            BenchmarkResult(name: "encode.flat", ours: ours, baseline: "JSONEncoder", baselineSeconds: jsonTime, target: 0.6),
+            BenchmarkResult(name: "encode.flat", ours: ours, baseline: "hand-written records", baselineSeconds: hand, target: 1.5),
+        ]
+    }
+
+    func decodeFlat() throws -> [BenchmarkResult] {
+        let values = (0..<sizes.flatValues).map(Flat.make)
+        let records = values.map { $0.makeRecord() }
+        let data = try values.map { try JSONEncoder().encode($0) }
+        let decoder = CKRecordDecoder()
+        let ours = try harness.median { for record in records { _ = try decoder.decode(Flat.self, from: record, records: []) } }
+        let json = JSONDecoder()
+        let jsonTime = try harness.median { for item in data { _ = try json.decode(Flat.self, from: item) } }
+        let hand = harness.median { for record in records { _ = Flat(record: record) } }
+        return [
+            BenchmarkResult(name: "decode.flat", ours: ours, baseline: "JSONDecoder", baselineSeconds: jsonTime, target: 0.6),
+            BenchmarkResult(name: "decode.flat", ours: ours, baseline: "hand-written values", baselineSeconds: hand, target: 1.5),
+        ]
+    }
+
+    // MARK: A graph
+
+    func encodeGraph() throws -> [BenchmarkResult] {
+        let campus = Campus.make(students: sizes.students, books: sizes.books)
+        let encoder = CKRecordEncoder()
+        let ours = try harness.median { _ = try encoder.encode(campus) }
+        let json = JSONEncoder()
+        let jsonTime = try harness.median { _ = try json.encode(campus) }
+        let hand = harness.median { _ = campus.makeRecords() }
+        return [
+            BenchmarkResult(name: "encode.graph", ours: ours, baseline: "JSONEncoder", baselineSeconds: jsonTime, target: 0.6,
+                            details: [("records", sizes.students + sizes.books + 2)]),
+            BenchmarkResult(name: "encode.graph", ours: ours, baseline: "hand-written records", baselineSeconds: hand, target: 1.5),
+        ]
+    }
+
+    func decodeGraph() throws -> [BenchmarkResult] {
+        let campus = Campus.make(students: sizes.students, books: sizes.books)
+        let graph = try CKRecordEncoder().encodeGraph(campus)
+        let data = try JSONEncoder().encode(campus)
+        let decoder = CKRecordDecoder()
+        let ours = try harness.median { _ = try decoder.decode(Campus.self, from: graph) }
+        let json = JSONDecoder()
+        let jsonTime = try harness.median { _ = try json.decode(Campus.self, from: data) }
+        let byID = Dictionary(uniqueKeysWithValues: graph.records.map { ($0.id, $0) })
+        let hand = harness.median { _ = Campus.read(from: byID, root: graph.root) }
+        return [
+            BenchmarkResult(name: "decode.graph", ours: ours, baseline: "JSONDecoder", baselineSeconds: jsonTime, target: 0.6),
+            BenchmarkResult(name: "decode.graph", ours: ours, baseline: "hand-written values", baselineSeconds: hand, target: 1.5),
+        ]
+    }
+
+    /// Peak resident memory while encoding and decoding the graph, against the size of the records.
+    func graphMemory() throws -> [BenchmarkResult] {
+        let campus = Campus.make(students: sizes.students, books: sizes.books)
+        let recordBytes = Double(try CKRecordEncoder().encode(campus).reduce(0) { $0 + Self.size(of: $1) })
+        func growth(_ body: () throws -> Void) rethrows -> Double {
+            let before = ResidentMemory.current() ?? 0
+            ResidentMemory.resetPeak()
+            try body()
+            return Double(max(0, (ResidentMemory.peak() ?? 0) - before))
+        }
+        let encodeGrowth = try growth { _ = try CKRecordEncoder().encode(campus) }
+        let graph = try CKRecordEncoder().encodeGraph(campus)
+        let decodeGrowth = try growth { _ = try CKRecordDecoder().decode(Campus.self, from: graph) }
+        return [
+            BenchmarkResult(name: "memory.encode", ours: encodeGrowth, baseline: "records produced", baselineSeconds: recordBytes, target: 4),
+            BenchmarkResult(name: "memory.decode", ours: decodeGrowth, baseline: "records produced", baselineSeconds: recordBytes, target: .infinity),
+        ]
+    }
+
+    /// The bytes a record's fields hold: names and values, as CloudKit counts them.
+    static func size(of record: CloudRecord) -> Int {
+        record.fields.reduce(record.id.recordName.utf8.count + record.recordType.utf8.count) { total, field in
+            let value: Int = switch field.value {
+            case .string(let string): string.utf8.count
+            case .bytes(let data): data.count
+            case .stringList(let list): list.reduce(0) { $0 + $1.utf8.count }
+            case .referenceList(let list): list.reduce(0) { $0 + $1.recordID.recordName.utf8.count }
+            case .reference(let reference): reference.recordID.recordName.utf8.count
+            case .location: 64
+            default: 8
+            }
+            return total + field.name.utf8.count + value
+        }
+    }
+
+    // MARK: Resolution through a database with latency
+
+    func resolve(name: String, root: TreeNode, depth: Int) async throws -> BenchmarkResult {
+        let database = InMemoryCloudDatabase(maximumItemsPerRequest: 400)
+        let saved = try await database.saveRecords(try CKRecordEncoder().encode(root))
+        let rootRecord = saved[saved.count - 1]
+        await database.setLatency(sizes.latency)
+        var decoder = CKRecordDecoder()
+        decoder.maximumDepth = max(decoder.maximumDepth, depth)
+        var statistics = InMemoryCloudDatabase.Statistics()
+        let ours = try await harness.median {
+            await database.resetStatistics()
+            _ = try await decoder.decode(TreeNode.self, from: rootRecord, referenceDatabase: database)
+            statistics = await database.statistics
+        }
+        // The floor: one round trip per level; each level split into requests of at most 400.
+        var levels: [Int] = []
+        var level = [root]
+        while !level.isEmpty {
+            level = level.flatMap(\.children)
+            if !level.isEmpty { levels.append(level.count) }
+        }
+        let distinct = levels.reduce(0, +)
+        let requests = levels.reduce(0) { $0 + ($1 + 399) / 400 }
+        var failure: String?
+        if statistics.fetchRequests != requests { failure = "\(statistics.fetchRequests) requests for a floor of \(requests)" }
+        if statistics.recordsFetched != distinct { failure = "\(statistics.recordsFetched) records fetched for \(distinct) distinct" }
+        return BenchmarkResult(
+            name: name, ours: ours, baseline: "depth x latency", baselineSeconds: Double(depth) * sizes.latency.seconds, target: 1.2,
+            details: [("depth", depth), ("round_trips", statistics.fetchRequests), ("requests_floor", requests),
+                      ("records", distinct), ("records_fetched", statistics.recordsFetched)],
+            failure: failure
+        )
+    }
+
+    func resolveChain() async throws -> BenchmarkResult {
+        try await resolve(name: "resolve.chain", root: TreeNode.chain(depth: sizes.chainDepth), depth: sizes.chainDepth)
+    }
+
+    func resolveWide() async throws -> BenchmarkResult {
+        try await resolve(name: "resolve.wide", root: TreeNode.tree(fanOuts: sizes.treeFanOuts), depth: sizes.treeFanOuts.count)
+    }
+
+    // MARK: SQLite against plain GRDB
+
+    func sqlite() async throws -> [BenchmarkResult] {
+        let records = (0..<sizes.sqliteRecords).map { Flat.make($0).makeRecord() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nckc-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var counter = 0
+        func path() -> String {
+            counter += 1
+            return directory.appendingPathComponent("\(counter).sqlite").path
+        }
+        let chunks = stride(from: 0, to: records.count, by: 400).map { Array(records[$0..<min($0 + 400, records.count)]) }
+
+        var database: SQLiteCloudDatabase?
+        let save = try await harness.median {
+            let fresh = try SQLiteCloudDatabase(path: path())
+            try await fresh.saveRecords(records)
+            database = fresh
+        }
+        var plain: DatabasePool?
+        let plainSave = try await harness.median {
+            let pool = try PlainGRDB.open(path())
+            for chunk in chunks { try await PlainGRDB.insert(chunk, into: pool) }
+            plain = pool
+        }
+        guard let database, let plain else { return [] }
+        let ids = records.map(\.id)
+        let fetch = try await harness.median { _ = try await database.fetchRecords(ids) }
+        let plainFetch = try await harness.median {
+            for start in stride(from: 0, to: ids.count, by: 400) {
+                _ = try await PlainGRDB.fetch(Array(ids[start..<min(start + 400, ids.count)]), from: plain)
+            }
+        }
+        return [
+            BenchmarkResult(name: "sqlite.save", ours: save, baseline: "plain GRDB", baselineSeconds: plainSave, target: 2.0,
+                            details: [("records", records.count)]),
+            BenchmarkResult(name: "sqlite.fetch", ours: fetch, baseline: "plain GRDB", baselineSeconds: plainFetch, target: 2.0,
+                            details: [("records", records.count)]),
+        ]
+    }
+}
+
+/// The baseline for the SQLite database: the same records written as rows of one table and read back, with
+/// plain GRDB and none of CloudKit's rules.
+enum PlainGRDB {
+    static func open(_ path: String) throws -> DatabasePool {
+        let pool = try DatabasePool(path: path)
+        try pool.write { database in
+            try database.execute(sql: """
+                CREATE TABLE record (id INTEGER PRIMARY KEY, zone_name TEXT, owner_name TEXT, record_name TEXT, record_type TEXT,
+                    body TEXT, UNIQUE (zone_name, owner_name, record_name))
+                """)
+        }
+        return pool
+    }
+
+    static func insert(_ records: [CloudRecord], into pool: DatabasePool) async throws {
+        try await pool.write { database in
+            let encoder = JSONEncoder()
+            for record in records {
+                try database.execute(
+                    sql: "INSERT INTO record (zone_name, owner_name, record_name, record_type, body) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [record.id.zoneID.zoneName, record.id.zoneID.ownerName, record.id.recordName, record.recordType,
+                                String(decoding: try encoder.encode(record), as: UTF8.self)])
+            }
+        }
+    }
+
+    static func fetch(_ ids: [CloudRecord.ID], from pool: DatabasePool) async throws -> [CloudRecord] {
+        try await pool.read { database in
+            let decoder = JSONDecoder()
+            return try ids.compactMap { id in
+                guard let body = try String.fetchOne(database, sql: "SELECT body FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
+                                                     arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName]) else { return nil }
+                return try decoder.decode(CloudRecord.self, from: Data(body.utf8))
+            }
+        }
+    }
+}
