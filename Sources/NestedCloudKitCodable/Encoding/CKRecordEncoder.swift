@@ -58,13 +58,13 @@ public struct CKRecordEncoder: Sendable {
     /// - Throws: ``CKCodableError`` when a value can't be stored in CloudKit, naming its coding path, record
     ///   and field; any error the value's own `encode(to:)` throws.
     public func encode<Value: CKEncodable>(_ value: Value) throws -> [CloudRecord] {
-        try encodeGraph(value).records
+        try GraphEncoder(options: EncodingOptions(self)).encodeRecords(root: value)
     }
 
     /// Encodes a value and everything nested in it into a ``CloudRecordGraph``: the records in the same order as
     /// ``encode(_:)`` gives them, the root, and each record by its ID.
     public func encodeGraph<Value: CKEncodable>(_ value: Value) throws -> CloudRecordGraph {
-        try GraphEncoder(options: EncodingOptions(self)).encodeGraph(root: value)
+        CloudRecordGraph(dependencyOrderedRecords: try encode(value))
     }
 }
 

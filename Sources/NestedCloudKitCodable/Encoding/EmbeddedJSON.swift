@@ -30,6 +30,7 @@ enum EmbeddedJSON: Decodable, Hashable {
         case .data(let data): return .string(data.base64EncodedString())
         case .url(let url): return .string(url.absoluteString)
         case .location(let location): return value(for: location)
+        case .list(let list): return .array((list.listElements ?? []).map(value(forListElement:)))
         case .asset: throw CKCodableError.assetInEmbeddedValue(at: path)
         case .reference(_, let target):
             throw CKCodableError.referenceInEmbeddedValue(recordType: target?.recordType ?? "", at: path)
@@ -55,6 +56,17 @@ enum EmbeddedJSON: Decodable, Hashable {
                 object[key] = try value(for: entry, at: path.appending(NamedKey(key)))
             }
             return .object(object)
+        }
+    }
+
+    /// An element of a fast-path list: only strings, integers, doubles and dates reach here.
+    private static func value(forListElement element: CloudValue) -> EmbeddedJSON {
+        switch element {
+        case .string(let string): .string(string)
+        case .int64(let int): .int(int)
+        case .double(let double): .double(double)
+        case .date(let date): .int(date.millisecondsSince1970)
+        default: .null
         }
     }
 

@@ -4,7 +4,9 @@ import Foundation
 ///
 /// Keeping Swift's own kinds here (a `Bool` is still a `Bool`, a `URL` still a `URL`) lets one mapping decide
 /// what each becomes, whether it ends up as a field, an element of a list, or part of embedded JSON.
-indirect enum EncodedNode {
+///
+/// Only the rare, large cases are `indirect`, so that the common ones stay a few words and allocate nothing.
+enum EncodedNode {
     case null
     case bool(Bool)
     case int(Int64)
@@ -13,10 +15,12 @@ indirect enum EncodedNode {
     case date(Date)
     case data(Data)
     case url(URL)
-    case location(CloudLocation)
-    case asset(CloudAsset)
+    indirect case location(CloudLocation)
+    indirect case asset(CloudAsset)
     /// A reference to a record; `target` is the nested value, queued to be encoded when the field is written.
-    case reference(CloudReference, target: PendingRecord?)
+    indirect case reference(CloudReference, target: PendingRecord?)
+    /// A list of one CloudKit type, already mapped: the fast path for arrays of common scalars.
+    case list(CloudValue)
     case array([EncodedNode], ArrayShape)
     /// `unordered` marks a `Dictionary`, whose keys are sorted so the output doesn't change from run to run.
     case object([(key: String, value: EncodedNode)], unordered: Bool)

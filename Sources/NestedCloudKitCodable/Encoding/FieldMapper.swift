@@ -9,7 +9,7 @@ struct FieldMapper {
     let options: EncodingOptions
 
     /// Writes the node as the field `name` (or, for a flattened nested value, the fields under that name).
-    func write(_ node: EncodedNode, named name: String, at path: CodingPath, into writer: inout FieldWriter) throws {
+    func write(_ node: EncodedNode, named name: String, at path: FieldPath, into writer: inout FieldWriter) throws {
         switch node {
         case .null, .skippedNil:
             try writer.clear(name, at: path)
@@ -21,18 +21,20 @@ struct FieldMapper {
                 try writer.set(list, named: name, at: path)
                 for case .reference(_, let target?) in elements { writer.graph.enqueue(target) }
             } else {
-                try writer.set(.string(EmbeddedJSON.text(for: node, at: path)), named: name, at: path)
+                try writer.set(.string(EmbeddedJSON.text(for: node, at: path.path)), named: name, at: path)
             }
         case .object(let entries, let unordered):
             switch options.nestedValueEncodingStrategy {
             case .json:
-                try writer.set(.string(EmbeddedJSON.text(for: node, at: path)), named: name, at: path)
+                try writer.set(.string(EmbeddedJSON.text(for: node, at: path.path)), named: name, at: path)
             case .flattened(let separator):
                 let ordered = unordered ? entries.sorted { $0.key < $1.key } : entries
                 for (key, value) in ordered {
                     try write(value, named: name + separator + key, at: path.appending(NamedKey(key)), into: &writer)
                 }
             }
+        case .list(let list):
+            if list.isEmptyList { try writer.clear(name, at: path) } else { try writer.set(list, named: name, at: path) }
         case .bool(let bool): try writer.set(.int64(bool ? 1 : 0), named: name, at: path)
         case .int(let int): try writer.set(.int64(int), named: name, at: path)
         case .double(let double): try writer.set(.double(double), named: name, at: path)
@@ -52,7 +54,7 @@ struct FieldMapper {
     }
 
     /// The list of an array whose elements all map to one CloudKit type, or `nil` for an array stored as JSON.
-    func listValue(of elements: [EncodedNode], shape: ArrayShape, field: String, at path: CodingPath) throws -> CloudValue? {
+    func listValue(of elements: [EncodedNode], shape: ArrayShape, field: String, at path: FieldPath) throws -> CloudValue? {
         guard !shape.isDictionary, !shape.hasOptionalElements, let first = elements.first else { return nil }
         let sorted = shape.isSet
         switch first {
@@ -88,7 +90,7 @@ struct FieldMapper {
             let files = urls.count { $0.isFileURL }
             if files == urls.count { return .assetList(urls.map { CloudAsset(fileURL: $0) }) }
             if files == 0 { return .stringList(urls.map(\.absoluteString)) }
-            throw CKCodableError.mixedURLList(at: path)
+            throw CKCodableError.mixedURLList(at: path.path)
         case .location:
             guard var locations = collect(elements, { if case .location(let location) = $0 { location } else { nil } })
             else { return nil }
@@ -103,7 +105,7 @@ struct FieldMapper {
             else { return nil }
             if sorted { references.sort { $0.sortKey.lexicographicallyPrecedes($1.sortKey) } }
             return .referenceList(references)
-        case .null, .skippedNil, .array, .object:
+        case .null, .skippedNil, .array, .object, .list:
             return nil
         }
     }

@@ -3,27 +3,27 @@ struct FieldWriter {
     var record: CloudRecord
     let graph: GraphEncoder
     private var clearedFieldNames: [String] = []
-    private var sizes: [(name: String, size: Int)] = []
+    private var fieldDataSize = 0
 
     init(record: CloudRecord, graph: GraphEncoder) {
         self.record = record
         self.graph = graph
     }
 
-    mutating func set(_ value: CloudValue, named name: String, at path: CodingPath) throws {
-        try graph.validateFieldName(name, recordID: record.id, at: path)
+    mutating func set(_ value: CloudValue, named name: String, at path: FieldPath) throws {
+        try RecordValidator.validateFieldName(name, recordID: record.id, at: path)
         // Slots have distinct names, so a name written twice comes from flattening a nested value onto a field
         // that already exists.
-        guard record.fields.insertNew(value, named: name), !clearedFieldNames.contains(name) else {
-            throw CKCodableError.duplicateFieldName(name, recordID: record.id, at: path)
+        guard record.fields.insertNew(value, named: name), clearedFieldNames.isEmpty || !clearedFieldNames.contains(name) else {
+            throw CKCodableError.duplicateFieldName(name, recordID: record.id, at: path.path)
         }
-        sizes.append((name, name.utf8.count + RecordValidator.estimatedSize(of: value)))
+        fieldDataSize += name.utf8.count + RecordValidator.estimatedSize(of: value)
     }
 
-    mutating func clear(_ name: String, at path: CodingPath) throws {
-        try graph.validateFieldName(name, recordID: record.id, at: path)
+    mutating func clear(_ name: String, at path: FieldPath) throws {
+        try RecordValidator.validateFieldName(name, recordID: record.id, at: path)
         guard record.fields[name] == nil, !clearedFieldNames.contains(name) else {
-            throw CKCodableError.duplicateFieldName(name, recordID: record.id, at: path)
+            throw CKCodableError.duplicateFieldName(name, recordID: record.id, at: path.path)
         }
         clearedFieldNames.append(name)
     }
@@ -31,9 +31,10 @@ struct FieldWriter {
     /// The record, once it is known to fit CloudKit's size limit. A record that exists on the server clears the
     /// fields whose values are `nil`; a new record has nothing to clear.
     mutating func finish(at path: CodingPath) throws -> CloudRecord {
-        let total = sizes.reduce(0) { $0 + $1.size }
+        let total = fieldDataSize
         guard total <= RecordValidator.maximumRecordSize else {
-            let largest = sizes.sorted { $0.size > $1.size }.prefix(3).map { ($0.name, $0.size) }
+            let sizes = record.fields.map { ($0.name, $0.name.utf8.count + RecordValidator.estimatedSize(of: $0.value)) }
+            let largest = sizes.sorted { $0.1 > $1.1 }.prefix(3).map { (name: $0.0, size: $0.1) }
             throw CKCodableError.recordTooLarge(
                 size: total, limit: RecordValidator.maximumRecordSize, largestFields: largest, recordID: record.id, at: path
             )

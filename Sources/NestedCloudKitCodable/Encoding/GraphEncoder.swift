@@ -27,12 +27,13 @@ final class GraphEncoder {
     private var finishedRecords: [CloudRecord.ID: CloudRecord] = [:]
     private var finishingOrder: [CloudRecord.ID] = []
     private var queue: [(record: PendingRecord, checksNestedValues: Bool)] = []
+    /// How often each record ID was queued; kept from the second record on, so a graph of one record (the most
+    /// common) hashes no IDs.
     private var timesQueued: [CloudRecord.ID: Int] = [:]
     private var queuedInstances: Set<ObjectIdentifier> = []
     private var recordIDsOfInstances: [ObjectIdentifier: CloudRecord.ID] = [:]
     /// Whether the record being encoded queues its nested values (`false` while only comparing a duplicate).
     private var queuesNestedValues = true
-    private var validFieldNames: Set<String> = []
 
     /// How many times a struct's record ID may come back with its nested values checked again.
     static let nestedChecksPerRecord = 4
@@ -41,8 +42,8 @@ final class GraphEncoder {
         self.options = options
     }
 
-    /// Encodes the root value and everything it reaches; returns the graph of their records.
-    func encodeGraph(root: any CKEncodable) throws -> CloudRecordGraph {
+    /// Encodes the root value and everything it reaches; returns their records in dependency order, root last.
+    func encodeRecords(root: any CKEncodable) throws -> [CloudRecord] {
         let rootRecord = try pendingRecord(for: root, at: .root)
         enqueue(rootRecord)
         var next = 0
@@ -52,11 +53,7 @@ final class GraphEncoder {
             queuesNestedValues = checksNestedValues
             try encodeRecord(of: pending)
         }
-        return CloudRecordGraph(
-            dependencyOrderedRecords: RecordOrdering.dependencyOrder(
-                of: finishedRecords, finishingOrder: finishingOrder, rootID: rootRecord.recordID
-            )
-        )
+        return RecordOrdering.dependencyOrder(of: finishedRecords, finishingOrder: finishingOrder, rootID: rootRecord.recordID)
     }
 
     /// The record identity of a nested value, validated; the value is queued by ``enqueue(_:)`` when the field
@@ -82,8 +79,9 @@ final class GraphEncoder {
             // The same instance is the same record: shared, or closing a cycle.
             guard queuedInstances.insert(instance).inserted else { return }
         }
-        let times = timesQueued[pending.recordID, default: 0]
-        timesQueued[pending.recordID] = times + 1
+        if queue.count == 1 { timesQueued[queue[0].record.recordID] = 1 }
+        let times = queue.isEmpty ? 0 : timesQueued[pending.recordID, default: 0]
+        if !queue.isEmpty { timesQueued[pending.recordID] = times + 1 }
         queue.append((pending, times < Self.nestedChecksPerRecord))
     }
 
@@ -97,8 +95,8 @@ final class GraphEncoder {
         let record = try encoder.makeRecord()
 
         // A value reached again (a shared child, a diamond) gives one record; a different value with the same ID
-        // would silently overwrite the first on save, so it is an error.
-        if let existing = finishedRecords[pending.recordID] {
+        // would silently overwrite the first on save, so it is an error. (The root is the first: nothing to compare.)
+        if !finishingOrder.isEmpty, let existing = finishedRecords[pending.recordID] {
             guard existing == record else {
                 throw CKCodableError.conflictingRecordID(
                     pending.recordID, recordTypes: (existing.recordType, record.recordType), at: pending.path
@@ -108,13 +106,5 @@ final class GraphEncoder {
         }
         finishedRecords[pending.recordID] = record
         finishingOrder.append(pending.recordID)
-    }
-
-    /// Validates a field name, remembering names already found valid: models repeat the same few names in every
-    /// record.
-    func validateFieldName(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) throws {
-        guard !validFieldNames.contains(name) else { return }
-        try RecordValidator.validateFieldName(name, recordID: recordID, at: path)
-        validFieldNames.insert(name)
     }
 }

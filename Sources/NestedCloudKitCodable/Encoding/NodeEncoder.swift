@@ -80,6 +80,7 @@ struct NodeContext {
     /// Encodes any value found at `path`.
     func slot<T: Encodable>(for value: T, at path: CodingPath) throws -> NodeSlot {
         if let scalar = try scalarNode(for: value, at: path) { return .node(scalar) }
+        if let list = try listNode(for: value, at: path) { return .node(list) }
         if let record = value as? any CKEncodable {
             let target = try graph.pendingRecord(for: record, at: path)
             let reference = CloudReference(recordID: target.recordID, action: referenceAction)
@@ -146,6 +147,25 @@ struct NodeContext {
             normalized.timestamp = CloudValue.normalizedDate(try validated(timestamp, at: path.appending(NamedKey("timestamp"))))
         }
         return normalized
+    }
+
+    /// The list of an array (or set) of common scalars, mapped directly; `nil` for any other value.
+    func listNode<T: Encodable>(for value: T, at path: CodingPath) throws -> EncodedNode? {
+        if T.self == [String].self, let strings = value as? [String] { return .list(.stringList(strings)) }
+        if T.self == [Int].self, let ints = value as? [Int] { return .list(.int64List(ints.map { Int64($0) })) }
+        if T.self == [Int64].self, let ints = value as? [Int64] { return .list(.int64List(ints)) }
+        if T.self == [Bool].self, let bools = value as? [Bool] { return .list(.int64List(bools.map { $0 ? 1 : 0 })) }
+        if T.self == [Double].self, let doubles = value as? [Double], doubles.allSatisfy(\.isFinite) {
+            return .list(.doubleList(doubles))
+        }
+        if T.self == [Date].self, let dates = value as? [Date] {
+            return .list(.dateList(try dates.enumerated().map { index, date in
+                CloudValue.normalizedDate(try validated(date, at: path.appending(index: index)))
+            }))
+        }
+        if T.self == Set<String>.self, let strings = value as? Set<String> { return .list(.stringList(strings.sorted())) }
+        if T.self == Set<Int>.self, let ints = value as? Set<Int> { return .list(.int64List(ints.sorted().map { Int64($0) })) }
+        return nil
     }
 
     func node(for value: Double, at path: CodingPath) throws -> EncodedNode {

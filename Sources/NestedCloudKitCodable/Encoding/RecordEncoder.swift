@@ -13,10 +13,22 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     let path: CodingPath
     private let ignoredProperties: [String]
     private let referenceActions: [String: CloudReference.Action]
-    private var slots: [(key: any CodingKey, slot: NodeSlot)] = []
-    private var slotPositions: [String: Int] = [:]
+    /// The fields written so far, in order. Looked up by a linear search: records have few fields, and
+    /// comparing short names is faster than hashing them.
+    private var slots: [FieldSlot] = []
+
+    /// A field written by the model: a value already mapped (for the common scalars), or a node to map.
+    private struct FieldSlot {
+        let name: String
+        var content: Content
+
+        enum Content {
+            case value(CloudValue)
+            case node(NodeSlot)
+        }
+    }
     private var systemFields: CloudRecord.SystemFields?
-    private var structureError: CKCodableError?
+    private var isNotKeyed = false
 
     init(
         graph: GraphEncoder, recordID: CloudRecord.ID, recordType: String, path: CodingPath,
@@ -57,18 +69,21 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     }
 
     /// Sets the slot of a field; writing a key again replaces its value in place.
-    func set(_ slot: NodeSlot, forKey key: some CodingKey) {
+    private func set(_ content: FieldSlot.Content, forKey key: some CodingKey) {
         guard !isIgnored(key) else { return }
         let name = key.stringValue
-        if let position = slotPositions[name] {
-            slots[position].slot = slot
+        if let position = slots.firstIndex(where: { $0.name.hasSameBytes(as: name) }) {
+            slots[position].content = content
         } else {
-            slotPositions[name] = slots.count
-            slots.append((key, slot))
+            slots.append(FieldSlot(name: name, content: content))
         }
     }
 
-    func set(_ node: EncodedNode, forKey key: some CodingKey) { set(.node(node), forKey: key) }
+    func set(_ slot: NodeSlot, forKey key: some CodingKey) { set(.node(slot), forKey: key) }
+    func set(_ node: EncodedNode, forKey key: some CodingKey) { set(.node(.node(node)), forKey: key) }
+
+    /// Sets a field to a value the mapping table maps to itself (strings, integers, booleans, finite doubles).
+    func set(_ value: CloudValue, forKey key: some CodingKey) { set(.value(value), forKey: key) }
 
     /// Encodes any value into the field of the given key.
     func encode<T: Encodable>(_ value: T, forKey key: some CodingKey) throws {
@@ -95,16 +110,21 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
 
     /// The finished record: every slot mapped onto fields, validated.
     func makeRecord() throws -> CloudRecord {
-        if let structureError { throw structureError }
+        if isNotKeyed { throw CKCodableError.recordNotKeyed(recordType: recordType, recordID: recordID, at: path) }
         var writer = FieldWriter(
             record: CloudRecord(recordType: recordType, id: recordID, systemFields: systemFields),
             graph: graph
         )
         writer.record.fields.reserveCapacity(slots.count)
         let mapper = FieldMapper(options: graph.options)
-        for (key, slot) in slots {
-            try withLocation(field: key.stringValue) {
-                try mapper.write(slot.freeze(), named: key.stringValue, at: path.appending(key), into: &writer)
+        for slot in slots {
+            let name = slot.name
+            try withLocation(field: name) {
+                let fieldPath = FieldPath(parent: path, key: NamedKey(name))
+                switch slot.content {
+                case .value(let value): try writer.set(value, named: name, at: fieldPath)
+                case .node(let node): try mapper.write(node.freeze(), named: name, at: fieldPath, into: &writer)
+                }
             }
         }
         return try writer.finish(at: path)
@@ -120,9 +140,7 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     }
 
     private func noteNotKeyed() {
-        if structureError == nil {
-            structureError = .recordNotKeyed(recordType: recordType, recordID: recordID, at: path)
-        }
+        isNotKeyed = true
     }
 
     // MARK: Single value

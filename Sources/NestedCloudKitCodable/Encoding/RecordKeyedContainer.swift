@@ -7,9 +7,10 @@ struct RecordKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     var codingPath: [any CodingKey] { encoder.codingPath }
 
-    mutating func encodeNil(forKey key: Key) { encoder.set(.null, forKey: key) }
-    mutating func encode(_ value: Bool, forKey key: Key) { encoder.set(.bool(value), forKey: key) }
-    mutating func encode(_ value: String, forKey key: Key) { encoder.set(.string(value), forKey: key) }
+    mutating func encodeNil(forKey key: Key) { encoder.set(EncodedNode.null, forKey: key) }
+    // The common scalars map to themselves: they are stored as field values directly.
+    mutating func encode(_ value: Bool, forKey key: Key) { encoder.set(CloudValue.int64(value ? 1 : 0), forKey: key) }
+    mutating func encode(_ value: String, forKey key: Key) { encoder.set(CloudValue.string(value), forKey: key) }
     // Values that can be invalid are only checked when the property isn't ignored.
     mutating func encode(_ value: Double, forKey key: Key) throws {
         guard !encoder.isIgnored(key) else { return }
@@ -19,18 +20,18 @@ struct RecordKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         guard !encoder.isIgnored(key) else { return }
         encoder.set(try encoder.node(for: Double(value), forKey: key), forKey: key)
     }
-    mutating func encode(_ value: Int, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
-    mutating func encode(_ value: Int8, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
-    mutating func encode(_ value: Int16, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
-    mutating func encode(_ value: Int32, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
-    mutating func encode(_ value: Int64, forKey key: Key) { encoder.set(.int(value), forKey: key) }
+    mutating func encode(_ value: Int, forKey key: Key) { encoder.set(CloudValue.int64(Int64(value)), forKey: key) }
+    mutating func encode(_ value: Int8, forKey key: Key) { encoder.set(CloudValue.int64(Int64(value)), forKey: key) }
+    mutating func encode(_ value: Int16, forKey key: Key) { encoder.set(CloudValue.int64(Int64(value)), forKey: key) }
+    mutating func encode(_ value: Int32, forKey key: Key) { encoder.set(CloudValue.int64(Int64(value)), forKey: key) }
+    mutating func encode(_ value: Int64, forKey key: Key) { encoder.set(CloudValue.int64(value), forKey: key) }
     mutating func encode(_ value: UInt, forKey key: Key) throws {
         guard !encoder.isIgnored(key) else { return }
         encoder.set(try encoder.node(for: UInt64(value), forKey: key), forKey: key)
     }
-    mutating func encode(_ value: UInt8, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
-    mutating func encode(_ value: UInt16, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
-    mutating func encode(_ value: UInt32, forKey key: Key) { encoder.set(.int(Int64(value)), forKey: key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) { encoder.set(CloudValue.int64(Int64(value)), forKey: key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) { encoder.set(CloudValue.int64(Int64(value)), forKey: key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) { encoder.set(CloudValue.int64(Int64(value)), forKey: key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws {
         guard !encoder.isIgnored(key) else { return }
         encoder.set(try encoder.node(for: value, forKey: key), forKey: key)

@@ -8,6 +8,8 @@ enum RecordOrdering {
         finishingOrder: [CloudRecord.ID],
         rootID: CloudRecord.ID
     ) -> [CloudRecord] {
+        // A record with no nested records, the most common graph, needs no walk.
+        if records.count == 1, let root = records[rootID] { return [root] }
         var ordered: [CloudRecord] = []
         ordered.reserveCapacity(records.count)
         var reached: Set<CloudRecord.ID> = [rootID]

@@ -11,12 +11,16 @@ extension CloudRecord {
         public typealias Element = (name: String, value: CloudValue)
 
         private var entries: [Element]
-        private var positions: [String: Int]
+        /// Positions by name, kept only for records with many fields: below that, comparing short names one by
+        /// one is faster than hashing them.
+        private var positions: [String: Int]?
+
+        /// The field count above which lookups use a dictionary of positions.
+        private static let indexThreshold = 32
 
         /// Creates an empty set of fields.
         public init() {
             entries = []
-            positions = [:]
         }
 
         /// Creates fields from name and value pairs, in order; a repeated name keeps its first position and its
@@ -34,39 +38,54 @@ extension CloudRecord {
         /// The field names, in order.
         public var names: [String] { entries.map(\.name) }
 
+        private func position(of name: String) -> Int? {
+            if let positions { return positions[name] }
+            return entries.firstIndex { $0.name.hasSameBytes(as: name) }
+        }
+
         /// The value of the named field, or `nil`; setting `nil` removes the field.
         public subscript(name: String) -> CloudValue? {
-            get { positions[name].map { entries[$0].value } }
+            get { position(of: name).map { entries[$0].value } }
             set {
                 if let newValue {
-                    if let position = positions[name] {
+                    if let position = position(of: name) {
                         entries[position].value = newValue
                     } else {
-                        positions[name] = entries.count
-                        entries.append((name, newValue))
+                        append(name, newValue)
                     }
-                } else if let position = positions.removeValue(forKey: name) {
+                } else if let position = position(of: name) {
                     entries.remove(at: position)
-                    for later in position..<entries.count { positions[entries[later].name] = later }
+                    if positions != nil { rebuildPositions() }
                 }
             }
         }
 
-        /// Adds a field whose name isn't taken yet, with one dictionary lookup; returns `false`, changing nothing,
-        /// if the name is taken.
+        /// Adds a field whose name isn't taken yet; returns `false`, changing nothing, if the name is taken.
         mutating func insertNew(_ value: CloudValue, named name: String) -> Bool {
-            if let taken = positions.updateValue(entries.count, forKey: name) {
-                positions[name] = taken
-                return false
-            }
-            entries.append((name, value))
+            guard position(of: name) == nil else { return false }
+            append(name, value)
             return true
+        }
+
+        private mutating func append(_ name: String, _ value: CloudValue) {
+            entries.append((name, value))
+            if positions != nil {
+                positions?[name] = entries.count - 1
+            } else if entries.count > Self.indexThreshold {
+                rebuildPositions()
+            }
+        }
+
+        private mutating func rebuildPositions() {
+            var positions: [String: Int] = [:]
+            positions.reserveCapacity(entries.count)
+            for (position, entry) in entries.enumerated() { positions[entry.name] = position }
+            self.positions = positions
         }
 
         /// Reserves room for the given number of fields.
         public mutating func reserveCapacity(_ count: Int) {
             entries.reserveCapacity(count)
-            positions.reserveCapacity(count)
         }
 
         /// The position of the first field.

@@ -35,7 +35,18 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
     ///
     /// `nil` for a record that has never been saved. A record with system fields is an update of the server's
     /// record; its change tag lets the server detect a conflicting change.
-    public var systemFields: SystemFields?
+    public var systemFields: SystemFields? {
+        get { systemFieldsBox?.value }
+        set { systemFieldsBox = newValue.map(SystemFieldsBox.init) }
+    }
+
+    /// The system fields, boxed: they are large and rarely read, and records are copied often.
+    private var systemFieldsBox: SystemFieldsBox?
+
+    private final class SystemFieldsBox: Sendable {
+        let value: SystemFields
+        init(_ value: SystemFields) { self.value = value }
+    }
 
     /// Creates a record with the given type, ID and fields.
     ///
@@ -49,7 +60,22 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
         self.id = id
         self.fields = fields
         self.clearedFieldNames = []
-        self.systemFields = systemFields
+        self.systemFieldsBox = systemFields.map(SystemFieldsBox.init)
+    }
+
+    /// Whether both have the same type, ID, fields (in any order), cleared fields and system fields.
+    public static func == (lhs: CloudRecord, rhs: CloudRecord) -> Bool {
+        lhs.recordType == rhs.recordType && lhs.id == rhs.id && lhs.fields == rhs.fields
+            && lhs.clearedFieldNames == rhs.clearedFieldNames && lhs.systemFields == rhs.systemFields
+    }
+
+    /// Hashes the record consistently with `==`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(recordType)
+        hasher.combine(id)
+        hasher.combine(fields)
+        hasher.combine(clearedFieldNames)
+        hasher.combine(systemFields)
     }
 
     /// The value of the field with the given name, or `nil` if the record has no such field.

@@ -16,6 +16,9 @@ import Foundation
 /// Each has a list case (`stringList`, `int64List`, ...), CloudKit's `..._LIST` types. CloudKit has no boolean,
 /// so booleans are ``int64(_:)`` values 0 and 1. Dates keep millisecond precision, as CloudKit stores them:
 /// ``normalizedDate(_:)`` gives the date CloudKit gives back.
+///
+/// References, assets and locations are boxed (`indirect`), so that a value is a couple of words and a record's
+/// fields stay compact: the common cases (strings, numbers, dates, lists) are copied and scanned much more often.
 public enum CloudValue: Sendable, Hashable {
     /// A string.
     case string(String)
@@ -28,11 +31,11 @@ public enum CloudValue: Sendable, Hashable {
     /// Raw bytes, counted in the record's 1 MB.
     case bytes(Data)
     /// A link to another record.
-    case reference(CloudReference)
+    indirect case reference(CloudReference)
     /// A file stored beside the record, not counted in the record's 1 MB.
-    case asset(CloudAsset)
+    indirect case asset(CloudAsset)
     /// A geographic location.
-    case location(CloudLocation)
+    indirect case location(CloudLocation)
     /// A list of strings.
     case stringList([String])
     /// A list of 64-bit signed integers.
@@ -69,6 +72,21 @@ public enum CloudValue: Sendable, Hashable {
         case .referenceList: .referenceList
         case .assetList: .assetList
         case .locationList: .locationList
+        }
+    }
+
+    /// Whether this is a list with no elements.
+    var isEmptyList: Bool {
+        switch self {
+        case .stringList(let list): list.isEmpty
+        case .int64List(let list): list.isEmpty
+        case .doubleList(let list): list.isEmpty
+        case .dateList(let list): list.isEmpty
+        case .bytesList(let list): list.isEmpty
+        case .referenceList(let list): list.isEmpty
+        case .assetList(let list): list.isEmpty
+        case .locationList(let list): list.isEmpty
+        default: false
         }
     }
 

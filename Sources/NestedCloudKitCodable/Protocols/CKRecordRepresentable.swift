@@ -49,7 +49,7 @@ public protocol CKRecordRepresentable {
 
 extension CKRecordRepresentable {
     /// The type's name, for example `"School"`.
-    public var cloudKitRecordType: String { String(describing: Self.self) }
+    public var cloudKitRecordType: String { TypeNames.name(of: Self.self) }
 
     /// No ignored properties.
     public func ignoredProperties() -> [String] { [] }

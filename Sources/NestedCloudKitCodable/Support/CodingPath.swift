@@ -22,6 +22,18 @@ indirect enum CodingPath: Sendable {
     }
 }
 
+/// A field's coding path, built only when an error needs it: most fields never fail, and building a path
+/// allocates.
+struct FieldPath {
+    let parent: CodingPath
+    let key: (any CodingKey)?
+
+    var path: CodingPath { key.map { parent.appending($0) } ?? parent }
+
+    func appending(_ key: any CodingKey) -> FieldPath { FieldPath(parent: path, key: key) }
+    func appending(index: Int) -> FieldPath { FieldPath(parent: path.appending(index: index), key: nil) }
+}
+
 /// The key of an element of an unkeyed container, spelled as Foundation's coders spell it (`Index 3`).
 struct IndexKey: CodingKey, Sendable {
     let intValue: Int?

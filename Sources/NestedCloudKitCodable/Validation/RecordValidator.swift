@@ -30,10 +30,11 @@ enum RecordValidator {
 
     /// Why a record type or field name is rejected (apart from reserved names), or `nil` if CloudKit accepts it.
     static func problem(withIdentifier name: String) -> String? {
-        guard let first = name.utf8.first else { return "it is empty" }
-        if name.utf8.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
+        let bytes = name.utf8
+        guard let first = bytes.first else { return "it is empty" }
+        if bytes.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
         if !isASCIILetter(first) { return "it doesn't start with a letter" }
-        if !name.utf8.allSatisfy({ isASCIILetter($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") }) {
+        for byte in bytes where !(isASCIILetter(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F) {
             return "it has characters other than letters, digits and underscores"
         }
         return nil
@@ -51,12 +52,34 @@ enum RecordValidator {
         }
     }
 
-    static func validateFieldName(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) throws {
+    static func validateFieldName(_ name: String, recordID: CloudRecord.ID, at path: FieldPath) throws {
         if let problem = problem(withIdentifier: name) {
-            throw CKCodableError.invalidFieldName(name, problem: problem, recordID: recordID, at: path)
+            throw CKCodableError.invalidFieldName(name, problem: problem, recordID: recordID, at: path.path)
         }
-        if reservedFieldNames.contains(name) {
-            throw CKCodableError.reservedFieldName(name, recordID: recordID, at: path)
+        if isReserved(name) {
+            throw CKCodableError.reservedFieldName(name, recordID: recordID, at: path.path)
+        }
+    }
+
+    /// Whether the name is one of `reservedFieldNames`: a `switch` compares short strings without hashing them,
+    /// which matters as every field of every record is checked.
+    static func isReserved(_ name: String) -> Bool {
+        // Only names of these lengths and first letters can be reserved; most names are ruled out without
+        // comparing a single string.
+        switch (name.utf8.count, name.utf8.first ?? 0) {
+        case (5, 0x73), (6, 0x70), (7, 0x61), (7, 0x63), (8, 0x72), (9, 0x61), (10, 0x72), (11, 0x63), (11, 0x64),
+             (12, 0x63), (15, 0x72), (15, 0x65), (16, 0x6D), (16, 0x64), (19, 0x63), (24, 0x6C):
+            break
+        default:
+            return false
+        }
+        return switch name {
+        case "recordID", "recordType", "recordChangeTag", "creationDate", "creatorUserRecordID", "modificationDate",
+             "lastModifiedUserRecordID", "parent", "share", "encryptedValues", "allKeys", "allTokens", "changedKeys",
+             "description", "debugDescription":
+            true
+        default:
+            false
         }
     }
 
@@ -88,7 +111,8 @@ enum RecordValidator {
             + reference.recordID.zoneID.ownerName.utf8.count + 1
     }
 
+    @inline(__always)
     private static func isASCIILetter(_ byte: UInt8) -> Bool {
-        (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+        (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
     }
 }

@@ -85,6 +85,35 @@ struct ValidationTests {
         #expect(error.field == "recordType")
     }
 
+    struct AnyField: CKEncodable {
+        var cloudKitIdentifier: String { "any" }
+        var name: String
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: NamedKey.self)
+            try container.encode(1, forKey: NamedKey(stringValue: name))
+        }
+        struct NamedKey: CodingKey {
+            var stringValue: String
+            init(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+    }
+
+    @Test(arguments: [
+        "recordID", "recordType", "recordChangeTag", "creationDate", "creatorUserRecordID", "modificationDate",
+        "lastModifiedUserRecordID", "parent", "share", "encryptedValues", "allKeys", "allTokens", "changedKeys",
+        "description", "debugDescription",
+    ])
+    func everyCKRecordPropertyNameIsReserved(name: String) throws {
+        #expect(try encodingError(of: AnyField(name: name)).code == .reservedFieldName(name))
+    }
+
+    @Test(arguments: ["recordId", "shares", "parents", "Description", "allkeys", "title"])
+    func namesThatOnlyResembleReservedOnesAreAccepted(name: String) throws {
+        #expect(try records(of: AnyField(name: name)).last?[name] == .int64(1))
+    }
+
     @Test func nilValueInAReservedFieldIsStillAnError() throws {
         struct Shadow: CKEncodable {
             var cloudKitIdentifier: String { "shadow" }
