@@ -28,6 +28,7 @@ struct FieldMapper {
             case .json:
                 try writer.set(.string(EmbeddedJSON.text(for: node, at: path.path)), named: name, at: path)
             case .flattened(let separator):
+                writer.mayRepeatNames = true
                 let ordered = unordered ? entries.sorted { $0.key < $1.key } : entries
                 for (key, value) in ordered {
                     try write(value, named: name + separator + key, at: path.appending(NamedKey(key)), into: &writer)

@@ -4,6 +4,9 @@ struct FieldWriter {
     let graph: GraphEncoder
     private var clearedFieldNames: [String] = []
     private var fieldDataSize = 0
+    /// Whether a flattened nested value has written fields: from then on a name may repeat another field's, so
+    /// every name is looked up. Before, the record's own field names are distinct and need no lookup.
+    var mayRepeatNames = false
 
     init(record: CloudRecord, graph: GraphEncoder) {
         self.record = record
@@ -14,8 +17,12 @@ struct FieldWriter {
         try RecordValidator.validateFieldName(name, recordID: record.id, at: path)
         // Slots have distinct names, so a name written twice comes from flattening a nested value onto a field
         // that already exists.
-        guard record.fields.insertNew(value, named: name), clearedFieldNames.isEmpty || !clearedFieldNames.contains(name) else {
-            throw CKCodableError.duplicateFieldName(name, recordID: record.id, at: path.path)
+        if mayRepeatNames {
+            guard record.fields.insertNew(value, named: name), !clearedFieldNames.contains(name) else {
+                throw CKCodableError.duplicateFieldName(name, recordID: record.id, at: path.path)
+            }
+        } else {
+            record.fields.appendNew(value, named: name)
         }
         fieldDataSize += name.utf8.count + RecordValidator.estimatedSize(of: value)
     }

@@ -24,12 +24,17 @@ struct PendingRecord {
 /// back, after which only its own record is compared, so shared structs can't make the work grow exponentially.
 final class GraphEncoder {
     let options: EncodingOptions
-    private var finishedRecords: [CloudRecord.ID: CloudRecord] = [:]
-    private var finishingOrder: [CloudRecord.ID] = []
+    /// The finished records, in the order they were finished.
+    private var records: [CloudRecord] = []
+    /// For each record ID: how often it was queued, and where its finished record is. One dictionary, so each
+    /// step costs one lookup.
+    private var entries: [CloudRecord.ID: Entry] = [:]
     private var queue: [(record: PendingRecord, checksNestedValues: Bool)] = []
-    /// How often each record ID was queued; kept from the second record on, so a graph of one record (the most
-    /// common) hashes no IDs.
-    private var timesQueued: [CloudRecord.ID: Int] = [:]
+
+    private struct Entry {
+        var timesQueued = 0
+        var index: Int?
+    }
     private var queuedInstances: Set<ObjectIdentifier> = []
     private var recordIDsOfInstances: [ObjectIdentifier: CloudRecord.ID] = [:]
     /// Whether the record being encoded queues its nested values (`false` while only comparing a duplicate).
@@ -53,7 +58,7 @@ final class GraphEncoder {
             queuesNestedValues = checksNestedValues
             try encodeRecord(of: pending)
         }
-        return RecordOrdering.dependencyOrder(of: finishedRecords, finishingOrder: finishingOrder, rootID: rootRecord.recordID)
+        return RecordOrdering.dependencyOrder(of: records, positions: entries.compactMapValues(\.index))
     }
 
     /// The record identity of a nested value, validated; the value is queued by ``enqueue(_:)`` when the field
@@ -79,9 +84,7 @@ final class GraphEncoder {
             // The same instance is the same record: shared, or closing a cycle.
             guard queuedInstances.insert(instance).inserted else { return }
         }
-        if queue.count == 1 { timesQueued[queue[0].record.recordID] = 1 }
-        let times = queue.isEmpty ? 0 : timesQueued[pending.recordID, default: 0]
-        if !queue.isEmpty { timesQueued[pending.recordID] = times + 1 }
+        let times = Self.countQueued(&entries[pending.recordID, default: Entry()])
         queue.append((pending, times < Self.nestedChecksPerRecord))
     }
 
@@ -95,8 +98,9 @@ final class GraphEncoder {
         let record = try encoder.makeRecord()
 
         // A value reached again (a shared child, a diamond) gives one record; a different value with the same ID
-        // would silently overwrite the first on save, so it is an error. (The root is the first: nothing to compare.)
-        if !finishingOrder.isEmpty, let existing = finishedRecords[pending.recordID] {
+        // would silently overwrite the first on save, so it is an error.
+        if let index = entries[pending.recordID]?.index {
+            let existing = records[index]
             guard existing == record else {
                 throw CKCodableError.conflictingRecordID(
                     pending.recordID, recordTypes: (existing.recordType, record.recordType), at: pending.path
@@ -104,7 +108,13 @@ final class GraphEncoder {
             }
             return
         }
-        finishedRecords[pending.recordID] = record
-        finishingOrder.append(pending.recordID)
+        entries[pending.recordID, default: Entry()].index = records.count
+        records.append(record)
+    }
+
+    /// Counts one more queuing of an entry, in place; returns the count before.
+    private static func countQueued(_ entry: inout Entry) -> Int {
+        defer { entry.timesQueued += 1 }
+        return entry.timesQueued
     }
 }

@@ -14,8 +14,9 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     private let ignoredProperties: [String]
     private let referenceActions: [String: CloudReference.Action]
     /// The fields written so far, in order. Looked up by a linear search: records have few fields, and
-    /// comparing short names is faster than hashing them.
-    private var slots: [FieldSlot] = []
+    /// comparing short names is faster than hashing them. Exclusivity isn't checked at run time: only this
+    /// encoder touches `slots`, one access at a time, during one synchronous `encode(to:)`.
+    @exclusivity(unchecked) private var slots: [FieldSlot] = []
 
     /// A field written by the model: a value already mapped (for the common scalars), or a node to map.
     private struct FieldSlot {

@@ -3,37 +3,37 @@
 /// The order is computed from the finished records alone, walking references in field order from the root, so
 /// it doesn't depend on the order in which values were reached (a `Set`'s order changes from run to run).
 enum RecordOrdering {
-    static func dependencyOrder(
-        of records: [CloudRecord.ID: CloudRecord],
-        finishingOrder: [CloudRecord.ID],
-        rootID: CloudRecord.ID
-    ) -> [CloudRecord] {
+    /// - Parameters:
+    ///   - records: The finished records, the root first.
+    ///   - positions: Each record's position in `records`.
+    static func dependencyOrder(of records: [CloudRecord], positions: [CloudRecord.ID: Int]) -> [CloudRecord] {
         // A record with no nested records, the most common graph, needs no walk.
-        if records.count == 1, let root = records[rootID] { return [root] }
+        guard records.count > 1 else { return records }
         var ordered: [CloudRecord] = []
         ordered.reserveCapacity(records.count)
-        var reached: Set<CloudRecord.ID> = [rootID]
+        var reached = [Bool](repeating: false, count: records.count)
+        reached[0] = true
 
         // An explicit stack instead of recursion, so a long chain of records can't overflow the call stack.
         // A reference to a record already on the stack closes a cycle; it is skipped, so that record comes later.
-        var stack: [(record: CloudRecord, references: [CloudRecord.ID], next: Int)] = []
-        if let root = records[rootID] { stack.append((root, root.referencedRecordIDs, 0)) }
+        var stack: [(position: Int, references: [CloudRecord.ID], next: Int)] = [(0, records[0].referencedRecordIDs, 0)]
         while !stack.isEmpty {
             let top = stack.count - 1
             if stack[top].next < stack[top].references.count {
                 let targetID = stack[top].references[stack[top].next]
                 stack[top].next += 1
-                if let target = records[targetID], reached.insert(targetID).inserted {
-                    stack.append((target, target.referencedRecordIDs, 0))
+                if let target = positions[targetID], !reached[target] {
+                    reached[target] = true
+                    stack.append((target, records[target].referencedRecordIDs, 0))
                 }
             } else {
-                ordered.append(stack.removeLast().record)
+                ordered.append(records[stack.removeLast().position])
             }
         }
 
         // Every record is reached from the root; this keeps any other record rather than lose it.
         if ordered.count < records.count {
-            let unreached = finishingOrder.filter { !reached.contains($0) }.compactMap { records[$0] }
+            let unreached = records.indices.filter { !reached[$0] }.map { records[$0] }
             ordered.insert(contentsOf: unreached, at: max(ordered.count - 1, 0))
         }
         return ordered

@@ -67,6 +67,11 @@ extension CloudRecord {
             return true
         }
 
+        /// Adds a field the caller knows isn't there yet, without looking.
+        mutating func appendNew(_ value: CloudValue, named name: String) {
+            append(name, value)
+        }
+
         private mutating func append(_ name: String, _ value: CloudValue) {
             entries.append((name, value))
             if positions != nil {

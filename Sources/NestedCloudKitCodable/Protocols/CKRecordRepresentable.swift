@@ -79,7 +79,13 @@ public typealias CKCodable = CKEncodable & CKDecodable
 
 /// The record name for an identifier: a raw value's name, a `LosslessStringConvertible` value's description
 /// (`UUID` included), optionals unwrapped; an empty (and so rejected) name for `nil` and `ObjectIdentifier`.
-func recordName(describing identifier: some Any) -> String {
+///
+/// The common identifier types are recognized by comparing types, which costs nothing, before any dynamic cast,
+/// which costs more than encoding a small record's fields.
+func recordName<Identifier>(describing identifier: Identifier) -> String {
+    if Identifier.self == String.self, let string = identifier as? String { return string }
+    if Identifier.self == UUID.self, let uuid = identifier as? UUID { return uuid.uuidString }
+    if Identifier.self == Int.self, let int = identifier as? Int { return String(int) }
     if let optional = identifier as? any OptionalProtocol {
         return optional.wrappedValue.map { recordName(describing: $0) } ?? ""
     }

@@ -5,6 +5,7 @@ extension String {
     /// which costs more than every other step of mapping a field. Lengths are compared first, in constant time.
     @inline(__always)
     func hasSameBytes(as other: String) -> Bool {
-        utf8.count == other.utf8.count && utf8.elementsEqual(other.utf8)
+        let bytes = utf8, otherBytes = other.utf8
+        return bytes.count == otherBytes.count && bytes.first == otherBytes.first && bytes.elementsEqual(otherBytes)
     }
 }

@@ -34,10 +34,15 @@ enum RecordValidator {
         guard let first = bytes.first else { return "it is empty" }
         if bytes.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
         if !isASCIILetter(first) { return "it doesn't start with a letter" }
-        for byte in bytes where !(isASCIILetter(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F) {
-            return "it has characters other than letters, digits and underscores"
-        }
-        return nil
+        // Every field of every record comes through here: scan the bytes in place when the string allows it.
+        let allValid = bytes.withContiguousStorageIfAvailable { buffer in buffer.allSatisfy(isIdentifierByte) }
+            ?? bytes.allSatisfy(isIdentifierByte)
+        return allValid ? nil : "it has characters other than letters, digits and underscores"
+    }
+
+    @inline(__always)
+    private static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        isASCIILetter(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F
     }
 
     static func validateRecordName(_ name: String, recordType: String, at path: CodingPath) throws {
