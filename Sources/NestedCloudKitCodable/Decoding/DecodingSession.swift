@@ -16,8 +16,14 @@ final class DecodingSession {
 
     private var visited: Set<NodeKey> = []
     private var discovered: [Node] = []
-    private var cache: [NodeKey: Result<any CKDecodable, any Error>] = [:]
-    private var decodingNow: Set<NodeKey> = []
+    /// Each record's value per type, or a mark that it is being decoded (to find cycles): one dictionary, so a
+    /// record costs two lookups.
+    private var cache: [NodeKey: CacheEntry] = [:]
+
+    private enum CacheEntry {
+        case decoding
+        case decoded(Result<any CKDecodable, any Error>)
+    }
 
     /// Records nested this deep are decoded one inside another (the stack grows with each); deeper graphs are
     /// resolved first and decoded deepest first.
@@ -57,6 +63,7 @@ final class DecodingSession {
         _ type: any CKDecodable.Type,
         fetch: ([CloudRecord.ID]) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>]
     ) async throws {
+        guard root.hasReferences else { return }
         var frontier = start(type)
         while !frontier.isEmpty {
             let (next, needed) = try expand(frontier)
@@ -76,7 +83,7 @@ final class DecodingSession {
     /// Resolves from the records in hand: a shallow graph needs nothing; a deep one is walked as `resolve` walks
     /// a database, without fetching, so that it can be decoded deepest first.
     func resolveInHand(_ type: any CKDecodable.Type) throws {
-        guard referenceDepth(exceeds: Self.nestedDecodingDepthLimit) else { return }
+        guard root.hasReferences, referenceDepth(exceeds: Self.nestedDecodingDepthLimit) else { return }
         var frontier = start(type)
         while !frontier.isEmpty {
             let (next, needed) = try expand(frontier)
@@ -195,7 +202,7 @@ final class DecodingSession {
                 _ = try? decodeRecord(type, id: node.id, at: node.path, nesting: 0)
             }
         }
-        let value = try decodeRecord(Value.self, id: root.id, at: .root, nesting: 0)
+        let value = try decodeRecord(Value.self, id: root.id, at: .root, nesting: 0, caching: false)
         guard let typed = value as? Value else {
             throw CKCodableError.typeMismatch(expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: root.id, at: .root))
         }
@@ -205,17 +212,19 @@ final class DecodingSession {
     /// The value of a record, decoded once per type and cached; the result (value or error) is remembered, so a
     /// parent sees exactly what decoding the record on its own would give.
     func decodeRecord(
-        _ type: any CKDecodable.Type, id: CloudRecord.ID, at path: CodingPath, nesting: Int
+        _ type: any CKDecodable.Type, id: CloudRecord.ID, at path: CodingPath, nesting: Int, caching: Bool = true
     ) throws -> any CKDecodable {
         let key = NodeKey(id, type)
-        if let cached = cache[key] { return try cached.get() }
+        switch cache[key] {
+        case .decoded(let result)?: return try result.get()
+        case .decoding?: throw CKCodableError.referenceCycle(id, at: location(of: id, at: path))
+        case nil: break
+        }
         guard let record = records[id] else { throw CKCodableError.missingRecord(id, at: location(of: id, at: path)) }
-        guard !decodingNow.contains(key) else { throw CKCodableError.referenceCycle(id, at: location(of: id, at: path)) }
         guard nesting <= Self.nestedDecodingDepthLimit else {
             throw CKCodableError.depthLimitExceeded(Self.nestedDecodingDepthLimit, at: location(of: id, at: path))
         }
-        decodingNow.insert(key)
-        defer { decodingNow.remove(key) }
+        if caching { cache[key] = .decoding }
         let result = Result<any CKDecodable, any Error> {
             let decoder = ValueDecoder(session: self, source: .record(record), path: path, record: record, field: nil, nesting: nesting)
             let value = try type.init(from: decoder)
@@ -226,7 +235,7 @@ final class DecodingSession {
             }
             return value
         }
-        cache[key] = result
+        if caching { cache[key] = .decoded(result) }
         return try result.get()
     }
 

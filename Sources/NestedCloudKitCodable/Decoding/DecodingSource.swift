@@ -47,6 +47,37 @@ extension EmbeddedJSON {
 }
 
 extension CloudValue {
+    /// How many elements a list has; 0 for a value that isn't a list.
+    var listCount: Int {
+        switch self {
+        case .stringList(let list): list.count
+        case .int64List(let list): list.count
+        case .doubleList(let list): list.count
+        case .dateList(let list): list.count
+        case .bytesList(let list): list.count
+        case .referenceList(let list): list.count
+        case .assetList(let list): list.count
+        case .locationList(let list): list.count
+        default: 0
+        }
+    }
+
+    /// The element of a list at a position, as a single value; `nil` past the end or for a value that isn't a list.
+    func listElement(at index: Int) -> CloudValue? {
+        guard index >= 0, index < listCount else { return nil }
+        switch self {
+        case .stringList(let list): return .string(list[index])
+        case .int64List(let list): return .int64(list[index])
+        case .doubleList(let list): return .double(list[index])
+        case .dateList(let list): return .date(list[index])
+        case .bytesList(let list): return .bytes(list[index])
+        case .referenceList(let list): return .reference(list[index])
+        case .assetList(let list): return .asset(list[index])
+        case .locationList(let list): return .location(list[index])
+        default: return nil
+        }
+    }
+
     /// The elements of a list, each as a single value; `nil` for a value that isn't a list.
     var listElements: [CloudValue]? {
         switch self {

@@ -12,6 +12,8 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     let field: String?
     /// How many records are being decoded one inside another at this point.
     let nesting: Int
+    /// Where the next field lookup in `record` starts (see `CloudRecord.Fields.value(named:hint:)`).
+    var fieldHint = 0
 
     init(session: DecodingSession, source: DecodingSource, path: CodingPath, record: CloudRecord, field: String?, nesting: Int = 0) {
         self.session = session
@@ -37,8 +39,8 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let storage: KeyedStorage
         switch source {
-        case .record(let record): storage = .record(record)
-        case .flattened(let record, let prefix): storage = .flattened(record, prefix: prefix)
+        case .record: storage = .record
+        case .flattened(_, let prefix): storage = .flattened(prefix: prefix)
         case .json(.object(let object)): storage = .json(object)
         case .value(.string(let text)):
             guard case .object(let object) = try parseJSON(text) else {
@@ -52,19 +54,19 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let elements: [DecodingSource]
+        let elements: ValueUnkeyedContainer.Elements
         switch source {
-        case .value(let value) where value.listElements != nil:
-            elements = (value.listElements ?? []).map(DecodingSource.value)
-        case .json(.array(let array)): elements = array.map(DecodingSource.json)
+        case .value(let value) where value.kind.isList:
+            elements = .list(value)
+        case .json(.array(let array)): elements = .json(array)
         case .value(.string(let text)):
             guard case .array(let array) = try parseJSON(text) else {
                 throw CKCodableError.typeMismatch(expected: "a list", found: "JSON that isn't an array", at: location)
             }
-            elements = array.map(DecodingSource.json)
+            elements = .json(array)
         case .absent:
             // CloudKit can't store an empty list, so a missing list is an empty one.
-            elements = []
+            elements = .none
         default: throw CKCodableError.typeMismatch(expected: "a list", found: source.kindDescription, at: location)
         }
         return ValueUnkeyedContainer(decoder: self, elements: elements)

@@ -1,11 +1,12 @@
 import Foundation
 
-/// Where a keyed container's values are.
+/// Where a keyed container's values are. Record fields are read from the decoder's `record`, so copying a
+/// container doesn't copy the record.
 enum KeyedStorage {
-    /// A record's fields.
-    case record(CloudRecord)
-    /// The fields of a record whose names start with the prefix.
-    case flattened(CloudRecord, prefix: String)
+    /// The decoder's record's fields.
+    case record
+    /// The fields of the decoder's record whose names start with the prefix.
+    case flattened(prefix: String)
     /// A JSON object.
     case json([String: EmbeddedJSON])
 }
@@ -18,14 +19,15 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     var codingPath: [any CodingKey] { decoder.codingPath }
 
     var allKeys: [Key] {
+        let record = decoder.record
         switch storage {
-        case .record(let record):
+        case .record:
             var names = record.fields.names
             if case .flattened(let separator) = decoder.options.nestedValueDecodingStrategy {
                 names += flattenedNames(in: record, prefix: "", separator: separator)
             }
             return uniqueKeys(names)
-        case .flattened(let record, let prefix):
+        case .flattened(let prefix):
             guard case .flattened(let separator) = decoder.options.nestedValueDecodingStrategy else { return [] }
             return uniqueKeys(flattenedNames(in: record, prefix: prefix, separator: separator))
         case .json(let object):
@@ -51,32 +53,42 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// Where the value of a key is.
     func source(for key: some CodingKey) -> DecodingSource {
         switch storage {
-        case .record(let record):
-            return fieldSource(named: key.stringValue, in: record)
-                ?? (key.stringValue == "id" ? .recordName(record.id.recordName) : .absent)
-        case .flattened(let record, let prefix):
-            return fieldSource(named: prefix + key.stringValue, in: record) ?? .absent
+        case .record:
+            let name = key.stringValue
+            return fieldSource(named: name) ?? (name == "id" ? .recordName(decoder.record.id.recordName) : .absent)
+        case .flattened(let prefix):
+            return fieldSource(named: prefix + key.stringValue) ?? .absent
         case .json(let object):
             return object[key.stringValue].map(DecodingSource.json) ?? .absent
         }
     }
 
-    private func fieldSource(named name: String, in record: CloudRecord) -> DecodingSource? {
-        if let value = record.fields[name] { return .value(value) }
+    private func fieldSource(named name: String) -> DecodingSource? {
+        if let value = decoder.record.fields.value(named: name, hint: &decoder.fieldHint) { return .value(value) }
         if case .flattened(let separator) = decoder.options.nestedValueDecodingStrategy {
             let prefix = name + separator
-            if record.fields.contains(where: { $0.name.hasPrefix(prefix) }) { return .flattened(record, prefix: prefix) }
+            if decoder.record.fields.contains(where: { $0.name.hasPrefix(prefix) }) {
+                return .flattened(decoder.record, prefix: prefix)
+            }
         }
         return nil
     }
 
-    private func childDecoder(for key: some CodingKey) -> ValueDecoder {
+    /// Reads a value of a common type straight from the source, with no child decoder; only a failure builds one,
+    /// for its error.
+    private func read<T>(_ key: Key, _ fast: (DecodingSource) -> T?, _ slow: (ValueDecoder) throws -> T) throws -> T {
+        let source = source(for: key)
+        if let value = fast(source) { return value }
+        return try slow(childDecoder(for: key, source: source))
+    }
+
+    private func childDecoder(for key: some CodingKey, source: DecodingSource? = nil) -> ValueDecoder {
         let field: String? = switch storage {
         case .record: key.stringValue
-        case .flattened(_, let prefix): prefix + key.stringValue
+        case .flattened(let prefix): prefix + key.stringValue
         case .json: decoder.field
         }
-        return decoder.child(source(for: key), at: decoder.path.appending(key), field: field)
+        return decoder.child(source ?? self.source(for: key), at: decoder.path.appending(key), field: field)
     }
 
     func contains(_ key: Key) -> Bool {
@@ -86,42 +98,50 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeNil(forKey key: Key) throws -> Bool { childDecoder(for: key).decodeNil() }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try childDecoder(for: key).unboxBool() }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try childDecoder(for: key).unboxString() }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try childDecoder(for: key).unboxDouble() }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key, Unboxing.bool) { try $0.unboxBool() } }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key, Unboxing.string) { try $0.unboxString() } }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key, Unboxing.double) { try $0.unboxDouble() } }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try childDecoder(for: key).unboxFloat() }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try childDecoder(for: key).unboxInteger(type) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try childDecoder(for: key).unboxInteger(type) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try childDecoder(for: key).unboxInteger(type) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try childDecoder(for: key).unboxInteger(type) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try childDecoder(for: key).unboxInteger(type) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try childDecoder(for: key).unboxInteger(type) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try childDecoder(for: key).unboxInteger(type) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try childDecoder(for: key).unboxInteger(type) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try childDecoder(for: key).unboxInteger(type) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try childDecoder(for: key).unboxInteger(type) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         if let systemFields = try systemFields(as: type, forKey: key) {
             guard let value = systemFields else { throw CKCodableError.missingField(key.stringValue, at: childDecoder(for: key).location) }
             return try decoder.cast(value, to: T.self)
         }
-        return try childDecoder(for: key).unbox(type)
+        let source = source(for: key)
+        if let value: T = Unboxing.known(source) { return value }
+        return try childDecoder(for: key, source: source).unbox(type)
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         if let systemFields = try systemFields(as: type, forKey: key) {
             return try systemFields.map { try decoder.cast($0, to: T.self) }
         }
-        return try childDecoder(for: key).unboxIfPresent(type)
+        let source = source(for: key)
+        switch source {
+        case .absent, .json(.null): return nil
+        default: break
+        }
+        if let value: T = Unboxing.known(source) { return value }
+        return try childDecoder(for: key, source: source).unboxIfPresent(type)
     }
 
     /// For a property of type `CloudRecord.SystemFields`, the record's system fields (`.some(nil)` if it has
     /// none); `nil` for any other property.
     private func systemFields<T>(as type: T.Type, forKey key: Key) throws -> CloudRecord.SystemFields?? {
         guard T.self == CloudRecord.SystemFields.self || T.self == CloudRecord.SystemFields?.self,
-              case .record(let record) = storage else { return nil }
-        return .some(record.systemFields)
+              case .record = storage else { return nil }
+        return .some(decoder.record.systemFields)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {

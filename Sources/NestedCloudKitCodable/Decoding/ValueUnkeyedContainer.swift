@@ -1,10 +1,36 @@
 /// An unkeyed container over a list field's elements or a JSON array.
 struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
     let decoder: ValueDecoder
-    let elements: [DecodingSource]
+    let elements: Elements
     private(set) var currentIndex = 0
+    /// Whether the element type last asked for is a record type, remembered because every element of a list
+    /// asks for the same type and the check is a dynamic cast.
+    private var recordType: (type: ObjectIdentifier, recordType: (any CKDecodable.Type)?)?
 
-    init(decoder: ValueDecoder, elements: [DecodingSource]) {
+    /// The elements, read one at a time: a reference list isn't copied into boxed values up front.
+    enum Elements {
+        case list(CloudValue)
+        case json([EmbeddedJSON])
+        case none
+
+        var count: Int {
+            switch self {
+            case .list(let list): list.listCount
+            case .json(let array): array.count
+            case .none: 0
+            }
+        }
+
+        func source(at index: Int) -> DecodingSource {
+            switch self {
+            case .list(let list): list.listElement(at: index).map(DecodingSource.value) ?? .absent
+            case .json(let array): .json(array[index])
+            case .none: .absent
+            }
+        }
+    }
+
+    init(decoder: ValueDecoder, elements: Elements) {
         self.decoder = decoder
         self.elements = elements
     }
@@ -19,7 +45,7 @@ struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
         guard currentIndex < elements.count else {
             throw CKCodableError.missingField(IndexKey(currentIndex).stringValue, at: DecodingLocation(path: path, recordID: decoder.record.id, field: decoder.field))
         }
-        return decoder.child(elements[currentIndex], at: path, field: decoder.field)
+        return decoder.child(elements.source(at: currentIndex), at: path, field: decoder.field)
     }
 
     private mutating func next<T>(_ read: (ValueDecoder) throws -> T) throws -> T {
@@ -48,7 +74,27 @@ struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next { try $0.unboxInteger(type) } }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next { try $0.unboxInteger(type) } }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next { try $0.unboxInteger(type) } }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next { try $0.unbox(type) } }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        // An element of a reference list that is a record: looked up directly, with no decoder for the element.
+        if case .list(.referenceList(let references)) = elements, currentIndex < references.count,
+           let recordType = recordType(of: T.self) {
+            let path = decoder.path.appending(index: currentIndex)
+            let reference = references[currentIndex]
+            guard let value = try decoder.session.decodeReferenced(recordType, reference: reference, at: path, nesting: decoder.nesting) else {
+                throw CKCodableError.missingRecord(reference.recordID, at: DecodingLocation(path: path, recordID: decoder.record.id, field: decoder.field))
+            }
+            currentIndex += 1
+            return try decoder.cast(value, to: T.self)
+        }
+        return try next { try $0.unbox(type) }
+    }
+
+    private mutating func recordType<T>(of type: T.Type) -> (any CKDecodable.Type)? {
+        if let recordType, recordType.type == ObjectIdentifier(T.self) { return recordType.recordType }
+        let found = T.self as? any CKDecodable.Type
+        recordType = (ObjectIdentifier(T.self), found)
+        return found
+    }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         try next { try $0.container(keyedBy: type) }

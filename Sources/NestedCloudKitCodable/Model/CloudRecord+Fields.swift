@@ -67,6 +67,18 @@ extension CloudRecord {
             return true
         }
 
+        /// The value of the named field, looking first at position `hint` and moving `hint` past the field found:
+        /// models read fields in the order they wrote them, so a decoder finds each where the last one ended.
+        func value(named name: String, hint: inout Int) -> CloudValue? {
+            if hint < entries.count, entries[hint].name.hasSameBytes(as: name) {
+                hint += 1
+                return entries[hint - 1].value
+            }
+            guard let position = position(of: name) else { return nil }
+            hint = position + 1
+            return entries[position].value
+        }
+
         /// Adds a field the caller knows isn't there yet, without looking.
         mutating func appendNew(_ value: CloudValue, named name: String) {
             append(name, value)

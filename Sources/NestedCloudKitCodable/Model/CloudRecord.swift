@@ -103,6 +103,11 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
         return copy
     }
 
+    /// Whether any field holds a reference or a reference list.
+    var hasReferences: Bool {
+        fields.contains { $0.value.kind == .reference || $0.value.kind == .referenceList }
+    }
+
     /// The IDs of every record this record's fields reference, in field order.
     public var referencedRecordIDs: [ID] {
         var ids: [ID] = []
