@@ -7,6 +7,21 @@ import NestedCloudKitCodable
 struct SQLiteRecordStore: CloudRecordStore {
     let database: Database
     let assets: AssetFiles
+    /// What one transaction has already read, so the rules and the writes don't ask SQLite twice.
+    private let memo = Memo()
+
+    init(database: Database, assets: AssetFiles) {
+        self.database = database
+        self.assets = assets
+    }
+
+    /// Reads remembered within one transaction (the store lives only as long as its transaction).
+    private final class Memo {
+        var zones: [CloudRecord.ZoneID: Bool] = [:]
+        var rows: [CloudRecord.ID: Row?] = [:]
+        let encoder = JSONEncoder()
+        let decoder = JSONDecoder()
+    }
 
     /// How many earlier versions of each record are kept for conflict ancestors.
     static let versionsKept = 8
@@ -47,15 +62,21 @@ struct SQLiteRecordStore: CloudRecordStore {
     }
 
     func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool {
-        try Bool.fetchOne(database, sql: "SELECT EXISTS (SELECT 1 FROM zone WHERE zone_name = ? AND owner_name = ?)",
-                          arguments: [zoneID.zoneName, zoneID.ownerName]) ?? false
+        if let known = memo.zones[zoneID] { return known }
+        let exists = try Bool.fetchOne(database, sql: "SELECT EXISTS (SELECT 1 FROM zone WHERE zone_name = ? AND owner_name = ?)",
+                                       arguments: [zoneID.zoneName, zoneID.ownerName]) ?? false
+        memo.zones[zoneID] = exists
+        return exists
     }
 
     // MARK: Reading
 
     func storedRecord(withID id: CloudRecord.ID) throws -> Row? {
-        try Row.fetchOne(database, sql: "SELECT \(Self.columns) FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
-                         arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+        if let known = memo.rows[id] { return known }
+        let row = try Row.fetchOne(database, sql: "SELECT \(Self.columns) FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
+                                   arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+        memo.rows[id] = .some(row)
+        return row
     }
 
     func rowID(of id: CloudRecord.ID) throws -> Int64? {
@@ -68,7 +89,7 @@ struct SQLiteRecordStore: CloudRecordStore {
         let body: String = row["body"]
         var record: CloudRecord
         do {
-            record = try JSONDecoder().decode(CloudRecord.self, from: Data(body.utf8))
+            record = try memo.decoder.decode(CloudRecord.self, from: Data(body.utf8))
         } catch {
             throw CloudDatabaseError.internalError("the stored record \(id) can't be read: \(error)")
         }
@@ -121,6 +142,7 @@ struct SQLiteRecordStore: CloudRecordStore {
     /// Returns the rows of the deleted records, whose asset files can go.
     func apply(_ plan: CloudModificationPlan, contents: AssetContents) throws -> [Int64] {
         var deletedRows: [Int64] = []
+        defer { memo.rows.removeAll() }
         for record in plan.recordsToWrite {
             let rowID: Int64
             if let existing = try storedRecord(withID: record.id) {
@@ -177,7 +199,7 @@ struct SQLiteRecordStore: CloudRecordStore {
             default: stripped.fields[name] = value
             }
         }
-        return String(decoding: try JSONEncoder().encode(stripped), as: UTF8.self)
+        return String(decoding: try memo.encoder.encode(stripped), as: UTF8.self)
     }
 
     private func keepVersion(_ row: Row) throws {
