@@ -123,17 +123,29 @@ extension CloudDatabase {
     ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
         var seen: Set<CloudRecord.ID> = []
         let unique = ids.filter { seen.insert($0).inserted }
+        guard unique.count > max(1, maximumItemsPerRequest) else { return try await records(for: unique, desiredKeys: desiredKeys) }
+        var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+        results.reserveCapacity(unique.count)
+        try await fetchDistinctRecords(unique, desiredKeys: desiredKeys) { chunk in
+            results.merge(chunk) { first, _ in first }
+        }
+        return results
+    }
+
+    /// Fetches records whose IDs are known to be distinct, in requests of at most ``maximumItemsPerRequest`` in
+    /// flight together, handing each request's results to `receive` as they arrive.
+    func fetchDistinctRecords(
+        _ ids: [CloudRecord.ID], desiredKeys: [String]? = nil,
+        receive: ([CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>]) throws -> Void
+    ) async throws {
         let limit = max(1, maximumItemsPerRequest)
-        guard unique.count > limit else { return try await records(for: unique, desiredKeys: desiredKeys) }
-        return try await withThrowingTaskGroup(of: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>].self) { group in
-            for start in stride(from: 0, to: unique.count, by: limit) {
-                let chunk = Array(unique[start..<min(start + limit, unique.count)])
+        guard ids.count > limit else { return try receive(try await records(for: ids, desiredKeys: desiredKeys)) }
+        try await withThrowingTaskGroup(of: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>].self) { group in
+            for start in stride(from: 0, to: ids.count, by: limit) {
+                let chunk = Array(ids[start..<min(start + limit, ids.count)])
                 group.addTask { try await self.records(for: chunk, desiredKeys: desiredKeys) }
             }
-            var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
-            results.reserveCapacity(unique.count)
-            for try await chunkResults in group { results.merge(chunkResults) { first, _ in first } }
-            return results
+            for try await chunk in group { try receive(chunk) }
         }
     }
 

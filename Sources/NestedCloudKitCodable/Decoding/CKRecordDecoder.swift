@@ -68,8 +68,19 @@ public struct CKRecordDecoder: Sendable {
         _ type: Value.Type, from record: CloudRecord, referenceDatabase database: some CloudDatabase
     ) async throws -> Value {
         let session = DecodingSession(options: DecodingOptions(self), root: record)
-        try await session.resolve(Value.self) { ids in try await database.fetchRecords(ids) }
-        return try session.materialize(Value.self)
+        try await session.resolve(Value.self, from: database)
+        // A model that decodes different fields in different records can reach records that resolving, which
+        // learns each type's fields from one record, didn't fetch: fetch those and build the value again.
+        for _ in 0...maximumDepth {
+            do {
+                let value = try session.materialize(Value.self)
+                if session.unresolved.isEmpty { return value }
+            } catch {
+                if session.unresolved.isEmpty { throw error }
+            }
+            try await session.resolveUnresolved(from: database)
+        }
+        throw CKCodableError.depthLimitExceeded(maximumDepth, at: DecodingLocation(path: .root, recordID: record.id, field: nil))
     }
 
     #if compiler(>=6.2)

@@ -16,6 +16,17 @@ final class DecodingSession {
 
     private var visited: Set<NodeKey> = []
     private var discovered: [Node] = []
+    /// For each model type probed, the fields it decodes as records and as which types: other records of the type
+    /// are resolved from it without running their model again.
+    private var schemas: [ObjectIdentifier: [(field: String, type: any CKDecodable.Type)]] = [:]
+    /// Whether records not in hand can still be fetched (not when decoding from records in hand).
+    private var canFetchMore = false
+    /// Records that materializing reached but resolving hadn't fetched: a model that decodes different fields in
+    /// different records. They are fetched and the value built again.
+    private(set) var unresolved: [Node] = []
+
+    /// Thrown while materializing at a record that hasn't been fetched yet.
+    struct NeedsMoreRecords: Error {}
     /// Each record's value per type, or a mark that it is being decoded (to find cycles): one dictionary, so a
     /// record costs two lookups.
     private var cache: [NodeKey: CacheEntry] = [:]
@@ -59,22 +70,48 @@ final class DecodingSession {
     // MARK: Resolve
 
     /// Fetches every record the root's model needs, one level of the graph per round trip.
-    func resolve(
-        _ type: any CKDecodable.Type,
-        fetch: ([CloudRecord.ID]) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>]
-    ) async throws {
+    func resolve(_ type: any CKDecodable.Type, from database: some CloudDatabase) async throws {
+        canFetchMore = true
         guard root.hasReferences else { return }
-        var frontier = start(type)
+        try await resolve(from: start(type), database: database)
+    }
+
+    /// Fetches what materializing found missing, then what those records need, and forgets the values built so
+    /// far so the next materialization sees the new records.
+    func resolveUnresolved(from database: some CloudDatabase) async throws {
+        var frontier: [Node] = []
+        for node in unresolved where visited.insert(NodeKey(node.id, node.type)).inserted || records[node.id] == nil {
+            discovered.append(node)
+            frontier.append(node)
+        }
+        unresolved = []
+        cache = [:]
+        let needed = frontier.filter { records[$0.id] == nil && !missingRecordIDs.contains($0.id) }
+        if !needed.isEmpty {
+            let nodes = Dictionary(needed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            do {
+                try await database.fetchDistinctRecords(Array(nodes.keys)) { try receive($0, nodes: nodes) }
+            } catch let error as CloudDatabaseError {
+                throw CKCodableError.databaseError(error, at: location(of: needed[0]))
+            }
+            for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
+        }
+        try await resolve(from: frontier, database: database)
+    }
+
+    private func resolve(from start: [Node], database: some CloudDatabase) async throws {
+        var frontier = start
         while !frontier.isEmpty {
             let (next, needed) = try expand(frontier)
             if !needed.isEmpty {
-                let results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>]
+                // The requests of one level are in flight together; each is taken in as it arrives.
+                let nodes = Dictionary(needed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
                 do {
-                    results = try await fetch(needed.map(\.id))
+                    try await database.fetchDistinctRecords(needed.map(\.id)) { try receive($0, nodes: nodes) }
                 } catch let error as CloudDatabaseError {
                     throw CKCodableError.databaseError(error, at: location(of: needed[0]))
                 }
-                try receive(results, for: needed)
+                for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
             }
             frontier = next
         }
@@ -126,32 +163,49 @@ final class DecodingSession {
     }
 
     private func receive(
-        _ results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>], for needed: [Node]
+        _ results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>], nodes: [CloudRecord.ID: Node]
     ) throws {
-        for node in needed {
-            switch results[node.id] {
-            case .success(let record)?:
-                records[node.id] = record
-            case .failure(.unknownItem)?, nil:
-                missingRecordIDs.insert(node.id)
-            case .failure(let error)?:
+        for (id, result) in results {
+            switch result {
+            case .success(let record): records[id] = record
+            case .failure(.unknownItem): missingRecordIDs.insert(id)
+            case .failure(let error):
+                let node = nodes[id] ?? Node(id: id, type: nil, path: .root, depth: 0)
                 throw CKCodableError.databaseError(error, at: location(of: node))
             }
         }
     }
 
-    /// The records a record's model decodes, found by probing it; if the probe can't finish, every reference of
-    /// the record that it didn't reach.
+    /// The records a record's model decodes: from its type's schema, or by probing it (which records the
+    /// schema); if the probe can't finish, every reference of the record that it didn't reach.
     private func children(
         of record: CloudRecord, as type: (any CKDecodable.Type)?, at path: CodingPath
     ) -> [(id: CloudRecord.ID, type: (any CKDecodable.Type)?, path: CodingPath)] {
+        guard record.hasReferences else { return [] }
         var found: [(id: CloudRecord.ID, type: (any CKDecodable.Type)?, path: CodingPath)] = []
+        if let type, let schema = schemas[ObjectIdentifier(type)] {
+            for (field, childType) in schema {
+                switch record.fields[field] {
+                case .reference(let reference)?:
+                    found.append((reference.recordID, childType, path.appending(NamedKey(field))))
+                case .referenceList(let references)?:
+                    let fieldPath = path.appending(NamedKey(field))
+                    for (index, reference) in references.enumerated() {
+                        found.append((reference.recordID, childType, fieldPath.appending(index: index)))
+                    }
+                default:
+                    break
+                }
+            }
+            return found
+        }
         if let type {
             let collector = ProbeCollector()
             probe = collector
             defer { probe = nil }
             do {
                 _ = try type.init(from: ValueDecoder(session: self, source: .record(record), path: path, record: record, field: nil))
+                if let schema = collector.schema { schemas[ObjectIdentifier(type)] = schema }
                 return collector.children.map { ($0.id, $0.type, $0.path) }
             } catch {
                 found = collector.children.map { ($0.id, $0.type, $0.path) }
@@ -197,6 +251,7 @@ final class DecodingSession {
     /// Decodes the root's value, every record deepest first.
     func materialize<Value: CKDecodable>(_ type: Value.Type) throws -> Value {
         probe = nil
+        unresolved = []
         for node in discovered.reversed() where node.depth > 0 {
             if let type = node.type, records[node.id] != nil {
                 _ = try? decodeRecord(type, id: node.id, at: node.path, nesting: 0)
@@ -241,15 +296,20 @@ final class DecodingSession {
 
     /// The value of a referenced record, or `nil` if the record doesn't exist. While probing, a placeholder.
     func decodeReferenced(
-        _ type: any CKDecodable.Type, reference: CloudReference, at path: CodingPath, nesting: Int
+        _ type: any CKDecodable.Type, reference: CloudReference, at path: CodingPath, field: String?, nesting: Int
     ) throws -> (any CKDecodable)? {
         let id = reference.recordID
         if missingRecordIDs.contains(id) { return nil }
         if let probe {
             probe.children.append((id, type, path))
+            probe.note(field: field, type: type)
             return try PlaceholderDecoder.placeholder(type)
         }
-        guard records[id] != nil else { return nil }
+        guard records[id] != nil else {
+            guard canFetchMore else { return nil }
+            unresolved.append(Node(id: id, type: type, path: path, depth: 0))
+            throw NeedsMoreRecords()
+        }
         return try decodeRecord(type, id: id, at: path, nesting: nesting + 1)
     }
 
@@ -264,7 +324,24 @@ final class DecodingSession {
     }
 }
 
-/// What a probe of one record found: the records its model decodes, as which types.
+/// What a probe of one record found: the records its model decodes, as which types, and from which fields.
 final class ProbeCollector {
     var children: [(id: CloudRecord.ID, type: any CKDecodable.Type, path: CodingPath)] = []
+    private var fieldTypes: [(field: String, type: any CKDecodable.Type)] = []
+    /// Whether a record was decoded from somewhere other than a named field (the schema can't describe it).
+    private var hasUnnamedRecords = false
+
+    /// Notes that the model decodes the field as records of the type (whether or not the field is there).
+    func note(field: String?, type: any CKDecodable.Type) {
+        guard let field else {
+            hasUnnamedRecords = true
+            return
+        }
+        if !fieldTypes.contains(where: { $0.field == field && $0.type == type }) { fieldTypes.append((field, type)) }
+    }
+
+    /// The fields the model decodes as records, if every record came from a named field.
+    var schema: [(field: String, type: any CKDecodable.Type)]? {
+        hasUnnamedRecords ? nil : fieldTypes
+    }
 }

@@ -11,7 +11,7 @@ extension ValueDecoder {
                 if case .absent = source { throw missingValue() }
                 throw CKCodableError.typeMismatch(expected: "a reference to a \(T.self) record", found: source.kindDescription, at: location)
             }
-            guard let value = try session.decodeReferenced(recordType, reference: reference, at: path, nesting: nesting) else {
+            guard let value = try session.decodeReferenced(recordType, reference: reference, at: path, field: field, nesting: nesting) else {
                 throw CKCodableError.missingRecord(reference.recordID, at: location)
             }
             return try cast(value, to: T.self)
@@ -23,7 +23,7 @@ extension ValueDecoder {
     func unboxIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
         if decodeNil() { return nil }
         if let recordType = T.self as? any CKDecodable.Type, case .value(.reference(let reference)) = source {
-            guard let value = try session.decodeReferenced(recordType, reference: reference, at: path, nesting: nesting) else {
+            guard let value = try session.decodeReferenced(recordType, reference: reference, at: path, field: field, nesting: nesting) else {
                 if options.missingReferenceStrategy == .nilForOptionals { return nil }
                 throw CKCodableError.missingRecord(reference.recordID, at: location)
             }

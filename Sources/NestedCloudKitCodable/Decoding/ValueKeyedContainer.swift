@@ -113,7 +113,19 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
 
+    /// While probing, notes a field the model decodes as records (or a collection of them), present or not, so the
+    /// type's schema covers fields that the probed record happens to lack.
+    private func noteRecordField<T>(_ type: T.Type, forKey key: Key) {
+        guard let probe = decoder.session.probe, case .record = storage else { return }
+        if let recordType = T.self as? any CKDecodable.Type {
+            probe.note(field: key.stringValue, type: recordType)
+        } else if let collection = T.self as? any RecordCollection.Type {
+            probe.note(field: key.stringValue, type: collection.elementRecordType)
+        }
+    }
+
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        noteRecordField(type, forKey: key)
         if let systemFields = try systemFields(as: type, forKey: key) {
             guard let value = systemFields else { throw CKCodableError.missingField(key.stringValue, at: childDecoder(for: key).location) }
             return try decoder.cast(value, to: T.self)
@@ -124,6 +136,7 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        noteRecordField(type, forKey: key)
         if let systemFields = try systemFields(as: type, forKey: key) {
             return try systemFields.map { try decoder.cast($0, to: T.self) }
         }

@@ -80,7 +80,9 @@ struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
            let recordType = recordType(of: T.self) {
             let path = decoder.path.appending(index: currentIndex)
             let reference = references[currentIndex]
-            guard let value = try decoder.session.decodeReferenced(recordType, reference: reference, at: path, nesting: decoder.nesting) else {
+            guard let value = try decoder.session.decodeReferenced(
+                recordType, reference: reference, at: path, field: decoder.field, nesting: decoder.nesting
+            ) else {
                 throw CKCodableError.missingRecord(reference.recordID, at: DecodingLocation(path: path, recordID: decoder.record.id, field: decoder.field))
             }
             currentIndex += 1
