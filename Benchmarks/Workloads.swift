@@ -83,22 +83,32 @@ struct Workloads {
         ]
     }
 
-    /// Peak resident memory while encoding and decoding the graph, against the size of the records.
+    /// Peak resident memory while encoding and decoding the graph, against the memory the records themselves
+    /// take: what building the same records by hand grows by. (Their field data, as CloudKit counts it, is
+    /// reported too: in memory a record takes several times its field data.)
     func graphMemory() throws -> [BenchmarkResult] {
         let campus = Campus.make(students: sizes.students, books: sizes.books)
-        let recordBytes = Double(try CKRecordEncoder().encode(campus).reduce(0) { $0 + Self.size(of: $1) })
+        let fieldBytes = try CKRecordEncoder().encode(campus).reduce(0) { $0 + Self.size(of: $1) }
         func growth(_ body: () throws -> Void) rethrows -> Double {
+            // Warm up once, so allocator caches and lazily loaded code don't count.
+            try body()
             let before = ResidentMemory.current() ?? 0
             ResidentMemory.resetPeak()
             try body()
             return Double(max(0, (ResidentMemory.peak() ?? 0) - before))
         }
-        let encodeGrowth = try growth { _ = try CKRecordEncoder().encode(campus) }
+        var kept: [CloudRecord] = []
+        let recordsGrowth = growth { kept = campus.makeRecords() }
+        let encodeGrowth = try growth { kept = try CKRecordEncoder().encode(campus) }
         let graph = try CKRecordEncoder().encodeGraph(campus)
-        let decodeGrowth = try growth { _ = try CKRecordDecoder().decode(Campus.self, from: graph) }
+        var decoded: Campus?
+        let decodeGrowth = try growth { decoded = try CKRecordDecoder().decode(Campus.self, from: graph) }
+        _ = (kept, decoded)
         return [
-            BenchmarkResult(name: "memory.encode", ours: encodeGrowth, baseline: "records produced", baselineSeconds: recordBytes, target: 4),
-            BenchmarkResult(name: "memory.decode", ours: decodeGrowth, baseline: "records produced", baselineSeconds: recordBytes, target: .infinity),
+            BenchmarkResult(name: "memory.encode", ours: encodeGrowth, baseline: "records produced", baselineSeconds: recordsGrowth,
+                            target: 4, details: [("field_data_bytes", fieldBytes)]),
+            BenchmarkResult(name: "memory.decode", ours: decodeGrowth, baseline: "records produced", baselineSeconds: recordsGrowth,
+                            target: .infinity),
         ]
     }
 

@@ -58,7 +58,7 @@ final class GraphEncoder {
             queuesNestedValues = checksNestedValues
             try encodeRecord(of: pending)
         }
-        return RecordOrdering.dependencyOrder(of: records, positions: entries.compactMapValues(\.index))
+        return RecordOrdering.dependencyOrder(of: records) { entries[$0]?.index }
     }
 
     /// The record identity of a nested value, validated; the value is queued by ``enqueue(_:)`` when the field

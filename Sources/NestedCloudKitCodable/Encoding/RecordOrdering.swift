@@ -5,8 +5,8 @@
 enum RecordOrdering {
     /// - Parameters:
     ///   - records: The finished records, the root first.
-    ///   - positions: Each record's position in `records`.
-    static func dependencyOrder(of records: [CloudRecord], positions: [CloudRecord.ID: Int]) -> [CloudRecord] {
+    ///   - position: A record's position in `records`, by its ID.
+    static func dependencyOrder(of records: [CloudRecord], position: (CloudRecord.ID) -> Int?) -> [CloudRecord] {
         // A record with no nested records, the most common graph, needs no walk.
         guard records.count > 1 else { return records }
         var ordered: [CloudRecord] = []
@@ -22,7 +22,7 @@ enum RecordOrdering {
             if stack[top].next < stack[top].references.count {
                 let targetID = stack[top].references[stack[top].next]
                 stack[top].next += 1
-                if let target = positions[targetID], !reached[target] {
+                if let target = position(targetID), !reached[target] {
                     reached[target] = true
                     stack.append((target, records[target].referencedRecordIDs, 0))
                 }
