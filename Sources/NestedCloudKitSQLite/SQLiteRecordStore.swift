@@ -217,13 +217,7 @@ struct SQLiteRecordStore: CloudRecordStore {
 
     private func writeReferences(of record: CloudRecord, rowID: Int64) throws {
         for (name, value) in record.fields {
-            let references: [CloudReference]
-            switch value {
-            case .reference(let reference): references = [reference]
-            case .referenceList(let list): references = list
-            default: continue
-            }
-            for reference in references {
+            for reference in value.references {
                 try database.execute(sql: """
                     INSERT INTO reference (holder, field, target_zone, target_owner, target_name, action) VALUES (?, ?, ?, ?, ?, ?)
                     """, arguments: [rowID, name, reference.recordID.zoneID.zoneName, reference.recordID.zoneID.ownerName,

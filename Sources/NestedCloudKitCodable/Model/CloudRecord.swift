@@ -110,14 +110,6 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
 
     /// The IDs of every record this record's fields reference, in field order.
     public var referencedRecordIDs: [ID] {
-        var ids: [ID] = []
-        for (_, value) in fields {
-            switch value {
-            case .reference(let reference): ids.append(reference.recordID)
-            case .referenceList(let references): ids.append(contentsOf: references.lazy.map(\.recordID))
-            default: break
-            }
-        }
-        return ids
+        fields.flatMap { $0.value.references.map(\.recordID) }
     }
 }

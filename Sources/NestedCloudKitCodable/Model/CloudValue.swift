@@ -75,6 +75,15 @@ public enum CloudValue: Sendable, Hashable {
         }
     }
 
+    /// The references the value holds: one for a reference, each of a reference list's, none for other values.
+    public var references: [CloudReference] {
+        switch self {
+        case .reference(let reference): [reference]
+        case .referenceList(let list): list
+        default: []
+        }
+    }
+
     /// Whether this is a list with no elements.
     var isEmptyList: Bool {
         switch self {

@@ -61,14 +61,6 @@ struct InMemoryRecordStore: CloudRecordStore {
 extension CloudRecord {
     /// Each reference of this record: its target and action.
     var references: [(target: CloudRecord.ID, action: CloudReference.Action)] {
-        var result: [(target: CloudRecord.ID, action: CloudReference.Action)] = []
-        for (_, value) in fields {
-            switch value {
-            case .reference(let reference): result.append((reference.recordID, reference.action))
-            case .referenceList(let list): result.append(contentsOf: list.map { ($0.recordID, $0.action) })
-            default: break
-            }
-        }
-        return result
+        fields.flatMap { $0.value.references.map { ($0.recordID, $0.action) } }
     }
 }

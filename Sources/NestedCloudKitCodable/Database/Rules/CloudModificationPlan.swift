@@ -182,13 +182,7 @@ public struct CloudModificationPlan: Sendable {
         store: some CloudRecordStore
     ) throws -> CloudDatabaseError? {
         for (_, value) in record.fields {
-            let references: [CloudReference]
-            switch value {
-            case .reference(let reference): references = [reference]
-            case .referenceList(let list): references = list
-            default: continue
-            }
-            for reference in references {
+            for reference in value.references {
                 switch reference.action {
                 case .validate:
                     let exists = try writes[reference.recordID] != nil
@@ -264,12 +258,6 @@ public struct CloudModificationPlan: Sendable {
 extension CloudRecord {
     /// Whether a field of this record points to the target with the given action.
     func references(_ target: CloudRecord.ID, withAction action: CloudReference.Action) -> Bool {
-        fields.contains { field in
-            switch field.value {
-            case .reference(let reference): reference.recordID == target && reference.action == action
-            case .referenceList(let list): list.contains { $0.recordID == target && $0.action == action }
-            default: false
-            }
-        }
+        fields.contains { field in field.value.references.contains { $0.recordID == target && $0.action == action } }
     }
 }
