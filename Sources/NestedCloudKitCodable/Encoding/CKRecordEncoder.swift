@@ -57,14 +57,28 @@ public struct CKRecordEncoder: Sendable {
     /// - Returns: The records, the root's last.
     /// - Throws: ``CKCodableError`` when a value can't be stored in CloudKit, naming its coding path, record
     ///   and field; any error the value's own `encode(to:)` throws.
+    #if canImport(CloudKit)
+    // On Apple platforms, `encode(_:)` gives `[CKRecord]`, as in 1.0; this form is chosen when the context asks
+    // for `[CloudRecord]`.
+    @_disfavoredOverload
     public func encode<Value: CKEncodable>(_ value: Value) throws -> [CloudRecord] {
+        try encodeRecords(value)
+    }
+    #else
+    public func encode<Value: CKEncodable>(_ value: Value) throws -> [CloudRecord] {
+        try encodeRecords(value)
+    }
+    #endif
+
+    /// The records of a value, root last: what both spellings of `encode(_:)` give.
+    func encodeRecords<Value: CKEncodable>(_ value: Value) throws -> [CloudRecord] {
         try GraphEncoder(options: EncodingOptions(self)).encodeRecords(root: value)
     }
 
     /// Encodes a value and everything nested in it into a ``CloudRecordGraph``: the records in the same order as
     /// ``encode(_:)`` gives them, the root, and each record by its ID.
     public func encodeGraph<Value: CKEncodable>(_ value: Value) throws -> CloudRecordGraph {
-        CloudRecordGraph(dependencyOrderedRecords: try encode(value))
+        CloudRecordGraph(dependencyOrderedRecords: try encodeRecords(value))
     }
 }
 

@@ -92,7 +92,7 @@ final class GraphEncoder {
         let value = pending.value
         let encoder = RecordEncoder(
             graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
-            ignoredProperties: value.ignoredProperties(), referenceActions: value.cloudKitReferenceActions()
+            ignoredProperties: value.ignoredProperties(), referenceActions: value.referenceActions()
         )
         try value.encode(to: encoder)
         let record = try encoder.makeRecord()

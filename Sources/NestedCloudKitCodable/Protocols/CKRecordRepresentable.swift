@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(CloudKit)
+import CloudKit
+#endif
 
 /// A type whose values are stored as CloudKit records.
 ///
@@ -45,6 +48,12 @@ public protocol CKRecordRepresentable {
     ///
     /// Version 1.0 used `.deleteSelf` for every reference; now each property says what it needs.
     func cloudKitReferenceActions() -> [String: CloudReference.Action]
+
+    #if canImport(CloudKit)
+    /// Version 1.0's form of the reference actions, with CloudKit's action type; still honored, so that a 1.0
+    /// model keeps its actions after upgrading. Actions listed in both forms come from the portable one.
+    func cloudKitReferenceActions() -> [String: CKRecord.Reference.Action]
+    #endif
 }
 
 extension CKRecordRepresentable {
@@ -56,6 +65,23 @@ extension CKRecordRepresentable {
 
     /// No reference actions: every reference gets ``CloudReference/Action/none``.
     public func cloudKitReferenceActions() -> [String: CloudReference.Action] { [:] }
+
+    #if canImport(CloudKit)
+    /// No reference actions in 1.0's form.
+    public func cloudKitReferenceActions() -> [String: CKRecord.Reference.Action] { [:] }
+    #endif
+
+    /// The reference actions of both forms, the portable form winning.
+    func referenceActions() -> [String: CloudReference.Action] {
+        let actions: [String: CloudReference.Action] = cloudKitReferenceActions()
+        #if canImport(CloudKit)
+        let legacy: [String: CKRecord.Reference.Action] = cloudKitReferenceActions()
+        if !legacy.isEmpty {
+            return legacy.mapValues(CloudReference.Action.init).merging(actions) { _, portable in portable }
+        }
+        #endif
+        return actions
+    }
 }
 
 extension CKRecordRepresentable where Self: Identifiable {

@@ -1,0 +1,25 @@
+# The core module only: Foundation, plus CloudKit and Core Location on Apple platforms.
+# scripts/check-podspec.py checks that the source glob matches the real sources and the version the CHANGELOG.
+Pod::Spec.new do |s|
+  s.name             = 'NestedCloudKitCodable'
+  s.version          = '2.0.0'
+  s.summary          = 'Codable object graphs to linked CloudKit records and back.'
+  s.description      = <<-DESC
+    Encodes Codable values, and every CKCodable value nested in them, into CloudKit records linked by references,
+    and decodes whole graphs back, fetching referenced records one level per round trip.
+  DESC
+  s.homepage         = 'https://github.com/ggirotto/NestedCloudKitCodable'
+  s.license          = { :type => 'MIT', :file => 'LICENSE' }
+  s.author           = { 'The NestedCloudKitCodable authors' => 'https://github.com/ggirotto/NestedCloudKitCodable' }
+  s.source           = { :git => 'https://github.com/ggirotto/NestedCloudKitCodable.git', :tag => s.version.to_s }
+
+  s.swift_versions   = ['6.0']
+  s.ios.deployment_target      = '15.0'
+  s.osx.deployment_target      = '12.0'
+  s.tvos.deployment_target     = '15.0'
+  s.watchos.deployment_target  = '8.0'
+  s.visionos.deployment_target = '1.0'
+
+  s.source_files     = 'Sources/NestedCloudKitCodable/**/*.swift'
+  s.frameworks       = 'Foundation', 'CloudKit', 'CoreLocation'
+end
