@@ -153,11 +153,13 @@ final class DecodingSession {
                 next.append(childNode)
                 if records[child.id] == nil, !missingRecordIDs.contains(child.id), requested.insert(child.id).inserted {
                     needed.append(childNode)
+                    // Checked as the level grows, so that a record listing a million references stops at the
+                    // limit rather than after taking in all of them.
+                    guard records.count + needed.count <= options.maximumRecordCount else {
+                        throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: childNode))
+                    }
                 }
             }
-        }
-        guard records.count + needed.count <= options.maximumRecordCount else {
-            throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: needed[0]))
         }
         return (next, needed)
     }

@@ -1,22 +1,56 @@
 /// A coding path kept as a linked list, so that descending into a value costs one small allocation and the
 /// array of keys is only built when an error needs it.
-indirect enum CodingPath: Sendable {
-    case root
-    case key(any CodingKey, parent: CodingPath)
-    case index(Int, parent: CodingPath)
+struct CodingPath: Sendable {
+    /// The last step; `nil` at the root.
+    private let last: Step?
 
-    func appending(_ key: any CodingKey) -> CodingPath { .key(key, parent: self) }
-    func appending(index: Int) -> CodingPath { .index(index, parent: self) }
+    /// The path of the root value.
+    static let root = CodingPath(last: nil)
+
+    func appending(_ key: any CodingKey) -> CodingPath { CodingPath(last: Step(.key(key), parent: last)) }
+    func appending(index: Int) -> CodingPath { CodingPath(last: Step(.index(index), parent: last)) }
 
     /// The keys from the root down.
     var keys: [any CodingKey] {
         var keys: [any CodingKey] = []
-        var node = self
-        while true {
-            switch node {
-            case .root: return keys.reversed()
-            case .key(let key, let parent): keys.append(key); node = parent
-            case .index(let index, let parent): keys.append(IndexKey(index)); node = parent
+        var step = last
+        while let current = step {
+            switch current.element {
+            case .key(let key): keys.append(key)
+            case .index(let index): keys.append(IndexKey(index))
+            }
+            step = current.parent
+        }
+        return keys.reversed()
+    }
+
+    /// One step of a path, shared by every path that goes through it.
+    ///
+    /// A class with its own `deinit`, not an indirect enum: a reference chain 100,000 records deep has paths
+    /// 200,000 steps long, and releasing one recursively, a frame per step, overflows the stack.
+    private final class Step: @unchecked Sendable {
+        enum Element {
+            case key(any CodingKey)
+            case index(Int)
+        }
+
+        let element: Element
+        /// Only ever changed by `deinit`, on steps that nothing else references (unchecked `Sendable` for that).
+        private(set) var parent: Step?
+
+        init(_ element: Element, parent: Step?) {
+            self.element = element
+            self.parent = parent
+        }
+
+        /// Unlinks the ancestors that only this step kept alive, one at a time, so that each is released
+        /// without a parent of its own to release.
+        deinit {
+            guard var ancestor = parent else { return }
+            parent = nil
+            while isKnownUniquelyReferenced(&ancestor), let next = ancestor.parent {
+                ancestor.parent = nil
+                ancestor = next
             }
         }
     }
