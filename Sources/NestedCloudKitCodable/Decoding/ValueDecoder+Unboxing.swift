@@ -130,7 +130,12 @@ extension ValueDecoder {
 
     func unboxDate() throws -> Date {
         switch source {
-        case .value(.date(let date)): return date
+        case .value(.date(let date)):
+            // CloudKit can't store such a date, and Foundation traps printing one: an error here, not a crash later.
+            guard date.timeIntervalSinceReferenceDate.isFinite else {
+                throw CKCodableError.corruptedValue("the date is \(date.timeIntervalSinceReferenceDate) seconds from 2001", at: location)
+            }
+            return date
         case .json(.int(let milliseconds)): return Date(millisecondsSince1970: milliseconds)
         default: throw mismatch("Date")
         }

@@ -119,6 +119,21 @@ struct DecodingErrorTests {
         #expect(error.field == "on")
     }
 
+    /// Such a date used to decode, and Foundation traps when an app prints one; CloudKit never stores one.
+    @Test(arguments: [Double.nan, .infinity, -.infinity])
+    func dateThatIsNotFiniteIsCorrupted(interval: Double) throws {
+        struct Diary: CKCodable, Identifiable { var id: String; var opened: Date?; var entries: [Date] }
+        let date = Date(timeIntervalSinceReferenceDate: interval)
+        let single = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "d"), fields: ["opened": .date(date)])
+        let singleError = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Diary.self, from: single, records: []) }
+        #expect(singleError.code == .corruptedValue("the date is \(interval) seconds from 2001"))
+        #expect(singleError.field == "opened")
+
+        let list = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "d"), fields: ["entries": .dateList([.now, date])])
+        let listError = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Diary.self, from: list, records: []) }
+        #expect(listError.path == ["entries", "Index 1"])
+    }
+
     struct Profile: CKCodable, Identifiable {
         var id: String
         var address: RoundTripTests.Address
