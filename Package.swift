@@ -13,6 +13,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // The core depends on Foundation only, so it also ships through CocoaPods and Carthage.
@@ -34,6 +35,7 @@ let package = Package(
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitSQLite", "SQLiteCrashWriter",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         // Speed against the baselines: swift run -c release Benchmarks. Kept out of the library's dependencies.
