@@ -124,11 +124,9 @@ struct NodeContext {
         return nil
     }
 
-    /// A date CloudKit can store: finite, and within ±275,000 years of 1970 (JavaScript's range, which CloudKit Web
-    /// Services' millisecond timestamps share).
+    /// A date CloudKit can store.
     func validated(_ date: Date, at path: CodingPath) throws -> Date {
-        let seconds = date.timeIntervalSince1970
-        guard seconds.isFinite, abs(seconds) <= 8.64e12 else { throw CKCodableError.dateOutOfRange(date, at: path) }
+        guard date.isStorableInCloudKit else { throw CKCodableError.dateOutOfRange(date, at: path) }
         return date
     }
 

@@ -109,6 +109,13 @@ public enum CloudValue: Sendable, Hashable {
 }
 
 extension Date {
+    /// Whether CloudKit can store the date: finite, and within ±275,000 years of 1970 (JavaScript's range, which
+    /// CloudKit Web Services' millisecond timestamps share).
+    var isStorableInCloudKit: Bool {
+        let seconds = timeIntervalSince1970
+        return seconds.isFinite && abs(seconds) <= 8.64e12
+    }
+
     /// Whole milliseconds since 1970, rounded toward the past, clamped to the range of `Int64`.
     ///
     /// `Date` counts seconds from 2001 in a `Double`, so a date made from a whole number of milliseconds since

@@ -81,6 +81,57 @@ struct DatabaseConformanceTests {
     }
 
     @Test(arguments: DatabaseBackend.all)
+    func fieldDatesAreStoredToTheMillisecondAsCloudKitStoresThem(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let precise = Date(timeIntervalSince1970: 1_700_000_000.123_456)
+        let location = CloudLocation(latitude: 1, longitude: 2, timestamp: precise)
+        let saved = try await database.save(record("Event", "e", [
+            "at": .date(precise), "times": .dateList([precise]), "where": .location(location),
+        ]))
+
+        let stored = Date.milliseconds(1_700_000_000_123)
+        var storedLocation = location
+        storedLocation.timestamp = stored
+        let expected: CloudRecord.Fields = ["at": .date(stored), "times": .dateList([stored]), "where": .location(storedLocation)]
+        #expect(saved.fields == expected)
+        #expect(try await database.record(for: saved.id).fields == expected)
+    }
+
+    /// A value CloudKit can't store, named for the test's output: describing a NaN date traps in Foundation.
+    struct UnstorableValue: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let value: CloudValue
+
+        static let all = [
+            Self(testDescription: "NaN date", value: .date(Date(timeIntervalSinceReferenceDate: .nan))),
+            Self(testDescription: "date past year 275,000", value: .date(Date(timeIntervalSince1970: 9e12))),
+            Self(testDescription: "infinite date", value: .date(Date(timeIntervalSince1970: -.infinity))),
+            Self(testDescription: "NaN date in a list", value: .dateList([.now, Date(timeIntervalSinceReferenceDate: .nan)])),
+            Self(testDescription: "NaN latitude", value: .location(CloudLocation(latitude: .nan, longitude: 0))),
+            Self(testDescription: "infinite longitude in a list", value: .locationList([CloudLocation(latitude: 0, longitude: .infinity)])),
+            Self(testDescription: "infinite location timestamp",
+                 value: .location(CloudLocation(latitude: 0, longitude: 0, timestamp: Date(timeIntervalSinceReferenceDate: .infinity)))),
+        ]
+    }
+
+    /// Values CloudKit can't store are refused, never stored as something else (SQLite would keep a NaN date as
+    /// the largest timestamp).
+    @Test(arguments: DatabaseBackend.all, UnstorableValue.all)
+    func valueCloudKitCantStoreIsRefusedNotChanged(backend: DatabaseBackend, unstorable: UnstorableValue) async throws {
+        let value = unstorable.value
+        let database = try await backend.makeDatabase()
+        let client = record("Event", "e", ["value": value])
+
+        let results = try await database.modifyRecords(saving: [client])
+        guard case .failure(.invalidArguments(let reason))? = results.saveResults[client.id] else {
+            Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[client.id]))")
+            return
+        }
+        #expect(reason.contains("field value holds a \(value.kind) value CloudKit can't store"))
+        #expect(try await database.records(for: [client.id])[client.id] == .failure(.unknownItem(client.id)))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
     func fetchingAnUnknownRecordGivesUnknownItemInThatRecordsResult(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let saved = try await database.save(record("Note", "known", ["text": .string("hi")]))

@@ -151,7 +151,15 @@ public struct CloudModificationPlan: Sendable {
         }
 
         var fields = savePolicy == .allKeys ? CloudRecord.Fields() : server?.fields ?? CloudRecord.Fields()
-        for (name, value) in client.fields { fields[name] = value }
+        for (name, value) in client.fields {
+            guard let stored = value.storedByCloudKit else {
+                return .failure(.invalidArguments(
+                    "\(client.id)'s field \(name) holds a \(value.kind) value CloudKit can't store: a date must be finite and "
+                        + "within 275,000 years of 1970, and every part of a location finite"
+                ))
+            }
+            fields[name] = stored
+        }
         for name in client.clearedFieldNames where client.fields[name] == nil { fields[name] = nil }
         let systemFields = CloudRecord.SystemFields(
             changeTag: makeChangeTag(),
