@@ -191,7 +191,13 @@ extension ValueDecoder {
                 throw CKCodableError.corruptedValue("\"\(string)\" isn't a decimal number", at: location)
             }
             return decimal
-        case .value(.double(let double)), .json(.double(let double)): return Decimal(double)
+        case .value(.double(let double)), .json(.double(let double)):
+            // Through the double's shortest text, which is the number the field shows: `Decimal(Double)` traps on
+            // infinity, gives NaN outside about 1e±110 and keeps binary noise (123.456 becomes 123.45599999999997952).
+            guard double.isFinite, let decimal = Decimal(string: String(double), locale: Locale(identifier: "en_US_POSIX")) else {
+                throw CKCodableError.valueOutOfRange(String(double), type: "Decimal", at: location)
+            }
+            return decimal
         case .value(.int64(let int)), .json(.int(let int)): return Decimal(int)
         default: throw mismatch("Decimal")
         }

@@ -134,6 +134,22 @@ struct DecodingErrorTests {
         #expect(listError.path == ["entries", "Index 1"])
     }
 
+    struct Price: CKCodable, Identifiable { var id: String; var amount: Decimal }
+
+    /// Found by the fuzzer: `Decimal(Double)` traps on infinity, and makes NaN of numbers beyond about 1e±110.
+    @Test(arguments: [Double.infinity, -.infinity, .nan, 1e200, -1e150, .leastNonzeroMagnitude])
+    func doubleThatNoDecimalHoldsIsOutOfRange(double: Double) throws {
+        let record = CloudRecord(recordType: "Price", id: CloudRecord.ID(recordName: "p"), fields: ["amount": .double(double)])
+        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Price.self, from: record, records: []) }
+        #expect(error.code == .valueOutOfRange(String(double)))
+        #expect(error.field == "amount")
+    }
+
+    @Test func doubleDecodesAsTheDecimalItShows() throws {
+        let record = CloudRecord(recordType: "Price", id: CloudRecord.ID(recordName: "p"), fields: ["amount": .double(123.456)])
+        #expect(try CKRecordDecoder().decode(Price.self, from: record, records: []).amount == Decimal(string: "123.456"))
+    }
+
     struct Profile: CKCodable, Identifiable {
         var id: String
         var address: RoundTripTests.Address
