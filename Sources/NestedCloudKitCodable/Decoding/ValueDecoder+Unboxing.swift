@@ -157,6 +157,10 @@ extension ValueDecoder {
         guard let fileURL = asset.fileURL else {
             throw CKCodableError.corruptedValue("the asset has no local contents; download it first", at: location)
         }
+        // Only a regular file: a device or a pipe (/dev/zero, a FIFO) would be read forever.
+        guard (try? fileURL.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else {
+            throw CKCodableError.corruptedValue("the asset's file \(fileURL.path) isn't a regular file", at: location)
+        }
         do {
             return try Data(contentsOf: fileURL)
         } catch {

@@ -150,6 +150,16 @@ struct DecodingErrorTests {
         #expect(try CKRecordDecoder().decode(Price.self, from: record, records: []).amount == Decimal(string: "123.456"))
     }
 
+    @Test(arguments: ["/dev/zero", "/nonexistent/asset", NSTemporaryDirectory()])
+    func assetThatIsNotAReadableRegularFileIsCorrupted(path: String) throws {
+        struct Photo: CKCodable, Identifiable { var id: String; var image: Data }
+        let asset = CloudAsset(fileURL: URL(fileURLWithPath: path))
+        let record = CloudRecord(recordType: "Photo", id: CloudRecord.ID(recordName: "p"), fields: ["image": .asset(asset)])
+        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Photo.self, from: record, records: []) }
+        #expect(error.code == .corruptedValue("the asset's file \(URL(fileURLWithPath: path).path) isn't a regular file"))
+        #expect(error.field == "image")
+    }
+
     struct Profile: CKCodable, Identifiable {
         var id: String
         var address: RoundTripTests.Address
