@@ -168,6 +168,10 @@ public final class SQLiteCloudDatabase: CloudDatabase {
             var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
             var deletedRows: [Int64] = []
             for zone in zonesToSave {
+                if let refusal = CloudModificationPlan.refusal(creating: zone) {
+                    saveResults[zone] = .failure(refusal)
+                    continue
+                }
                 try database.execute(sql: "INSERT OR IGNORE INTO zone (zone_name, owner_name) VALUES (?, ?)",
                                      arguments: [zone.zoneName, zone.ownerName])
                 saveResults[zone] = .success(())

@@ -24,9 +24,47 @@ enum RecordValidator {
         }
         if name.utf8.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
         if !name.utf8.allSatisfy({ $0 < 0x80 }) { return "it has characters outside ASCII" }
+        if name.utf8.contains(where: isControlByte) { return "it has control characters" }
         if name.utf8.first == UInt8(ascii: "_") { return "it starts with an underscore, which CloudKit reserves" }
         return nil
     }
+
+    /// Why a zone or owner name is rejected, or `nil`: the rule of record names, except that CloudKit's own
+    /// names (`_defaultZone`, `__defaultOwner__`) start with underscores.
+    static func problem(withZoneName name: String) -> String? {
+        if name.isEmpty { return "it is empty" }
+        if name.utf8.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
+        if !name.utf8.allSatisfy({ $0 < 0x80 }) { return "it has characters outside ASCII" }
+        if name.utf8.contains(where: isControlByte) { return "it has control characters" }
+        return nil
+    }
+
+    /// Why a zone can't be created, or `nil`.
+    static func problem(with zoneID: CloudRecord.ZoneID) -> String? {
+        if let problem = problem(withZoneName: zoneID.zoneName) { return "the zone name \"\(zoneID.zoneName)\" can't be used: \(problem)" }
+        if let problem = problem(withZoneName: zoneID.ownerName) { return "the owner name \"\(zoneID.ownerName)\" can't be used: \(problem)" }
+        return nil
+    }
+
+    /// Why a record can't be stored under its names, or `nil`: what a database answers with `invalidArguments`
+    /// where the encoder throws before.
+    static func problem(withNamesOf record: CloudRecord) -> String? {
+        if let problem = problem(withRecordName: record.id.recordName) {
+            return "the record name \"\(record.id.recordName)\" can't be used: \(problem)"
+        }
+        if let problem = problem(withIdentifier: record.recordType) {
+            return "\(record.id)'s record type \"\(record.recordType)\" can't be used: \(problem)"
+        }
+        for name in record.fields.names {
+            if let problem = problem(withIdentifier: name) { return "\(record.id)'s field name \"\(name)\" can't be used: \(problem)" }
+            if isReserved(name) { return "\(record.id)'s field name \"\(name)\" is the name of a CKRecord property" }
+        }
+        return nil
+    }
+
+    /// NUL and the other C0 controls, and DEL: SQLite, C APIs and logs cut or garble names that hold them.
+    @inline(__always)
+    private static func isControlByte(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
 
     /// Why a record type or field name is rejected (apart from reserved names), or `nil` if CloudKit accepts it.
     static func problem(withIdentifier name: String) -> String? {

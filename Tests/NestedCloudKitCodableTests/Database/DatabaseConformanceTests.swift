@@ -131,6 +131,44 @@ struct DatabaseConformanceTests {
         #expect(try await database.records(for: [client.id])[client.id] == .failure(.unknownItem(client.id)))
     }
 
+    /// Names CloudKit refuses are refused here too; SQLite would cut a name at a NUL and merge two records.
+    @Test(arguments: DatabaseBackend.all, [
+        ("Note", "", "text", "the record name \"\" can't be used: it is empty"),
+        ("Note", "n\u{0}1", "text", "the record name \"n\u{0}1\" can't be used: it has control characters"),
+        ("Note", "café", "text", "the record name \"café\" can't be used: it has characters outside ASCII"),
+        ("Note", "_n", "text", "the record name \"_n\" can't be used: it starts with an underscore, which CloudKit reserves"),
+        ("_Note", "n", "text", "n's record type \"_Note\" can't be used: it doesn't start with a letter"),
+        ("Note", "n", "first name", "n's field name \"first name\" can't be used: it has characters other than letters, digits and underscores"),
+        ("Note", "n", "creationDate", "n's field name \"creationDate\" is the name of a CKRecord property"),
+    ])
+    func recordWithANameCloudKitRefusesIsRefused(backend: DatabaseBackend, names: (type: String, name: String, field: String, reason: String)) async throws {
+        let database = try await backend.makeDatabase()
+        let client = record(names.type, names.name, CloudRecord.Fields([(names.field, .string("hi"))]))
+
+        let results = try await database.modifyRecords(saving: [client])
+        guard case .failure(.invalidArguments(let reason))? = results.saveResults[client.id] else {
+            Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[client.id]))")
+            return
+        }
+        #expect(reason.hasPrefix(names.reason), "the reason, then perhaps how such a name comes about")
+        #expect(try await database.records(for: [client.id])[client.id] == .failure(.unknownItem(client.id)))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func zoneWithANameCloudKitRefusesIsNotCreated(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let zones = [CloudRecord.ZoneID(zoneName: ""), CloudRecord.ZoneID(zoneName: "Zone\u{0}"), CloudRecord.ZoneID(zoneName: "Zone", ownerName: "ü")]
+
+        let results = try await database.modifyRecordZones(saving: zones, deleting: [])
+        func error(_ zone: CloudRecord.ZoneID) -> CloudDatabaseError? {
+            if case .failure(let error)? = results.saveResults[zone] { error } else { nil }
+        }
+        #expect(error(zones[0]) == .invalidArguments("the zone name \"\" can't be used: it is empty"))
+        #expect(error(zones[1]) == .invalidArguments("the zone name \"Zone\u{0}\" can't be used: it has control characters"))
+        #expect(error(zones[2]) == .invalidArguments("the owner name \"ü\" can't be used: it has characters outside ASCII"))
+        #expect(try await database.allRecordZones() == [.default])
+    }
+
     @Test(arguments: DatabaseBackend.all)
     func fetchingAnUnknownRecordGivesUnknownItemInThatRecordsResult(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
@@ -341,8 +379,8 @@ struct DatabaseConformanceTests {
         let database = try await backend.makeDatabase()
         try await database.saveRecords([
             record("Node", "root", [:]),
-            record("Node", "child", ["parent": reference("root", .deleteSelf)]),
-            record("Node", "grandchild", ["parent": reference("child", .deleteSelf)]),
+            record("Node", "child", ["owner": reference("root", .deleteSelf)]),
+            record("Node", "grandchild", ["owner": reference("child", .deleteSelf)]),
             record("Node", "bystander", [:]),
         ])
         let root = CloudRecord.ID(recordName: "root")
@@ -450,7 +488,7 @@ struct DatabaseConformanceTests {
     func atMost750RecordsMayPointToOneTargetWithDeleteSelf(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase(maximumItemsPerRequest: 400)
         _ = try await database.save(record("Node", "target", [:]))
-        let holders = (0..<751).map { record("Node", "holder\($0)", ["parent": reference("target", .deleteSelf)]) }
+        let holders = (0..<751).map { record("Node", "holder\($0)", ["owner": reference("target", .deleteSelf)]) }
         try await database.saveRecords(Array(holders.prefix(750)))
 
         let results = try await database.modifyRecords(saving: [holders[750]])
@@ -465,12 +503,12 @@ struct DatabaseConformanceTests {
     func updatingOneOf750DeleteSelfHoldersStaysWithinTheLimit(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase(maximumItemsPerRequest: 400)
         _ = try await database.save(record("Node", "target", [:]))
-        let holders = (0..<750).map { record("Node", "holder\($0)", ["parent": reference("target", .deleteSelf)]) }
+        let holders = (0..<750).map { record("Node", "holder\($0)", ["owner": reference("target", .deleteSelf)]) }
         var saved = try await database.saveRecords(holders)
 
         saved[0]["note"] = .string("updated")
         let updated = try await database.save(saved[0])
-        #expect(updated.fields == ["parent": reference("target", .deleteSelf), "note": .string("updated")])
+        #expect(updated.fields == ["owner": reference("target", .deleteSelf), "note": .string("updated")])
     }
 
     // MARK: Atomic requests

@@ -167,6 +167,10 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         for zone in zonesToSave {
+            if let refusal = CloudModificationPlan.refusal(creating: zone) {
+                saveResults[zone] = .failure(refusal)
+                continue
+            }
             storage.zones.insert(zone)
             saveResults[zone] = .success(())
         }

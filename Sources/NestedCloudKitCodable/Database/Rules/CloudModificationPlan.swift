@@ -25,6 +25,12 @@ public struct CloudModificationPlan: Sendable {
     /// The most records that may point to one target with `.deleteSelf`.
     public static let maximumDeleteSelfReferences = 750
 
+    /// Why CloudKit would refuse to create the zone (its name or owner name empty, too long, outside ASCII or
+    /// with control characters), or `nil`.
+    public static func refusal(creating zone: CloudRecord.ZoneID) -> CloudDatabaseError? {
+        RecordValidator.problem(with: zone).map(CloudDatabaseError.invalidArguments)
+    }
+
     /// Plans a modify request.
     ///
     /// - Parameters:
@@ -133,6 +139,7 @@ public struct CloudModificationPlan: Sendable {
         _ client: CloudRecord, savePolicy: CloudRecordSavePolicy, store: some CloudRecordStore, now: Date,
         userRecordName: String, makeChangeTag: () -> String
     ) throws -> Result<CloudRecord, CloudDatabaseError> {
+        if let problem = RecordValidator.problem(withNamesOf: client) { return .failure(.invalidArguments(problem)) }
         guard try store.containsZone(client.id.zoneID) else { return .failure(.zoneNotFound(client.id.zoneID)) }
         for target in client.referencedRecordIDs where target.zoneID != client.id.zoneID {
             return .failure(.invalidArguments("\(client.id) references \(target), in another zone; references must stay in their record's zone"))
