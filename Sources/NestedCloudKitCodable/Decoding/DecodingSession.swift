@@ -85,7 +85,7 @@ final class DecodingSession {
             frontier.append(node)
         }
         unresolved = []
-        cache = [:]
+        clearCache()
         let needed = frontier.filter { records[$0.id] == nil && !missingRecordIDs.contains($0.id) }
         if !needed.isEmpty {
             let nodes = Dictionary(needed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -97,6 +97,16 @@ final class DecodingSession {
             for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
         }
         try await resolve(from: frontier, database: database)
+    }
+
+    deinit { clearCache() }
+
+    /// Empties the cache shallowest record first. A cached value holds the values below it, and Swift releases a
+    /// value whose descendants have no other owner recursively, a frame per level: in hash order, a deep chain's
+    /// last entries could each take half the chain down with them.
+    private func clearCache() {
+        for node in discovered { cache[NodeKey(node.id, node.type)] = nil }
+        cache = [:]
     }
 
     private func resolve(from start: [Node], database: some CloudDatabase) async throws {

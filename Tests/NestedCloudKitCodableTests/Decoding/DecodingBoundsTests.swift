@@ -75,6 +75,21 @@ struct DecodingBoundsTests {
         #expect(await database.statistics.fetchRequests == 99_999)
     }
 
+    /// Every record below the root is decoded and cached before the root fails: the cache, the only owner of
+    /// the chain, must be let go without releasing it recursively.
+    @Test func hundredThousandDeepChainWhoseRootFailsLetsGoOfItsValues() async throws {
+        let (root, database) = try await Self.savedChain(length: 100_000)
+        var broken = root
+        broken.fields["id"] = .string("zero")
+        var decoder = CKRecordDecoder()
+        decoder.maximumDepth = 100_000
+        let error = try await #require(throws: CKCodableError.self) {
+            try await decoder.decode(Link.self, from: broken, referenceDatabase: database)
+        }
+        #expect(error.code == .typeMismatch(expected: "Int", found: "a STRING field"))
+        #expect(error.recordID == root.id)
+    }
+
     @Test func millionElementListDecodes() async throws {
         let samples = (0..<1_000_000).map { Int64($0 * 3) }
         let root = record("Series", "series", ["id": .string("series"), "samples": .int64List(samples)])
