@@ -245,12 +245,11 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                 case .assetList(let assets): list = assets
                 default: continue
                 }
-                for (position, asset) in list.enumerated() where asset.data == nil {
-                    guard let fileURL = asset.fileURL else { continue }
+                for (position, asset) in list.enumerated() where asset.data == nil && asset.fileURL != nil {
                     do {
-                        contents[AssetKey(recordID: record.id, field: name, position: position)] = try Data(contentsOf: fileURL)
+                        contents[AssetKey(recordID: record.id, field: name, position: position)] = try asset.contents()
                     } catch {
-                        unreadable[record.id] = .invalidArguments("the asset file \(fileURL.path) of field \(name) can't be read: \(error)")
+                        unreadable[record.id] = .invalidArguments("field \(name): \(error.reason)")
                     }
                 }
             }

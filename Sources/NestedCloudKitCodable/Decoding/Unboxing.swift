@@ -30,7 +30,7 @@ enum Unboxing {
         case .string(let string) where T.self == String.self: return string as? T
         case .int64(let int) where T.self == Int.self: return Int(exactly: int) as? T
         case .double(let double) where T.self == Double.self: return double as? T
-        case .date(let date) where T.self == Date.self && date.timeIntervalSinceReferenceDate.isFinite: return date as? T
+        case .date(let date) where T.self == Date.self && date.isStorableInCloudKit: return date as? T
         case .bytes(let data) where T.self == Data.self: return data as? T
         case .stringList(let strings) where T.self == [String].self: return strings as? T
         default: return nil

@@ -130,15 +130,19 @@ extension ValueDecoder {
 
     func unboxDate() throws -> Date {
         switch source {
-        case .value(.date(let date)):
-            // CloudKit can't store such a date, and Foundation traps printing one: an error here, not a crash later.
-            guard date.timeIntervalSinceReferenceDate.isFinite else {
-                throw CKCodableError.corruptedValue("the date is \(date.timeIntervalSinceReferenceDate) seconds from 2001", at: location)
-            }
-            return date
+        case .value(.date(let date)): return try checked(date)
         case .json(.int(let milliseconds)): return Date(millisecondsSince1970: milliseconds)
         default: throw mismatch("Date")
         }
+    }
+
+    /// A date CloudKit could have stored. Others (NaN, infinite, beyond ±275,000 years) come only from damaged or
+    /// forged records, and Foundation traps printing the farthest of them: an error here, not a crash later.
+    private func checked(_ date: Date) throws -> Date {
+        guard date.isStorableInCloudKit else {
+            throw CKCodableError.corruptedValue("the date \(date.timeIntervalSinceReferenceDate) seconds from 2001 isn't one CloudKit stores", at: location)
+        }
+        return date
     }
 
     func unboxData() throws -> Data {
@@ -153,18 +157,10 @@ extension ValueDecoder {
     }
 
     private func contents(of asset: CloudAsset) throws -> Data {
-        if let data = asset.data { return data }
-        guard let fileURL = asset.fileURL else {
-            throw CKCodableError.corruptedValue("the asset has no local contents; download it first", at: location)
-        }
-        // Only a regular file: a device or a pipe (/dev/zero, a FIFO) would be read forever.
-        guard (try? fileURL.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else {
-            throw CKCodableError.corruptedValue("the asset's file \(fileURL.path) isn't a regular file", at: location)
-        }
         do {
-            return try Data(contentsOf: fileURL)
+            return try asset.contents()
         } catch {
-            throw CKCodableError.corruptedValue("the asset's file \(fileURL.path) can't be read (\(error))", at: location)
+            throw CKCodableError.corruptedValue(error.reason, at: location)
         }
     }
 
@@ -209,7 +205,9 @@ extension ValueDecoder {
 
     func unboxLocation() throws -> CloudLocation {
         switch source {
-        case .value(.location(let location)): return location
+        case .value(.location(let location)):
+            if let timestamp = location.timestamp { _ = try checked(timestamp) }
+            return location
         case .value(.string(let string)) where options.locationDecodingStrategy == .acceptingLegacyStrings:
             let parts = string.split(separator: ";", omittingEmptySubsequences: false)
             guard parts.count == 2,

@@ -24,7 +24,7 @@ enum RecordValidator {
         }
         if name.utf8.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
         if !name.utf8.allSatisfy({ $0 < 0x80 }) { return "it has characters outside ASCII" }
-        if name.utf8.contains(where: isControlByte) { return "it has control characters" }
+        if name.utf8.contains(0) { return "it has a NUL character" }
         if name.utf8.first == UInt8(ascii: "_") { return "it starts with an underscore, which CloudKit reserves" }
         return nil
     }
@@ -35,7 +35,7 @@ enum RecordValidator {
         if name.isEmpty { return "it is empty" }
         if name.utf8.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
         if !name.utf8.allSatisfy({ $0 < 0x80 }) { return "it has characters outside ASCII" }
-        if name.utf8.contains(where: isControlByte) { return "it has control characters" }
+        if name.utf8.contains(0) { return "it has a NUL character" }
         return nil
     }
 
@@ -62,9 +62,6 @@ enum RecordValidator {
         return nil
     }
 
-    /// NUL and the other C0 controls, and DEL: SQLite, C APIs and logs cut or garble names that hold them.
-    @inline(__always)
-    private static func isControlByte(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
 
     /// Why a record type or field name is rejected (apart from reserved names), or `nil` if CloudKit accepts it.
     static func problem(withIdentifier name: String) -> String? {

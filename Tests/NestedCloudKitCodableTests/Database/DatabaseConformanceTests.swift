@@ -134,7 +134,7 @@ struct DatabaseConformanceTests {
     /// Names CloudKit refuses are refused here too; SQLite would cut a name at a NUL and merge two records.
     @Test(arguments: DatabaseBackend.all, [
         ("Note", "", "text", "the record name \"\" can't be used: it is empty"),
-        ("Note", "n\u{0}1", "text", "the record name \"n\u{0}1\" can't be used: it has control characters"),
+        ("Note", "n\u{0}1", "text", "the record name \"n\u{0}1\" can't be used: it has a NUL character"),
         ("Note", "café", "text", "the record name \"café\" can't be used: it has characters outside ASCII"),
         ("Note", "_n", "text", "the record name \"_n\" can't be used: it starts with an underscore, which CloudKit reserves"),
         ("_Note", "n", "text", "n's record type \"_Note\" can't be used: it doesn't start with a letter"),
@@ -164,7 +164,7 @@ struct DatabaseConformanceTests {
             if case .failure(let error)? = results.saveResults[zone] { error } else { nil }
         }
         #expect(error(zones[0]) == .invalidArguments("the zone name \"\" can't be used: it is empty"))
-        #expect(error(zones[1]) == .invalidArguments("the zone name \"Zone\u{0}\" can't be used: it has control characters"))
+        #expect(error(zones[1]) == .invalidArguments("the zone name \"Zone\u{0}\" can't be used: it has a NUL character"))
         #expect(error(zones[2]) == .invalidArguments("the owner name \"ü\" can't be used: it has characters outside ASCII"))
         #expect(try await database.allRecordZones() == [.default])
     }

@@ -119,19 +119,21 @@ struct DecodingErrorTests {
         #expect(error.field == "on")
     }
 
-    /// Such a date used to decode, and Foundation traps when an app prints one; CloudKit never stores one.
-    @Test(arguments: [Double.nan, .infinity, -.infinity])
-    func dateThatIsNotFiniteIsCorrupted(interval: Double) throws {
+    /// Such a date used to decode, and Foundation traps when an app prints one (NaN, or beyond about 9e18 s);
+    /// CloudKit never stores one.
+    @Test(arguments: [Double.nan, .infinity, -.infinity, 1e19, -8.7e12 - Date.timeIntervalBetween1970AndReferenceDate])
+    func dateCloudKitCantStoreIsCorrupted(interval: Double) throws {
         struct Diary: CKCodable, Identifiable { var id: String; var opened: Date?; var entries: [Date] }
         let date = Date(timeIntervalSinceReferenceDate: interval)
         let single = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "d"), fields: ["opened": .date(date)])
         let singleError = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Diary.self, from: single, records: []) }
-        #expect(singleError.code == .corruptedValue("the date is \(interval) seconds from 2001"))
+        #expect(singleError.code == .corruptedValue("the date \(interval) seconds from 2001 isn't one CloudKit stores"))
         #expect(singleError.field == "opened")
 
         let list = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "d"), fields: ["entries": .dateList([.now, date])])
         let listError = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Diary.self, from: list, records: []) }
         #expect(listError.path == ["entries", "Index 1"])
+        #expect(listError.code == singleError.code)
     }
 
     struct Price: CKCodable, Identifiable { var id: String; var amount: Decimal }
@@ -158,6 +160,30 @@ struct DecodingErrorTests {
         let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Photo.self, from: record, records: []) }
         #expect(error.code == .corruptedValue("the asset's file \(URL(fileURLWithPath: path).path) isn't a regular file"))
         #expect(error.field == "image")
+    }
+
+    @Test func assetBehindASymbolicLinkIsRead() throws {
+        struct Photo: CKCodable, Identifiable { var id: String; var image: Data }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nckc-link-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("image.bin")
+        try Data([1, 2, 3]).write(to: file)
+        let link = directory.appendingPathComponent("link.bin")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: file)
+
+        let record = CloudRecord(recordType: "Photo", id: CloudRecord.ID(recordName: "p"),
+                                 fields: ["id": .string("p"), "image": .asset(CloudAsset(fileURL: link))])
+        #expect(try CKRecordDecoder().decode(Photo.self, from: record, records: []).image == Data([1, 2, 3]))
+    }
+
+    @Test func locationWithATimestampCloudKitCantStoreIsCorrupted() throws {
+        struct Visit: CKCodable, Identifiable { var id: String; var place: CloudLocation }
+        let place = CloudLocation(latitude: 1, longitude: 2, timestamp: Date(timeIntervalSinceReferenceDate: .nan))
+        let record = CloudRecord(recordType: "Visit", id: CloudRecord.ID(recordName: "v"), fields: ["place": .location(place)])
+        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Visit.self, from: record, records: []) }
+        #expect(error.code == .corruptedValue("the date nan seconds from 2001 isn't one CloudKit stores"))
+        #expect(error.field == "place")
     }
 
     struct Profile: CKCodable, Identifiable {

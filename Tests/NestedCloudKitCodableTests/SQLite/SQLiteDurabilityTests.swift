@@ -166,16 +166,18 @@ struct SQLiteDurabilityTests {
         #expect(remaining == 3)  // the document's cover and two pages; the attachment's content went with it
     }
 
-    @Test func unreadableAssetFileFailsThatRecordOnly() async throws {
+    /// `/dev/zero` would be read forever: a file that isn't regular fails its record at once.
+    @Test(arguments: ["/nonexistent/file.bin", "/dev/zero"])
+    func unreadableAssetFileFailsThatRecordOnly(path: String) async throws {
         let database = try SQLiteCloudDatabase(path: temporaryDatabasePath("missing-asset"))
-        let missing = record("Attachment", "missing", ["blob": .asset(CloudAsset(fileURL: URL(fileURLWithPath: "/nonexistent/file.bin")))])
+        let missing = record("Attachment", "missing", ["blob": .asset(CloudAsset(fileURL: URL(fileURLWithPath: path)))])
         let fine = record("Note", "fine", [:])
         let results = try await database.modifyRecords(saving: [missing, fine], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         guard case .failure(.invalidArguments(let reason))? = results.saveResults[missing.id] else {
             Issue.record("unexpected \(String(describing: results.saveResults[missing.id]))")
             return
         }
-        #expect(reason.contains("/nonexistent/file.bin"))
+        #expect(reason == "field blob: the asset's file \(path) isn't a regular file")
         #expect((try? results.saveResults[fine.id]?.get()) != nil)
     }
 

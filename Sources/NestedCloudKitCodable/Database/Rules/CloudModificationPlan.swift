@@ -26,7 +26,7 @@ public struct CloudModificationPlan: Sendable {
     public static let maximumDeleteSelfReferences = 750
 
     /// Why CloudKit would refuse to create the zone (its name or owner name empty, too long, outside ASCII or
-    /// with control characters), or `nil`.
+    /// with a NUL), or `nil`.
     public static func refusal(creating zone: CloudRecord.ZoneID) -> CloudDatabaseError? {
         RecordValidator.problem(with: zone).map(CloudDatabaseError.invalidArguments)
     }

@@ -1,0 +1,32 @@
+import Foundation
+
+extension CloudAsset {
+    /// Why an asset's contents can't be read.
+    public struct UnreadableContents: Error, Sendable, Equatable, CustomStringConvertible {
+        /// What is wrong, for example "the asset's file /dev/zero isn't a regular file".
+        public let reason: String
+
+        public var description: String { reason }
+    }
+
+    /// The asset's contents: its bytes in memory, or its local file's contents.
+    ///
+    /// Only a regular file is read (a link to one is followed): a device or a pipe named by a damaged or forged
+    /// record, such as `/dev/zero`, would never finish reading.
+    /// - Throws: ``UnreadableContents`` when the asset has neither bytes nor a file, or its file isn't a readable
+    ///   regular file.
+    public func contents() throws(UnreadableContents) -> Data {
+        if let data { return data }
+        guard let fileURL = fileURL?.resolvingSymlinksInPath() else {
+            throw UnreadableContents(reason: "the asset has no local contents; download it first")
+        }
+        guard (try? fileURL.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else {
+            throw UnreadableContents(reason: "the asset's file \(fileURL.path) isn't a regular file")
+        }
+        do {
+            return try Data(contentsOf: fileURL)
+        } catch {
+            throw UnreadableContents(reason: "the asset's file \(fileURL.path) can't be read (\(error))")
+        }
+    }
+}
