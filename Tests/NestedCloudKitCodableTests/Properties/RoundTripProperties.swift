@@ -35,12 +35,14 @@ struct RoundTripProperties {
         var int: Int
         var int8: Int8
         var uint32: UInt32
+        var uint64: UInt64
         var flag: Bool
         var double: Double
         var float: Float
         var date: Date
         var data: Data
         var uuid: UUID
+        var link: URL
         var decimal: Decimal
         var location: CloudLocation
         var color: Color
@@ -51,6 +53,7 @@ struct RoundTripProperties {
         var dictionary: [String: Int]
         var child: Child?
         var children: [Child]
+        var later: CloudLazyReference<Child>?
         var tree: Tree
     }
 
@@ -86,10 +89,11 @@ struct RoundTripProperties {
             bytes[6] = bytes[6] & 0x0F | 0x40
             return Sample(
                 id: "sample-\(name())", text: text(), int: Int(truncatingIfNeeded: next()), int8: Int8(truncatingIfNeeded: next()),
-                uint32: UInt32(truncatingIfNeeded: next()), flag: bool(), double: double(1e300), float: Float(double(1e30)),
+                uint32: UInt32(truncatingIfNeeded: next()), uint64: next() >> 1, flag: bool(), double: double(1e300), float: Float(double(1e30)),
                 date: Date(timeIntervalSince1970: Double(int(-8_000_000_000_000...8_000_000_000_000)) / 1000), data: data(),
                 uuid: UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
                                   bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])),
+                link: URL(string: "https://example.com/\(name())?q=\(int(0...99))")!,
                 decimal: Decimal(string: "\(int(-1_000_000...1_000_000))e-\(int(0...6))") ?? 0,
                 location: CloudLocation(latitude: double(90), longitude: double(180), altitude: double(9000)),
                 color: Color.allCases[int(0...2)], strings: (0..<int(0...5)).map { _ in text() },
@@ -97,6 +101,7 @@ struct RoundTripProperties {
                 nested: Nested(label: text(), count: bool() ? int(-5...5) : nil, weights: (0..<int(0...4)).map { _ in double(1e6) }),
                 dictionary: Dictionary((0..<int(0...4)).map { _ in (name(), int(-9...9)) }, uniquingKeysWith: { first, _ in first }),
                 child: bool() ? Child(id: "only-\(name())", name: text(), score: int(0...9)) : nil, children: children,
+                later: bool() ? CloudLazyReference(recordID: CloudRecord.ID(recordName: "later-\(name())")) : nil,
                 tree: tree(depth: int(0...4), id: "tree")
             )
         }
@@ -111,11 +116,16 @@ struct RoundTripProperties {
             switch int(0...10) {
             case 0: .string(text())
             case 1: .int64(Int64(bitPattern: next()))
-            case 2: .double(double(1e12))
+            case 2: .double([0.0, -0.0, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude][int(0...5)] + (bool() ? 0 : double(1e12)))
             case 3: .date(CloudValue.normalizedDate(Date(timeIntervalSince1970: Double(int(-8_000_000_000...8_000_000_000)))))
-            case 4: .bytes(data())
-            case 5: .reference(CloudReference(recordID: CloudRecord.ID(recordName: "t-\(name())")))
-            case 6: .location(CloudLocation(latitude: double(90), longitude: double(180)))
+            case 4: bool() ? .bytes(data()) : .bytesList((0..<int(1...3)).map { _ in data() })
+            case 5: bool()
+                ? .reference(CloudReference(recordID: CloudRecord.ID(recordName: "t-\(name())")))
+                : .referenceList((0..<int(1...3)).map { _ in CloudReference(recordID: CloudRecord.ID(recordName: "t-\(name())")) })
+            case 6: bool()
+                ? .location(CloudLocation(latitude: double(90), longitude: double(180), altitude: double(100),
+                                          timestamp: CloudValue.normalizedDate(Date(timeIntervalSince1970: Double(int(0...2_000_000_000))))))
+                : .locationList((0..<int(1...3)).map { _ in CloudLocation(latitude: double(90), longitude: double(180)) })
             case 7: .stringList((0..<int(1...4)).map { _ in text() })
             case 8: .int64List((0..<int(1...4)).map { _ in Int64(bitPattern: next()) })
             case 9: .doubleList((0..<int(1...4)).map { _ in double(1) })
@@ -153,8 +163,15 @@ struct RoundTripProperties {
         await propertyCheck(count: 100, input: Self.seeds) { seed in
             var maker = Maker(state: seed)
             let sample = maker.sample()
+            // The same value built another way: sets and dictionaries with another capacity and insertion order
+            // iterate in another order.
+            var rebuilt = sample
+            rebuilt.numbers = Set(minimumCapacity: 64)
+            for number in sample.numbers.reversed() { rebuilt.numbers.insert(number) }
+            rebuilt.dictionary = Dictionary(minimumCapacity: 64)
+            for (key, value) in sample.dictionary.reversed() { rebuilt.dictionary[key] = value }
             let first = try CKRecordEncoder().encode(sample)
-            let second = try CKRecordEncoder().encode(sample)
+            let second = try CKRecordEncoder().encode(rebuilt)
             #expect(first == second)
             #expect(first.map(\.fields.names) == second.map(\.fields.names))
         }
