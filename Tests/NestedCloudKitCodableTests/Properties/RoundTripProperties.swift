@@ -9,6 +9,11 @@ import Testing
 struct RoundTripProperties {
     enum Color: String, Codable, CaseIterable, Equatable { case red, green, blue }
 
+    enum Shape: Codable, Equatable {
+        case circle(radius: Double)
+        case label(String, Int)
+    }
+
     struct Nested: Codable, Equatable {
         var label: String
         var count: Int?
@@ -32,6 +37,7 @@ struct RoundTripProperties {
     struct Sample: CKCodable, Identifiable, Equatable {
         var id: String
         var text: String
+        var character: Character
         var int: Int
         var int8: Int8
         var uint32: UInt32
@@ -46,6 +52,7 @@ struct RoundTripProperties {
         var decimal: Decimal
         var location: CloudLocation
         var color: Color
+        var shape: Shape
         var strings: [String]
         var numbers: Set<Int>
         var optional: String?
@@ -88,7 +95,7 @@ struct RoundTripProperties {
             var bytes = (0..<16).map { _ in UInt8(truncatingIfNeeded: next()) }
             bytes[6] = bytes[6] & 0x0F | 0x40
             return Sample(
-                id: "sample-\(name())", text: text(), int: Int(truncatingIfNeeded: next()), int8: Int8(truncatingIfNeeded: next()),
+                id: "sample-\(name())", text: text(), character: Array("aé漢👋\n\"")[int(0...5)], int: Int(truncatingIfNeeded: next()), int8: Int8(truncatingIfNeeded: next()),
                 uint32: UInt32(truncatingIfNeeded: next()), uint64: next() >> 1, flag: bool(), double: double(1e300), float: Float(double(1e30)),
                 date: Date(timeIntervalSince1970: Double(int(-8_000_000_000_000...8_000_000_000_000)) / 1000), data: data(),
                 uuid: UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
@@ -96,7 +103,8 @@ struct RoundTripProperties {
                 link: URL(string: "https://example.com/\(name())?q=\(int(0...99))")!,
                 decimal: Decimal(string: "\(int(-1_000_000...1_000_000))e-\(int(0...6))") ?? 0,
                 location: CloudLocation(latitude: double(90), longitude: double(180), altitude: double(9000)),
-                color: Color.allCases[int(0...2)], strings: (0..<int(0...5)).map { _ in text() },
+                color: Color.allCases[int(0...2)], shape: bool() ? .circle(radius: double(10)) : .label(text(), int(-9...9)),
+                strings: (0..<int(0...5)).map { _ in text() },
                 numbers: Set((0..<int(0...6)).map { _ in int(-50...50) }), optional: bool() ? text() : nil,
                 nested: Nested(label: text(), count: bool() ? int(-5...5) : nil, weights: (0..<int(0...4)).map { _ in double(1e6) }),
                 dictionary: Dictionary((0..<int(0...4)).map { _ in (name(), int(-9...9)) }, uniquingKeysWith: { first, _ in first }),
