@@ -87,6 +87,9 @@ final class DecodingSession {
         unresolved = []
         clearCache()
         let needed = frontier.filter { records[$0.id] == nil && !missingRecordIDs.contains($0.id) }
+        if let first = needed.first, records.count + needed.count > options.maximumRecordCount {
+            throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: first))
+        }
         if !needed.isEmpty {
             let nodes = Dictionary(needed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             do {

@@ -73,4 +73,21 @@ struct SchemaResolutionTests {
         #expect(statistics.recordsFetched == 3)
         #expect(statistics.fetchRequests == 2)
     }
+
+    @Test func recordLimitHoldsForAModelThatDecodesDifferentFieldsInDifferentRecords() async throws {
+        let notebook = Notebook(id: "book", notes: [Note(id: "n0", kind: "plain")] + (1...3).map {
+            Note(id: "n\($0)", kind: "rich", attachment: Pet(id: "a\($0)"))
+        })
+        let database = InMemoryCloudDatabase()
+        let saved = try await database.saveRecords(try CKRecordEncoder().encode(notebook))
+        await database.resetStatistics()
+        var decoder = CKRecordDecoder()
+        decoder.maximumRecordCount = 6  // the notebook and its notes fit; their three attachments don't
+
+        let error = try await #require(throws: CKCodableError.self) {
+            try await decoder.decode(Notebook.self, from: #require(saved.last), referenceDatabase: database)
+        }
+        #expect(error.code == .recordLimitExceeded(limit: 6))
+        #expect(await database.statistics.fetchRequests == 1, "the notes, and nothing past the limit")
+    }
 }
