@@ -6,6 +6,7 @@ extension CloudAsset {
         /// What is wrong, for example "the asset's file /dev/zero isn't a regular file".
         public let reason: String
 
+        /// The reason, as the error prints.
         public var description: String { reason }
     }
 
