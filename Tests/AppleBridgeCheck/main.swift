@@ -43,7 +43,7 @@ check((try? roundTrip(.reference(validated))) == .reference(CloudReference(recor
       ".validate becomes .none")
 
 // Bytes held in memory become a CKAsset file with the same contents.
-if case .asset(let asset)?? = try? roundTrip(.asset(CloudAsset(data: Data([9, 9])))), let url = asset.fileURL {
+if case .asset(let asset)? = try? roundTrip(.asset(CloudAsset(data: Data([9, 9])))), let url = asset.fileURL {
     check((try? Data(contentsOf: url)) == Data([9, 9]), "an in-memory asset is written to a file")
 } else {
     check(false, "an in-memory asset becomes a file asset")
