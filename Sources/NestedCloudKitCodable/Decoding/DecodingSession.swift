@@ -108,7 +108,11 @@ final class DecodingSession {
     /// value whose descendants have no other owner recursively, a frame per level: in hash order, a deep chain's
     /// last entries could each take half the chain down with them.
     private func clearCache() {
-        for node in discovered { cache[NodeKey(node.id, node.type)] = nil }
+        // Values nested no deeper than the nested-decoding limit release within as many frames: only a deeper
+        // graph pays for the ordered pass.
+        if discovered.contains(where: { $0.depth > Self.nestedDecodingDepthLimit }) {
+            for node in discovered { cache[NodeKey(node.id, node.type)] = nil }
+        }
         cache = [:]
     }
 
