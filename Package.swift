@@ -8,12 +8,20 @@ let package = Package(
     products: [
         .library(name: "NestedCloudKitCodable", targets: ["NestedCloudKitCodable"]),
         .library(name: "NestedCloudKitSQLite", targets: ["NestedCloudKitSQLite"]),
+        .library(name: "NestedCloudKitWebServices", targets: ["NestedCloudKitWebServices"]),
+        .executable(name: "ckws", targets: ["ckws"]),
         .executable(name: "Example", targets: ["Example"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Both majors of swift-crypto serve us; accepting either keeps us out of users' version conflicts.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // AsyncHTTPClient's types are NIO's; the tests' loopback CloudKit server is built on NIO too.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // The core depends on Foundation only, so it also ships through CocoaPods and Carthage.
@@ -21,6 +29,27 @@ let package = Package(
         .target(
             name: "NestedCloudKitSQLite",
             dependencies: ["NestedCloudKitCodable", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "NestedCloudKitWebServices",
+            dependencies: [
+                "NestedCloudKitCodable",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // Looks at a container from a terminal: swift run ckws --help.
+        .executableTarget(
+            name: "ckws",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitWebServices",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tools/ckws"
         ),
         .executableTarget(
             name: "Example",
@@ -36,6 +65,17 @@ let package = Package(
                 "NestedCloudKitCodable", "NestedCloudKitSQLite", "SQLiteCrashWriter",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "NestedCloudKitWebServicesTests",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitWebServices",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // Speed against the baselines: swift run -c release Benchmarks. Kept out of the library's dependencies.

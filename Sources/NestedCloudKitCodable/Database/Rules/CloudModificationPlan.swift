@@ -31,6 +31,25 @@ public struct CloudModificationPlan: Sendable {
         RecordValidator.problem(with: zone).map(CloudDatabaseError.invalidArguments)
     }
 
+    /// Why CloudKit would refuse to save the record whatever the server holds, or `nil`: a record name, type or
+    /// field name it doesn't accept, a reference to a record in another zone, or a value it can't store (a date
+    /// that isn't finite or is out of range, a location with a part that isn't finite).
+    ///
+    /// Backends check this before anything reaches the server, so the refusal names the record and field.
+    public static func refusal(saving record: CloudRecord) -> CloudDatabaseError? {
+        if let problem = RecordValidator.problem(withNamesOf: record) { return .invalidArguments(problem) }
+        for target in record.referencedRecordIDs where target.zoneID != record.id.zoneID {
+            return .invalidArguments("\(record.id) references \(target), in another zone; references must stay in their record's zone")
+        }
+        for (name, value) in record.fields where value.storedByCloudKit == nil {
+            return .invalidArguments(
+                "\(record.id)'s field \(name) holds a \(value.kind) value CloudKit can't store: a date must be finite and "
+                    + "within 275,000 years of 1970, and every part of a location finite"
+            )
+        }
+        return nil
+    }
+
     /// Plans a modify request.
     ///
     /// - Parameters:
@@ -139,11 +158,8 @@ public struct CloudModificationPlan: Sendable {
         _ client: CloudRecord, savePolicy: CloudRecordSavePolicy, store: some CloudRecordStore, now: Date,
         userRecordName: String, makeChangeTag: () -> String
     ) throws -> Result<CloudRecord, CloudDatabaseError> {
-        if let problem = RecordValidator.problem(withNamesOf: client) { return .failure(.invalidArguments(problem)) }
+        if let refusal = refusal(saving: client) { return .failure(refusal) }
         guard try store.containsZone(client.id.zoneID) else { return .failure(.zoneNotFound(client.id.zoneID)) }
-        for target in client.referencedRecordIDs where target.zoneID != client.id.zoneID {
-            return .failure(.invalidArguments("\(client.id) references \(target), in another zone; references must stay in their record's zone"))
-        }
         let server = try store.record(withID: client.id)
         if let server, server.recordType != client.recordType {
             return .failure(.invalidArguments("\(client.id) is a \(server.recordType) on the server and can't become a \(client.recordType)"))
@@ -159,13 +175,8 @@ public struct CloudModificationPlan: Sendable {
 
         var fields = savePolicy == .allKeys ? CloudRecord.Fields() : server?.fields ?? CloudRecord.Fields()
         for (name, value) in client.fields {
-            guard let stored = value.storedByCloudKit else {
-                return .failure(.invalidArguments(
-                    "\(client.id)'s field \(name) holds a \(value.kind) value CloudKit can't store: a date must be finite and "
-                        + "within 275,000 years of 1970, and every part of a location finite"
-                ))
-            }
-            fields[name] = stored
+            // `refusal(saving:)` has refused every value CloudKit can't store.
+            fields[name] = value.storedByCloudKit ?? value
         }
         for name in client.clearedFieldNames where client.fields[name] == nil { fields[name] = nil }
         let systemFields = CloudRecord.SystemFields(

@@ -1,0 +1,420 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NestedCloudKitCodable
+
+/// A ``CloudDatabase`` that is a container's database in iCloud, reached through CloudKit Web Services: for
+/// Linux, servers, command-line tools and CI jobs that read and write the records an app's users have.
+///
+/// ```swift
+/// let database = try CloudKitWebServicesDatabase(configuration: CloudKitWebServicesConfiguration(
+///     containerIdentifier: "iCloud.com.example.School",
+///     environment: .production,
+///     database: .public,
+///     authentication: .serverToServerKey(try ServerToServerKey(keyID: keyID, pemFile: keyFile))
+/// ))
+/// let school = try await CKRecordDecoder().decode(School.self, from: record, referenceDatabase: database)
+/// ```
+///
+/// It keeps CloudKit's rules because CloudKit applies them; what it adds is the mapping:
+/// - Requests go per zone (CloudKit Web Services names one zone a request) with at most
+///   ``maximumItemsPerRequest`` operations; more is ``CloudDatabaseError/limitExceeded(limit:requested:)``.
+/// - Saves choose the operation from the save policy and the record: `create` for a new record and `update` for
+///   a fetched one under `ifServerRecordUnchanged`, `forceUpdate` under `changedKeys`, `forceReplace` under
+///   `allKeys`; a fetched record that clears fields is sent whole, as `replace` (or `forceReplace` when it
+///   doesn't check the change tag), the documented way to remove a field's value. Deletes are `delete`, or
+///   `forceDelete` when the policy doesn't check change tags.
+/// - A conflict is reported as ``CloudDatabaseError/serverRecordChanged(server:client:ancestor:)`` with the
+///   server's record, fetched for it (CloudKit Web Services' error doesn't carry it).
+/// - Assets with local contents are uploaded first (`assets/upload`, then the bytes, streamed from their file),
+///   and the field carries the receipt.
+/// - Throttling and "try again later" are retried after the `retryAfter` the server gives, as
+///   ``CloudKitWebServicesConfiguration/retryPolicy`` allows.
+public final class CloudKitWebServicesDatabase: CloudDatabase {
+    /// CloudKit Web Services' limit on the operations of one request.
+    public static let maximumOperationsPerRequest = 200
+
+    /// Where requests go and how they authenticate.
+    public let configuration: CloudKitWebServicesConfiguration
+
+    /// The most records one request may fetch, save or delete: 200.
+    public var maximumItemsPerRequest: Int { Self.maximumOperationsPerRequest }
+
+    let transport: WebServicesTransport
+
+    /// Connects to a container's database.
+    ///
+    /// - Parameters:
+    ///   - configuration: Where requests go and how they authenticate.
+    ///   - httpClient: The HTTP client to send requests with; the shared one unless given.
+    ///   - logger: Where requests are logged (endpoint, status, retries; never a secret).
+    ///   - webAuthTokenRotated: Called with each new web auth token the server gives, so that the app can keep
+    ///     it for its next session; the old one no longer works.
+    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a configuration that can't work, such as a
+    ///   server-to-server key for the private database.
+    public init(
+        configuration: CloudKitWebServicesConfiguration,
+        httpClient: HTTPClient = .shared,
+        logger: Logger = Logger(label: "NestedCloudKitWebServices"),
+        webAuthTokenRotated: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws {
+        if let problem = configuration.problem { throw CloudDatabaseError.invalidArguments(problem) }
+        self.configuration = configuration
+        transport = WebServicesTransport(
+            configuration: configuration, httpClient: httpClient, logger: logger, webAuthTokenRotated: webAuthTokenRotated
+        )
+    }
+
+    /// The user's current web auth token, when requests act for a user: the one the last response gave.
+    public var webAuthToken: String? {
+        get async { await transport.session?.token }
+    }
+
+    // MARK: Fetching
+
+    public func records(
+        for ids: [CloudRecord.ID], desiredKeys: [String]?
+    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+        try checkLimit(ids.count)
+        var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+        results.reserveCapacity(ids.count)
+        try await withThrowingTaskGroup(of: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>].self) { group in
+            for (zone, zoneIDs) in Self.groupedByZone(ids, zone: \.zoneID) {
+                group.addTask { try await self.lookUp(zoneIDs, in: zone, desiredKeys: desiredKeys) }
+            }
+            for try await zoneResults in group { results.merge(zoneResults) { first, _ in first } }
+        }
+        return results
+    }
+
+    /// One `records/lookup` request, for records of one zone.
+    private func lookUp(
+        _ ids: [CloudRecord.ID], in zone: CloudRecord.ZoneID, desiredKeys: [String]?
+    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+        var seen: Set<String> = []
+        let names = ids.map(\.recordName).filter { seen.insert($0).inserted }
+        let request = WireLookupRequest(
+            records: names.map(WireLookupRequest.RecordName.init), zoneID: WireZoneID(zone), desiredKeys: desiredKeys
+        )
+        let response = try await transport.post("records/lookup", request, as: WireRecordsResponse.self)
+        let owners = ZoneOwners(requested: zone, answers: response.records.map { $0.item?.zoneID })
+        var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+        for (index, item) in response.records.enumerated() {
+            // Items come in the order asked; an error dictionary may leave the record name out.
+            guard let name = item.item?.recordName ?? item.error?.recordName ?? names[safe: index] else { continue }
+            let id = CloudRecord.ID(recordName: name, zoneID: zone)
+            if let record = item.item {
+                results[id] = record.deleted == true ? .failure(.unknownItem(id)) : .success(record.cloudRecord(in: zone, owners: owners))
+            } else if let error = item.error {
+                results[id] = .failure(error.databaseError(recordID: id, zoneID: zone))
+            }
+        }
+        for id in ids where results[id] == nil {
+            results[id] = .failure(.internalError("CloudKit's response to records/lookup left out \(id)"))
+        }
+        return results
+    }
+
+    // MARK: Modifying
+
+    public func modifyRecords(
+        saving recordsToSave: [CloudRecord],
+        deleting recordIDsToDelete: [CloudRecord.ID],
+        savePolicy: CloudRecordSavePolicy,
+        atomically: Bool
+    ) async throws -> (
+        saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
+        deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
+    ) {
+        try checkLimit(recordsToSave.count + recordIDsToDelete.count)
+        var mentioned: Set<CloudRecord.ID> = []
+        for id in recordsToSave.map(\.id) + recordIDsToDelete where !mentioned.insert(id).inserted {
+            throw CloudDatabaseError.invalidArguments("the request saves or deletes \(id) more than once")
+        }
+        var outcome = ModifyOutcome()
+        let saveZones = Self.groupedByZone(recordsToSave, zone: \.id.zoneID)
+        let deleteZones = Dictionary(grouping: recordIDsToDelete, by: \.zoneID)
+        let zones = saveZones.map(\.zone) + deleteZones.keys.filter { zone in !saveZones.contains { $0.zone == zone } }
+            .sorted { $0.zoneName < $1.zoneName }
+        for zone in zones {
+            let saves = saveZones.first { $0.zone == zone }?.items ?? []
+            try await modify(
+                saving: saves, deleting: deleteZones[zone] ?? [], in: zone, savePolicy: savePolicy,
+                atomically: atomically && zone != .default, outcome: &outcome
+            )
+        }
+        return (outcome.saveResults, outcome.deleteResults)
+    }
+
+    /// The results of a modify request, zone by zone.
+    private struct ModifyOutcome {
+        var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+        var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
+    }
+
+    /// One `records/modify` request, for the changes in one zone.
+    private func modify(
+        saving records: [CloudRecord], deleting ids: [CloudRecord.ID], in zone: CloudRecord.ZoneID,
+        savePolicy: CloudRecordSavePolicy, atomically: Bool, outcome: inout ModifyOutcome
+    ) async throws {
+        // Refuse here what CloudKit would refuse, so the error names the record and field.
+        var refusals: [CloudRecord.ID: CloudDatabaseError] = [:]
+        var sendable: [CloudRecord] = []
+        for record in records {
+            if let refusal = CloudModificationPlan.refusal(saving: record) ?? Self.refusalOfNonFiniteNumbers(in: record) {
+                refusals[record.id] = refusal
+            } else {
+                sendable.append(record)
+            }
+        }
+        var uploaded: [CloudRecord] = []
+        for record in sendable {
+            do {
+                uploaded.append(try await AssetUploader(transport: transport).uploadingAssets(of: record))
+            } catch let error as CloudDatabaseError {
+                refusals[record.id] = error
+            }
+        }
+        if atomically, !refusals.isEmpty {
+            // Nothing of an atomic request applies when an item fails: don't send it.
+            for (id, error) in refusals { outcome.saveResults[id] = .failure(error) }
+            for record in uploaded where refusals[record.id] == nil { outcome.saveResults[record.id] = .failure(.batchRequestFailed(record.id)) }
+            for id in ids { outcome.deleteResults[id] = .failure(.batchRequestFailed(id)) }
+            return
+        }
+        for (id, error) in refusals { outcome.saveResults[id] = .failure(error) }
+        guard !uploaded.isEmpty || !ids.isEmpty else { return }
+
+        let operations = uploaded.map { WireRecordOperation(record: $0, savePolicy: savePolicy) }
+            + ids.map { WireRecordOperation(deleting: $0, savePolicy: savePolicy) }
+        let request = WireModifyRequest(operations: operations, zoneID: WireZoneID(zone), atomic: atomically)
+        let response = try await transport.post("records/modify", request, as: WireRecordsResponse.self)
+        let owners = ZoneOwners(requested: zone, answers: response.records.map { $0.item?.zoneID })
+
+        let clients = Dictionary(uniqueKeysWithValues: uploaded.map { ($0.id.recordName, $0) })
+        let deleted = Set(ids.map(\.recordName))
+        let names = uploaded.map(\.id.recordName) + ids.map(\.recordName)
+        var conflicts: [CloudRecord] = []
+        for (index, item) in response.records.enumerated() {
+            guard let name = item.item?.recordName ?? item.error?.recordName ?? names[safe: index] else { continue }
+            let id = CloudRecord.ID(recordName: name, zoneID: zone)
+            if let record = item.item {
+                if deleted.contains(name) {
+                    outcome.deleteResults[id] = .success(())
+                } else {
+                    outcome.saveResults[id] = .success(record.cloudRecord(in: zone, owners: owners))
+                }
+            } else if let error = item.error {
+                if let client = clients[name], error.isConflict {
+                    conflicts.append(client)
+                } else if deleted.contains(name) {
+                    outcome.deleteResults[id] = .failure(error.databaseError(recordID: id, zoneID: zone))
+                } else {
+                    outcome.saveResults[id] = .failure(error.databaseError(recordID: id, zoneID: zone))
+                }
+            }
+        }
+        if !conflicts.isEmpty {
+            let servers = try await lookUp(conflicts.map(\.id), in: zone, desiredKeys: nil)
+            for client in conflicts {
+                switch servers[client.id] {
+                case .success(let server)?: outcome.saveResults[client.id] = .failure(.serverRecordChanged(server: server, client: client, ancestor: nil))
+                case .failure(let error)?: outcome.saveResults[client.id] = .failure(error)
+                case nil: outcome.saveResults[client.id] = .failure(.unknownItem(client.id))
+                }
+            }
+        }
+        for record in uploaded where outcome.saveResults[record.id] == nil {
+            outcome.saveResults[record.id] = .failure(.internalError("CloudKit's response to records/modify left out \(record.id)"))
+        }
+        for id in ids where outcome.deleteResults[id] == nil {
+            outcome.deleteResults[id] = .failure(.internalError("CloudKit's response to records/modify left out \(id)"))
+        }
+    }
+
+    /// JSON has no infinity or NaN, so CloudKit Web Services can't take them.
+    private static func refusalOfNonFiniteNumbers(in record: CloudRecord) -> CloudDatabaseError? {
+        for (name, value) in record.fields {
+            let finite = switch value {
+            case .double(let double): double.isFinite
+            case .doubleList(let list): list.allSatisfy(\.isFinite)
+            default: true
+            }
+            if !finite {
+                return .invalidArguments("\(record.id)'s field \(name) holds a number that isn't finite, which JSON can't carry")
+            }
+        }
+        return nil
+    }
+
+    // MARK: Querying
+
+    public func records(
+        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+        try await runQuery(query, in: zoneID, continuationMarker: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    }
+
+    public func records(
+        continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+        try await runQuery(
+            cursor.query, in: cursor.zoneID, continuationMarker: cursor.position, desiredKeys: desiredKeys, resultsLimit: resultsLimit
+        )
+    }
+
+    private func runQuery(
+        _ query: CloudQuery, in zone: CloudRecord.ZoneID, continuationMarker: String?, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+        // CloudKit Web Services takes 1 to 200; `maximumResults` (0) asks for as many as it gives.
+        let limit = resultsLimit <= 0 ? Self.maximumOperationsPerRequest : min(resultsLimit, Self.maximumOperationsPerRequest)
+        let request = WireQueryRequest(
+            zoneID: WireZoneID(zone), resultsLimit: limit, query: try WireQuery(query),
+            continuationMarker: continuationMarker, desiredKeys: desiredKeys
+        )
+        let response = try await transport.post("records/query", request, as: WireRecordsResponse.self)
+        let owners = ZoneOwners(requested: zone, answers: response.records.map { $0.item?.zoneID })
+        let matches: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)] = response.records.compactMap { item in
+            if let record = item.item {
+                let converted = record.cloudRecord(in: zone, owners: owners)
+                return (converted.id, .success(converted))
+            }
+            guard let error = item.error, let name = error.recordName else { return nil }
+            let id = CloudRecord.ID(recordName: name, zoneID: zone)
+            return (id, .failure(error.databaseError(recordID: id, zoneID: zone)))
+        }
+        let cursor = response.continuationMarker.map { CloudQuery.Cursor(query: query, zoneID: zone, position: $0) }
+        return (matches, cursor)
+    }
+
+    // MARK: Changes
+
+    /// The records of a zone that changed since a sync token, a page at a time (`records/changes`).
+    ///
+    /// Change tracking works in custom zones only, as in CloudKit.
+    ///
+    /// - Parameters:
+    ///   - zoneID: The zone.
+    ///   - syncToken: The token an earlier call returned, or `nil` for every record of the zone.
+    ///   - desiredKeys: The fields to return, or `nil` for all of them.
+    ///   - resultsLimit: The most records of one page, 1 to 200.
+    public func recordZoneChanges(
+        in zoneID: CloudRecord.ZoneID, since syncToken: String?, desiredKeys: [String]? = nil, resultsLimit: Int = 200
+    ) async throws -> CloudKitZoneChanges {
+        let request = WireChangesRequest(
+            zoneID: WireZoneID(zoneID), syncToken: syncToken,
+            resultsLimit: min(max(resultsLimit, 1), Self.maximumOperationsPerRequest), desiredKeys: desiredKeys
+        )
+        let response = try await transport.post("records/changes", request, as: WireChangesResponse.self)
+        let owners = ZoneOwners(requested: zoneID, answers: response.records.map { $0.item?.zoneID })
+        var changes = CloudKitZoneChanges(
+            syncToken: response.syncToken ?? syncToken ?? "", moreComing: response.moreComing ?? false
+        )
+        for item in response.records {
+            if let record = item.item {
+                let converted = record.cloudRecord(in: zoneID, owners: owners)
+                if record.deleted == true {
+                    changes.deletedRecordIDs.append(converted.id)
+                } else {
+                    changes.changedRecords.append(converted)
+                }
+            } else if let error = item.error {
+                throw error.databaseError(recordID: error.recordName.map { CloudRecord.ID(recordName: $0, zoneID: zoneID) }, zoneID: zoneID)
+            }
+        }
+        return changes
+    }
+
+    // MARK: Zones
+
+    public func modifyRecordZones(
+        saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
+    ) async throws -> (
+        saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
+        deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
+    ) {
+        try checkLimit(zonesToSave.count + zonesToDelete.count)
+        var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
+        var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
+        var operations: [WireZonesModifyRequest.Operation] = []
+        for zone in zonesToSave {
+            if let refusal = zoneRefusal(zone) ?? CloudModificationPlan.refusal(creating: zone) {
+                saveResults[zone] = .failure(refusal)
+            } else {
+                operations.append(.init(operationType: .create, zone: WireZone(zoneID: WireZoneID(zone))))
+            }
+        }
+        for zone in zonesToDelete {
+            if let refusal = zoneRefusal(zone) {
+                deleteResults[zone] = .failure(refusal)
+            } else {
+                operations.append(.init(operationType: .delete, zone: WireZone(zoneID: WireZoneID(zone))))
+            }
+        }
+        guard !operations.isEmpty else { return (saveResults, deleteResults) }
+        let response = try await transport.post("zones/modify", WireZonesModifyRequest(operations: operations), as: WireZonesResponse.self)
+        for (index, item) in response.zones.enumerated() {
+            guard let operation = operations[safe: index] else { break }
+            let zone = zonesToSave.first { WireZoneID($0).zoneName == operation.zone.zoneID.zoneName && operation.operationType == .create }
+                ?? zonesToDelete.first { WireZoneID($0).zoneName == operation.zone.zoneID.zoneName }
+            guard let zone else { continue }
+            let result: Result<Void, CloudDatabaseError> = if let error = item.error {
+                .failure(error.databaseError(recordID: nil, zoneID: zone))
+            } else {
+                .success(())
+            }
+            if operation.operationType == .create { saveResults[zone] = result } else { deleteResults[zone] = result }
+        }
+        return (saveResults, deleteResults)
+    }
+
+    /// Why CloudKit refuses to create or delete the zone whatever it holds: the default zone is permanent, and the
+    /// public database has no other.
+    private func zoneRefusal(_ zone: CloudRecord.ZoneID) -> CloudDatabaseError? {
+        if zone.zoneName == CloudRecord.ZoneID.defaultZoneName {
+            return .invalidArguments("the default zone can't be created or deleted")
+        }
+        if configuration.database == .public {
+            return .invalidArguments("the public database has only the default zone; custom zones live in the private database")
+        }
+        return nil
+    }
+
+    public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
+        let response = try await transport.get("zones/list", as: WireZonesResponse.self)
+        let owners = ZoneOwners(requested: .default, answers: response.zones.map { $0.item?.zoneID })
+        return response.zones.compactMap { $0.item.map { owners.zoneID($0.zoneID, default: .default) } }
+    }
+
+    // MARK: Helpers
+
+    private func checkLimit(_ count: Int) throws {
+        if count > Self.maximumOperationsPerRequest {
+            throw CloudDatabaseError.limitExceeded(limit: Self.maximumOperationsPerRequest, requested: count)
+        }
+    }
+
+    /// The items grouped by zone, zones in the order they first appear and items in their order.
+    private static func groupedByZone<Item>(
+        _ items: [Item], zone: (Item) -> CloudRecord.ZoneID
+    ) -> [(zone: CloudRecord.ZoneID, items: [Item])] {
+        var groups: [(zone: CloudRecord.ZoneID, items: [Item])] = []
+        var indices: [CloudRecord.ZoneID: Int] = [:]
+        for item in items {
+            let key = zone(item)
+            if let index = indices[key] {
+                groups[index].items.append(item)
+            } else {
+                indices[key] = groups.count
+                groups.append((key, [item]))
+            }
+        }
+        return groups
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? {
+        indices.contains(index) ? self[index] : nil
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import NestedCloudKitCodable
+
+extension WireRecord {
+    /// The record as a save operation sends it: type, fields and, when `sendingChangeTag`, the change tag the
+    /// server checks.
+    init(_ record: CloudRecord, sendingChangeTag: Bool) {
+        var fields: [String: WireField] = [:]
+        fields.reserveCapacity(record.fields.count)
+        for (name, value) in record.fields { fields[name] = WireField(value) }
+        self.init(
+            recordName: record.id.recordName, recordType: record.recordType,
+            recordChangeTag: sendingChangeTag ? record.systemFields?.changeTag : nil, fields: fields
+        )
+    }
+
+    /// The portable record, in the zone the request named (`zone`) unless the response names another one.
+    ///
+    /// Fields come in name order: JSON objects have none, and a record's fields should be the same every run.
+    func cloudRecord(in zone: CloudRecord.ZoneID, owners: ZoneOwners) -> CloudRecord {
+        let id = CloudRecord.ID(recordName: recordName, zoneID: owners.zoneID(zoneID, default: zone))
+        var record = CloudRecord(recordType: recordType ?? "", id: id)
+        if let fields {
+            record.fields.reserveCapacity(fields.count)
+            for name in fields.keys.sorted() {
+                guard let value = fields[name]?.value else { continue }
+                record.fields[name] = owners.normalizing(value)
+            }
+        }
+        record.systemFields = CloudRecord.SystemFields(
+            changeTag: recordChangeTag,
+            creationDate: created?.timestamp.map(Self.date(milliseconds:)),
+            creatorUserRecordName: created?.userRecordName,
+            modificationDate: modified?.timestamp.map(Self.date(milliseconds:)),
+            lastModifiedUserRecordName: modified?.userRecordName,
+            modifiedByDevice: modified?.deviceID
+        )
+        return record
+    }
+
+    private static func date(milliseconds: Double) -> Date {
+        CloudValue.normalizedDate(Date(timeIntervalSince1970: milliseconds / 1000))
+    }
+}
+
+/// Turns the zone owners a response names back into the ones the request used.
+///
+/// The client leaves the owner out for the current user's zones and calls it `__defaultOwner__`, as CloudKit's
+/// frameworks do; the server answers with the user's real record name. Records and references in the zones the
+/// request named get the request's zone ID back, so that results match the IDs asked for.
+struct ZoneOwners: Sendable {
+    /// The owner names that mean the current user.
+    private var currentUserAliases: Set<String> = []
+
+    /// Learns the current user's record name from the zone IDs the server answered a request in `requested` with.
+    init(requested: CloudRecord.ZoneID, answers: some Sequence<WireZoneID?>) {
+        guard requested.ownerName == CloudRecord.ZoneID.currentUserOwnerName else { return }
+        for case let answer? in answers where answer.zoneName == requested.zoneName {
+            if let owner = answer.ownerRecordName { currentUserAliases.insert(owner) }
+        }
+    }
+
+    /// The portable zone ID of a response's zone dictionary; `zone` when the response leaves it out.
+    func zoneID(_ wire: WireZoneID?, default zone: CloudRecord.ZoneID) -> CloudRecord.ZoneID {
+        guard let wire else { return zone }
+        guard let owner = wire.ownerRecordName, !currentUserAliases.contains(owner) else {
+            return CloudRecord.ZoneID(zoneName: wire.zoneName)
+        }
+        return CloudRecord.ZoneID(zoneName: wire.zoneName, ownerName: owner)
+    }
+
+    /// The value with its references' owners normalized.
+    func normalizing(_ value: CloudValue) -> CloudValue {
+        guard !currentUserAliases.isEmpty else { return value }
+        switch value {
+        case .reference(let reference): return .reference(normalizing(reference))
+        case .referenceList(let list): return .referenceList(list.map(normalizing))
+        default: return value
+        }
+    }
+
+    private func normalizing(_ reference: CloudReference) -> CloudReference {
+        var reference = reference
+        let zone = reference.recordID.zoneID
+        if currentUserAliases.contains(zone.ownerName) {
+            reference.recordID.zoneID = CloudRecord.ZoneID(zoneName: zone.zoneName)
+        }
+        return reference
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import NestedCloudKitCodable
+
+extension WireServerError {
+    /// Whether the server refused a save because its record changed (`CONFLICT`) or exists (`EXISTS`): the client
+    /// fetches the server's record to report ``CloudDatabaseError/serverRecordChanged(server:client:ancestor:)``.
+    var isConflict: Bool {
+        serverErrorCode == "CONFLICT" || serverErrorCode == "EXISTS"
+    }
+
+    /// The portable error for this error dictionary.
+    ///
+    /// - Parameters:
+    ///   - recordID: The record the error is about, for a per-record error.
+    ///   - zoneID: The zone of the request.
+    func databaseError(recordID: CloudRecord.ID?, zoneID: CloudRecord.ZoneID) -> CloudDatabaseError {
+        let reason = self.reason.map { "\($0) (\(serverErrorCode))" } ?? serverErrorCode
+        switch serverErrorCode {
+        case "ACCESS_DENIED":
+            return .permissionFailure("\(reason): the credentials can't reach this database or record")
+        case "ATOMIC_ERROR":
+            if let recordID { return .batchRequestFailed(recordID) }
+            return .invalidArguments("\(reason): another item of the atomic request failed")
+        case "AUTHENTICATION_FAILED":
+            return .permissionFailure(
+                "\(reason): check the key ID, that the key belongs to this container and environment, and the clock"
+            )
+        case "AUTHENTICATION_REQUIRED":
+            return .notAuthenticated
+        case "BAD_REQUEST":
+            return .invalidArguments(reason)
+        case "NOT_FOUND":
+            if let recordID { return .unknownItem(recordID) }
+            return .invalidArguments("\(reason): check the container identifier and the environment")
+        case "QUOTA_EXCEEDED":
+            return .quotaExceeded
+        case "THROTTLED":
+            return .requestRateLimited(retryAfter: retryAfter ?? 0)
+        case "TRY_AGAIN_LATER":
+            return .serviceUnavailable(retryAfter: retryAfter)
+        case "VALIDATING_REFERENCE_ERROR":
+            if let recordID { return .referenceViolation(recordID, reason: reason) }
+            return .invalidArguments(reason)
+        case "ZONE_NOT_FOUND":
+            return .zoneNotFound(zoneID)
+        case "INTERNAL_ERROR" where retryAfter != nil:
+            return .serviceUnavailable(retryAfter: retryAfter)
+        default:
+            // INTERNAL_ERROR, a CONFLICT the caller couldn't resolve, and codes this version doesn't know.
+            return .internalError(reason + (uuid.map { ", request \($0)" } ?? ""))
+        }
+    }
+
+    /// The error of a response whose body isn't an error dictionary, from its HTTP status.
+    static func databaseError(status: Int, body: String) -> CloudDatabaseError {
+        let detail = "HTTP \(status)" + (body.isEmpty ? "" : ": \(body.prefix(200))")
+        switch status {
+        case 401, 403: return .permissionFailure(detail)
+        case 421: return .notAuthenticated
+        case 429: return .requestRateLimited(retryAfter: 0)
+        case 503: return .serviceUnavailable(retryAfter: nil)
+        case 500...: return .internalError(detail)
+        default: return .invalidArguments(detail)
+        }
+    }
+}

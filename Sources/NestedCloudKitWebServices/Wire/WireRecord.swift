@@ -1,0 +1,59 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// A record dictionary: `recordName`, `recordType`, `recordChangeTag`, `fields`, `created`, `modified`, `deleted`
+/// and `zoneID`. Keys the documentation doesn't name are ignored.
+struct WireRecord: Codable, Hashable, Sendable {
+    var recordName: String
+    var recordType: String?
+    var recordChangeTag: String?
+    var fields: [String: WireField]?
+    var created: WireUserTimestamp?
+    var modified: WireUserTimestamp?
+    var deleted: Bool?
+    var zoneID: WireZoneID?
+
+    init(
+        recordName: String, recordType: String? = nil, recordChangeTag: String? = nil, fields: [String: WireField]? = nil,
+        created: WireUserTimestamp? = nil, modified: WireUserTimestamp? = nil, deleted: Bool? = nil, zoneID: WireZoneID? = nil
+    ) {
+        self.recordName = recordName
+        self.recordType = recordType
+        self.recordChangeTag = recordChangeTag
+        self.fields = fields
+        self.created = created
+        self.modified = modified
+        self.deleted = deleted
+        self.zoneID = zoneID
+    }
+}
+
+/// One item of a response's `records` (or `zones`) array: the item itself, or an error dictionary in its place.
+struct WireItemResult<Item: Decodable & Sendable>: Decodable, Sendable {
+    var item: Item?
+    var error: WireServerError?
+
+    private enum CodingKeys: String, CodingKey {
+        case serverErrorCode
+    }
+
+    init(item: Item? = nil, error: WireServerError? = nil) {
+        self.item = item
+        self.error = error
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if container.contains(.serverErrorCode) {
+            error = try WireServerError(from: decoder)
+        } else {
+            item = try Item(from: decoder)
+        }
+    }
+}
+
+extension WireItemResult: Encodable where Item: Encodable {
+    func encode(to encoder: any Encoder) throws {
+        if let error { try error.encode(to: encoder) } else { try item?.encode(to: encoder) }
+    }
+}
