@@ -1,0 +1,35 @@
+import Crypto
+import Foundation
+@testable import NestedCloudKitWebServices
+
+/// A key made for these tests only (`openssl ecparam -name prime256v1 -genkey`), with the EC PARAMETERS block
+/// OpenSSL writes before it unless told `-noout`.
+enum TestKeys {
+    static let keyID = "test-key-id-0123456789abcdef"
+
+    static let privateKeyPEM = """
+        -----BEGIN EC PARAMETERS-----
+        BggqhkjOPQMBBw==
+        -----END EC PARAMETERS-----
+        -----BEGIN EC PRIVATE KEY-----
+        MHcCAQEEIGv3qwnv7qFyPfPUrazj1FeLyMn2MSl4kUt71vn6NadsoAoGCCqGSM49
+        AwEHoUQDQgAE4mv3hw0ZmYrvCYOSiBixBpOKxssIiKpWrhAUpZf46r3Zm7OWcuoi
+        8NpfrUrsqx3G9+dywzuMxAs7HPidCCDM8w==
+        -----END EC PRIVATE KEY-----
+        """
+
+    static let publicKeyPEM = """
+        -----BEGIN PUBLIC KEY-----
+        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE4mv3hw0ZmYrvCYOSiBixBpOKxssI
+        iKpWrhAUpZf46r3Zm7OWcuoi8NpfrUrsqx3G9+dywzuMxAs7HPidCCDM8w==
+        -----END PUBLIC KEY-----
+        """
+
+    static func serverToServerKey() throws -> ServerToServerKey {
+        try ServerToServerKey(keyID: keyID, pemRepresentation: privateKeyPEM)
+    }
+
+    static func publicKey() throws -> P256.Signing.PublicKey {
+        try P256.Signing.PublicKey(pemRepresentation: publicKeyPEM)
+    }
+}
