@@ -36,7 +36,7 @@ struct LoopbackResponse: Sendable {
     var body: Data
 
     /// A JSON response; the object is serialized with sorted keys.
-    static func json(_ status: Int = 200, _ object: Any, headers: [String: String] = [:]) -> LoopbackResponse {
+    static func json(_ object: Any, status: Int = 200, headers: [String: String] = [:]) -> LoopbackResponse {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return LoopbackResponse(status: status, headers: headers, body: data)
     }
@@ -45,7 +45,7 @@ struct LoopbackResponse: Sendable {
     static func serverError(_ status: Int, _ code: String, reason: String = "test", retryAfter: Double? = nil) -> LoopbackResponse {
         var object: [String: Any] = ["serverErrorCode": code, "reason": reason, "uuid": "00000000-test"]
         if let retryAfter { object["retryAfter"] = retryAfter }
-        return json(status, object)
+        return json(object, status: status)
     }
 }
 
