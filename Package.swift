@@ -41,11 +41,13 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // What the example and ckws share: printing records as trees.
+        .target(name: "ToolSupport", dependencies: ["NestedCloudKitCodable"], path: "Tools/ToolSupport"),
         // Looks at a container from a terminal: swift run ckws --help.
         .executableTarget(
             name: "ckws",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitWebServices",
+                "NestedCloudKitCodable", "NestedCloudKitWebServices", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -54,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "Example",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite",
+                "NestedCloudKitCodable", "NestedCloudKitSQLite", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Example"
@@ -70,7 +72,7 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitWebServicesTests",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitWebServices",
+                "NestedCloudKitCodable", "NestedCloudKitWebServices", "ckws",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -2,11 +2,18 @@ import Foundation
 import NestedCloudKitCodable
 
 /// Prints a record and the records it references as a tree: each record's type, name and change tag, its
-/// fields, and each reference followed into the record it points to.
-struct RecordTreePrinter {
-    let records: [CloudRecord.ID: CloudRecord]
+/// fields, and each reference followed into the record it points to. Shared by the example and `ckws`.
+public struct RecordTreePrinter: Sendable {
+    /// The records references may be followed into.
+    public let records: [CloudRecord.ID: CloudRecord]
 
-    func lines(for root: CloudRecord) -> [String] {
+    /// Creates a printer that follows references into `records`.
+    public init(records: [CloudRecord.ID: CloudRecord]) {
+        self.records = records
+    }
+
+    /// The tree's lines, the root's heading first.
+    public func lines(for root: CloudRecord) -> [String] {
         var lines = [heading(of: root)]
         var visiting: Set<CloudRecord.ID> = [root.id]
         appendFields(of: root, prefix: "", to: &lines, visiting: &visiting)
@@ -60,14 +67,23 @@ struct RecordTreePrinter {
         case .date(let date): Self.format(date)
         case .bytes(let data): "\(data.count) bytes"
         case .location(let location): "\(location.latitude), \(location.longitude)"
-        case .asset(let asset): "asset" + (asset.fileURL.map { " at \($0.path)" } ?? "")
+        case .asset(let asset): describe(asset)
         case .reference(let reference): reference.recordID.recordName
         case .stringList(let list): "[" + list.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
         case .int64List(let list): "\(list)"
         case .doubleList(let list): "\(list)"
         case .dateList(let list): "[" + list.map(Self.format).joined(separator: ", ") + "]"
-        default: "\(value.kind)"
+        case .assetList(let list): "[" + list.map(describe).joined(separator: ", ") + "]"
+        case .bytesList(let list): "[" + list.map { "\($0.count) bytes" }.joined(separator: ", ") + "]"
+        case .locationList(let list): "[" + list.map { "\($0.latitude), \($0.longitude)" }.joined(separator: "; ") + "]"
+        case .referenceList(let list): list.map(\.recordID.recordName).joined(separator: ", ")
         }
+    }
+
+    private func describe(_ asset: CloudAsset) -> String {
+        if let fileURL = asset.fileURL { return "asset at \(fileURL.path)" }
+        let size = asset.size.map { " of \($0) bytes" } ?? asset.data.map { " of \($0.count) bytes" } ?? ""
+        return "asset\(size)" + (asset.downloadURL.map { " at \($0)" } ?? "")
     }
 
     private static func format(_ date: Date) -> String {

@@ -1,0 +1,55 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// Records in CloudKit Web Services' JSON, for servers that pass records on as CloudKit JS and Web Services
+/// clients expect them, and for tools that print them.
+///
+/// ```swift
+/// let json = try CloudKitWebServicesJSON.data(for: records, prettyPrinted: true)
+/// let same = try CloudKitWebServicesJSON.records(from: json)
+/// ```
+public enum CloudKitWebServicesJSON {
+    /// A `{"records": [...]}` document: each record with its type, change tag, zone, `created` and `modified`
+    /// and its typed fields. Keys are sorted, so the same records give the same bytes.
+    ///
+    /// - Throws: `EncodingError` for a value JSON can't carry: a number that isn't finite, a date beyond 275,000
+    ///   years of 1970.
+    public static func data(for records: [CloudRecord], prettyPrinted: Bool = false) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(Document(records: records.map(WireRecord.init(exporting:))))
+    }
+
+    /// The records of a `{"records": [...]}` document; error dictionaries in it are skipped and unknown keys
+    /// ignored. A record without a zone is in `zoneID`.
+    public static func records(from data: Data, in zoneID: CloudRecord.ZoneID = .default) throws -> [CloudRecord] {
+        let response = try JSONDecoder().decode(WireRecordsResponse.self, from: data)
+        let owners = ZoneOwners(requested: zoneID, answers: [])
+        return response.records.compactMap { $0.item?.cloudRecord(in: zoneID, owners: owners) }
+    }
+
+    private struct Document: Encodable {
+        var records: [WireRecord]
+    }
+}
+
+extension WireRecord {
+    /// The whole record, system fields and zone included, as a response would carry it.
+    init(exporting record: CloudRecord) {
+        self.init(record, sendingChangeTag: true)
+        zoneID = WireZoneID(record.id.zoneID)
+        if let system = record.systemFields {
+            created = WireUserTimestamp(
+                timestamp: system.creationDate.map(Self.milliseconds), userRecordName: system.creatorUserRecordName, deviceID: nil
+            )
+            modified = WireUserTimestamp(
+                timestamp: system.modificationDate.map(Self.milliseconds), userRecordName: system.lastModifiedUserRecordName,
+                deviceID: system.modifiedByDevice
+            )
+        }
+    }
+
+    private static func milliseconds(_ date: Date) -> Double {
+        (CloudValue.normalizedDate(date).timeIntervalSince1970 * 1000).rounded()
+    }
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import NestedCloudKitCodable
+import NestedCloudKitWebServices
+
+/// The options every command shares: which database, and how to authenticate.
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: "The container identifier, such as iCloud.com.example.App. [env: CLOUDKIT_CONTAINER]")
+    var container: String?
+
+    @Option(help: "development or production.")
+    var environment: CloudKitWebServicesConfiguration.Environment = .development
+
+    @Option(help: "public, private or shared.")
+    var database: CloudKitWebServicesConfiguration.Database = .public
+
+    @Option(help: "The server-to-server key's ID. [env: CLOUDKIT_KEY_ID]")
+    var keyID: String?
+
+    @Option(help: "The server-to-server key's PEM file. [env: CLOUDKIT_KEY_FILE; or the PEM text in CLOUDKIT_PRIVATE_KEY]")
+    var keyFile: String?
+
+    @Option(help: "An API token, instead of a key. [env: CLOUDKIT_API_TOKEN]")
+    var apiToken: String?
+
+    @Option(help: "A signed-in user's web auth token, with the API token. [env: CLOUDKIT_WEB_AUTH_TOKEN]")
+    var webAuthToken: String?
+
+    @Option(help: ArgumentHelp("The server to talk to.", visibility: .hidden))
+    var serverURL: String?
+
+    @Flag(help: "Print CloudKit Web Services JSON instead of trees.")
+    var json = false
+
+    /// The database the options describe.
+    func makeDatabase(environment variables: [String: String] = ProcessInfo.processInfo.environment) throws -> CloudKitWebServicesDatabase {
+        guard let container = container ?? variables["CLOUDKIT_CONTAINER"] else {
+            throw ValidationError("Name the container with --container or CLOUDKIT_CONTAINER.")
+        }
+        var configuration = CloudKitWebServicesConfiguration(
+            containerIdentifier: container, environment: environment, database: database,
+            authentication: try authentication(variables)
+        )
+        if let serverURL {
+            guard let url = URL(string: serverURL) else { throw ValidationError("--server-url \(serverURL) isn't a URL.") }
+            configuration.serverURL = url
+        }
+        return try CloudKitWebServicesDatabase(configuration: configuration)
+    }
+
+    private func authentication(_ variables: [String: String]) throws -> CloudKitWebServicesAuthentication {
+        if let apiToken = apiToken ?? variables["CLOUDKIT_API_TOKEN"] {
+            return .apiToken(apiToken, webAuthToken: webAuthToken ?? variables["CLOUDKIT_WEB_AUTH_TOKEN"])
+        }
+        guard let keyID = keyID ?? variables["CLOUDKIT_KEY_ID"] else {
+            throw ValidationError("Give a server-to-server key (--key-id and --key-file) or an API token (--api-token).")
+        }
+        if let path = keyFile ?? variables["CLOUDKIT_KEY_FILE"] {
+            return .serverToServerKey(try ServerToServerKey(keyID: keyID, pemFile: URL(fileURLWithPath: path)))
+        }
+        if let pem = variables["CLOUDKIT_PRIVATE_KEY"] {
+            return .serverToServerKey(try ServerToServerKey(keyID: keyID, pemRepresentation: pem))
+        }
+        throw ValidationError("Give the key's PEM file with --key-file or CLOUDKIT_KEY_FILE, or its text in CLOUDKIT_PRIVATE_KEY.")
+    }
+
+    /// A zone ID from a zone name and an optional owner.
+    static func zoneID(_ name: String?, owner: String?) -> CloudRecord.ZoneID {
+        CloudRecord.ZoneID(zoneName: name ?? CloudRecord.ZoneID.defaultZoneName, ownerName: owner ?? CloudRecord.ZoneID.currentUserOwnerName)
+    }
+}
+
+extension CloudKitWebServicesConfiguration.Environment: ExpressibleByArgument {}
+extension CloudKitWebServicesConfiguration.Database: ExpressibleByArgument {}
