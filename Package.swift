@@ -86,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite",
+                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -38,6 +38,7 @@ struct BenchmarksCommand: AsyncParsableCommand {
         if wanted("resolve.chain") { results.append(try await workloads.resolveChain()) }
         if wanted("resolve.wide") { results.append(try await workloads.resolveWide()) }
         if wanted("sqlite") { results += try await workloads.sqlite() }
+        if wanted("webservices") { results += try workloads.webServices() }
 
         if json {
             for result in results { print(result.json) }
