@@ -49,7 +49,6 @@ let package = Package(
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitWebServices", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tools/ckws"
         ),
@@ -65,6 +64,7 @@ let package = Package(
             name: "NestedCloudKitCodableTests",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitSQLite", "SQLiteCrashWriter",
+                "NestedCloudKitWebServices", "CloudKitTestServer",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -72,15 +72,24 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitWebServicesTests",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitWebServices", "ckws",
+                "NestedCloudKitCodable", "NestedCloudKitWebServices", "ckws", "CloudKitTestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // A loopback HTTP server that stands in for CloudKit Web Services, checking signatures as CloudKit does.
+        .target(
+            name: "CloudKitTestServer",
+            dependencies: [
+                "NestedCloudKitWebServices",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            path: "Tests/CloudKitTestServer"
         ),
         // Speed against the baselines: swift run -c release Benchmarks. Kept out of the library's dependencies.
         .executableTarget(

@@ -1,4 +1,5 @@
 import Crypto
+import CloudKitTestServer
 import Foundation
 import NestedCloudKitCodable
 import Testing

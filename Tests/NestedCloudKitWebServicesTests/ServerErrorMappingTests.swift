@@ -1,3 +1,4 @@
+import CloudKitTestServer
 import Foundation
 import NestedCloudKitCodable
 import Testing

@@ -1,3 +1,4 @@
+import CloudKitTestServer
 import Foundation
 import NestedCloudKitCodable
 import Testing
@@ -139,12 +140,26 @@ import Testing
         #expect(chosen(clearing, .ifServerRecordUnchanged) == .replace)
         #expect(chosen(new, .changedKeys) == .forceUpdate)
         #expect(chosen(fetched, .changedKeys) == .forceUpdate)
-        #expect(chosen(clearing, .changedKeys) == .forceReplace)
+        #expect(chosen(clearing, .changedKeys) == .forceUpdate)
         #expect(chosen(new, .allKeys) == .forceReplace)
         #expect(chosen(fetched, .allKeys) == .forceReplace)
         #expect(WireOperationType.deleting(savePolicy: .ifServerRecordUnchanged) == .delete)
         #expect(WireOperationType.deleting(savePolicy: .changedKeys) == .forceDelete)
         #expect(WireOperationType.deleting(savePolicy: .allKeys) == .forceDelete)
+    }
+
+    @Test func clearedFieldsGoWholeUnderAVersionCheckAndAsNullsOtherwise() throws {
+        var record = CloudRecord(recordType: "Student", id: CloudRecord.ID(recordName: "a"), fields: ["name": .string("A"), "nickname": .string("a")])
+        record.systemFields = CloudRecord.SystemFields(changeTag: "t")
+        record["nickname"] = nil
+        #expect(try Self.encode(WireRecordOperation(record: record, savePolicy: .ifServerRecordUnchanged)) == #"{"operationType":"replace","record":{"fields":{"name":{"type":"STRING","value":"A"}},"recordChangeTag":"t","recordName":"a","recordType":"Student"}}"#)
+        #expect(try Self.encode(WireRecordOperation(record: record, savePolicy: .changedKeys)) == #"{"operationType":"forceUpdate","record":{"fields":{"name":{"type":"STRING","value":"A"},"nickname":{"value":null}},"recordName":"a","recordType":"Student"}}"#)
+    }
+
+    @Test func doublesKeepEveryBit() throws {
+        for double in [38.435489999999994, 0.1 + 0.2, 5e-324, -Double.greatestFiniteMagnitude] {
+            #expect(try Self.decodeField(Self.encode(WireField(.double(double)))) == .double(double))
+        }
     }
 
     @Test func aQueryBecomesEqualsFiltersAndSorts() throws {

@@ -18,7 +18,7 @@ import NestedCloudKitCodable
 ///
 /// It keeps CloudKit's rules because CloudKit applies them; what it adds is the mapping:
 /// - Requests go per zone (CloudKit Web Services names one zone a request) with at most
-///   ``maximumItemsPerRequest`` operations; more is ``CloudDatabaseError/limitExceeded(limit:requested:)``.
+///   ``maximumItemsPerRequest`` operations (200); more is ``CloudDatabaseError/limitExceeded(limit:requested:)``.
 /// - Saves choose the operation from the save policy and the record: `create` for a new record and `update` for
 ///   a fetched one under `ifServerRecordUnchanged`, `forceUpdate` under `changedKeys`, `forceReplace` under
 ///   `allKeys`; a fetched record that clears fields is sent whole, as `replace` (or `forceReplace` when it
@@ -37,8 +37,9 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     /// Where requests go and how they authenticate.
     public let configuration: CloudKitWebServicesConfiguration
 
-    /// The most records one request may fetch, save or delete: 200.
-    public var maximumItemsPerRequest: Int { Self.maximumOperationsPerRequest }
+    /// The most records one request may fetch, save or delete: the configuration's
+    /// ``CloudKitWebServicesConfiguration/maximumOperationsPerRequest``, at most CloudKit's 200.
+    public let maximumItemsPerRequest: Int
 
     let transport: WebServicesTransport
 
@@ -60,6 +61,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     ) throws {
         if let problem = configuration.problem { throw CloudDatabaseError.invalidArguments(problem) }
         self.configuration = configuration
+        maximumItemsPerRequest = min(max(1, configuration.maximumOperationsPerRequest), Self.maximumOperationsPerRequest)
         transport = WebServicesTransport(
             configuration: configuration, httpClient: httpClient, logger: logger, webAuthTokenRotated: webAuthTokenRotated
         )
@@ -389,8 +391,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     // MARK: Helpers
 
     private func checkLimit(_ count: Int) throws {
-        if count > Self.maximumOperationsPerRequest {
-            throw CloudDatabaseError.limitExceeded(limit: Self.maximumOperationsPerRequest, requested: count)
+        if count > maximumItemsPerRequest {
+            throw CloudDatabaseError.limitExceeded(limit: maximumItemsPerRequest, requested: count)
         }
     }
 

@@ -49,6 +49,9 @@ public struct CloudKitWebServicesConfiguration: Sendable {
     public var requestTimeout: Duration
     /// The largest response body accepted, in bytes; a response of 200 records of up to 1 MB each fits.
     public var maximumResponseSize: Int
+    /// The most operations one request carries, 1 to 200: CloudKit's limit unless smaller requests suit the
+    /// caller better (each then holds less data, so each retry resends less).
+    public var maximumOperationsPerRequest: Int
 
     /// Creates a configuration.
     ///
@@ -77,6 +80,7 @@ public struct CloudKitWebServicesConfiguration: Sendable {
         self.retryPolicy = retryPolicy
         self.requestTimeout = requestTimeout
         maximumResponseSize = 256 * 1024 * 1024
+        maximumOperationsPerRequest = CloudKitWebServicesDatabase.maximumOperationsPerRequest
     }
 
     /// The path every endpoint of this database starts with: `/database/1/{container}/{environment}/{database}`.

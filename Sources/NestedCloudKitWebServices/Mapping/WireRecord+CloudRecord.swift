@@ -3,11 +3,14 @@ import NestedCloudKitCodable
 
 extension WireRecord {
     /// The record as a save operation sends it: type, fields and, when `sendingChangeTag`, the change tag the
-    /// server checks.
-    init(_ record: CloudRecord, sendingChangeTag: Bool) {
+    /// server checks. When `clearingFields`, the fields it clears go as `null` values.
+    init(_ record: CloudRecord, sendingChangeTag: Bool, clearingFields: Bool = false) {
         var fields: [String: WireField] = [:]
         fields.reserveCapacity(record.fields.count)
         for (name, value) in record.fields { fields[name] = WireField(value) }
+        if clearingFields, record.clearsFields {
+            for name in record.clearedFieldNames where fields[name] == nil { fields[name] = WireField(nil) }
+        }
         self.init(
             recordName: record.id.recordName, recordType: record.recordType,
             recordChangeTag: sendingChangeTag ? record.systemFields?.changeTag : nil, fields: fields

@@ -7,18 +7,19 @@ extension WireOperationType {
     /// | Save policy | New record | Fetched record | Fetched record clearing fields |
     /// | --- | --- | --- | --- |
     /// | `ifServerRecordUnchanged` | `create` | `update` | `replace` |
-    /// | `changedKeys` | `forceUpdate` | `forceUpdate` | `forceReplace` |
+    /// | `changedKeys` | `forceUpdate` | `forceUpdate` | `forceUpdate`, cleared fields `null` |
     /// | `allKeys` | `forceReplace` | `forceReplace` | `forceReplace` |
     ///
     /// A record is fetched when it has a change tag. `update` and `forceUpdate` change only the fields they send,
-    /// like CloudKit's `ifServerRecordUnchanged` and `changedKeys`; removing a field's value takes a replace,
-    /// which clears every field it doesn't send, so a record that clears fields goes whole.
+    /// like CloudKit's `ifServerRecordUnchanged` and `changedKeys`. A version-checked save that clears fields
+    /// goes whole as `replace`, the documented way to clear them: the fetched record holds the server's fields.
+    /// `changedKeys` promises to keep fields the client doesn't hold, which a replace would drop, so it sends
+    /// cleared fields as `null` values (the value CloudKit documents for a field that isn't set).
     static func saving(_ record: CloudRecord, savePolicy: CloudRecordSavePolicy) -> WireOperationType {
         let isFetched = record.systemFields?.changeTag != nil
-        let clearsFields = isFetched && record.clearedFieldNames.contains { record.fields[$0] == nil }
         switch savePolicy {
-        case .ifServerRecordUnchanged: return !isFetched ? .create : clearsFields ? .replace : .update
-        case .changedKeys: return clearsFields ? .forceReplace : .forceUpdate
+        case .ifServerRecordUnchanged: return !isFetched ? .create : record.clearsFields ? .replace : .update
+        case .changedKeys: return .forceUpdate
         case .allKeys: return .forceReplace
         }
     }
@@ -40,12 +41,19 @@ extension WireRecordOperation {
         let type = WireOperationType.saving(record, savePolicy: savePolicy)
         self.init(
             operationType: type,
-            record: WireRecord(record, sendingChangeTag: type.checksChangeTag)
+            record: WireRecord(record, sendingChangeTag: type.checksChangeTag, clearingFields: type == .forceUpdate)
         )
     }
 
     /// The operation that deletes the record with `id` under `savePolicy`.
     init(deleting id: CloudRecord.ID, savePolicy: CloudRecordSavePolicy) {
         self.init(operationType: .deleting(savePolicy: savePolicy), record: WireRecord(recordName: id.recordName))
+    }
+}
+
+extension CloudRecord {
+    /// Whether saving the record removes values from the server: it has been saved and has cleared fields.
+    var clearsFields: Bool {
+        systemFields?.changeTag != nil && clearedFieldNames.contains { fields[$0] == nil }
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CloudKitTestServer
 import Foundation
 import NestedCloudKitCodable
 @testable import NestedCloudKitWebServices

@@ -4,45 +4,50 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-@testable import NestedCloudKitWebServices
 
 /// A request as the loopback server received it.
-struct ReceivedRequest: Sendable {
-    var method: String
+public struct ReceivedRequest: Sendable {
+    public var method: String
     /// The path without the query.
-    var path: String
+    public var path: String
     /// The query's items.
-    var query: [String: String]
-    var headers: [String: String]
-    var body: Data
+    public var query: [String: String]
+    public var headers: [String: String]
+    public var body: Data
     /// Whether the request carried a valid server-to-server signature of its date, body and path.
-    var isSignedWithTestKey: Bool
+    public var isSignedWithTestKey: Bool
 
     /// The endpoint after the database path: `records/modify`.
-    var endpoint: String {
+    public var endpoint: String {
         path.components(separatedBy: "/").suffix(2).joined(separator: "/")
     }
 
     /// The body as a JSON object.
-    func json() throws -> [String: Any] {
+    public func json() throws -> [String: Any] {
         try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? [:]
     }
 }
 
 /// A response for the loopback server to send.
-struct LoopbackResponse: Sendable {
-    var status: Int
-    var headers: [String: String] = [:]
-    var body: Data
+public struct LoopbackResponse: Sendable {
+    public var status: Int
+    public var headers: [String: String] = [:]
+    public var body: Data
+
+    public init(status: Int, headers: [String: String] = [:], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
 
     /// A JSON response; the object is serialized with sorted keys.
-    static func json(_ object: Any, status: Int = 200, headers: [String: String] = [:]) -> LoopbackResponse {
+    public static func json(_ object: Any, status: Int = 200, headers: [String: String] = [:]) -> LoopbackResponse {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return LoopbackResponse(status: status, headers: headers, body: data)
     }
 
     /// A documented error dictionary, with the HTTP status the documentation gives its code.
-    static func serverError(_ status: Int, _ code: String, reason: String = "test", retryAfter: Double? = nil) -> LoopbackResponse {
+    public static func serverError(_ status: Int, _ code: String, reason: String = "test", retryAfter: Double? = nil) -> LoopbackResponse {
         var object: [String: Any] = ["serverErrorCode": code, "reason": reason, "uuid": "00000000-test"]
         if let retryAfter { object["retryAfter"] = retryAfter }
         return json(object, status: status)
@@ -53,19 +58,19 @@ struct LoopbackResponse: Sendable {
 ///
 /// Every request is checked against the test key's public half and recorded; a handler written by each test
 /// answers it, as the documentation says CloudKit would. Nothing leaves the machine.
-final class LoopbackCloudKitServer: Sendable {
-    typealias Handler = @Sendable (ReceivedRequest) async -> LoopbackResponse
+public final class LoopbackCloudKitServer: Sendable {
+    public typealias Handler = @Sendable (ReceivedRequest) async -> LoopbackResponse
 
-    let port: Int
+    public let port: Int
     private let serverChannel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
     private let received = NIOLockedValueBox<[ReceivedRequest]>([])
     private let connections = NIOLockedValueBox<[any Channel]>([])
     private let handler: Handler
 
     /// The requests received so far, in order.
-    var requests: [ReceivedRequest] { received.withLockedValue { $0 } }
+    public var requests: [ReceivedRequest] { received.withLockedValue { $0 } }
 
-    var url: URL {
+    public var url: URL {
         URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
     }
 
@@ -76,18 +81,10 @@ final class LoopbackCloudKitServer: Sendable {
     }
 
     /// Runs `body` with a server answering through `handler`, then stops it.
-    static func with<T: Sendable>(
+    public static func with<T: Sendable>(
         _ handler: @escaping Handler, _ body: (LoopbackCloudKitServer) async throws -> T
     ) async throws -> T {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: "127.0.0.1", port: 0) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
-                }
-            }
-        let server = LoopbackCloudKitServer(channel: channel, handler: handler)
+        let server = LoopbackCloudKitServer(channel: try await bind(), handler: handler)
         let running = Task { await server.run() }
         defer { running.cancel() }
         do {
@@ -100,6 +97,25 @@ final class LoopbackCloudKitServer: Sendable {
             await running.value
             throw error
         }
+    }
+
+    /// Starts a server that answers through `handler` until the process ends: for databases whose tests don't
+    /// give them a scope to stop in.
+    public static func start(_ handler: @escaping Handler) async throws -> LoopbackCloudKitServer {
+        let server = LoopbackCloudKitServer(channel: try await bind(), handler: handler)
+        Task { await server.run() }
+        return server
+    }
+
+    private static func bind() async throws -> NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never> {
+        try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .bind(host: "127.0.0.1", port: 0) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
+                }
+            }
     }
 
     private func run() async {

@@ -1,13 +1,13 @@
 import Crypto
 import Foundation
-@testable import NestedCloudKitWebServices
+import NestedCloudKitWebServices
 
 /// A key made for these tests only (`openssl ecparam -name prime256v1 -genkey`), with the EC PARAMETERS block
 /// OpenSSL writes before it unless told `-noout`.
-enum TestKeys {
-    static let keyID = "test-key-id-0123456789abcdef"
+public enum TestKeys {
+    public static let keyID = "test-key-id-0123456789abcdef"
 
-    static let privateKeyPEM = """
+    public static let privateKeyPEM = """
         -----BEGIN EC PARAMETERS-----
         BggqhkjOPQMBBw==
         -----END EC PARAMETERS-----
@@ -18,18 +18,18 @@ enum TestKeys {
         -----END EC PRIVATE KEY-----
         """
 
-    static let publicKeyPEM = """
+    public static let publicKeyPEM = """
         -----BEGIN PUBLIC KEY-----
         MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE4mv3hw0ZmYrvCYOSiBixBpOKxssI
         iKpWrhAUpZf46r3Zm7OWcuoi8NpfrUrsqx3G9+dywzuMxAs7HPidCCDM8w==
         -----END PUBLIC KEY-----
         """
 
-    static func serverToServerKey() throws -> ServerToServerKey {
+    public static func serverToServerKey() throws -> ServerToServerKey {
         try ServerToServerKey(keyID: keyID, pemRepresentation: privateKeyPEM)
     }
 
-    static func publicKey() throws -> P256.Signing.PublicKey {
+    public static func publicKey() throws -> P256.Signing.PublicKey {
         try P256.Signing.PublicKey(pemRepresentation: publicKeyPEM)
     }
 }

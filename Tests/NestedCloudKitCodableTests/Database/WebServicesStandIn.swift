@@ -1,0 +1,413 @@
+import CloudKitTestServer
+import Foundation
+import NestedCloudKitCodable
+
+/// CloudKit Web Services as its documentation describes it, answered from an ``InMemoryCloudDatabase``, so that
+/// the conformance suite runs against `CloudKitWebServicesDatabase` over real HTTP.
+///
+/// It reads and writes the documented JSON with `JSONSerialization`, independently of the client's Codable wire
+/// types, so the two implementations of the format check each other. Like CloudKit, it names the current user's
+/// zones with the user's record name (`_standInUser`), sends `UNKNOWN_LIST` for empty lists, and reports conflicts
+/// without the server's record.
+actor WebServicesStandIn {
+    static let userRecordName = "_standInUser"
+
+    private let database: InMemoryCloudDatabase
+    private var cursors: [String: CloudQuery.Cursor] = [:]
+
+    init(database: InMemoryCloudDatabase) {
+        self.database = database
+    }
+
+    func respond(to request: ReceivedRequest) async -> LoopbackResponse {
+        do {
+            let body = request.body.isEmpty ? [:] : try JSONDecoder().decode(ExactJSON.self, from: request.body).object
+            switch request.endpoint {
+            case "records/lookup": return try await lookUp(body)
+            case "records/modify": return try await modify(body)
+            case "records/query": return try await query(body)
+            case "zones/list": return .json(["zones": try await database.allRecordZones().map { ["zoneID": Self.json($0)] }])
+            case "zones/modify": return try await modifyZones(body)
+            default: return .serverError(404, "NOT_FOUND", reason: "no endpoint \(request.endpoint)")
+            }
+        } catch let error as CloudDatabaseError {
+            let (status, code) = Self.code(of: error)
+            return .serverError(status, code, reason: error.description, retryAfter: error.retryAfter)
+        } catch {
+            return .serverError(400, "BAD_REQUEST", reason: "\(error)")
+        }
+    }
+
+    // MARK: Endpoints
+
+    private func lookUp(_ body: [String: Any]) async throws -> LoopbackResponse {
+        let zone = try Self.zoneID(body["zoneID"])
+        let names = (body["records"] as? [[String: Any]] ?? []).compactMap { $0["recordName"] as? String }
+        let ids = names.map { CloudRecord.ID(recordName: $0, zoneID: zone) }
+        let results = try await database.records(for: ids, desiredKeys: body["desiredKeys"] as? [String])
+        return .json(["records": ids.map { id in Self.item(results[id], name: id.recordName) }])
+    }
+
+    private func modify(_ body: [String: Any]) async throws -> LoopbackResponse {
+        let zone = try Self.zoneID(body["zoneID"])
+        let atomic = body["atomic"] as? Bool ?? true
+        var groups: [CloudRecordSavePolicy: [CloudRecord]] = [:]
+        var deletes: [CloudRecord.ID] = []
+        var order: [(name: String, isDelete: Bool)] = []
+        for operation in body["operations"] as? [[String: Any]] ?? [] {
+            let type = operation["operationType"] as? String ?? ""
+            let wire = operation["record"] as? [String: Any] ?? [:]
+            let name = wire["recordName"] as? String ?? ""
+            if type == "delete" || type == "forceDelete" {
+                deletes.append(CloudRecord.ID(recordName: name, zoneID: zone))
+                order.append((name, true))
+                continue
+            }
+            var record = try Self.record(wire, zone: zone)
+            if let tag = wire["recordChangeTag"] as? String { record.systemFields = CloudRecord.SystemFields(changeTag: tag) }
+            let policy: CloudRecordSavePolicy
+            switch type {
+            case "create", "update": policy = .ifServerRecordUnchanged
+            case "replace":
+                // Replace clears what it doesn't send; the in-memory database clears a record's cleared fields.
+                policy = .ifServerRecordUnchanged
+                if let server = try? await database.record(for: record.id) {
+                    record.clearedFieldNames = server.fields.names.filter { record.fields[$0] == nil }
+                }
+            case "forceUpdate": policy = .changedKeys
+            case "forceReplace": policy = .allKeys
+            default: throw CloudDatabaseError.invalidArguments("unknown operation type \(type)")
+            }
+            groups[policy, default: []].append(record)
+            order.append((name, false))
+        }
+        var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+        var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
+        let policies = groups.keys.sorted { "\($0)" < "\($1)" }
+        for (index, policy) in (policies.isEmpty ? [.ifServerRecordUnchanged] : policies).enumerated() {
+            let results = try await database.modifyRecords(
+                saving: groups[policy] ?? [], deleting: index == 0 ? deletes : [], savePolicy: policy, atomically: atomic
+            )
+            saveResults.merge(results.saveResults) { first, _ in first }
+            deleteResults.merge(results.deleteResults) { first, _ in first }
+        }
+        let items: [[String: Any]] = order.map { name, isDelete in
+            let id = CloudRecord.ID(recordName: name, zoneID: zone)
+            if isDelete {
+                switch deleteResults[id] {
+                case .success?: return ["recordName": name, "deleted": true, "zoneID": Self.json(zone)]
+                case .failure(let error)?: return Self.errorItem(error, name: name)
+                case nil: return Self.errorItem(.internalError("no result"), name: name)
+                }
+            }
+            return Self.item(saveResults[id], name: name)
+        }
+        return .json(["records": items])
+    }
+
+    private func query(_ body: [String: Any]) async throws -> LoopbackResponse {
+        let zone = try Self.zoneID(body["zoneID"])
+        let limit = body["resultsLimit"] as? Int ?? 100
+        let desiredKeys = body["desiredKeys"] as? [String]
+        let page: (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?)
+        if let marker = body["continuationMarker"] as? String {
+            guard let cursor = cursors[marker] else { throw CloudDatabaseError.invalidArguments("unknown continuation marker") }
+            page = try await database.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: limit)
+        } else {
+            let wire = body["query"] as? [String: Any] ?? [:]
+            var predicates: [CloudQuery.Predicate] = []
+            for filter in wire["filterBy"] as? [[String: Any]] ?? [] {
+                guard filter["comparator"] as? String == "EQUALS", let field = filter["fieldName"] as? String,
+                      let value = try Self.value(filter["fieldValue"] as? [String: Any] ?? [:])
+                else { throw CloudDatabaseError.invalidArguments("unsupported filter \(filter)") }
+                if case .reference(let reference) = value {
+                    predicates.append(.references(reference.recordID, in: field))
+                } else {
+                    predicates.append(.equals(field: field, value: value))
+                }
+            }
+            let sorts = (wire["sortBy"] as? [[String: Any]] ?? []).map {
+                CloudQuery.SortDescriptor(field: $0["fieldName"] as? String ?? "", ascending: $0["ascending"] as? Bool ?? true)
+            }
+            let query = CloudQuery(
+                recordType: wire["recordType"] as? String ?? "",
+                predicate: predicates.isEmpty ? .all : predicates.count == 1 ? predicates[0] : .and(predicates),
+                sortDescriptors: sorts
+            )
+            page = try await database.records(matching: query, inZoneWith: zone, desiredKeys: desiredKeys, resultsLimit: limit)
+        }
+        var response: [String: Any] = ["records": page.matchResults.map { Self.item($0.1, name: $0.0.recordName) }]
+        if let cursor = page.queryCursor {
+            let marker = UUID().uuidString
+            cursors[marker] = cursor
+            response["continuationMarker"] = marker
+        }
+        return .json(response)
+    }
+
+    private func modifyZones(_ body: [String: Any]) async throws -> LoopbackResponse {
+        var saves: [CloudRecord.ZoneID] = []
+        var deletes: [CloudRecord.ZoneID] = []
+        var order: [(CloudRecord.ZoneID, Bool)] = []
+        for operation in body["operations"] as? [[String: Any]] ?? [] {
+            let zone = try Self.zoneID((operation["zone"] as? [String: Any])?["zoneID"])
+            let isCreate = operation["operationType"] as? String == "create"
+            if isCreate { saves.append(zone) } else { deletes.append(zone) }
+            order.append((zone, isCreate))
+        }
+        let results = try await database.modifyRecordZones(saving: saves, deleting: deletes)
+        let items: [[String: Any]] = order.map { zone, isCreate in
+            switch isCreate ? results.saveResults[zone] : results.deleteResults[zone] {
+            case .success?: return ["zoneID": Self.json(zone)]
+            case .failure(let error)?:
+                var item = Self.errorItem(error, name: nil)
+                item["zoneID"] = Self.json(zone)
+                return item
+            case nil: return Self.errorItem(.internalError("no result"), name: nil)
+            }
+        }
+        return .json(["zones": items])
+    }
+
+    // MARK: JSON
+
+    private static func item(_ result: Result<CloudRecord, CloudDatabaseError>?, name: String) -> [String: Any] {
+        switch result {
+        case .success(let record)?: json(record)
+        case .failure(let error)?: errorItem(error, name: name)
+        case nil: errorItem(.internalError("no result"), name: name)
+        }
+    }
+
+    private static func errorItem(_ error: CloudDatabaseError, name: String?) -> [String: Any] {
+        var item: [String: Any] = ["serverErrorCode": code(of: error).code, "reason": error.description]
+        if let name { item["recordName"] = name }
+        if let retryAfter = error.retryAfter { item["retryAfter"] = retryAfter }
+        return item
+    }
+
+    private static func code(of error: CloudDatabaseError) -> (status: Int, code: String) {
+        switch error {
+        case .unknownItem: (404, "NOT_FOUND")
+        case .serverRecordChanged: (409, "CONFLICT")
+        case .zoneNotFound: (404, "ZONE_NOT_FOUND")
+        case .referenceViolation: (412, "VALIDATING_REFERENCE_ERROR")
+        case .batchRequestFailed: (400, "ATOMIC_ERROR")
+        case .invalidArguments, .limitExceeded, .partialFailure: (400, "BAD_REQUEST")
+        case .requestRateLimited: (429, "THROTTLED")
+        case .serviceUnavailable, .networkFailure: (503, "TRY_AGAIN_LATER")
+        case .quotaExceeded: (413, "QUOTA_EXCEEDED")
+        case .permissionFailure: (403, "ACCESS_DENIED")
+        case .notAuthenticated: (421, "AUTHENTICATION_REQUIRED")
+        case .internalError: (500, "INTERNAL_ERROR")
+        }
+    }
+
+    private static func json(_ zone: CloudRecord.ZoneID) -> [String: Any] {
+        let owner = zone.ownerName == CloudRecord.ZoneID.currentUserOwnerName ? userRecordName : zone.ownerName
+        return ["zoneName": zone.zoneName, "ownerRecordName": owner]
+    }
+
+    private static func zoneID(_ object: Any?) throws -> CloudRecord.ZoneID {
+        guard let object = object as? [String: Any], let name = object["zoneName"] as? String else { return .default }
+        let owner = object["ownerRecordName"] as? String
+        return CloudRecord.ZoneID(
+            zoneName: name, ownerName: owner == nil || owner == userRecordName ? CloudRecord.ZoneID.currentUserOwnerName : owner ?? ""
+        )
+    }
+
+    private static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    private static func json(_ record: CloudRecord) -> [String: Any] {
+        var fields: [String: Any] = [:]
+        for (name, value) in record.fields { fields[name] = json(value) }
+        var object: [String: Any] = [
+            "recordName": record.id.recordName, "recordType": record.recordType, "fields": fields,
+            "zoneID": json(record.id.zoneID), "pluginFields": [:],
+        ]
+        if let system = record.systemFields {
+            object["recordChangeTag"] = system.changeTag
+            var created: [String: Any] = [:]
+            created["timestamp"] = system.creationDate.map(milliseconds)
+            created["userRecordName"] = system.creatorUserRecordName
+            var modified: [String: Any] = [:]
+            modified["timestamp"] = system.modificationDate.map(milliseconds)
+            modified["userRecordName"] = system.lastModifiedUserRecordName
+            modified["deviceID"] = system.modifiedByDevice
+            object["created"] = created
+            object["modified"] = modified
+        }
+        return object
+    }
+
+    private static func json(_ value: CloudValue) -> [String: Any] {
+        func reference(_ reference: CloudReference) -> [String: Any] {
+            let action = switch reference.action {
+            case .none: "NONE"
+            case .deleteSelf: "DELETE_SELF"
+            case .validate: "VALIDATE"
+            }
+            return ["recordName": reference.recordID.recordName, "zoneID": json(reference.recordID.zoneID), "action": action]
+        }
+        func location(_ location: CloudLocation) -> [String: Any] {
+            var object: [String: Any] = [
+                "latitude": location.latitude, "longitude": location.longitude, "altitude": location.altitude,
+                "horizontalAccuracy": location.horizontalAccuracy, "verticalAccuracy": location.verticalAccuracy,
+                "course": location.course, "speed": location.speed,
+            ]
+            object["timestamp"] = location.timestamp.map(milliseconds)
+            return object
+        }
+        func asset(_ asset: CloudAsset) -> [String: Any] {
+            var object: [String: Any] = [:]
+            object["size"] = asset.size ?? asset.data.map { Int64($0.count) }
+            object["fileChecksum"] = asset.fileChecksum
+            object["downloadURL"] = asset.downloadURL
+            return object
+        }
+        let type = value.kind.rawValue
+        let wireValue: Any = switch value {
+        case .string(let string): string
+        case .int64(let int): int
+        case .double(let double): double
+        case .date(let date): milliseconds(date)
+        case .bytes(let data): data.base64EncodedString()
+        case .reference(let value): reference(value)
+        case .asset(let value): asset(value)
+        case .location(let value): location(value)
+        case .stringList(let list): list
+        case .int64List(let list): list
+        case .doubleList(let list): list
+        case .dateList(let list): list.map(milliseconds)
+        case .bytesList(let list): list.map { $0.base64EncodedString() }
+        case .referenceList(let list): list.map(reference)
+        case .assetList(let list): list.map(asset)
+        case .locationList(let list): list.map(location)
+        }
+        if let list = wireValue as? [Any], list.isEmpty { return ["type": "UNKNOWN_LIST", "value": [Any]()] }
+        return ["type": type, "value": wireValue]
+    }
+
+    private static func record(_ object: [String: Any], zone: CloudRecord.ZoneID) throws -> CloudRecord {
+        guard let name = object["recordName"] as? String, let type = object["recordType"] as? String else {
+            throw CloudDatabaseError.invalidArguments("a record needs recordName and recordType")
+        }
+        var record = CloudRecord(recordType: type, id: CloudRecord.ID(recordName: name, zoneID: zone))
+        for (field, item) in (object["fields"] as? [String: [String: Any]] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            if let value = try value(item) {
+                record.fields[field] = value
+            } else {
+                record.clearedFieldNames.append(field)
+            }
+        }
+        return record
+    }
+
+    private static func value(_ item: [String: Any]) throws -> CloudValue? {
+        let value = item["value"]
+        if value == nil || value is NSNull { return nil }
+        guard let type = item["type"] as? String else { throw CloudDatabaseError.invalidArguments("an untyped field") }
+        func number(_ any: Any?) throws -> NSNumber {
+            guard let number = any as? NSNumber else { throw CloudDatabaseError.invalidArguments("\(type) needs a number") }
+            return number
+        }
+        func date(_ any: Any?) throws -> Date { Date(timeIntervalSince1970: try number(any).doubleValue / 1000) }
+        func bytes(_ any: Any?) throws -> Data {
+            guard let text = any as? String, let data = Data(base64Encoded: text) else { throw CloudDatabaseError.invalidArguments("bad BYTES") }
+            return data
+        }
+        func reference(_ any: Any?) throws -> CloudReference {
+            let object = any as? [String: Any] ?? [:]
+            let action: CloudReference.Action = switch object["action"] as? String {
+            case "DELETE_SELF": .deleteSelf
+            case "VALIDATE": .validate
+            default: .none
+            }
+            return CloudReference(
+                recordID: CloudRecord.ID(recordName: object["recordName"] as? String ?? "", zoneID: try zoneID(object["zoneID"])),
+                action: action
+            )
+        }
+        func location(_ any: Any?) throws -> CloudLocation {
+            let object = any as? [String: Any] ?? [:]
+            func part(_ key: String, _ fallback: Double) -> Double { (object[key] as? NSNumber)?.doubleValue ?? fallback }
+            return CloudLocation(
+                latitude: part("latitude", 0), longitude: part("longitude", 0), altitude: part("altitude", 0),
+                horizontalAccuracy: part("horizontalAccuracy", 0), verticalAccuracy: part("verticalAccuracy", -1),
+                course: part("course", -1), speed: part("speed", -1),
+                timestamp: try object["timestamp"].map(date)
+            )
+        }
+        func list(_ any: Any?) throws -> [Any] {
+            guard let list = any as? [Any] else { throw CloudDatabaseError.invalidArguments("\(type) needs a list") }
+            return list
+        }
+        switch type {
+        case "STRING": return .string(value as? String ?? "")
+        case "INT64": return .int64(try number(value).int64Value)
+        case "DOUBLE": return .double(try number(value).doubleValue)
+        case "TIMESTAMP": return .date(try date(value))
+        case "BYTES": return .bytes(try bytes(value))
+        case "REFERENCE": return .reference(try reference(value))
+        case "LOCATION": return .location(try location(value))
+        case "STRING_LIST": return .stringList(try list(value).map { $0 as? String ?? "" })
+        case "INT64_LIST": return .int64List(try list(value).map { try number($0).int64Value })
+        case "DOUBLE_LIST": return .doubleList(try list(value).map { try number($0).doubleValue })
+        case "TIMESTAMP_LIST": return .dateList(try list(value).map(date))
+        case "BYTES_LIST": return .bytesList(try list(value).map(bytes))
+        case "REFERENCE_LIST": return .referenceList(try list(value).map(reference))
+        case "LOCATION_LIST": return .locationList(try list(value).map(location))
+        default: throw CloudDatabaseError.invalidArguments("the stand-in doesn't take \(type) fields")
+        }
+    }
+}
+
+/// JSON parsed with `JSONDecoder`, into the `[String: Any]` form `JSONSerialization` gives: on Linux,
+/// `JSONSerialization` parses some doubles a bit off (38.435489999999994 as 38.43548999999999), and the stand-in
+/// must store exactly what the client sent.
+private enum ExactJSON: Decodable {
+    case value(Any)
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    var object: [String: Any] {
+        if case .value(let value) = self, let object = value as? [String: Any] { return object }
+        return [:]
+    }
+
+    init(from decoder: any Decoder) throws {
+        if let keyed = try? decoder.container(keyedBy: Key.self) {
+            var object: [String: Any] = [:]
+            for key in keyed.allKeys {
+                if case .value(let value) = try keyed.decode(ExactJSON.self, forKey: key) { object[key.stringValue] = value }
+            }
+            self = .value(object)
+        } else if var list = try? decoder.unkeyedContainer() {
+            var values: [Any] = []
+            while !list.isAtEnd {
+                if case .value(let value) = try list.decode(ExactJSON.self) { values.append(value) }
+            }
+            self = .value(values)
+        } else {
+            let single = try decoder.singleValueContainer()
+            if single.decodeNil() {
+                self = .value(NSNull())
+            } else if let bool = try? single.decode(Bool.self) {
+                self = .value(bool)
+            } else if let int = try? single.decode(Int64.self) {
+                self = .value(NSNumber(value: int))
+            } else if let double = try? single.decode(Double.self) {
+                self = .value(NSNumber(value: double))
+            } else {
+                self = .value(try single.decode(String.self))
+            }
+        }
+    }
+}
