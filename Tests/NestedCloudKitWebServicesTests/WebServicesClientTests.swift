@@ -334,11 +334,57 @@ import Testing
                 ["recordName": "ada", "recordType": "Student", "fieldName": "photo"],
                 ["recordName": "ada", "recordType": "Student", "fieldName": "scans"],
             ])
-            #expect(saved.fields["photo"] == .asset(CloudAsset(
+            var photo = CloudAsset(
                 size: Int64(contents.count), fileChecksum: "checksum-1", referenceChecksum: "rc", wrappingKey: "wk", receipt: "receipt-1"
-            )))
+            )
+            photo.fileURL = file
+            // The saved record keeps the local file: what was just uploaded needn't be downloaded.
+            #expect(saved.fields["photo"] == .asset(photo))
             guard case .assetList(let scans)? = saved.fields["scans"] else { Issue.record("no scans"); return }
             #expect(scans.map(\.receipt) == ["receipt-2"])
+        }
+    }
+
+    @Test func fetchedAssetsAreDownloadedIntoTheCacheOnce() async throws {
+        let cache = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let contents = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        try await Harness.with(assetCacheDirectory: cache, handler: { request in
+            if request.path.hasPrefix("/download/") {
+                // The client names the file in place of `${f}`: the checksum, made safe for a path.
+                return request.path == "/download/Ab_c-d==" && request.query["o"] == "1"
+                    ? LoopbackResponse(status: 200, body: contents) : .serverError(404, "NOT_FOUND")
+            }
+            let port = request.headers["host"]?.split(separator: ":").last ?? ""
+            let asset: [String: Any] = [
+                "fileChecksum": "Ab/c+d==", "size": contents.count, "downloadURL": "http://127.0.0.1:\(port)/download/${f}?o=1",
+            ]
+            let missing: [String: Any] = ["fileChecksum": "gone", "size": 1, "downloadURL": "http://127.0.0.1:\(port)/download/x/${f}"]
+            return .json(["records": [
+                Harness.serverRecord("ada", fields: ["photo": ["type": "ASSETID", "value": asset]]),
+                Harness.serverRecord("bob", fields: ["photo": ["type": "ASSETID", "value": missing]]),
+            ]])
+        }) { database, server in
+            let ada = CloudRecord.ID(recordName: "ada")
+            let bob = CloudRecord.ID(recordName: "bob")
+            let results = try await database.records(for: [ada, bob])
+            guard case .asset(let asset)? = try results[ada]?.get().fields["photo"] else {
+                Issue.record("no asset")
+                return
+            }
+            #expect(asset.fileURL == cache.appendingPathComponent("Ab_c-d=="))
+            #expect(try asset.contents() == contents)
+            #expect(asset.downloadURL != nil && asset.size == Int64(contents.count))
+            guard case .networkFailure(let reason)? = results[bob]?.failureOrNil else {
+                Issue.record("expected a failed download, got \(String(describing: results[bob]))")
+                return
+            }
+            #expect(reason == "downloading bob's asset photo: HTTP 404")
+
+            _ = try await database.records(for: [ada])
+            #expect(server.requests.filter { $0.path == "/download/Ab_c-d==" }.count == 1)
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.hasSuffix(".partial") }
+            #expect(leftovers.isEmpty)
         }
     }
 

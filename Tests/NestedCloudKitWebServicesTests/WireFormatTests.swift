@@ -90,6 +90,8 @@ import Testing
         #expect(throws: DecodingError.self) { try Self.decodeField(#"{"type":"DATETIME","value":1}"#) }
         #expect(throws: DecodingError.self) { try Self.decodeField(#"{"type":"UNKNOWN_LIST","value":"x"}"#) }
         #expect(throws: DecodingError.self) { try Self.decodeField(#"{"type":"INT64","value":"7"}"#) }
+        #expect(throws: DecodingError.self) { try Self.decodeField(#"{"type":"TIMESTAMP","value":1e300}"#) }
+        #expect(throws: DecodingError.self) { try Self.decodeField(#"{"type":"TIMESTAMP_LIST","value":[0,-9e15]}"#) }
     }
 
     @Test func valuesJSONCantCarryAreEncodingErrors() throws {

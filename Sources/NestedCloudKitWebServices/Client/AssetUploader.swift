@@ -128,3 +128,32 @@ struct FileChunks: AsyncSequence, Sendable {
         AsyncIterator(url: url, chunkSize: chunkSize)
     }
 }
+
+extension CloudRecord {
+    /// The server's record with the local contents of the client's assets: what was just uploaded needn't be
+    /// downloaded again.
+    func keepingLocalAssets(of client: CloudRecord) -> CloudRecord {
+        var merged = self
+        for (name, value) in fields {
+            switch (value, client.fields[name]) {
+            case (.asset(let server), .asset(let local)?):
+                merged.fields[name] = .asset(server.withContents(of: local))
+            case (.assetList(let server), .assetList(let local)?) where server.count == local.count:
+                merged.fields[name] = .assetList(zip(server, local).map { $0.withContents(of: $1) })
+            default:
+                break
+            }
+        }
+        return merged
+    }
+}
+
+extension CloudAsset {
+    /// The asset with the local file or bytes of another.
+    fileprivate func withContents(of local: CloudAsset) -> CloudAsset {
+        var asset = self
+        asset.fileURL = local.fileURL
+        asset.data = local.data
+        return asset
+    }
+}

@@ -27,7 +27,10 @@ import NestedCloudKitCodable
 /// - A conflict is reported as ``CloudDatabaseError/serverRecordChanged(server:client:ancestor:)`` with the
 ///   server's record, fetched for it (CloudKit Web Services' error doesn't carry it).
 /// - Assets with local contents are uploaded first (`assets/upload`, then the bytes, streamed from their file),
-///   and the field carries the receipt.
+///   and the field carries the receipt. Fetched assets are downloaded into
+///   ``CloudKitWebServicesConfiguration/assetCacheDirectory`` (unless
+///   ``CloudKitWebServicesConfiguration/downloadsAssets`` is off), so their contents are local files, as with
+///   `CKDatabase`; a saved record keeps its local contents.
 /// - Throttling and "try again later" are retried after the `retryAfter` the server gives, as
 ///   ``CloudKitWebServicesConfiguration/retryPolicy`` allows.
 public final class CloudKitWebServicesDatabase: CloudDatabase {
@@ -103,10 +106,12 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
         for (index, item) in response.records.enumerated() {
             // Items come in the order asked; an error dictionary may leave the record name out.
-            guard let name = item.item?.recordName ?? item.error?.recordName ?? names[safe: index] else { continue }
+            guard let name = item.item?.recordName ?? item.error?.recordName ?? names[safe: index], seen.contains(name) else {
+                continue
+            }
             let id = CloudRecord.ID(recordName: name, zoneID: zone)
             if let record = item.item {
-                results[id] = record.deleted == true ? .failure(.unknownItem(id)) : .success(record.cloudRecord(in: zone, owners: owners))
+                results[id] = record.deleted == true ? .failure(.unknownItem(id)) : await withLocalAssets(record.cloudRecord(in: zone, owners: owners))
             } else if let error = item.error {
                 results[id] = .failure(error.databaseError(recordID: id, zoneID: zone))
             }
@@ -193,7 +198,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         let response = try await transport.post("records/modify", request, as: WireRecordsResponse.self)
         let owners = ZoneOwners(requested: zone, answers: response.records.map { $0.item?.zoneID })
 
-        let clients = Dictionary(uniqueKeysWithValues: uploaded.map { ($0.id.recordName, $0) })
+        // The records as the caller gave them, local assets included: for conflicts and the saved records.
+        let clients = Dictionary(uniqueKeysWithValues: records.map { ($0.id.recordName, $0) })
         let deleted = Set(ids.map(\.recordName))
         let names = uploaded.map(\.id.recordName) + ids.map(\.recordName)
         var conflicts: [CloudRecord] = []
@@ -204,7 +210,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
                 if deleted.contains(name) {
                     outcome.deleteResults[id] = .success(())
                 } else {
-                    outcome.saveResults[id] = .success(record.cloudRecord(in: zone, owners: owners))
+                    let saved = record.cloudRecord(in: zone, owners: owners)
+                    outcome.saveResults[id] = .success(clients[name].map { saved.keepingLocalAssets(of: $0) } ?? saved)
                 }
             } else if let error = item.error {
                 if let client = clients[name], error.isConflict {
@@ -276,14 +283,15 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         )
         let response = try await transport.post("records/query", request, as: WireRecordsResponse.self)
         let owners = ZoneOwners(requested: zone, answers: response.records.map { $0.item?.zoneID })
-        let matches: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)] = response.records.compactMap { item in
+        var matches: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)] = []
+        for item in response.records {
             if let record = item.item {
                 let converted = record.cloudRecord(in: zone, owners: owners)
-                return (converted.id, .success(converted))
+                matches.append((converted.id, await withLocalAssets(converted)))
+            } else if let error = item.error, let name = error.recordName {
+                let id = CloudRecord.ID(recordName: name, zoneID: zone)
+                matches.append((id, .failure(error.databaseError(recordID: id, zoneID: zone))))
             }
-            guard let error = item.error, let name = error.recordName else { return nil }
-            let id = CloudRecord.ID(recordName: name, zoneID: zone)
-            return (id, .failure(error.databaseError(recordID: id, zoneID: zone)))
         }
         let cursor = response.continuationMarker.map { CloudQuery.Cursor(query: query, zoneID: zone, position: $0) }
         return (matches, cursor)
@@ -318,7 +326,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
                 if record.deleted == true {
                     changes.deletedRecordIDs.append(converted.id)
                 } else {
-                    changes.changedRecords.append(converted)
+                    changes.changedRecords.append(try await withLocalAssets(converted).get())
                 }
             } else if let error = item.error {
                 throw error.databaseError(recordID: error.recordName.map { CloudRecord.ID(recordName: $0, zoneID: zoneID) }, zoneID: zoneID)
@@ -389,6 +397,18 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     }
 
     // MARK: Helpers
+
+    /// The fetched record with its assets downloaded, when the configuration asks for it.
+    private func withLocalAssets(_ record: CloudRecord) async -> Result<CloudRecord, CloudDatabaseError> {
+        guard configuration.downloadsAssets else { return .success(record) }
+        do {
+            return .success(try await AssetDownloader(transport: transport).downloadingAssets(of: record))
+        } catch let error as CloudDatabaseError {
+            return .failure(error)
+        } catch {
+            return .failure(.networkFailure("downloading \(record.id)'s assets: \(error)"))
+        }
+    }
 
     private func checkLimit(_ count: Int) throws {
         if count > maximumItemsPerRequest {

@@ -49,6 +49,11 @@ public struct CloudKitWebServicesConfiguration: Sendable {
     public var requestTimeout: Duration
     /// The largest response body accepted, in bytes; a response of 200 records of up to 1 MB each fits.
     public var maximumResponseSize: Int
+    /// Whether fetched records' assets are downloaded into ``assetCacheDirectory``, as `CKDatabase` downloads them,
+    /// so that their contents are local files. Turn it off to get the download URLs only.
+    public var downloadsAssets: Bool
+    /// Where downloaded assets are kept: a folder per container in the temporary directory unless set.
+    public var assetCacheDirectory: URL
     /// The most operations one request carries, 1 to 200: CloudKit's limit unless smaller requests suit the
     /// caller better (each then holds less data, so each retry resends less).
     public var maximumOperationsPerRequest: Int
@@ -81,6 +86,10 @@ public struct CloudKitWebServicesConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         maximumResponseSize = 256 * 1024 * 1024
         maximumOperationsPerRequest = CloudKitWebServicesDatabase.maximumOperationsPerRequest
+        downloadsAssets = true
+        assetCacheDirectory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("NestedCloudKitWebServices", isDirectory: true)
+            .appendingPathComponent("\(containerIdentifier)-\(environment.rawValue)", isDirectory: true)
     }
 
     /// The path every endpoint of this database starts with: `/database/1/{container}/{environment}/{database}`.

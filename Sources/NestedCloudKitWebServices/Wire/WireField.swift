@@ -85,7 +85,7 @@ struct WireField: Codable, Hashable, Sendable {
         case .string: .string(try container.decode(String.self, forKey: .value))
         case .int64: .int64(try container.decode(WireInt64.self, forKey: .value).value)
         case .double: .double(try container.decode(Double.self, forKey: .value))
-        case .date: .date(date(milliseconds: try container.decode(Double.self, forKey: .value)))
+        case .date: .date(try date(milliseconds: try container.decode(Double.self, forKey: .value), container))
         case .bytes: .bytes(try bytes(try container.decode(String.self, forKey: .value), container))
         case .reference: .reference(try container.decode(WireReference.self, forKey: .value).reference)
         case .asset: .asset(try container.decode(WireAsset.self, forKey: .value).asset)
@@ -93,7 +93,7 @@ struct WireField: Codable, Hashable, Sendable {
         case .stringList: .stringList(try container.decode([String].self, forKey: .value))
         case .int64List: .int64List(try container.decode([WireInt64].self, forKey: .value).map(\.value))
         case .doubleList: .doubleList(try container.decode([Double].self, forKey: .value))
-        case .dateList: .dateList(try container.decode([Double].self, forKey: .value).map(date(milliseconds:)))
+        case .dateList: .dateList(try container.decode([Double].self, forKey: .value).map { try date(milliseconds: $0, container) })
         case .bytesList: .bytesList(try container.decode([String].self, forKey: .value).map { try bytes($0, container) })
         case .referenceList: .referenceList(try container.decode([WireReference].self, forKey: .value).map(\.reference))
         case .assetList: .assetList(try container.decode([WireAsset].self, forKey: .value).map(\.asset))
@@ -149,8 +149,14 @@ struct WireField: Codable, Hashable, Sendable {
         return Int64(milliseconds)
     }
 
-    private static func date(milliseconds: Double) -> Date {
-        CloudValue.normalizedDate(Date(timeIntervalSince1970: milliseconds / 1000))
+    /// The date of a timestamp; one beyond what CloudKit stores is corrupt, not a date to round.
+    private static func date(milliseconds: Double, _ container: KeyedDecodingContainer<CodingKeys>) throws -> Date {
+        guard abs(milliseconds) <= 8.64e15 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .value, in: container, debugDescription: "The timestamp \(milliseconds) is beyond CloudKit's range"
+            )
+        }
+        return CloudValue.normalizedDate(Date(timeIntervalSince1970: milliseconds / 1000))
     }
 
     private static func bytes(_ base64: String, _ container: KeyedDecodingContainer<CodingKeys>) throws -> Data {

@@ -17,6 +17,7 @@ enum WebServicesHarness {
         database: CloudKitWebServicesConfiguration.Database = .public,
         authentication: CloudKitWebServicesAuthentication? = nil,
         retryPolicy: CloudKitWebServicesRetryPolicy = quickRetries,
+        assetCacheDirectory: URL? = nil,
         webAuthTokenRotated: @escaping @Sendable (String) -> Void = { _ in },
         handler: @escaping LoopbackCloudKitServer.Handler,
         _ body: (CloudKitWebServicesDatabase, LoopbackCloudKitServer) async throws -> T
@@ -25,11 +26,12 @@ enum WebServicesHarness {
         return try await LoopbackCloudKitServer.with(handler) { server in
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
-                let configuration = CloudKitWebServicesConfiguration(
+                var configuration = CloudKitWebServicesConfiguration(
                     containerIdentifier: container, environment: .development, database: database,
                     authentication: authentication, serverURL: server.url, retryPolicy: retryPolicy,
                     requestTimeout: .seconds(10)
                 )
+                if let assetCacheDirectory { configuration.assetCacheDirectory = assetCacheDirectory }
                 let cloud = try CloudKitWebServicesDatabase(
                     configuration: configuration, httpClient: client, webAuthTokenRotated: webAuthTokenRotated
                 )
