@@ -77,6 +77,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
 
     // MARK: Fetching
 
+    /// Fetches records by ID with `records/lookup`, one request per zone, in flight together; each record's
+    /// assets are downloaded unless the configuration says otherwise.
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
     ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
@@ -124,6 +126,10 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
 
     // MARK: Modifying
 
+    /// Saves and deletes records with `records/modify`, one request per zone, after uploading their assets.
+    ///
+    /// Records CloudKit would refuse fail before any request; in an atomic request in a custom zone they fail
+    /// the zone's other items with ``CloudDatabaseError/batchRequestFailed(_:)``, as CloudKit would.
     public func modifyRecords(
         saving recordsToSave: [CloudRecord],
         deleting recordIDsToDelete: [CloudRecord.ID],
@@ -258,12 +264,15 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
 
     // MARK: Querying
 
+    /// Finds records with `records/query`: the predicate as `EQUALS` filters, the sort descriptors as `sortBy`,
+    /// and a page of at most 200 (`CloudQuery.maximumResults` asks for 200).
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
         try await runQuery(query, in: zoneID, continuationMarker: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
+    /// Continues a query from the continuation marker a page returned.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
@@ -337,6 +346,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
 
     // MARK: Zones
 
+    /// Creates and deletes zones with `zones/modify`. The default zone, and any zone of the public database, are
+    /// refused without a request: CloudKit allows neither.
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
     ) async throws -> (
@@ -390,6 +401,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         return nil
     }
 
+    /// The database's zones, from `zones/list`, the current user's with CloudKit's `__defaultOwner__` as owner.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
         let response = try await transport.get("zones/list", as: WireZonesResponse.self)
         let owners = ZoneOwners(requested: .default, answers: response.zones.map { $0.item?.zoneID })
