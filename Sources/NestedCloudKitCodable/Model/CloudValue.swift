@@ -84,8 +84,8 @@ public enum CloudValue: Sendable, Hashable {
         }
     }
 
-    /// Whether this is a list with no elements.
-    var isEmptyList: Bool {
+    /// Whether this is a list with no elements: CloudKit Web Services returns any such list as `UNKNOWN_LIST`.
+    public var isEmptyList: Bool {
         switch self {
         case .stringList(let list): list.isEmpty
         case .int64List(let list): list.isEmpty

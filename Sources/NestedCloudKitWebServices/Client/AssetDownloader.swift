@@ -54,9 +54,10 @@ struct AssetDownloader: Sendable {
         var request = HTTPClientRequest(url: address.replacingOccurrences(of: "${f}", with: name))
         request.method = .GET
         let partial = directory.appendingPathComponent(".\(UUID().uuidString).partial")
-        do {
-            let timeout = TimeAmount.seconds(max(1, transport.configuration.requestTimeout.components.seconds))
-            let response = try await transport.httpClient.execute(request, timeout: timeout)
+        defer { try? fileManager.removeItem(at: partial) }
+        let timeout = WebServicesTransport.timeAmount(transport.configuration.requestTimeout)
+        return try await WebServicesTransport.mappingNetworkErrors("downloading \(id)'s asset \(field)") {
+            let response = try await transport.httpClient.execute(request, timeout: timeout, logger: transport.logger)
             guard response.status.code == 200 else {
                 throw CloudDatabaseError.networkFailure("downloading \(id)'s asset \(field): HTTP \(response.status.code)")
             }
@@ -66,18 +67,10 @@ struct AssetDownloader: Sendable {
             let handle = try FileHandle(forWritingTo: partial)
             defer { try? handle.close() }
             for try await chunk in response.body { try handle.write(contentsOf: Data(chunk.readableBytesView)) }
+            // A download that completes replaces whatever an earlier, interrupted one left.
             try? fileManager.removeItem(at: destination)
             try fileManager.moveItem(at: partial, to: destination)
             return local
-        } catch is CancellationError {
-            try? fileManager.removeItem(at: partial)
-            throw CancellationError()
-        } catch let error as CloudDatabaseError {
-            try? fileManager.removeItem(at: partial)
-            throw error
-        } catch {
-            try? fileManager.removeItem(at: partial)
-            throw CloudDatabaseError.networkFailure("downloading \(id)'s asset \(field): \(error)")
         }
     }
 

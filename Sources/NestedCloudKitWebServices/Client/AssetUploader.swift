@@ -66,19 +66,10 @@ struct AssetUploader: Sendable {
             }
             request.body = .stream(FileChunks(url: fileURL, chunkSize: Self.chunkSize), length: .known(Int64(size)))
         }
-        let configuration = transport.configuration
-        let bytes: Data
-        let status: Int
-        do {
-            let response = try await transport.httpClient.execute(request, timeout: .seconds(Int64(configuration.requestTimeout.components.seconds)))
-            status = Int(response.status.code)
-            bytes = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch let error as CloudDatabaseError {
-            throw error
-        } catch {
-            throw CloudDatabaseError.networkFailure("uploading \(id)'s asset \(field): \(error)")
+        let timeout = WebServicesTransport.timeAmount(transport.configuration.requestTimeout)
+        let (status, bytes) = try await WebServicesTransport.mappingNetworkErrors("uploading \(id)'s asset \(field)") {
+            let response = try await transport.httpClient.execute(request, timeout: timeout, logger: transport.logger)
+            return (Int(response.status.code), Data(try await response.body.collect(upTo: 1 << 20).readableBytesView))
         }
         guard status == 200 else {
             let serverError = try? JSONDecoder().decode(WireServerError.self, from: bytes)

@@ -140,10 +140,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
     ) {
         try checkLimit(recordsToSave.count + recordIDsToDelete.count)
-        var mentioned: Set<CloudRecord.ID> = []
-        for id in recordsToSave.map(\.id) + recordIDsToDelete where !mentioned.insert(id).inserted {
-            throw CloudDatabaseError.invalidArguments("the request saves or deletes \(id) more than once")
-        }
+        if let refusal = CloudModificationPlan.refusal(saving: recordsToSave, deleting: recordIDsToDelete) { throw refusal }
         var outcome = ModifyOutcome()
         let saveZones = Self.groupedByZone(recordsToSave, zone: \.id.zoneID)
         let deleteZones = Dictionary(grouping: recordIDsToDelete, by: \.zoneID)

@@ -118,7 +118,8 @@ struct WebServicesTransport: Sendable {
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
 
         let started = ContinuousClock.now
-        do {
+        // The description of a network error names the failure and the host, not the query with the tokens.
+        return try await Self.mappingNetworkErrors(endpoint) {
             let response = try await httpClient.execute(request, timeout: Self.timeAmount(configuration.requestTimeout), logger: logger)
             rotatedToken = response.headers.first(name: Self.webAuthTokenHeader)
             let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
@@ -127,17 +128,25 @@ struct WebServicesTransport: Sendable {
                 "duration": "\(ContinuousClock.now - started)",
             ])
             return (Int(response.status.code), Data(buffer.readableBytesView))
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch let error as CloudDatabaseError {
-            throw error
-        } catch {
-            // The error's description names the failure and the host, not the query with the tokens.
-            throw CloudDatabaseError.networkFailure("\(endpoint): \(Self.describeNetworkError(error))")
         }
     }
 
-    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+    /// Runs an HTTP exchange, turning what AsyncHTTPClient and NIO throw into
+    /// ``CloudDatabaseError/networkFailure(_:)`` about `context`, and a cancelled task's failure into
+    /// `CancellationError` (AsyncHTTPClient reports cancellation as an error of its own).
+    static func mappingNetworkErrors<T>(_ context: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as CloudDatabaseError {
+            throw error
+        } catch {
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            throw CloudDatabaseError.networkFailure("\(context): \(describeNetworkError(error))")
+        }
+    }
+
+    /// The request timeout as NIO counts time.
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
         let (seconds, attoseconds) = duration.components
         return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }

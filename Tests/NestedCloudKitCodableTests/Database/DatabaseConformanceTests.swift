@@ -27,22 +27,8 @@ struct DatabaseBackend: Sendable, CustomTestStringConvertible {
     func returned(_ fields: CloudRecord.Fields) -> CloudRecord.Fields {
         guard !keepsEmptyListTypes else { return fields }
         return CloudRecord.Fields(fields.map { field in
-            (field.name, Self.isEmptyList(field.value) ? .stringList([]) : field.value)
+            (field.name, field.value.isEmptyList ? .stringList([]) : field.value)
         })
-    }
-
-    private static func isEmptyList(_ value: CloudValue) -> Bool {
-        switch value {
-        case .stringList(let list): list.isEmpty
-        case .int64List(let list): list.isEmpty
-        case .doubleList(let list): list.isEmpty
-        case .dateList(let list): list.isEmpty
-        case .bytesList(let list): list.isEmpty
-        case .referenceList(let list): list.isEmpty
-        case .assetList(let list): list.isEmpty
-        case .locationList(let list): list.isEmpty
-        default: false
-        }
     }
 
     /// A fresh, empty database; 400 items per request, as CloudKit's framework, unless a test needs another limit.
@@ -74,7 +60,9 @@ extension DatabaseBackend {
         var configuration = CloudKitWebServicesConfiguration(
             containerIdentifier: "iCloud.com.example.Conformance", environment: .development, database: .private,
             authentication: .apiToken("api-token", webAuthToken: "web-auth-token"), serverURL: server.url,
-            retryPolicy: .never
+            // The stand-in answers on Swift's cooperative threads, which the suite's heaviest tests can keep busy
+            // for seconds on a 2-core machine.
+            retryPolicy: .never, requestTimeout: .seconds(120)
         )
         configuration.maximumOperationsPerRequest = limit
         return try CloudKitWebServicesDatabase(configuration: configuration)

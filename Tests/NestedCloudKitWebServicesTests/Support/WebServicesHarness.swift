@@ -29,7 +29,9 @@ enum WebServicesHarness {
                 var configuration = CloudKitWebServicesConfiguration(
                     containerIdentifier: container, environment: .development, database: database,
                     authentication: authentication, serverURL: server.url, retryPolicy: retryPolicy,
-                    requestTimeout: .seconds(10)
+                    // Generous: the loopback server answers on Swift's cooperative threads, which the suite's
+                    // heaviest tests can keep busy for seconds on a 2-core machine.
+                    requestTimeout: .seconds(120)
                 )
                 if let assetCacheDirectory { configuration.assetCacheDirectory = assetCacheDirectory }
                 let cloud = try CloudKitWebServicesDatabase(

@@ -50,6 +50,15 @@ public struct CloudModificationPlan: Sendable {
         return nil
     }
 
+    /// Why CloudKit would refuse the whole request, or `nil`: it saves or deletes a record more than once.
+    public static func refusal(saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID]) -> CloudDatabaseError? {
+        var mentioned: Set<CloudRecord.ID> = []
+        for id in recordsToSave.map(\.id) + recordIDsToDelete where !mentioned.insert(id).inserted {
+            return .invalidArguments("the request saves or deletes \(id) more than once")
+        }
+        return nil
+    }
+
     /// Plans a modify request.
     ///
     /// - Parameters:
@@ -76,10 +85,7 @@ public struct CloudModificationPlan: Sendable {
         userRecordName: String = CloudRecord.ZoneID.currentUserOwnerName,
         makeChangeTag: () -> String
     ) throws {
-        var mentioned: Set<CloudRecord.ID> = []
-        for id in recordsToSave.map(\.id) + recordIDsToDelete where !mentioned.insert(id).inserted {
-            throw CloudDatabaseError.invalidArguments("the request saves or deletes \(id) more than once")
-        }
+        if let refusal = Self.refusal(saving: recordsToSave, deleting: recordIDsToDelete) { throw refusal }
         let now = CloudValue.normalizedDate(now)
 
         var writes: [CloudRecord.ID: CloudRecord] = [:]
