@@ -74,6 +74,7 @@ let package = Package(
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitWebServices", "ckws", "CloudKitTestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]

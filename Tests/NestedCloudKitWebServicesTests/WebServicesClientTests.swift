@@ -1,5 +1,6 @@
 import CloudKitTestServer
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NestedCloudKitCodable
 import Testing
@@ -228,6 +229,29 @@ import Testing
             #expect(server.requests.allSatisfy { $0.path == Harness.path("records/lookup", database: "private") })
             #expect(server.requests.allSatisfy { !$0.isSignedWithTestKey && $0.headers["X-Apple-CloudKit-Request-SignatureV1"] == nil })
         }
+    }
+
+    @Test func secretsNeverReachTheLogs() async throws {
+        let lines = NIOLockedValueBox<[String]>([])
+        let logger = Logger(label: "test") { _ in CapturingLogHandler(lines: lines) }
+        let calls = NIOLockedValueBox(0)
+        try await Harness.with(
+            database: .private, authentication: .apiToken("api-secret", webAuthToken: "web-secret-0"), logger: logger,
+            handler: { _ in
+                let call = calls.withLockedValue { $0 += 1; return $0 }
+                let headers = ["X-Apple-CloudKit-Web-Auth-Token": "web-secret-\(call)"]
+                return call == 1
+                    ? LoopbackResponse(status: 429, headers: headers, body: Data(#"{"serverErrorCode":"THROTTLED","retryAfter":0.01}"#.utf8))
+                    : .json(["records": [Harness.serverRecord("ada")]], headers: headers)
+            }
+        ) { database, _ in
+            _ = try await database.record(for: CloudRecord.ID(recordName: "ada"))
+            #expect(await database.webAuthToken == "web-secret-2")
+        }
+        let logged = lines.withLockedValue { $0 }
+        #expect(logged.contains { $0.contains("CloudKit asked to retry") })
+        #expect(!logged.isEmpty)
+        #expect(logged.allSatisfy { !$0.contains("secret") })
     }
 
     @Test func queriesSendFiltersAndContinueFromTheMarker() async throws {

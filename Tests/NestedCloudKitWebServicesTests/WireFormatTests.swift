@@ -159,7 +159,7 @@ import Testing
     }
 
     @Test func doublesKeepEveryBit() throws {
-        for double in [38.435489999999994, 0.1 + 0.2, 5e-324, -Double.greatestFiniteMagnitude] {
+        for double in [38.435489999999994, 0.1 + 0.2, Double.leastNonzeroMagnitude, -Double.greatestFiniteMagnitude] {
             #expect(try Self.decodeField(Self.encode(WireField(.double(double)))) == .double(double))
         }
     }

@@ -57,7 +57,7 @@ struct AssetDownloader: Sendable {
         defer { try? fileManager.removeItem(at: partial) }
         let timeout = WebServicesTransport.timeAmount(transport.configuration.requestTimeout)
         return try await WebServicesTransport.mappingNetworkErrors("downloading \(id)'s asset \(field)") {
-            let response = try await transport.httpClient.execute(request, timeout: timeout, logger: transport.logger)
+            let response = try await transport.httpClient.execute(request, timeout: timeout)
             guard response.status.code == 200 else {
                 throw CloudDatabaseError.networkFailure("downloading \(id)'s asset \(field): HTTP \(response.status.code)")
             }

@@ -68,7 +68,7 @@ struct AssetUploader: Sendable {
         }
         let timeout = WebServicesTransport.timeAmount(transport.configuration.requestTimeout)
         let (status, bytes) = try await WebServicesTransport.mappingNetworkErrors("uploading \(id)'s asset \(field)") {
-            let response = try await transport.httpClient.execute(request, timeout: timeout, logger: transport.logger)
+            let response = try await transport.httpClient.execute(request, timeout: timeout)
             return (Int(response.status.code), Data(try await response.body.collect(upTo: 1 << 20).readableBytesView))
         }
         guard status == 200 else {

@@ -178,7 +178,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
             }
         }
         var uploaded: [CloudRecord] = []
-        for record in sendable {
+        // Nothing of an atomic request applies once an item fails, so its assets aren't uploaded either.
+        for record in sendable where !atomically || refusals.isEmpty {
             do {
                 uploaded.append(try await AssetUploader(transport: transport).uploadingAssets(of: record))
             } catch let error as CloudDatabaseError {
@@ -186,9 +187,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
             }
         }
         if atomically, !refusals.isEmpty {
-            // Nothing of an atomic request applies when an item fails: don't send it.
             for (id, error) in refusals { outcome.saveResults[id] = .failure(error) }
-            for record in uploaded where refusals[record.id] == nil { outcome.saveResults[record.id] = .failure(.batchRequestFailed(record.id)) }
+            for record in records where refusals[record.id] == nil { outcome.saveResults[record.id] = .failure(.batchRequestFailed(record.id)) }
             for id in ids { outcome.deleteResults[id] = .failure(.batchRequestFailed(id)) }
             return
         }

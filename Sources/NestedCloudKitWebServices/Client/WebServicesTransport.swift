@@ -120,7 +120,8 @@ struct WebServicesTransport: Sendable {
         let started = ContinuousClock.now
         // The description of a network error names the failure and the host, not the query with the tokens.
         return try await Self.mappingNetworkErrors(endpoint) {
-            let response = try await httpClient.execute(request, timeout: Self.timeAmount(configuration.requestTimeout), logger: logger)
+            // No logger for AsyncHTTPClient: at trace level it logs response heads, which carry the next web auth token.
+            let response = try await httpClient.execute(request, timeout: Self.timeAmount(configuration.requestTimeout))
             rotatedToken = response.headers.first(name: Self.webAuthTokenHeader)
             let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
             logger.debug("CloudKit request", metadata: [

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CloudKitTestServer
 import Foundation
+import Logging
 import NestedCloudKitCodable
 @testable import NestedCloudKitWebServices
 
@@ -18,6 +19,7 @@ enum WebServicesHarness {
         authentication: CloudKitWebServicesAuthentication? = nil,
         retryPolicy: CloudKitWebServicesRetryPolicy = quickRetries,
         assetCacheDirectory: URL? = nil,
+        logger: Logger = Logger(label: "test"),
         webAuthTokenRotated: @escaping @Sendable (String) -> Void = { _ in },
         handler: @escaping LoopbackCloudKitServer.Handler,
         _ body: (CloudKitWebServicesDatabase, LoopbackCloudKitServer) async throws -> T
@@ -35,7 +37,7 @@ enum WebServicesHarness {
                 )
                 if let assetCacheDirectory { configuration.assetCacheDirectory = assetCacheDirectory }
                 let cloud = try CloudKitWebServicesDatabase(
-                    configuration: configuration, httpClient: client, webAuthTokenRotated: webAuthTokenRotated
+                    configuration: configuration, httpClient: client, logger: logger, webAuthTokenRotated: webAuthTokenRotated
                 )
                 let result = try await body(cloud, server)
                 try await client.shutdown()
