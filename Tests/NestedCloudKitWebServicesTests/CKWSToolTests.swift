@@ -106,6 +106,26 @@ import Testing
         }
     }
 
+    @Test func theWebAuthTokenFileIsRewrittenWithEachNewToken() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tokenFile = directory.appendingPathComponent("token")
+        try "web-1\n".write(to: tokenFile, atomically: true, encoding: .utf8)
+        try await LoopbackCloudKitServer.with({ request in
+            guard request.query["ckWebAuthToken"] == "web-1" else { return .serverError(401, "AUTHENTICATION_FAILED") }
+            return .json(["zones": [["zoneID": ["zoneName": "Schools"]]]], headers: ["X-Apple-CloudKit-Web-Auth-Token": "web-2"])
+        }) { server in
+            let result = try await Self.run(
+                ["zones", "--database", "private", "--api-token", "api", "--web-auth-token-file", tokenFile.path], server: server
+            )
+            #expect(result.status == 0)
+            #expect(result.output == "Schools\n")
+            #expect(try String(contentsOf: tokenFile, encoding: .utf8) == "web-2")
+            #expect(!result.output.contains("web-") && !result.error.contains("web-"))
+        }
+    }
+
     @Test func missingCredentialsAreExplained() async throws {
         try await LoopbackCloudKitServer.with(Self.handler) { server in
             let process = Process()

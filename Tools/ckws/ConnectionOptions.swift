@@ -26,6 +26,12 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "A signed-in user's web auth token, with the API token. [env: CLOUDKIT_WEB_AUTH_TOKEN]")
     var webAuthToken: String?
 
+    @Option(help: """
+        A file holding the user's web auth token, rewritten with each new one CloudKit gives (the old one stops \
+        working). [env: CLOUDKIT_WEB_AUTH_TOKEN_FILE]
+        """)
+    var webAuthTokenFile: String?
+
     @Option(help: ArgumentHelp("The server to talk to.", visibility: .hidden))
     var serverURL: String?
 
@@ -45,12 +51,19 @@ struct ConnectionOptions: ParsableArguments {
             guard let url = URL(string: serverURL) else { throw ValidationError("--server-url \(serverURL) isn't a URL.") }
             configuration.serverURL = url
         }
-        return try CloudKitWebServicesDatabase(configuration: configuration)
+        guard let tokenFile = webAuthTokenFile ?? variables["CLOUDKIT_WEB_AUTH_TOKEN_FILE"] else {
+            return try CloudKitWebServicesDatabase(configuration: configuration)
+        }
+        let url = URL(fileURLWithPath: tokenFile)
+        return try CloudKitWebServicesDatabase(configuration: configuration) { token in
+            // Atomically, so an interrupted run leaves the old token or the new one, never half of one.
+            try? Data(token.utf8).write(to: url, options: .atomic)
+        }
     }
 
     private func authentication(_ variables: [String: String]) throws -> CloudKitWebServicesAuthentication {
         if let apiToken = apiToken ?? variables["CLOUDKIT_API_TOKEN"] {
-            return .apiToken(apiToken, webAuthToken: webAuthToken ?? variables["CLOUDKIT_WEB_AUTH_TOKEN"])
+            return .apiToken(apiToken, webAuthToken: try webAuthToken ?? variables["CLOUDKIT_WEB_AUTH_TOKEN"] ?? storedWebAuthToken(variables))
         }
         guard let keyID = keyID ?? variables["CLOUDKIT_KEY_ID"] else {
             throw ValidationError("Give a server-to-server key (--key-id and --key-file) or an API token (--api-token).")
@@ -62,6 +75,16 @@ struct ConnectionOptions: ParsableArguments {
             return .serverToServerKey(try ServerToServerKey(keyID: keyID, pemRepresentation: pem))
         }
         throw ValidationError("Give the key's PEM file with --key-file or CLOUDKIT_KEY_FILE, or its text in CLOUDKIT_PRIVATE_KEY.")
+    }
+
+    /// The token in the web auth token file, if one is named.
+    private func storedWebAuthToken(_ variables: [String: String]) throws -> String? {
+        guard let path = webAuthTokenFile ?? variables["CLOUDKIT_WEB_AUTH_TOKEN_FILE"] else { return nil }
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            throw ValidationError("Can't read the web auth token file \(path): \((error as NSError).localizedDescription)")
+        }
     }
 
     /// A zone ID from a zone name and an optional owner.

@@ -107,29 +107,32 @@ struct WebServicesTransport: Sendable {
                 query += "&ckWebAuthToken=\(Self.percentEncoded(token))"
             }
         }
-        var rotatedToken: String?
-        defer {
-            if let session, webAuthToken != nil {
-                let rotatedToken = rotatedToken
-                Task { await session.end(rotatingTo: rotatedToken) }
-            }
-        }
         request.url = configuration.serverURL.absoluteString.trimmingSuffix("/") + subpath + query
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
 
         let started = ContinuousClock.now
-        // The description of a network error names the failure and the host, not the query with the tokens.
-        return try await Self.mappingNetworkErrors(endpoint) {
-            // No logger for AsyncHTTPClient: at trace level it logs response heads, which carry the next web auth token.
-            let response = try await httpClient.execute(request, timeout: Self.timeAmount(configuration.requestTimeout))
-            rotatedToken = response.headers.first(name: Self.webAuthTokenHeader)
-            let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
-            logger.debug("CloudKit request", metadata: [
-                "endpoint": "\(endpoint)", "status": "\(response.status.code)",
-                "duration": "\(ContinuousClock.now - started)",
-            ])
-            return (Int(response.status.code), Data(buffer.readableBytesView))
+        var rotatedToken: String?
+        let result: Result<(Int, Data), any Error>
+        do {
+            // The description of a network error names the failure and the host, not the query with the tokens.
+            result = .success(try await Self.mappingNetworkErrors(endpoint) {
+                // No logger for AsyncHTTPClient: at trace level it logs response heads, which carry the next token.
+                let response = try await httpClient.execute(request, timeout: Self.timeAmount(configuration.requestTimeout))
+                rotatedToken = response.headers.first(name: Self.webAuthTokenHeader)
+                let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
+                logger.debug("CloudKit request", metadata: [
+                    "endpoint": "\(endpoint)", "status": "\(response.status.code)",
+                    "duration": "\(ContinuousClock.now - started)",
+                ])
+                return (Int(response.status.code), Data(buffer.readableBytesView))
+            })
+        } catch {
+            result = .failure(error)
         }
+        // Hand the turn on, and the new token to the app, before returning: a short-lived program must not end
+        // with the only working token undelivered.
+        if let session, webAuthToken != nil { await session.end(rotatingTo: rotatedToken) }
+        return try result.get()
     }
 
     /// Runs an HTTP exchange, turning what AsyncHTTPClient and NIO throw into
