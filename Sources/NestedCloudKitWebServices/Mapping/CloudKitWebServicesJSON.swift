@@ -40,16 +40,12 @@ extension WireRecord {
         zoneID = WireZoneID(record.id.zoneID)
         if let system = record.systemFields {
             created = WireUserTimestamp(
-                timestamp: system.creationDate.map(Self.milliseconds), userRecordName: system.creatorUserRecordName, deviceID: nil
+                timestamp: system.creationDate.map(WireTimestamp.milliseconds), userRecordName: system.creatorUserRecordName, deviceID: nil
             )
             modified = WireUserTimestamp(
-                timestamp: system.modificationDate.map(Self.milliseconds), userRecordName: system.lastModifiedUserRecordName,
+                timestamp: system.modificationDate.map(WireTimestamp.milliseconds), userRecordName: system.lastModifiedUserRecordName,
                 deviceID: system.modifiedByDevice
             )
         }
-    }
-
-    private static func milliseconds(_ date: Date) -> Double {
-        (CloudValue.normalizedDate(date).timeIntervalSince1970 * 1000).rounded()
     }
 }

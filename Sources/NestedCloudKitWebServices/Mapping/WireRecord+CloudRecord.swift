@@ -32,17 +32,13 @@ extension WireRecord {
         }
         record.systemFields = CloudRecord.SystemFields(
             changeTag: recordChangeTag,
-            creationDate: created?.timestamp.map(Self.date(milliseconds:)),
+            creationDate: created?.timestamp.map(WireTimestamp.date),
             creatorUserRecordName: created?.userRecordName,
-            modificationDate: modified?.timestamp.map(Self.date(milliseconds:)),
+            modificationDate: modified?.timestamp.map(WireTimestamp.date),
             lastModifiedUserRecordName: modified?.userRecordName,
             modifiedByDevice: modified?.deviceID
         )
         return record
-    }
-
-    private static func date(milliseconds: Double) -> Date {
-        CloudValue.normalizedDate(Date(timeIntervalSince1970: milliseconds / 1000))
     }
 }
 

@@ -140,8 +140,8 @@ struct WireField: Codable, Hashable, Sendable {
 
     /// Whole milliseconds since 1970, for a date CloudKit can store (within JavaScript's ±8.64e15 ms).
     private static func milliseconds(_ date: Date, _ codingPath: [any CodingKey]) throws -> Int64 {
-        let milliseconds = (CloudValue.normalizedDate(date).timeIntervalSince1970 * 1000).rounded()
-        guard milliseconds.isFinite, abs(milliseconds) <= 8.64e15 else {
+        let milliseconds = WireTimestamp.milliseconds(date)
+        guard milliseconds.isFinite, abs(milliseconds) <= WireTimestamp.limit else {
             throw EncodingError.invalidValue(date, EncodingError.Context(
                 codingPath: codingPath, debugDescription: "CloudKit stores dates within 275,000 years of 1970"
             ))
@@ -151,12 +151,12 @@ struct WireField: Codable, Hashable, Sendable {
 
     /// The date of a timestamp; one beyond what CloudKit stores is corrupt, not a date to round.
     private static func date(milliseconds: Double, _ container: KeyedDecodingContainer<CodingKeys>) throws -> Date {
-        guard abs(milliseconds) <= 8.64e15 else {
+        guard abs(milliseconds) <= WireTimestamp.limit else {
             throw DecodingError.dataCorruptedError(
                 forKey: .value, in: container, debugDescription: "The timestamp \(milliseconds) is beyond CloudKit's range"
             )
         }
-        return CloudValue.normalizedDate(Date(timeIntervalSince1970: milliseconds / 1000))
+        return WireTimestamp.date(milliseconds)
     }
 
     private static func bytes(_ base64: String, _ container: KeyedDecodingContainer<CodingKeys>) throws -> Data {

@@ -21,7 +21,7 @@ struct WireLocation: Codable, Hashable, Sendable {
         altitude = location.altitude
         speed = location.speed
         course = location.course
-        timestamp = location.timestamp.map { (CloudValue.normalizedDate($0).timeIntervalSince1970 * 1000).rounded() }
+        timestamp = location.timestamp.map(WireTimestamp.milliseconds)
     }
 
     /// The portable location; parts the server leaves out are unknown, as in `CLLocation`.
@@ -30,7 +30,7 @@ struct WireLocation: Codable, Hashable, Sendable {
             latitude: latitude, longitude: longitude, altitude: altitude ?? 0,
             horizontalAccuracy: horizontalAccuracy ?? 0, verticalAccuracy: verticalAccuracy ?? -1,
             course: course ?? -1, speed: speed ?? -1,
-            timestamp: timestamp.map { CloudValue.normalizedDate(Date(timeIntervalSince1970: $0 / 1000)) }
+            timestamp: timestamp.map(WireTimestamp.date)
         )
     }
 }
