@@ -31,6 +31,14 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
     /// clear, so setting a field to `nil` on it only removes the local value.
     public var clearedFieldNames: [String]
 
+    /// The names of fields whose values CloudKit keeps encrypted, as `CKRecord`'s `encryptedValues` does.
+    ///
+    /// A field is encrypted or not for good: CloudKit's schema fixes it when the field is first saved. A name
+    /// listed here always has a value in ``fields``; removing the field removes its name. Set a value with
+    /// ``subscript(encrypted:)`` to mark it, or declare the fields of a model with
+    /// ``CloudFieldOptions/encryptedFields``.
+    public private(set) var encryptedFieldNames: Set<String>
+
     /// What the server keeps about the record: its change tag, creation and modification dates and users.
     ///
     /// `nil` for a record that has never been saved. A record with system fields is an update of the server's
@@ -60,12 +68,15 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
         self.id = id
         self.fields = fields
         self.clearedFieldNames = []
+        self.encryptedFieldNames = []
         self.systemFieldsBox = systemFields.map(SystemFieldsBox.init)
     }
 
-    /// Whether both have the same type, ID, fields (in any order), cleared fields and system fields.
+    /// Whether both have the same type, ID, fields (in any order), encrypted fields, cleared fields and system
+    /// fields.
     public static func == (lhs: CloudRecord, rhs: CloudRecord) -> Bool {
         lhs.recordType == rhs.recordType && lhs.id == rhs.id && lhs.fields == rhs.fields
+            && lhs.encryptedFieldNames == rhs.encryptedFieldNames
             && lhs.clearedFieldNames == rhs.clearedFieldNames && lhs.systemFields == rhs.systemFields
     }
 
@@ -74,6 +85,7 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
         hasher.combine(recordType)
         hasher.combine(id)
         hasher.combine(fields)
+        hasher.combine(encryptedFieldNames)
         hasher.combine(clearedFieldNames)
         hasher.combine(systemFields)
     }
@@ -82,15 +94,40 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
     ///
     /// Setting `nil` removes the field; on a record that exists on the server it also records the name in
     /// ``clearedFieldNames`` so that saving clears the server's value. Setting a value takes the name out of
-    /// ``clearedFieldNames`` again.
+    /// ``clearedFieldNames`` again, and keeps the field encrypted if it was.
     public subscript(name: String) -> CloudValue? {
         get { fields[name] }
         set {
             fields[name] = newValue
             if newValue == nil {
+                encryptedFieldNames.remove(name)
                 if systemFields != nil, !clearedFieldNames.contains(name) { clearedFieldNames.append(name) }
             } else if !clearedFieldNames.isEmpty, let index = clearedFieldNames.firstIndex(of: name) {
                 clearedFieldNames.remove(at: index)
+            }
+        }
+    }
+
+    /// The value of a field CloudKit keeps encrypted, as `CKRecord.encryptedValues[name]`, or `nil` if the record
+    /// has no such field or the field isn't encrypted.
+    ///
+    /// Setting a value sets the field and marks it encrypted; setting `nil` removes it, as ``subscript(_:)`` does.
+    public subscript(encrypted name: String) -> CloudValue? {
+        get { encryptedFieldNames.contains(name) ? fields[name] : nil }
+        set {
+            self[name] = newValue
+            if newValue != nil { encryptedFieldNames.insert(name) }
+        }
+    }
+
+    /// Marks the named fields as encrypted, or as plain; names of fields the record doesn't have are ignored, so
+    /// that ``encryptedFieldNames`` only names fields that hold a value.
+    public mutating func setEncrypted(_ encrypted: Bool, fieldsNamed names: some Sequence<String>) {
+        for name in names {
+            if encrypted, fields[name] != nil {
+                encryptedFieldNames.insert(name)
+            } else if !encrypted {
+                encryptedFieldNames.remove(name)
             }
         }
     }
@@ -100,6 +137,7 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
         guard let names else { return self }
         var copy = self
         copy.fields = Fields(fields.filter { names.contains($0.name) }.map { ($0.name, $0.value) })
+        copy.encryptedFieldNames = encryptedFieldNames.filter { copy.fields[$0] != nil }
         return copy
     }
 

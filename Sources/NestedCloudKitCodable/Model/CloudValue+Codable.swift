@@ -97,7 +97,7 @@ private struct StoredDouble: Codable {
 
 extension CloudRecord: Codable {
     private enum CodingKeys: String, CodingKey {
-        case recordType, id, fields, clearedFieldNames, systemFields
+        case recordType, id, fields, encryptedFieldNames, clearedFieldNames, systemFields
     }
 
     private struct Field: Codable {
@@ -115,6 +115,7 @@ extension CloudRecord: Codable {
             systemFields: try container.decodeIfPresent(SystemFields.self, forKey: .systemFields)
         )
         clearedFieldNames = try container.decodeIfPresent([String].self, forKey: .clearedFieldNames) ?? []
+        setEncrypted(true, fieldsNamed: try container.decodeIfPresent([String].self, forKey: .encryptedFieldNames) ?? [])
     }
 
     /// Encodes the record: its fields as an ordered list of names and tagged values.
@@ -123,6 +124,8 @@ extension CloudRecord: Codable {
         try container.encode(recordType, forKey: .recordType)
         try container.encode(id, forKey: .id)
         try container.encode(fields.map { Field(name: $0.name, value: $0.value) }, forKey: .fields)
+        // Sorted, so that the same record always gives the same bytes.
+        if !encryptedFieldNames.isEmpty { try container.encode(encryptedFieldNames.sorted(), forKey: .encryptedFieldNames) }
         if !clearedFieldNames.isEmpty { try container.encode(clearedFieldNames, forKey: .clearedFieldNames) }
         try container.encodeIfPresent(systemFields, forKey: .systemFields)
     }
