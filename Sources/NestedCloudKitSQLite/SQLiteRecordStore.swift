@@ -140,7 +140,7 @@ struct SQLiteRecordStore: CloudRecordStore {
 
     /// Writes a plan's changes; `contents` holds the contents of assets that came as files, read beforehand.
     /// Returns the rows of the deleted records, whose asset files can go.
-    func apply(_ plan: CloudModificationPlan, contents: AssetContents) throws -> [Int64] {
+    func apply(_ plan: CloudModificationPlan, contents: [AssetKey: Data]) throws -> [Int64] {
         var deletedRows: [Int64] = []
         defer { memo.rows.removeAll() }
         for record in plan.recordsToWrite {
@@ -153,7 +153,6 @@ struct SQLiteRecordStore: CloudRecordStore {
                         modified_by = ?, body = ? WHERE id = ?
                     """, arguments: rowArguments(record) + [rowID])
                 try database.execute(sql: "DELETE FROM reference WHERE holder = ?", arguments: [rowID])
-                try database.execute(sql: "DELETE FROM asset WHERE record_id = ?", arguments: [rowID])
             } else {
                 try database.execute(sql: """
                     INSERT INTO record (zone_name, owner_name, record_name, record_type, change_tag, created_at,
@@ -199,6 +198,7 @@ struct SQLiteRecordStore: CloudRecordStore {
             default: stripped.fields[name] = value
             }
         }
+        stripped.setEncrypted(true, fieldsNamed: record.encryptedFieldNames)
         return String(decoding: try memo.encoder.encode(stripped), as: UTF8.self)
     }
 
@@ -226,32 +226,36 @@ struct SQLiteRecordStore: CloudRecordStore {
         }
     }
 
-    private func writeAssets(of record: CloudRecord, rowID: Int64, contents: AssetContents) throws {
+    /// Stores the contents of the record's assets that came with contents, and removes those of assets the
+    /// record no longer holds.
+    ///
+    /// An asset without contents of its own is one the save kept from the server (a field the client didn't
+    /// send, under any save policy that keeps it) or sent back as the server described it: its stored contents
+    /// stay, as CloudKit keeps an asset that a save doesn't replace.
+    private func writeAssets(of record: CloudRecord, rowID: Int64, contents: [AssetKey: Data]) throws {
+        var held: Set<AssetPosition> = []
         for (name, value) in record.fields {
-            let list: [CloudAsset]
-            switch value {
-            case .asset(let asset): list = [asset]
-            case .assetList(let assets): list = assets
-            default: continue
-            }
-            for (position, asset) in list.enumerated() {
+            for (position, asset) in value.assets.enumerated() {
+                held.insert(AssetPosition(field: name, position: position))
                 guard let content = asset.data ?? contents[AssetKey(recordID: record.id, field: name, position: position)] else { continue }
-                try database.execute(sql: "INSERT INTO asset (record_id, field, position, content) VALUES (?, ?, ?, ?)",
+                try database.execute(sql: "INSERT OR REPLACE INTO asset (record_id, field, position, content) VALUES (?, ?, ?, ?)",
                                      arguments: [rowID, name, position, content])
             }
+        }
+        for row in try Row.fetchAll(database, sql: "SELECT field, position FROM asset WHERE record_id = ?", arguments: [rowID]) {
+            let stored = AssetPosition(field: row[0], position: row[1])
+            guard !held.contains(stored) else { continue }
+            try database.execute(sql: "DELETE FROM asset WHERE record_id = ? AND field = ? AND position = ?",
+                                 arguments: [rowID, stored.field, stored.position])
         }
     }
 }
 
-/// Where an asset is: its record, field, and position in an asset list (0 for a single asset).
-struct AssetKey: Hashable, Sendable {
-    let recordID: CloudRecord.ID
+/// An asset's place in its record: the field, and the position in an asset list (0 for a single asset).
+private struct AssetPosition: Hashable {
     let field: String
     let position: Int
 }
-
-/// The contents of assets that came as local files, read before the write transaction.
-typealias AssetContents = [AssetKey: Data]
 
 extension CloudAsset {
     /// The asset's metadata, without its contents or local file.

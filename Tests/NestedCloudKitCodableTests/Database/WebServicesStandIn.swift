@@ -14,15 +14,28 @@ actor WebServicesStandIn {
 
     private let database: InMemoryCloudDatabase
     private var cursors: [String: CloudQuery.Cursor] = [:]
+    /// Where the client reached the stand-in, for the upload and download URLs it hands out.
+    private var baseURL = ""
+    /// Asset contents by checksum, and the checksum of each content: uploads, and the assets of stored records.
+    private var assetContents: [String: Data] = [:]
+    private var checksums: [Data: String] = [:]
 
     init(database: InMemoryCloudDatabase) {
         self.database = database
     }
 
     func respond(to request: ReceivedRequest) async -> LoopbackResponse {
+        baseURL = "http://" + (request.headers["host"] ?? request.headers["Host"] ?? "127.0.0.1")
+        if request.path.hasPrefix(Self.uploadPath) { return upload(request.body) }
+        if request.path.hasPrefix(Self.downloadPath) {
+            let checksum = String(request.path.dropFirst(Self.downloadPath.count))
+            guard let contents = assetContents[checksum] else { return .serverError(404, "NOT_FOUND", reason: "no asset \(checksum)") }
+            return LoopbackResponse(status: 200, body: contents)
+        }
         do {
             let body = request.body.isEmpty ? [:] : try JSONDecoder().decode(ExactJSON.self, from: request.body).object
             switch request.endpoint {
+            case "assets/upload": return assetUploadURLs(body)
             case "records/lookup": return try await lookUp(body)
             case "records/modify": return try await modify(body)
             case "records/query": return try await query(body)
@@ -38,6 +51,43 @@ actor WebServicesStandIn {
         }
     }
 
+    // MARK: Assets
+
+    private static let uploadPath = "/stand-in-upload/"
+    private static let downloadPath = "/stand-in-download/"
+
+    /// The asset's checksum, its contents kept for downloads and for saves that name it.
+    private func checksum(of contents: Data) -> String {
+        if let known = checksums[contents] { return known }
+        let checksum = "checksum\(checksums.count + 1)"
+        checksums[contents] = checksum
+        assetContents[checksum] = contents
+        return checksum
+    }
+
+    /// An upload URL for each asset the request asks to upload, as `assets/upload` answers.
+    private func assetUploadURLs(_ body: [String: Any]) -> LoopbackResponse {
+        let tokens = (body["tokens"] as? [[String: Any]] ?? []).map { token in
+            ["recordName": token["recordName"] ?? "", "fieldName": token["fieldName"] ?? "", "url": baseURL + Self.uploadPath + UUID().uuidString]
+        }
+        return .json(["tokens": tokens])
+    }
+
+    /// Takes an asset's bytes and answers with the dictionary a save puts in the field.
+    private func upload(_ contents: Data) -> LoopbackResponse {
+        let checksum = checksum(of: contents)
+        return .json(["singleFile": [
+            "fileChecksum": checksum, "receipt": checksum, "size": contents.count, "wrappingKey": "key", "referenceChecksum": "ref",
+        ]])
+    }
+
+    /// The asset a field of a save holds: the contents an upload or an earlier save gave its checksum.
+    private func asset(_ object: [String: Any]) -> CloudAsset {
+        let checksum = object["receipt"] as? String ?? object["fileChecksum"] as? String
+        if let checksum, let contents = assetContents[checksum] { return CloudAsset(data: contents) }
+        return CloudAsset(size: (object["size"] as? NSNumber)?.int64Value, fileChecksum: object["fileChecksum"] as? String)
+    }
+
     // MARK: Endpoints
 
     private func lookUp(_ body: [String: Any]) async throws -> LoopbackResponse {
@@ -45,7 +95,7 @@ actor WebServicesStandIn {
         let names = (body["records"] as? [[String: Any]] ?? []).compactMap { $0["recordName"] as? String }
         let ids = names.map { CloudRecord.ID(recordName: $0, zoneID: zone) }
         let results = try await database.records(for: ids, desiredKeys: body["desiredKeys"] as? [String])
-        return .json(["records": ids.map { id in Self.item(results[id], name: id.recordName) }])
+        return .json(["records": ids.map { id in item(results[id], name: id.recordName) }])
     }
 
     private func modify(_ body: [String: Any]) async throws -> LoopbackResponse {
@@ -63,7 +113,7 @@ actor WebServicesStandIn {
                 order.append((name, true))
                 continue
             }
-            var record = try Self.record(wire, zone: zone)
+            var record = try record(wire, zone: zone)
             if let tag = wire["recordChangeTag"] as? String { record.systemFields = CloudRecord.SystemFields(changeTag: tag) }
             let policy: CloudRecordSavePolicy
             switch type {
@@ -100,7 +150,7 @@ actor WebServicesStandIn {
                 case nil: return Self.errorItem(.internalError("no result"), name: name)
                 }
             }
-            return Self.item(saveResults[id], name: name)
+            return item(saveResults[id], name: name)
         }
         return .json(["records": items])
     }
@@ -118,7 +168,7 @@ actor WebServicesStandIn {
             var predicates: [CloudQuery.Predicate] = []
             for filter in wire["filterBy"] as? [[String: Any]] ?? [] {
                 guard filter["comparator"] as? String == "EQUALS", let field = filter["fieldName"] as? String,
-                      let value = try Self.value(filter["fieldValue"] as? [String: Any] ?? [:])
+                      let value = try fieldValue(filter["fieldValue"] as? [String: Any] ?? [:])
                 else { throw CloudDatabaseError.invalidArguments("unsupported filter \(filter)") }
                 if case .reference(let reference) = value {
                     predicates.append(.references(reference.recordID, in: field))
@@ -136,7 +186,7 @@ actor WebServicesStandIn {
             )
             page = try await database.records(matching: query, inZoneWith: zone, desiredKeys: desiredKeys, resultsLimit: limit)
         }
-        var response: [String: Any] = ["records": page.matchResults.map { Self.item($0.1, name: $0.0.recordName) }]
+        var response: [String: Any] = ["records": page.matchResults.map { item($0.1, name: $0.0.recordName) }]
         if let cursor = page.queryCursor {
             let marker = UUID().uuidString
             cursors[marker] = cursor
@@ -171,11 +221,11 @@ actor WebServicesStandIn {
 
     // MARK: JSON
 
-    private static func item(_ result: Result<CloudRecord, CloudDatabaseError>?, name: String) -> [String: Any] {
+    private func item(_ result: Result<CloudRecord, CloudDatabaseError>?, name: String) -> [String: Any] {
         switch result {
         case .success(let record)?: json(record)
-        case .failure(let error)?: errorItem(error, name: name)
-        case nil: errorItem(.internalError("no result"), name: name)
+        case .failure(let error)?: Self.errorItem(error, name: name)
+        case nil: Self.errorItem(.internalError("no result"), name: name)
         }
     }
 
@@ -220,20 +270,20 @@ actor WebServicesStandIn {
         Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 
-    private static func json(_ record: CloudRecord) -> [String: Any] {
+    private func json(_ record: CloudRecord) -> [String: Any] {
         var fields: [String: Any] = [:]
         for (name, value) in record.fields { fields[name] = json(value) }
         var object: [String: Any] = [
             "recordName": record.id.recordName, "recordType": record.recordType, "fields": fields,
-            "zoneID": json(record.id.zoneID), "pluginFields": [:],
+            "zoneID": Self.json(record.id.zoneID), "pluginFields": [:],
         ]
         if let system = record.systemFields {
             object["recordChangeTag"] = system.changeTag
             var created: [String: Any] = [:]
-            created["timestamp"] = system.creationDate.map(milliseconds)
+            created["timestamp"] = system.creationDate.map(Self.milliseconds)
             created["userRecordName"] = system.creatorUserRecordName
             var modified: [String: Any] = [:]
-            modified["timestamp"] = system.modificationDate.map(milliseconds)
+            modified["timestamp"] = system.modificationDate.map(Self.milliseconds)
             modified["userRecordName"] = system.lastModifiedUserRecordName
             modified["deviceID"] = system.modifiedByDevice
             object["created"] = created
@@ -242,14 +292,14 @@ actor WebServicesStandIn {
         return object
     }
 
-    private static func json(_ value: CloudValue) -> [String: Any] {
+    private func json(_ value: CloudValue) -> [String: Any] {
         func reference(_ reference: CloudReference) -> [String: Any] {
             let action = switch reference.action {
             case .none: "NONE"
             case .deleteSelf: "DELETE_SELF"
             case .validate: "VALIDATE"
             }
-            return ["recordName": reference.recordID.recordName, "zoneID": json(reference.recordID.zoneID), "action": action]
+            return ["recordName": reference.recordID.recordName, "zoneID": Self.json(reference.recordID.zoneID), "action": action]
         }
         func location(_ location: CloudLocation) -> [String: Any] {
             var object: [String: Any] = [
@@ -257,7 +307,7 @@ actor WebServicesStandIn {
                 "horizontalAccuracy": location.horizontalAccuracy, "verticalAccuracy": location.verticalAccuracy,
                 "course": location.course, "speed": location.speed,
             ]
-            object["timestamp"] = location.timestamp.map(milliseconds)
+            object["timestamp"] = location.timestamp.map(Self.milliseconds)
             return object
         }
         func asset(_ asset: CloudAsset) -> [String: Any] {
@@ -265,6 +315,11 @@ actor WebServicesStandIn {
             object["size"] = asset.size ?? asset.data.map { Int64($0.count) }
             object["fileChecksum"] = asset.fileChecksum
             object["downloadURL"] = asset.downloadURL
+            if let contents = asset.data {
+                let checksum = checksum(of: contents)
+                object["fileChecksum"] = checksum
+                object["downloadURL"] = baseURL + Self.downloadPath + checksum
+            }
             return object
         }
         let type = value.kind.rawValue
@@ -272,7 +327,7 @@ actor WebServicesStandIn {
         case .string(let string): string
         case .int64(let int): int
         case .double(let double): double
-        case .date(let date): milliseconds(date)
+        case .date(let date): Self.milliseconds(date)
         case .bytes(let data): data.base64EncodedString()
         case .reference(let value): reference(value)
         case .asset(let value): asset(value)
@@ -280,7 +335,7 @@ actor WebServicesStandIn {
         case .stringList(let list): list
         case .int64List(let list): list
         case .doubleList(let list): list
-        case .dateList(let list): list.map(milliseconds)
+        case .dateList(let list): list.map(Self.milliseconds)
         case .bytesList(let list): list.map { $0.base64EncodedString() }
         case .referenceList(let list): list.map(reference)
         case .assetList(let list): list.map(asset)
@@ -290,13 +345,13 @@ actor WebServicesStandIn {
         return ["type": type, "value": wireValue]
     }
 
-    private static func record(_ object: [String: Any], zone: CloudRecord.ZoneID) throws -> CloudRecord {
+    private func record(_ object: [String: Any], zone: CloudRecord.ZoneID) throws -> CloudRecord {
         guard let name = object["recordName"] as? String, let type = object["recordType"] as? String else {
             throw CloudDatabaseError.invalidArguments("a record needs recordName and recordType")
         }
         var record = CloudRecord(recordType: type, id: CloudRecord.ID(recordName: name, zoneID: zone))
         for (field, item) in (object["fields"] as? [String: [String: Any]] ?? [:]).sorted(by: { $0.key < $1.key }) {
-            if let value = try value(item) {
+            if let value = try fieldValue(item) {
                 record.fields[field] = value
             } else {
                 record.clearedFieldNames.append(field)
@@ -305,7 +360,7 @@ actor WebServicesStandIn {
         return record
     }
 
-    private static func value(_ item: [String: Any]) throws -> CloudValue? {
+    private func fieldValue(_ item: [String: Any]) throws -> CloudValue? {
         let value = item["value"]
         if value == nil || value is NSNull { return nil }
         guard let type = item["type"] as? String else { throw CloudDatabaseError.invalidArguments("an untyped field") }
@@ -326,7 +381,7 @@ actor WebServicesStandIn {
             default: .none
             }
             return CloudReference(
-                recordID: CloudRecord.ID(recordName: object["recordName"] as? String ?? "", zoneID: try zoneID(object["zoneID"])),
+                recordID: CloudRecord.ID(recordName: object["recordName"] as? String ?? "", zoneID: try Self.zoneID(object["zoneID"])),
                 action: action
             )
         }
@@ -359,6 +414,8 @@ actor WebServicesStandIn {
         case "BYTES_LIST": return .bytesList(try list(value).map(bytes))
         case "REFERENCE_LIST": return .referenceList(try list(value).map(reference))
         case "LOCATION_LIST": return .locationList(try list(value).map(location))
+        case "ASSETID": return .asset(asset(value as? [String: Any] ?? [:]))
+        case "ASSETID_LIST": return .assetList(try list(value).map { asset($0 as? [String: Any] ?? [:]) })
         default: throw CloudDatabaseError.invalidArguments("the stand-in doesn't take \(type) fields")
         }
     }

@@ -128,10 +128,19 @@ struct RoundTripTests {
         var attachments: [URL]
     }
 
+    /// A saved file is copied, as CloudKit uploads it; the decoded URL is the database's copy, with the contents.
     @Test func fileURLsRoundTripAsAssets() async throws {
-        let value = Files(document: URL(fileURLWithPath: "/tmp/doc.pdf"), attachments: [URL(fileURLWithPath: "/tmp/a.png")])
-        let (decoded, _) = try await roundTrip(value)
-        #expect(decoded == value)
+        let document = URL(fileURLWithPath: temporaryDatabasePath("doc"))
+        let attachment = URL(fileURLWithPath: temporaryDatabasePath("a"))
+        try Data("document".utf8).write(to: document)
+        try Data("attachment".utf8).write(to: attachment)
+        let (decoded, database) = try await roundTrip(Files(document: document, attachments: [attachment]))
+        // The copies live as long as the database, as a CKDatabase's downloaded assets live in its cache.
+        let documentContents = try withExtendedLifetime(database) { try Data(contentsOf: decoded.document) }
+        let attachmentContents = try withExtendedLifetime(database) { try decoded.attachments.map { try Data(contentsOf: $0) } }
+        #expect(documentContents == Data("document".utf8))
+        #expect(attachmentContents == [Data("attachment".utf8)])
+        #expect(decoded.document != document)
     }
 
     struct Pictured: CKCodable, Identifiable, Equatable {

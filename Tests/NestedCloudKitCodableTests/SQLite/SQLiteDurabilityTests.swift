@@ -177,7 +177,7 @@ struct SQLiteDurabilityTests {
             Issue.record("unexpected \(String(describing: results.saveResults[missing.id]))")
             return
         }
-        #expect(reason == "field blob: the asset's file \(path) isn't a regular file")
+        #expect(reason == "\(missing.id)'s field blob: the asset's file \(path) isn't a regular file")
         #expect((try? results.saveResults[fine.id]?.get()) != nil)
     }
 

@@ -31,6 +31,9 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     private var recordFaults: [CloudRecord.ID: CloudDatabaseError] = [:]
     private let clock: @Sendable () -> Date
     private var changeTagCounter = 0
+    /// Copies of the asset files saved, as CloudKit keeps a copy of what it uploads; removed with the database.
+    private let assetCopies = FileManager.default.temporaryDirectory
+        .appendingPathComponent("NestedCloudKitCodable-InMemory-\(UUID().uuidString)")
 
     /// Creates an empty database holding only the default zone.
     ///
@@ -46,6 +49,10 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         self.maximumItemsPerRequest = maximumItemsPerRequest
         self.latency = latency
         self.clock = clock
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: assetCopies)
     }
 
     // MARK: Test controls
@@ -97,9 +104,9 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     /// Fetches records by ID; see ``CloudDatabase/records(for:desiredKeys:)``.
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
-    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+    ) async throws -> CloudRecordResults {
         try await beginRequest(counting: \.fetchRequests, items: ids.count)
-        var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+        var results: CloudRecordResults = [:]
         for id in ids {
             if let fault = recordFaults.removeValue(forKey: id) {
                 results[id] = .failure(fault)
@@ -120,19 +127,25 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         deleting recordIDsToDelete: [CloudRecord.ID],
         savePolicy: CloudRecordSavePolicy,
         atomically: Bool
-    ) async throws -> (
-        saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
-    ) {
+    ) async throws -> CloudModifyResults {
         try await beginRequest(counting: \.modifyRequests, items: recordsToSave.count + recordIDsToDelete.count)
         // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
         var injected: [CloudRecord.ID: CloudDatabaseError] = [:]
         for id in recordsToSave.map(\.id) + recordIDsToDelete {
             if let fault = recordFaults.removeValue(forKey: id) { injected[id] = fault }
         }
+        // CloudKit keeps a copy of an asset's file from the moment of the save, and refuses a file it can't read.
+        let files = AssetFileContents(readingFilesOf: recordsToSave)
+        injected.merge(files.failures) { injectedFault, _ in injectedFault }
+        let copies: [CloudRecord]
+        do {
+            copies = try recordsToSave.map { try files.storingCopies(of: $0, in: assetCopies) }
+        } catch {
+            throw CloudDatabaseError.internalError("the in-memory database couldn't copy an asset's file into \(assetCopies.path): \(error)")
+        }
         let plan = try CloudModificationPlan(
-            saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically,
-            store: storage, failures: injected, now: clock(), makeChangeTag: nextChangeTag
+            saving: copies, deleting: recordIDsToDelete, savePolicy: savePolicy,
+            atomically: atomically, store: storage, failures: injected, now: clock(), makeChangeTag: nextChangeTag
         )
         storage.apply(writing: plan.recordsToWrite, removing: plan.recordIDsToRemove)
         let saveResults = plan.saveResults
@@ -145,24 +158,21 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     /// Finds matching records a page at a time; see ``CloudDatabase/records(matching:inZoneWith:desiredKeys:resultsLimit:)``.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> CloudQueryPage {
         try await page(from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     /// Continues a query; see ``CloudDatabase/records(continuingMatchFrom:desiredKeys:resultsLimit:)``.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> CloudQueryPage {
         try await page(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     /// Creates and deletes zones; deleting a zone deletes its records.
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
-    ) async throws -> (
-        saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
-    ) {
+    ) async throws -> CloudZoneModifyResults {
         try await beginRequest(counting: \.zoneRequests, items: zonesToSave.count + zonesToDelete.count)
         var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
@@ -209,7 +219,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
 
     private func page(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> CloudQueryPage {
         try await beginRequest(counting: \.queryRequests, items: 0)
         guard resultsLimit >= 0 else { throw CloudDatabaseError.invalidArguments("resultsLimit can't be negative") }
         guard storage.zones.contains(cursor.zoneID) else { throw CloudDatabaseError.zoneNotFound(cursor.zoneID) }
