@@ -21,5 +21,7 @@ Pod::Spec.new do |s|
   s.visionos.deployment_target = '1.0'
 
   s.source_files     = 'Sources/NestedCloudKitCodable/**/*.swift'
+  # The rules the storing backends share are `package` API, which needs a package name outside SwiftPM.
+  s.pod_target_xcconfig = { 'OTHER_SWIFT_FLAGS' => '-package-name NestedCloudKitCodable' }
   s.frameworks       = 'Foundation', 'CloudKit', 'CoreLocation'
 end

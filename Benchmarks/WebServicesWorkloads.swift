@@ -9,7 +9,7 @@ import NestedCloudKitWebServices
 extension Workloads {
     func webServices() throws -> [BenchmarkResult] {
         let campus = Campus.make(students: sizes.students, books: sizes.books)
-        let records = try CKRecordEncoder().encode(campus) as [CloudRecord]
+        let records = try CKRecordEncoder().encodeRecords(campus)
         let data = try CloudKitWebServicesJSON.data(for: records)
 
         let encode = try harness.median { _ = try CloudKitWebServicesJSON.data(for: records) }

@@ -26,7 +26,7 @@ struct Workloads {
     func encodeFlat() throws -> [BenchmarkResult] {
         let values = (0..<sizes.flatValues).map(Flat.make)
         let encoder = CKRecordEncoder()
-        let ours = try harness.median { for value in values { _ = try encoder.encode(value) } }
+        let ours = try harness.median { for value in values { _ = try encoder.encodeRecords(value) } }
         let json = JSONEncoder()
         let jsonTime = try harness.median { for value in values { _ = try json.encode(value) } }
         let hand = harness.median { for value in values { _ = [value.makeRecord()] } }
@@ -56,7 +56,7 @@ struct Workloads {
     func encodeGraph() throws -> [BenchmarkResult] {
         let campus = Campus.make(students: sizes.students, books: sizes.books)
         let encoder = CKRecordEncoder()
-        let ours = try harness.median { _ = try encoder.encode(campus) }
+        let ours = try harness.median { _ = try encoder.encodeRecords(campus) }
         let json = JSONEncoder()
         let jsonTime = try harness.median { _ = try json.encode(campus) }
         let hand = harness.median { _ = campus.makeRecords() }
@@ -88,7 +88,7 @@ struct Workloads {
     /// reported too: in memory a record takes several times its field data.)
     func graphMemory() throws -> [BenchmarkResult] {
         let campus = Campus.make(students: sizes.students, books: sizes.books)
-        let fieldBytes = try CKRecordEncoder().encode(campus).reduce(0) { $0 + Self.size(of: $1) }
+        let fieldBytes = try CKRecordEncoder().encodeRecords(campus).reduce(0) { $0 + Self.size(of: $1) }
         func growth(_ body: () throws -> Void) rethrows -> Double {
             // Warm up once, so allocator caches and lazily loaded code don't count.
             try body()
@@ -99,7 +99,7 @@ struct Workloads {
         }
         var kept: [CloudRecord] = []
         let recordsGrowth = growth { kept = campus.makeRecords() }
-        let encodeGrowth = try growth { kept = try CKRecordEncoder().encode(campus) }
+        let encodeGrowth = try growth { kept = try CKRecordEncoder().encodeRecords(campus) }
         let graph = try CKRecordEncoder().encodeGraph(campus)
         var decoded: Campus?
         let decodeGrowth = try growth { decoded = try CKRecordDecoder().decode(Campus.self, from: graph) }
@@ -132,7 +132,7 @@ struct Workloads {
 
     func resolve(name: String, root: TreeNode, depth: Int) async throws -> BenchmarkResult {
         let database = InMemoryCloudDatabase(maximumItemsPerRequest: 400)
-        let saved = try await database.saveRecords(try CKRecordEncoder().encode(root))
+        let saved = try await database.saveRecords(try CKRecordEncoder().encodeRecords(root))
         let rootRecord = saved[saved.count - 1]
         await database.setLatency(sizes.latency)
         var decoder = CKRecordDecoder()

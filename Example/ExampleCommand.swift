@@ -60,7 +60,7 @@ struct ExampleCommand: AsyncParsableCommand {
     /// Saves the example school: every record after the records it references.
     private func saveFirstTime(in database: RequestCountingDatabase) async throws -> School {
         print("No school saved yet: this is the first run.")
-        let records = try CKRecordEncoder().encode(School.example)
+        let records = try CKRecordEncoder().encodeRecords(School.example)
         let types = Dictionary(grouping: records, by: \.recordType).map { "\($0.value.count) \($0.key)" }.sorted()
         print("Encoded the school into \(records.count) records (\(types.joined(separator: ", "))), the school last.")
         await database.resetCounts()
@@ -78,7 +78,7 @@ struct ExampleCommand: AsyncParsableCommand {
         print("Found the school an earlier run saved (change tag \(oldTag), \(school.visits) visit\(school.visits == 1 ? "" : "s")).")
         school.visits += 1
         school.books[0].available.toggle()
-        let saved = try await database.saveRecords(try CKRecordEncoder().encode(school))
+        let saved = try await database.saveRecords(try CKRecordEncoder().encodeRecords(school))
         let newTag = saved.last?.systemFields?.changeTag ?? "none"
         print("Counted a visit and lent a book, then saved it back: updated without a conflict (change tag \(oldTag) → \(newTag)).")
         print("")
@@ -89,7 +89,7 @@ struct ExampleCommand: AsyncParsableCommand {
     private static func sameContent(_ lhs: School, _ rhs: School) throws -> Bool {
         let encoder = CKRecordEncoder()
         func content(_ school: School) throws -> [[String]] {
-            try encoder.encode(school).map { record in
+            try encoder.encodeRecords(school).map { record in
                 [record.recordType, record.id.recordName] + record.fields.map { "\($0.name)=\($0.value)" }.sorted()
             }
         }

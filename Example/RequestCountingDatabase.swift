@@ -19,7 +19,7 @@ actor RequestCountingDatabase: CloudDatabase {
         modifyRequests = 0
     }
 
-    func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+    func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
         fetchRequests += 1
         let results = try await base.records(for: ids, desiredKeys: desiredKeys)
         recordsFetched += results.values.count { (try? $0.get()) != nil }
@@ -29,26 +29,26 @@ actor RequestCountingDatabase: CloudDatabase {
     func modifyRecords(
         saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID],
         savePolicy: CloudRecordSavePolicy, atomically: Bool
-    ) async throws -> (saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>], deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]) {
+    ) async throws -> CloudModifyResults {
         modifyRequests += 1
         return try await base.modifyRecords(saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically)
     }
 
     func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> CloudQueryPage {
         try await base.records(matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> CloudQueryPage {
         try await base.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
-    ) async throws -> (saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>], deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]) {
+    ) async throws -> CloudZoneModifyResults {
         try await base.modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete)
     }
 

@@ -18,9 +18,9 @@ swiftc -parse-as-library -swift-version 6 -module-name CloudKit -I "$build" -emi
 mapfile -t sources < <(find Sources/NestedCloudKitCodable -name '*.swift' | sort)
 
 echo "== type-check the library with the bridge, in Swift 6 mode, warnings as errors"
-swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name NestedCloudKitCodable -I "$build" "${sources[@]}"
+swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name NestedCloudKitCodable -package-name NestedCloudKitCodable -I "$build" "${sources[@]}"
 
 echo "== run the bridge's conversions against the stand-ins"
-swiftc -swift-version 6 -module-name NestedCloudKitCodable -I "$build" "${sources[@]}" Tests/AppleBridgeCheck/main.swift \
+swiftc -swift-version 6 -module-name NestedCloudKitCodable -package-name NestedCloudKitCodable -I "$build" "${sources[@]}" Tests/AppleBridgeCheck/main.swift \
     "$build/CoreLocation.o" "$build/CloudKit.o" -o "$build/apple-bridge-check"
 "$build/apple-bridge-check"

@@ -36,6 +36,12 @@ if pattern:
     check(matched == sources, f"s.source_files '{pattern}' doesn't match the core's sources exactly: "
           f"missing {sorted(sources - matched)[:5]}, extra {sorted(matched - sources)[:5]}")
 
+uses_package_access = any(re.search(r"^\s*package\s+(struct|protocol|func|static|var|let|init|enum|final|class)\b", open(f).read(), re.MULTILINE)
+                          for f in glob.glob("Sources/NestedCloudKitCodable/**/*.swift", recursive=True))
+if uses_package_access:
+    check("-package-name NestedCloudKitCodable" in podspec,
+          "the core declares `package` API, so the podspec must pass -package-name NestedCloudKitCodable to swiftc")
+
 version = value("version")
 changelog = open("CHANGELOG.md").read()
 newest = re.search(r"^## .*?(\d+\.\d+\.\d+)", changelog, re.MULTILINE)

@@ -11,7 +11,7 @@ build=${FUZZ_BUILD_DIR:-.build/fuzz}
 mkdir -p "$build" "$build/corpus" "$build/artifacts"
 mapfile -t sources < <(find Sources/NestedCloudKitCodable -name '*.swift' | sort)
 echo "== building the fuzz target (sanitizers: fuzzer, address)"
-swiftc -swift-version 6 -parse-as-library -module-name NestedCloudKitCodable -sanitize=fuzzer,address -O -g \
+swiftc -swift-version 6 -parse-as-library -module-name NestedCloudKitCodable -package-name NestedCloudKitCodable -sanitize=fuzzer,address -O -g \
     "${sources[@]}" Tests/Fuzz/FuzzTarget.swift -o "$build/decoder-fuzzer" 2>&1 |
     sed '/Cannot export local symbol/d' # gold's noise about the sanitizer's own symbols
 

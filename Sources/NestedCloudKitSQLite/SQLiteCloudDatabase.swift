@@ -89,12 +89,12 @@ public final class SQLiteCloudDatabase: CloudDatabase {
     /// Fetches records by ID; see ``CloudDatabase/records(for:desiredKeys:)``.
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
-    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+    ) async throws -> CloudRecordResults {
         try checkLimit(ids.count)
         let assets = assets
         return try await read { database in
             let store = SQLiteRecordStore(database: database, assets: assets)
-            var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+            var results: CloudRecordResults = [:]
             for id in ids {
                 if let row = try store.storedRecord(withID: id) {
                     results[id] = .success(try store.decode(row, id: id, withAssets: true).keepingFields(desiredKeys))
@@ -113,13 +113,10 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         deleting recordIDsToDelete: [CloudRecord.ID],
         savePolicy: CloudRecordSavePolicy,
         atomically: Bool
-    ) async throws -> (
-        saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
-    ) {
+    ) async throws -> CloudModifyResults {
         try checkLimit(recordsToSave.count + recordIDsToDelete.count)
         // Asset files are read before the transaction, so the writer never waits on them.
-        let (contents, unreadable) = Self.readAssetFiles(of: recordsToSave)
+        let files = AssetFileContents(readingFilesOf: recordsToSave)
         let now = clock()
         let assets = assets
         let (results, deletedRows) = try await write { database in
@@ -127,12 +124,12 @@ public final class SQLiteCloudDatabase: CloudDatabase {
             var counter = try Int.fetchOne(database, sql: "SELECT value FROM metadata WHERE key = 'change_counter'") ?? 0
             let plan = try CloudModificationPlan(
                 saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically,
-                store: store, failures: unreadable, now: now
+                store: store, failures: files.failures, now: now
             ) {
                 counter += 1
                 return String(counter, radix: 36)
             }
-            let deletedRows = try store.apply(plan, contents: contents)
+            let deletedRows = try store.apply(plan, contents: files.contents)
             try database.execute(sql: "UPDATE metadata SET value = ? WHERE key = 'change_counter'", arguments: [counter])
             return ((plan.saveResults, plan.deleteResults), deletedRows)
         }
@@ -144,24 +141,21 @@ public final class SQLiteCloudDatabase: CloudDatabase {
     /// ``CloudDatabase/records(matching:inZoneWith:desiredKeys:resultsLimit:)``.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> CloudQueryPage {
         try await page(from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     /// Continues a query; see ``CloudDatabase/records(continuingMatchFrom:desiredKeys:resultsLimit:)``.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> CloudQueryPage {
         try await page(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     /// Creates and deletes zones; deleting a zone deletes its records.
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
-    ) async throws -> (
-        saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
-    ) {
+    ) async throws -> CloudZoneModifyResults {
         try checkLimit(zonesToSave.count + zonesToDelete.count)
         let (results, deletedRows) = try await write { database in
             var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
@@ -211,7 +205,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
 
     private func page(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> CloudQueryPage {
         guard resultsLimit >= 0 else { throw CloudDatabaseError.invalidArguments("resultsLimit can't be negative") }
         guard let start = Int(cursor.position), start >= 0 else {
             throw CloudDatabaseError.invalidArguments("the cursor wasn't made by this database")
@@ -232,29 +226,6 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                 return (record.id, .success(record.keepingFields(desiredKeys)))
             }, next)
         }
-    }
-
-    private static func readAssetFiles(of records: [CloudRecord]) -> (AssetContents, [CloudRecord.ID: CloudDatabaseError]) {
-        var contents: AssetContents = [:]
-        var unreadable: [CloudRecord.ID: CloudDatabaseError] = [:]
-        for record in records {
-            for (name, value) in record.fields {
-                let list: [CloudAsset]
-                switch value {
-                case .asset(let asset): list = [asset]
-                case .assetList(let assets): list = assets
-                default: continue
-                }
-                for (position, asset) in list.enumerated() where asset.data == nil && asset.fileURL != nil {
-                    do {
-                        contents[AssetKey(recordID: record.id, field: name, position: position)] = try asset.contents()
-                    } catch {
-                        unreadable[record.id] = .invalidArguments("field \(name): \(error.reason)")
-                    }
-                }
-            }
-        }
-        return (contents, unreadable)
     }
 
     /// Runs a read transaction, mapping SQLite's failures to ``CloudDatabaseError``.

@@ -33,10 +33,9 @@ extension CKRecordDecoder {
     ) {
         do {
             decode(type, from: try CloudRecord(record), referenceDatabase: CloudKitDatabase(database), completion: completion)
-        } catch let error as CKCodableError {
-            completion(nil, error)
         } catch {
-            completion(nil, .cancelled(CloudRecord.ID(record.recordID), underlying: error))
+            let id = CloudRecord.ID(record.recordID)
+            completion(nil, CKCodableError.atEntryPoint(error, rootID: id, wrappingCancellation: true) as? CKCodableError ?? .cancelled(id))
         }
     }
 }

@@ -22,7 +22,7 @@ public protocol CloudDatabase: Sendable {
     ///   for a record that doesn't exist).
     func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
-    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>]
+    ) async throws -> CloudRecordResults
 
     /// Saves and deletes records in one request, with a result for each.
     ///
@@ -40,10 +40,7 @@ public protocol CloudDatabase: Sendable {
         deleting recordIDsToDelete: [CloudRecord.ID],
         savePolicy: CloudRecordSavePolicy,
         atomically: Bool
-    ) async throws -> (
-        saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
-    )
+    ) async throws -> CloudModifyResults
 
     /// Finds the records of a zone that match a query, a page at a time.
     ///
@@ -51,20 +48,17 @@ public protocol CloudDatabase: Sendable {
     /// - Returns: The matches in the query's order, and a cursor when more follow.
     func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?)
+    ) async throws -> CloudQueryPage
 
     /// Continues a query from a cursor an earlier page returned.
     func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?)
+    ) async throws -> CloudQueryPage
 
     /// Creates and deletes record zones; deleting a zone deletes its records.
     func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
-    ) async throws -> (
-        saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
-    )
+    ) async throws -> CloudZoneModifyResults
 
     /// Every zone of the database, the default zone included.
     func allRecordZones() async throws -> [CloudRecord.ZoneID]
@@ -72,17 +66,14 @@ public protocol CloudDatabase: Sendable {
 
 extension CloudDatabase {
     /// Fetches records by ID, with a result for each ID.
-    public func records(for ids: [CloudRecord.ID]) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+    public func records(for ids: [CloudRecord.ID]) async throws -> CloudRecordResults {
         try await records(for: ids, desiredKeys: nil)
     }
 
     /// Saves and deletes records with CloudKit's defaults: `ifServerRecordUnchanged`, atomically.
     public func modifyRecords(
         saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID] = []
-    ) async throws -> (
-        saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
-    ) {
+    ) async throws -> CloudModifyResults {
         try await modifyRecords(
             saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: .ifServerRecordUnchanged, atomically: true
         )
@@ -91,7 +82,7 @@ extension CloudDatabase {
     /// Finds the records of a zone that match a query: the first page of up to 100.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID = .default
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> CloudQueryPage {
         try await records(matching: query, inZoneWith: zoneID, desiredKeys: nil, resultsLimit: 100)
     }
 
@@ -120,11 +111,11 @@ extension CloudDatabase {
     /// together; each ID is fetched once.
     public func fetchRecords(
         _ ids: [CloudRecord.ID], desiredKeys: [String]? = nil
-    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+    ) async throws -> CloudRecordResults {
         var seen: Set<CloudRecord.ID> = []
         let unique = ids.filter { seen.insert($0).inserted }
         guard unique.count > max(1, maximumItemsPerRequest) else { return try await records(for: unique, desiredKeys: desiredKeys) }
-        var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+        var results: CloudRecordResults = [:]
         results.reserveCapacity(unique.count)
         try await fetchDistinctRecords(unique, desiredKeys: desiredKeys) { chunk in
             results.merge(chunk) { first, _ in first }
@@ -136,11 +127,11 @@ extension CloudDatabase {
     /// flight together, handing each request's results to `receive` as they arrive.
     func fetchDistinctRecords(
         _ ids: [CloudRecord.ID], desiredKeys: [String]? = nil,
-        receive: ([CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>]) throws -> Void
+        receive: (CloudRecordResults) throws -> Void
     ) async throws {
         let limit = max(1, maximumItemsPerRequest)
         guard ids.count > limit else { return try receive(try await records(for: ids, desiredKeys: desiredKeys)) }
-        try await withThrowingTaskGroup(of: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>].self) { group in
+        try await withThrowingTaskGroup(of: CloudRecordResults.self) { group in
             for start in stride(from: 0, to: ids.count, by: limit) {
                 let chunk = Array(ids[start..<min(start + limit, ids.count)])
                 group.addTask { try await self.records(for: chunk, desiredKeys: desiredKeys) }
@@ -151,8 +142,22 @@ extension CloudDatabase {
 
     /// Saves any number of records, split into requests of at most ``maximumItemsPerRequest`` sent one after
     /// another in order, so a graph from ``CKRecordEncoder`` reaches the database targets first. Each request is
-    /// atomic on its own; the whole isn't. Throws ``CloudDatabaseError/partialFailure(_:)`` if any record failed,
-    /// after trying them all.
+    /// atomic on its own; the whole isn't.
+    ///
+    /// After trying every record, throws if any failed. When one record failed on its own (the others of its
+    /// atomic request failing only with ``CloudDatabaseError/batchRequestFailed(_:)`` because of it), its own
+    /// error is thrown, so the common case reads as it happened:
+    ///
+    /// ```swift
+    /// do {
+    ///     try await database.saveRecords(records)
+    /// } catch CloudDatabaseError.serverRecordChanged(let server, let client, let ancestor) {
+    ///     // merge, then save the records again: the others of the atomic request weren't saved either
+    /// }
+    /// ```
+    ///
+    /// When several records failed on their own, throws ``CloudDatabaseError/partialFailure(_:)`` with every
+    /// failure keyed by record ID.
     @discardableResult
     public func saveRecords(
         _ records: [CloudRecord], savePolicy: CloudRecordSavePolicy = .ifServerRecordUnchanged
@@ -171,7 +176,7 @@ extension CloudDatabase {
                 }
             }
         }
-        guard failures.isEmpty else { throw CloudDatabaseError.partialFailure(failures) }
+        guard failures.isEmpty else { throw CloudDatabaseError(combining: failures) }
         return saved
     }
 }

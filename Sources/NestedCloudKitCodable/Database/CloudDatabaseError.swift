@@ -93,3 +93,16 @@ public enum CloudDatabaseError: Error, Sendable, Hashable, CustomStringConvertib
         }
     }
 }
+
+extension CloudDatabaseError {
+    /// The error of a request whose items failed: the one item's own error when only one failed on its own
+    /// (the rest failing with ``batchRequestFailed(_:)`` because of it), otherwise ``partialFailure(_:)``.
+    init(combining failures: [CloudRecord.ID: CloudDatabaseError]) {
+        let causes = failures.values.filter { if case .batchRequestFailed = $0 { false } else { true } }
+        if causes.count == 1, let cause = causes.first {
+            self = cause
+        } else {
+            self = .partialFailure(failures)
+        }
+    }
+}

@@ -67,6 +67,16 @@ public struct CKRecordDecoder: Sendable {
     public func decode<Value: CKDecodable>(
         _ type: Value.Type, from record: CloudRecord, referenceDatabase database: some CloudDatabase
     ) async throws -> Value {
+        do {
+            return try await resolveAndDecode(type, from: record, referenceDatabase: database)
+        } catch {
+            throw CKCodableError.atEntryPoint(error, rootID: record.id)
+        }
+    }
+
+    private func resolveAndDecode<Value: CKDecodable>(
+        _ type: Value.Type, from record: CloudRecord, referenceDatabase database: some CloudDatabase
+    ) async throws -> Value {
         let session = DecodingSession(options: DecodingOptions(self), root: record)
         try await session.resolve(Value.self, from: database)
         // A model that decodes different fields in different records can reach records that resolving, which
@@ -81,6 +91,47 @@ public struct CKRecordDecoder: Sendable {
             try await session.resolveUnresolved(from: database)
         }
         throw CKCodableError.depthLimitExceeded(maximumDepth, at: DecodingLocation(path: .root, recordID: record.id, field: nil))
+    }
+
+    /// Fetches the record of a value by its record name, then decodes the value and everything it references.
+    ///
+    /// ```swift
+    /// let school = try await CKRecordDecoder().decode(School.self, recordName: "school-1", from: database)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - recordName: The record name of the value's record (its ``CKRecordRepresentable/cloudKitIdentifier``).
+    ///   - zoneID: The zone of the record; CloudKit's default zone if omitted.
+    ///   - database: Where the records are.
+    /// - Throws: ``CKCodableError``; ``CKCodableError/Code/missingRecord(_:)`` if the record doesn't exist.
+    public func decode<Value: CKDecodable>(
+        _ type: Value.Type, recordName: String, zoneID: CloudRecord.ZoneID = .default, from database: some CloudDatabase
+    ) async throws -> Value {
+        let id = CloudRecord.ID(recordName: recordName, zoneID: zoneID)
+        let location = DecodingLocation(path: .root, recordID: id, field: nil)
+        let record: CloudRecord
+        do {
+            record = try await database.record(for: id)
+        } catch CloudDatabaseError.unknownItem {
+            throw CKCodableError.missingRecord(id, at: location)
+        } catch {
+            throw CKCodableError.atEntryPoint(error, rootID: id)
+        }
+        return try await decode(type, from: record, referenceDatabase: database)
+    }
+
+    /// Fetches the record of a value by the value's identifier, then decodes the value and everything it
+    /// references: the record name is the identifier as ``CKRecordRepresentable/cloudKitIdentifier`` makes it
+    /// (a `UUID`'s `uuidString`, an integer's digits, a raw value).
+    ///
+    /// ```swift
+    /// let school = try await CKRecordDecoder().decode(School.self, id: schoolID, from: database)
+    /// ```
+    public func decode<Value: CKDecodable & Identifiable>(
+        _ type: Value.Type, id: Value.ID, zoneID: CloudRecord.ZoneID = .default, from database: some CloudDatabase
+    ) async throws -> Value {
+        try await decode(type, recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zoneID, from: database)
     }
 
     #if compiler(>=6.2)
@@ -117,10 +168,10 @@ public struct CKRecordDecoder: Sendable {
     ) async {
         do {
             completion(try await decode(type, from: record, referenceDatabase: database), nil)
-        } catch let error as CKCodableError {
-            completion(nil, error)
         } catch {
-            completion(nil, .cancelled(record.id, underlying: error))
+            // Every error is a CKCodableError once cancellation is one too.
+            let error = CKCodableError.atEntryPoint(error, rootID: record.id, wrappingCancellation: true)
+            completion(nil, error as? CKCodableError ?? .cancelled(record.id))
         }
     }
 
@@ -131,13 +182,23 @@ public struct CKRecordDecoder: Sendable {
         try decode(type, from: graph.root, records: graph.records)
     }
 
+    /// Decodes a value from one record in hand that references no other record (or whose references may be
+    /// missing, by ``missingReferenceStrategy``).
+    public func decode<Value: CKDecodable>(_ type: Value.Type, from record: CloudRecord) throws -> Value {
+        try decode(type, from: record, records: [])
+    }
+
     /// Decodes a value from its root record and the other records it references, all in hand.
     public func decode<Value: CKDecodable>(
         _ type: Value.Type, from root: CloudRecord, records: some Sequence<CloudRecord>
     ) throws -> Value {
-        let session = DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: records)
-        try session.resolveInHand(Value.self)
-        return try session.materialize(Value.self)
+        do {
+            let session = DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: records)
+            try session.resolveInHand(Value.self)
+            return try session.materialize(Value.self)
+        } catch {
+            throw CKCodableError.atEntryPoint(error, rootID: root.id)
+        }
     }
 }
 

@@ -96,6 +96,8 @@ final class DecodingSession {
                 try await database.fetchDistinctRecords(Array(nodes.keys)) { try receive($0, nodes: nodes) }
             } catch let error as CloudDatabaseError {
                 throw CKCodableError.databaseError(error, at: location(of: needed[0]))
+            } catch let error where !(error is CancellationError || error is CKCodableError) {
+                throw CKCodableError.foreignDatabaseError(error, at: location(of: needed[0]))
             }
             for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
         }
@@ -127,6 +129,8 @@ final class DecodingSession {
                     try await database.fetchDistinctRecords(needed.map(\.id)) { try receive($0, nodes: nodes) }
                 } catch let error as CloudDatabaseError {
                     throw CKCodableError.databaseError(error, at: location(of: needed[0]))
+                } catch let error where !(error is CancellationError || error is CKCodableError) {
+                    throw CKCodableError.foreignDatabaseError(error, at: location(of: needed[0]))
                 }
                 for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
             }
@@ -301,7 +305,12 @@ final class DecodingSession {
         if caching { cache[key] = .decoding }
         let result = Result<any CKDecodable, any Error> {
             let decoder = ValueDecoder(session: self, source: .record(record), path: path, record: record, field: nil, nesting: nesting)
-            let value = try type.init(from: decoder)
+            let value: any CKDecodable
+            do {
+                value = try type.init(from: decoder)
+            } catch {
+                throw CKCodableError.fromModel(error, recordID: id, recordPath: path)
+            }
             guard value.cloudKitRecordType == record.recordType else {
                 throw CKCodableError.recordTypeMismatch(
                     expected: value.cloudKitRecordType, found: record.recordType, at: location(of: id, at: path)

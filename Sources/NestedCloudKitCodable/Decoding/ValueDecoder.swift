@@ -37,6 +37,14 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     // MARK: Containers
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        try throwingDecodingErrors { try keyedContainer(keyedBy: type) }
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try throwingDecodingErrors { try listContainer() }
+    }
+
+    private func keyedContainer<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let storage: KeyedStorage
         switch source {
         case .record: storage = .record
@@ -53,7 +61,7 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
         return KeyedDecodingContainer(ValueKeyedContainer<Key>(decoder: self, storage: storage))
     }
 
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+    private func listContainer() throws -> any UnkeyedDecodingContainer {
         let elements: ValueUnkeyedContainer.Elements
         switch source {
         case .value(let value) where value.kind.isList:
@@ -95,19 +103,23 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
         }
     }
 
-    func decode(_ type: Bool.Type) throws -> Bool { try unboxBool() }
-    func decode(_ type: String.Type) throws -> String { try unboxString() }
-    func decode(_ type: Double.Type) throws -> Double { try unboxDouble() }
-    func decode(_ type: Float.Type) throws -> Float { try unboxFloat() }
-    func decode(_ type: Int.Type) throws -> Int { try unboxInteger(type) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try unboxInteger(type) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try unboxInteger(type) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try unboxInteger(type) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try unboxInteger(type) }
-    func decode(_ type: UInt.Type) throws -> UInt { try unboxInteger(type) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try unboxInteger(type) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try unboxInteger(type) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try unboxInteger(type) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try unboxInteger(type) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(type) }
+    func decode(_ type: Bool.Type) throws -> Bool { try throwingDecodingErrors { try unboxBool() } }
+    func decode(_ type: String.Type) throws -> String { try throwingDecodingErrors { try unboxString() } }
+    func decode(_ type: Double.Type) throws -> Double { try throwingDecodingErrors { try unboxDouble() } }
+    func decode(_ type: Float.Type) throws -> Float { try throwingDecodingErrors { try unboxFloat() } }
+    func decode(_ type: Int.Type) throws -> Int { try throwingDecodingErrors { try unboxInteger(type) } }
+    func decode(_ type: Int8.Type) throws -> Int8 { try throwingDecodingErrors { try unboxInteger(type) } }
+    func decode(_ type: Int16.Type) throws -> Int16 { try throwingDecodingErrors { try unboxInteger(type) } }
+    func decode(_ type: Int32.Type) throws -> Int32 { try throwingDecodingErrors { try unboxInteger(type) } }
+    func decode(_ type: Int64.Type) throws -> Int64 { try throwingDecodingErrors { try unboxInteger(type) } }
+    func decode(_ type: UInt.Type) throws -> UInt { try throwingDecodingErrors { try unboxInteger(type) } }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try throwingDecodingErrors { try unboxInteger(type) } }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try throwingDecodingErrors { try unboxInteger(type) } }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try throwingDecodingErrors { try unboxInteger(type) } }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try throwingDecodingErrors { try unboxInteger(type) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type) throws -> Int128 { try throwingDecodingErrors { try unboxInteger(type) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try throwingDecodingErrors { try unboxInteger(type) } }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try throwingDecodingErrors { try unbox(type) } }
 }

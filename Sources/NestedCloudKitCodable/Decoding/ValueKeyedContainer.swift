@@ -79,7 +79,7 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func read<T>(_ key: Key, _ fast: (DecodingSource) -> T?, _ slow: (ValueDecoder) throws -> T) throws -> T {
         let source = source(for: key)
         if let value = fast(source) { return value }
-        return try slow(childDecoder(for: key, source: source))
+        return try throwingDecodingErrors { try slow(childDecoder(for: key, source: source)) }
     }
 
     private func childDecoder(for key: some CodingKey, source: DecodingSource? = nil) -> ValueDecoder {
@@ -101,7 +101,7 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key, Unboxing.bool) { try $0.unboxBool() } }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key, Unboxing.string) { try $0.unboxString() } }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key, Unboxing.double) { try $0.unboxDouble() } }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try childDecoder(for: key).unboxFloat() }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try throwingDecodingErrors { try childDecoder(for: key).unboxFloat() } }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
@@ -112,6 +112,10 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
 
     /// While probing, notes a field the model decodes as records (or a collection of them), present or not, so the
     /// type's schema covers fields that the probed record happens to lack.
@@ -125,6 +129,10 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try throwingDecodingErrors { try decodeValue(type, forKey: key) }
+    }
+
+    private func decodeValue<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         noteRecordField(type, forKey: key)
         if let systemFields = try systemFields(as: type, forKey: key) {
             guard let value = systemFields else { throw CKCodableError.missingField(key.stringValue, at: childDecoder(for: key).location) }
@@ -136,6 +144,10 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+
+    private func decodeValueIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         noteRecordField(type, forKey: key)
         if let systemFields = try systemFields(as: type, forKey: key) {
             return try systemFields.map { try decoder.cast($0, to: T.self) }
@@ -158,11 +170,11 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try childDecoder(for: key).container(keyedBy: type)
+        try throwingDecodingErrors { try childDecoder(for: key).container(keyedBy: type) }
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try childDecoder(for: key).unkeyedContainer()
+        try throwingDecodingErrors { try childDecoder(for: key).unkeyedContainer() }
     }
 
     func superDecoder() throws -> any Decoder { childDecoder(for: NamedKey.super) }

@@ -49,13 +49,13 @@ struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     private mutating func next<T>(_ read: (ValueDecoder) throws -> T) throws -> T {
-        let value = try read(element())
+        let value = try throwingDecodingErrors { try read(element()) }
         currentIndex += 1
         return value
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard currentIndex < elements.count, try element().decodeNil() else { return false }
+        guard currentIndex < elements.count, try throwingDecodingErrors({ try element() }).decodeNil() else { return false }
         currentIndex += 1
         return true
     }
@@ -74,7 +74,15 @@ struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next { try $0.unboxInteger(type) } }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next { try $0.unboxInteger(type) } }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next { try $0.unboxInteger(type) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { try next { try $0.unboxInteger(type) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try next { try $0.unboxInteger(type) } }
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try throwingDecodingErrors { try decodeElement(type) }
+    }
+
+    private mutating func decodeElement<T: Decodable>(_ type: T.Type) throws -> T {
         // An element of a reference list that is a record: looked up directly, with no decoder for the element.
         if case .list(.referenceList(let references)) = elements, currentIndex < references.count,
            let recordType = recordType(of: T.self) {

@@ -70,8 +70,22 @@ public struct CKRecordEncoder: Sendable {
     }
     #endif
 
-    /// The records of a value, root last: what both spellings of `encode(_:)` give.
-    func encodeRecords<Value: CKEncodable>(_ value: Value) throws -> [CloudRecord] {
+    /// Encodes a value and everything nested in it into portable records, each after the records it references
+    /// and the root's record last: the same on every platform.
+    ///
+    /// ``encode(_:)`` gives the same records, but as `CKRecord`s on Apple platforms, as in version 1.0; use this
+    /// spelling in code that runs everywhere, or that saves to any ``CloudDatabase``.
+    ///
+    /// ```swift
+    /// let records = try CKRecordEncoder().encodeRecords(school)
+    /// try await database.saveRecords(records)
+    /// ```
+    ///
+    /// - Parameter value: The value to encode.
+    /// - Returns: The records, the root's last.
+    /// - Throws: ``CKCodableError`` when a value can't be stored in CloudKit, naming its coding path, record
+    ///   and field; any error the value's own `encode(to:)` throws.
+    public func encodeRecords<Value: CKEncodable>(_ value: Value) throws -> [CloudRecord] {
         try GraphEncoder(options: EncodingOptions(self)).encodeRecords(root: value)
     }
 

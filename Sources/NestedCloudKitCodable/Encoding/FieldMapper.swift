@@ -7,6 +7,8 @@ import Foundation
 /// `Data` is bytes or an asset by the strategy and the field's name.
 struct FieldMapper {
     let options: EncodingOptions
+    /// The fields the record's type stores as assets, whatever the encoder's strategy.
+    var assetFields: Set<String> = []
 
     /// Writes the node as the field `name` (or, for a flattened nested value, the fields under that name).
     func write(_ node: EncodedNode, named name: String, at path: FieldPath, into writer: inout FieldWriter) throws {
@@ -122,7 +124,8 @@ struct FieldMapper {
     }
 
     private func storesAsAsset(field: String, byteCount: Int) -> Bool {
-        switch options.dataEncodingStrategy {
+        if !assetFields.isEmpty, assetFields.contains(field) { return true }
+        return switch options.dataEncodingStrategy {
         case .bytes: false
         case .asset: true
         case .assets(let fields): fields.contains(field)

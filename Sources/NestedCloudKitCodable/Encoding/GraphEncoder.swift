@@ -36,6 +36,7 @@ final class GraphEncoder {
         var index: Int?
     }
     private var queuedInstances: Set<ObjectIdentifier> = []
+    private var declaredOptionsByType: [ObjectIdentifier: CloudFieldOptions] = [:]
     private var recordIDsOfInstances: [ObjectIdentifier: CloudRecord.ID] = [:]
     /// Whether the record being encoded queues its nested values (`false` while only comparing a duplicate).
     private var queuesNestedValues = true
@@ -92,10 +93,11 @@ final class GraphEncoder {
         let value = pending.value
         let encoder = RecordEncoder(
             graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
-            ignoredProperties: value.ignoredProperties(), referenceActions: value.referenceActions()
+            fieldOptions: RecordFieldOptions(declared: declaredOptions(of: type(of: value)), value: value)
         )
         try value.encode(to: encoder)
         let record = try encoder.makeRecord()
+        try encoder.checkFieldOptions(of: value, record: record)
 
         // A value reached again (a shared child, a diamond) gives one record; a different value with the same ID
         // would silently overwrite the first on save, so it is an error.
@@ -110,6 +112,15 @@ final class GraphEncoder {
         }
         entries[pending.recordID, default: Entry()].index = records.count
         records.append(record)
+    }
+
+    /// A type's declared options, read once per type and encode.
+    private func declaredOptions(of type: any CKEncodable.Type) -> CloudFieldOptions {
+        let key = ObjectIdentifier(type)
+        if let known = declaredOptionsByType[key] { return known }
+        let options = type.cloudKitFieldOptions
+        declaredOptionsByType[key] = options
+        return options
     }
 
     /// Counts one more queuing of an entry, in place; returns the count before.

@@ -60,6 +60,10 @@ final class NodeEncoder: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt16) { slot = .node(.int(Int64(value))) }
     func encode(_ value: UInt32) { slot = .node(.int(Int64(value))) }
     func encode(_ value: UInt64) throws { slot = .node(try context.node(for: value, at: path)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func encode(_ value: Int128) throws { slot = .node(try context.node(for: value, at: path)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func encode(_ value: UInt128) throws { slot = .node(try context.node(for: value, at: path)) }
     func encode<T: Encodable>(_ value: T) throws { slot = try context.slot(for: value, at: path) }
 
     /// Writes a reference to a record that isn't encoded here (a ``CloudLazyReference``), in the encoder's zone.
@@ -176,7 +180,8 @@ struct NodeContext {
         }
     }
 
-    func node(for value: UInt64, at path: CodingPath) throws -> EncodedNode {
+    /// An integer wider than CloudKit's 64 bits (`UInt64`, `Int128`, `UInt128`), when its value fits in them.
+    func node(for value: some FixedWidthInteger, at path: CodingPath) throws -> EncodedNode {
         guard let int = Int64(exactly: value) else { throw CKCodableError.integerOverflow(value, at: path) }
         return .int(int)
     }

@@ -31,6 +31,14 @@ struct NodeKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt64, forKey key: Key) throws {
         set(try context.node(for: value, at: path.appending(key)), key)
     }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128, forKey key: Key) throws {
+        set(try context.node(for: value, at: path.appending(key)), key)
+    }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128, forKey key: Key) throws {
+        set(try context.node(for: value, at: path.appending(key)), key)
+    }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         object.set(try context.slot(for: value, at: path.appending(key)), forKey: key.stringValue)
     }
@@ -50,6 +58,10 @@ struct NodeKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
     mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
     mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encodeIfPresent(_ value: Int128?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encodeIfPresent(_ value: UInt128?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
         if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) }
     }

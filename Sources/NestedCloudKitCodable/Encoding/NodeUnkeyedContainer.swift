@@ -28,6 +28,10 @@ struct NodeUnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) { append(.int(Int64(value))) }
     mutating func encode(_ value: UInt32) { append(.int(Int64(value))) }
     mutating func encode(_ value: UInt64) throws { append(try context.node(for: value, at: nextPath)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws { append(try context.node(for: value, at: nextPath)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws { append(try context.node(for: value, at: nextPath)) }
     mutating func encode<T: Encodable>(_ value: T) throws {
         if T.self is any OptionalProtocol.Type { array.shape.hasOptionalElements = true }
         array.elements.append(try context.slot(for: value, at: nextPath))

@@ -11,8 +11,9 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     let recordID: CloudRecord.ID
     let recordType: String
     let path: CodingPath
-    private let ignoredProperties: [String]
-    private let referenceActions: [String: CloudReference.Action]
+    private let fieldOptions: RecordFieldOptions
+    /// The ignored keys the value wrote, for checking the options given by name.
+    private var ignoredKeysWritten: Set<String> = []
     /// The fields written so far, in order. Looked up by a linear search: records have few fields, and
     /// comparing short names is faster than hashing them. Exclusivity isn't checked at run time: only this
     /// encoder touches `slots`, one access at a time, during one synchronous `encode(to:)`.
@@ -33,14 +34,13 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
 
     init(
         graph: GraphEncoder, recordID: CloudRecord.ID, recordType: String, path: CodingPath,
-        ignoredProperties: [String], referenceActions: [String: CloudReference.Action]
+        fieldOptions: RecordFieldOptions
     ) {
         self.graph = graph
         self.recordID = recordID
         self.recordType = recordType
         self.path = path
-        self.ignoredProperties = ignoredProperties
-        self.referenceActions = referenceActions
+        self.fieldOptions = fieldOptions
     }
 
     var codingPath: [any CodingKey] { path.keys }
@@ -62,11 +62,14 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     // MARK: Fields
 
     func isIgnored(_ key: some CodingKey) -> Bool {
-        !ignoredProperties.isEmpty && ignoredProperties.contains(key.stringValue)
+        guard !fieldOptions.ignoredFields.isEmpty, fieldOptions.ignoredFields.contains(key.stringValue) else { return false }
+        if !fieldOptions.namesToCheck.isEmpty { ignoredKeysWritten.insert(key.stringValue) }
+        return true
     }
 
     func context(forField name: String) -> NodeContext {
-        NodeContext(graph: graph, referenceAction: referenceActions.isEmpty ? .none : referenceActions[name] ?? .none)
+        let actions = fieldOptions.referenceActions
+        return NodeContext(graph: graph, referenceAction: actions.isEmpty ? .none : actions[name] ?? .none)
     }
 
     /// Sets the slot of a field; writing a key again replaces its value in place.
@@ -105,7 +108,7 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
         try withLocation(field: key.stringValue) { try context(forField: "").node(for: value, at: path.appending(key)) }
     }
 
-    func node(for value: UInt64, forKey key: some CodingKey) throws -> EncodedNode {
+    func node(for value: some FixedWidthInteger, forKey key: some CodingKey) throws -> EncodedNode {
         try withLocation(field: key.stringValue) { try context(forField: "").node(for: value, at: path.appending(key)) }
     }
 
@@ -117,7 +120,7 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
             graph: graph
         )
         writer.record.fields.reserveCapacity(slots.count)
-        let mapper = FieldMapper(options: graph.options)
+        let mapper = FieldMapper(options: graph.options, assetFields: fieldOptions.assetFields)
         for slot in slots {
             let name = slot.name
             try withLocation(field: name) {
@@ -128,7 +131,32 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
                 }
             }
         }
-        return try writer.finish(at: path)
+        var record = try writer.finish(at: path)
+        if !fieldOptions.encryptedFields.isEmpty { try encrypt(&record) }
+        return record
+    }
+
+    /// Marks the record's encrypted fields, refusing values CloudKit can't encrypt.
+    private func encrypt(_ record: inout CloudRecord) throws {
+        for name in fieldOptions.encryptedFields.sorted() {
+            guard let value = record.fields[name] else { continue }
+            switch value.kind {
+            case .reference, .referenceList, .asset, .assetList:
+                throw CKCodableError.unencryptableValue(kind: value.kind, recordID: recordID, field: name, at: path.appending(NamedKey(name)))
+            default:
+                record.setEncrypted(true, fieldsNamed: [name])
+            }
+        }
+    }
+
+    /// Refuses options given by name that name nothing the value has: most likely a misspelt key.
+    func checkFieldOptions(of value: any CKEncodable, record: CloudRecord) throws {
+        guard !fieldOptions.namesToCheck.isEmpty else { return }
+        var encoded = ignoredKeysWritten
+        for slot in slots { encoded.insert(slot.name) }
+        let unknown = fieldOptions.unknownNames(encoded: encoded, record: record, value: value)
+        guard let first = unknown.first else { return }
+        throw CKCodableError.unknownFieldOption(first, recordType: recordType, recordID: recordID, knownKeys: slots.map(\.name), at: path)
     }
 
     /// Runs `body`, adding this record and the field to a ``CKCodableError`` that doesn't name a record yet.
@@ -161,6 +189,10 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt16) throws { noteNotKeyed() }
     func encode(_ value: UInt32) throws { noteNotKeyed() }
     func encode(_ value: UInt64) throws { noteNotKeyed() }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func encode(_ value: Int128) throws { noteNotKeyed() }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func encode(_ value: UInt128) throws { noteNotKeyed() }
 
     /// A wrapper's single value: its fields become this record's.
     func encode<T: Encodable>(_ value: T) throws {

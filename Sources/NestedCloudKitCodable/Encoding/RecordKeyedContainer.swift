@@ -36,6 +36,16 @@ struct RecordKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         guard !encoder.isIgnored(key) else { return }
         encoder.set(try encoder.node(for: value, forKey: key), forKey: key)
     }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128, forKey key: Key) throws {
+        guard !encoder.isIgnored(key) else { return }
+        encoder.set(try encoder.node(for: value, forKey: key), forKey: key)
+    }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128, forKey key: Key) throws {
+        guard !encoder.isIgnored(key) else { return }
+        encoder.set(try encoder.node(for: value, forKey: key), forKey: key)
+    }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try encoder.encode(value, forKey: key)
     }
@@ -54,6 +64,10 @@ struct RecordKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
     mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
     mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encodeIfPresent(_ value: Int128?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    mutating func encodeIfPresent(_ value: UInt128?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) } }
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
         if let value { try encode(value, forKey: key) } else { try encoder.encode(value, forKey: key) }
     }

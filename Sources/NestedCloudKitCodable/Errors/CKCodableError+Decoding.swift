@@ -70,14 +70,27 @@ extension CKCodableError {
              fix: "Raise the decoder's maximumRecordCount, or load parts of the graph with CloudLazyReference.")
     }
 
-    static func databaseError(_ error: CloudDatabaseError, at location: DecodingLocation) -> Self {
-        Self(.databaseError(error), at: location,
-             reason: "The database failed: \(error)",
-             fix: error.isRetryable ? "Try again later." : nil)
+    static func databaseError(_ error: CloudDatabaseError, at location: DecodingLocation, underlying: (any Error)? = nil) -> Self {
+        Self(.databaseError(error), codingPath: location.path.keys, recordID: location.recordID, field: location.field,
+             reason: "The database failed: \(error)", recoverySuggestion: error.isRetryable ? "Try again later." : nil,
+             underlyingError: underlying)
     }
 
-    static func cancelled(_ recordID: CloudRecord.ID, underlying error: any Error) -> Self {
+    /// A database's own error, which isn't a ``CloudDatabaseError``.
+    static func foreignDatabaseError(_ error: any Error, at location: DecodingLocation) -> Self {
+        databaseError(.internalError("\(error)"), at: location, underlying: error)
+    }
+
+    static func rejectedByModel(_ error: any Error, description: String, at location: DecodingLocation) -> Self {
+        Self(.rejectedByModel(description), codingPath: location.path.keys, recordID: location.recordID, field: location.field,
+             reason: "The model's init(from:) rejected the record: \(description)",
+             recoverySuggestion: "Decode values that other versions of the app may write leniently: an enum with a fallback "
+                + "case, or decodeIfPresent with a default.",
+             underlyingError: error)
+    }
+
+    static func cancelled(_ recordID: CloudRecord.ID) -> Self {
         Self(.cancelled, codingPath: [], recordID: recordID, field: nil,
-             reason: "The decode stopped: \(error)", recoverySuggestion: nil)
+             reason: "The decode stopped because its task was cancelled", recoverySuggestion: nil)
     }
 }

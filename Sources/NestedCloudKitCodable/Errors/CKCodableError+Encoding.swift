@@ -92,10 +92,10 @@ extension CKCodableError {
         )
     }
 
-    static func integerOverflow(_ value: UInt64, at path: CodingPath) -> Self {
+    static func integerOverflow(_ value: some BinaryInteger, at path: CodingPath) -> Self {
         Self(
             .integerOverflow(String(value)), codingPath: path.keys,
-            reason: "The integer \(value) is larger than \(Int64.max), the largest integer CloudKit stores",
+            reason: "The integer \(value) is outside \(Int64.min)...\(Int64.max), the integers CloudKit stores",
             recoverySuggestion: "Store the value in a narrower type, or as a String in a custom encode(to:)."
         )
     }
@@ -106,6 +106,27 @@ extension CKCodableError {
             reason: "The number \(value) is not finite, and CloudKit Web Services and queries can't carry it",
             recoverySuggestion: "Keep the value finite, or set nonFiniteFloatEncodingStrategy to "
                 + ".convertToString for values that may be NaN or infinite."
+        )
+    }
+
+    static func unknownFieldOption(
+        _ name: String, recordType: String, recordID: CloudRecord.ID, knownKeys: [String], at path: CodingPath
+    ) -> Self {
+        Self(
+            .unknownFieldOption(name), codingPath: path.keys, recordID: recordID, field: name,
+            reason: "The field options of \(recordType) name \"\(name)\", which is neither a key it encodes nor one of "
+                + "its properties (its keys: \(knownKeys.joined(separator: ", ")))",
+            recoverySuggestion: "Correct the name, or declare the options with CloudFieldOptions(keyedBy: CodingKeys.self, ...) "
+                + "so that the compiler checks them."
+        )
+    }
+
+    static func unencryptableValue(kind: CloudValue.Kind, recordID: CloudRecord.ID, field: String, at path: CodingPath) -> Self {
+        Self(
+            .unencryptableValue(field), codingPath: path.keys, recordID: recordID, field: field,
+            reason: "The field \"\(field)\" is declared encrypted but holds a \(kind) value; CloudKit encrypts only "
+                + "values, not references or assets",
+            recoverySuggestion: "Remove the field from CloudFieldOptions' encrypted fields."
         )
     }
 

@@ -33,7 +33,13 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
         case recordTooLarge(size: Int, limit: Int)
         /// Two different values that claim the same record ID.
         case conflictingRecordID(CloudRecord.ID)
-        /// An integer outside the range of CloudKit's 64-bit signed integers.
+        /// A field option given by name (``CloudFieldOptions`` or version 1.0's instance methods) that names
+        /// neither a key the type encodes nor one of its properties: most likely a misspelling.
+        case unknownFieldOption(String)
+        /// A field declared encrypted whose value CloudKit can't encrypt: a reference or an asset.
+        case unencryptableValue(String)
+        /// An integer outside the range of CloudKit's 64-bit signed integers (a `UInt64`, `Int128` or `UInt128`
+        /// too large for them).
         case integerOverflow(String)
         /// A NaN or infinite floating-point value while the encoder's strategy is to reject them.
         case nonFiniteNumber(String)
@@ -67,9 +73,15 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
         case depthLimitExceeded(limit: Int)
         /// More records than the decoder's maximum.
         case recordLimitExceeded(limit: Int)
-        /// The database failed to fetch a record.
+        /// The database failed to fetch a record. A database that throws errors of its own, not
+        /// ``CloudDatabaseError``s, has them described here as ``CloudDatabaseError/internalError(_:)``, the
+        /// original in ``CKCodableError/underlyingError``.
         case databaseError(CloudDatabaseError)
-        /// The decode was cancelled, or failed for a reason outside the library.
+        /// The model's own `init(from:)` or `encode(to:)` threw: for example an enum meeting a raw value it has no
+        /// case for, which is what an older app sees after a newer one adds a case. The model's error is
+        /// ``CKCodableError/underlyingError``.
+        case rejectedByModel(String)
+        /// The task running the decode was cancelled.
         case cancelled
     }
 
@@ -91,6 +103,10 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
     /// How to fix it.
     public let recoverySuggestion: String?
 
+    /// The error that caused this one, when it came from outside the library: the model's own error for
+    /// ``Code/rejectedByModel(_:)``, a database's own error for ``Code/databaseError(_:)``.
+    public let underlyingError: (any Error)?
+
     /// Creates an error. The library builds its errors in one place; this initializer is public so that custom
     /// `encode(to:)` and `init(from:)` implementations can throw errors of the same form.
     public init(
@@ -99,7 +115,8 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
         recordID: CloudRecord.ID? = nil,
         field: String? = nil,
         reason: String,
-        recoverySuggestion: String? = nil
+        recoverySuggestion: String? = nil,
+        underlyingError: (any Error)? = nil
     ) {
         self.code = code
         self.codingPath = codingPath
@@ -107,6 +124,7 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
         self.field = field
         self.reason = reason
         self.recoverySuggestion = recoverySuggestion
+        self.underlyingError = underlyingError
     }
 
     /// What happened and where: the reason, the coding path, the record and the field.

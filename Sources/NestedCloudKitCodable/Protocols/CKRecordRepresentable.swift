@@ -16,9 +16,7 @@ import CloudKit
 ///     var director: Person
 ///     var students: [Person]
 ///
-///     func cloudKitReferenceActions() -> [String: CloudReference.Action] {
-///         ["students": .deleteSelf]
-///     }
+///     static let cloudKitFieldOptions = CloudFieldOptions(keyedBy: CodingKeys.self, referenceActions: [.students: .deleteSelf])
 /// }
 /// ```
 ///
@@ -37,7 +35,16 @@ public protocol CKRecordRepresentable {
     /// ASCII names of 1 to 255 characters that don't start with an underscore.
     var cloudKitIdentifier: String { get }
 
+    /// How this type's properties are stored: reference actions, assets, encrypted fields and properties left
+    /// out, declared once for the type. Defaults to none.
+    ///
+    /// See ``CloudFieldOptions``. Options given here win over those of the instance methods below, which
+    /// remain for version 1.0's models.
+    static var cloudKitFieldOptions: CloudFieldOptions { get }
+
     /// The names of properties (their coding keys) that are not stored in the record. Defaults to none.
+    ///
+    /// Prefer ``CloudFieldOptions/ignoredFields`` in ``cloudKitFieldOptions``, which the compiler checks.
     ///
     /// When decoding, an ignored property is missing from the record: give it an optional type or a default in
     /// a custom `init(from:)`.
@@ -45,6 +52,9 @@ public protocol CKRecordRepresentable {
 
     /// The reference action of each property that holds another record, keyed by the property's coding key.
     /// A property not listed gets ``CloudReference/Action/none``.
+    ///
+    /// Prefer ``CloudFieldOptions/referenceActions`` in ``cloudKitFieldOptions``, declared once for the type and
+    /// keyed by its coding keys.
     ///
     /// Version 1.0 used `.deleteSelf` for every reference; now each property says what it needs.
     func cloudKitReferenceActions() -> [String: CloudReference.Action]
@@ -57,6 +67,9 @@ public protocol CKRecordRepresentable {
 }
 
 extension CKRecordRepresentable {
+    /// No options.
+    public static var cloudKitFieldOptions: CloudFieldOptions { CloudFieldOptions() }
+
     /// The type's name, for example `"School"`.
     public var cloudKitRecordType: String { TypeNames.name(of: Self.self) }
 

@@ -7,6 +7,15 @@ struct CodingPath: Sendable {
     /// The path of the root value.
     static let root = CodingPath(last: nil)
 
+    /// The path through the given keys, from the root down.
+    init(keys: [any CodingKey]) {
+        self = keys.reduce(CodingPath.root) { $0.appending($1) }
+    }
+
+    private init(last: Step?) {
+        self.last = last
+    }
+
     func appending(_ key: any CodingKey) -> CodingPath { CodingPath(last: Step(.key(key), parent: last)) }
     func appending(index: Int) -> CodingPath { CodingPath(last: Step(.index(index), parent: last)) }
 

@@ -19,6 +19,8 @@ struct DatabaseBackend: Sendable, CustomTestStringConvertible {
     var keepsEmptyListTypes = true
     /// Whether a conflict carries the version the client's copy came from. CloudKit Web Services' doesn't.
     var reportsAncestors = true
+    /// Whether the backend stores encrypted fields. CloudKit Web Services can't: it refuses them.
+    var keepsEncryptedFields = true
     let make: @Sendable (_ maximumItemsPerRequest: Int) async throws -> any CloudDatabase
 
     var testDescription: String { name }
@@ -53,7 +55,8 @@ extension DatabaseBackend {
     /// documentation says from an in-memory database (``WebServicesStandIn``), as a signed-in user of the private
     /// database.
     static let webServices = DatabaseBackend(
-        name: "Web Services", keepsFieldOrder: false, keepsEmptyListTypes: false, reportsAncestors: false
+        name: "Web Services", keepsFieldOrder: false, keepsEmptyListTypes: false, reportsAncestors: false,
+        keepsEncryptedFields: false
     ) { limit in
         let standIn = WebServicesStandIn(database: InMemoryCloudDatabase(maximumItemsPerRequest: 400))
         let server = try await LoopbackCloudKitServer.start { await standIn.respond(to: $0) }

@@ -12,22 +12,22 @@ import Foundation
 ///   reference still points to can't be deleted. At most 750 records may point to one target with `.deleteSelf`.
 /// - Deleting a record deletes, in turn, every record that points to it with `.deleteSelf`.
 /// - Atomic requests are all or nothing within each custom zone; in the default zone each item stands alone.
-public struct CloudModificationPlan: Sendable {
+package struct CloudModificationPlan: Sendable {
     /// The result of each record to save: the record as stored, or why it wasn't.
-    public private(set) var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+    package private(set) var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
     /// The result of each record to delete.
-    public private(set) var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
+    package private(set) var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
     /// The records to store, with their new system fields, in request order.
-    public private(set) var recordsToWrite: [CloudRecord] = []
+    package private(set) var recordsToWrite: [CloudRecord] = []
     /// The records to remove: the deleted ones and everything their deletion cascades to.
-    public private(set) var recordIDsToRemove: [CloudRecord.ID] = []
+    package private(set) var recordIDsToRemove: [CloudRecord.ID] = []
 
     /// The most records that may point to one target with `.deleteSelf`.
-    public static let maximumDeleteSelfReferences = 750
+    package static let maximumDeleteSelfReferences = 750
 
     /// Why CloudKit would refuse to create the zone (its name or owner name empty, too long, outside ASCII or
     /// with a NUL), or `nil`.
-    public static func refusal(creating zone: CloudRecord.ZoneID) -> CloudDatabaseError? {
+    package static func refusal(creating zone: CloudRecord.ZoneID) -> CloudDatabaseError? {
         RecordValidator.problem(with: zone).map(CloudDatabaseError.invalidArguments)
     }
 
@@ -36,7 +36,7 @@ public struct CloudModificationPlan: Sendable {
     /// that isn't finite or is out of range, a location with a part that isn't finite).
     ///
     /// Backends check this before anything reaches the server, so the refusal names the record and field.
-    public static func refusal(saving record: CloudRecord) -> CloudDatabaseError? {
+    package static func refusal(saving record: CloudRecord) -> CloudDatabaseError? {
         if let problem = RecordValidator.problem(withNamesOf: record) { return .invalidArguments(problem) }
         for target in record.referencedRecordIDs where target.zoneID != record.id.zoneID {
             return .invalidArguments("\(record.id) references \(target), in another zone; references must stay in their record's zone")
@@ -51,7 +51,7 @@ public struct CloudModificationPlan: Sendable {
     }
 
     /// Why CloudKit would refuse the whole request, or `nil`: it saves or deletes a record more than once.
-    public static func refusal(saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID]) -> CloudDatabaseError? {
+    package static func refusal(saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID]) -> CloudDatabaseError? {
         var mentioned: Set<CloudRecord.ID> = []
         for id in recordsToSave.map(\.id) + recordIDsToDelete where !mentioned.insert(id).inserted {
             return .invalidArguments("the request saves or deletes \(id) more than once")
@@ -74,7 +74,7 @@ public struct CloudModificationPlan: Sendable {
     ///   - makeChangeTag: A new, unique change tag.
     /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a request that saves or deletes a record twice;
     ///   whatever the store throws.
-    public init(
+    package init(
         saving recordsToSave: [CloudRecord],
         deleting recordIDsToDelete: [CloudRecord.ID],
         savePolicy: CloudRecordSavePolicy,
@@ -192,7 +192,10 @@ public struct CloudModificationPlan: Sendable {
             modificationDate: now,
             lastModifiedUserRecordName: userRecordName
         )
-        return .success(CloudRecord(recordType: client.recordType, id: client.id, fields: fields, systemFields: systemFields))
+        var stored = CloudRecord(recordType: client.recordType, id: client.id, fields: fields, systemFields: systemFields)
+        // Fields kept from the server stay encrypted; names of fields no longer there are ignored.
+        stored.setEncrypted(true, fieldsNamed: client.encryptedFieldNames.union(server?.encryptedFieldNames ?? []))
+        return .success(stored)
     }
 
     /// The record and every record that points to it with `.deleteSelf`, in turn.

@@ -2,7 +2,7 @@
 ///
 /// Backends that store records (in memory, SQLite) read through this protocol, and the plan decides what CloudKit
 /// would do; so every such backend keeps the same rules, from one tested implementation.
-public protocol CloudRecordStore {
+package protocol CloudRecordStore {
     /// The stored record with this ID, or `nil`.
     func record(withID id: CloudRecord.ID) throws -> CloudRecord?
 
