@@ -63,8 +63,9 @@ extension CKCodableError {
         return DecodingLocation(path: CodingPath(keys: path), recordID: recordID, field: field)
     }
 
-    /// Any error at a public entry point of the decoder, as the `CKCodableError` the entry point promises;
-    /// `CancellationError` stays itself unless `cancellation` says otherwise.
+    /// Any error at a public entry point of the decoder, as the `CKCodableError` the entry point promises.
+    /// `CancellationError` stays itself, as async Swift APIs report cancellation, unless `wrappingCancellation`
+    /// asks for ``Code/cancelled`` (the completion-handler form, which reports `CKCodableError`s only).
     static func atEntryPoint(_ error: any Error, rootID: CloudRecord.ID, wrappingCancellation: Bool = false) -> any Error {
         switch error {
         case let ours as CKCodableError: return ours
