@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // AsyncHTTPClient's types are NIO's; the tests' loopback CloudKit server is built on NIO too.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // `swift package generate-documentation` (scripts/build-docs.sh); a command plugin, so nothing of it links.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The core depends on Foundation only, so it also ships through CocoaPods and Carthage.

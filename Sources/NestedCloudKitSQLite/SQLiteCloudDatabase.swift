@@ -2,14 +2,14 @@ import Foundation
 import GRDB
 import NestedCloudKitCodable
 
-/// A ``CloudDatabase`` in a SQLite file: records that survive restarts, with exactly CloudKit's rules.
+/// A `CloudDatabase` in a SQLite file: records that survive restarts, with exactly CloudKit's rules.
 ///
 /// ```swift
 /// let database = try SQLiteCloudDatabase(path: "School.sqlite")
 /// try await database.saveRecords(try CKRecordEncoder().encode(school))
 /// ```
 ///
-/// It keeps the same rules as ``InMemoryCloudDatabase`` (from the same ``CloudModificationPlan``) and passes the
+/// It keeps the same rules as `InMemoryCloudDatabase` (from the same `CloudModificationPlan`) and passes the
 /// same conformance suite: change tags and conflicts, `.deleteSelf` cascades, `.validate`, atomic custom zones,
 /// the per-request limit, zones, and queries, with "references this record" answered from an index.
 ///
@@ -86,7 +86,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
 
     // MARK: CloudDatabase
 
-    /// Fetches records by ID; see ``CloudDatabase/records(for:desiredKeys:)``.
+    /// Fetches records by ID; see `CloudDatabase.records(for:desiredKeys:)`.
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
     ) async throws -> CloudRecordResults {
@@ -107,7 +107,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
     }
 
     /// Saves and deletes records under CloudKit's rules, in one transaction; see
-    /// ``CloudDatabase/modifyRecords(saving:deleting:savePolicy:atomically:)``.
+    /// `CloudDatabase.modifyRecords(saving:deleting:savePolicy:atomically:)`.
     public func modifyRecords(
         saving recordsToSave: [CloudRecord],
         deleting recordIDsToDelete: [CloudRecord.ID],
@@ -138,14 +138,14 @@ public final class SQLiteCloudDatabase: CloudDatabase {
     }
 
     /// Finds matching records a page at a time; see
-    /// ``CloudDatabase/records(matching:inZoneWith:desiredKeys:resultsLimit:)``.
+    /// `CloudDatabase.records(matching:inZoneWith:desiredKeys:resultsLimit:)`.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
         try await page(from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
-    /// Continues a query; see ``CloudDatabase/records(continuingMatchFrom:desiredKeys:resultsLimit:)``.
+    /// Continues a query; see `CloudDatabase.records(continuingMatchFrom:desiredKeys:resultsLimit:)`.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {

@@ -18,7 +18,8 @@ public enum CloudKitWebServicesAuthentication: Sendable, CustomStringConvertible
     /// An API token from CloudKit Console, with the web auth token of a signed-in user when the requests act for one.
     ///
     /// CloudKit gives a new web auth token with every response and the old one stops working, so the database
-    /// sends one request at a time and hands each new token to ``CloudKitWebServicesDatabase/webAuthTokenRotated``.
+    /// sends one request at a time and hands each new token to the `webAuthTokenRotated` closure given to
+    /// ``CloudKitWebServicesDatabase/init(configuration:httpClient:logger:webAuthTokenRotated:)``.
     case apiToken(String, webAuthToken: String?)
 
     /// A description without the secrets.

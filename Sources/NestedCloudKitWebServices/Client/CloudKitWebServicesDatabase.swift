@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import NestedCloudKitCodable
 
-/// A ``CloudDatabase`` that is a container's database in iCloud, reached through CloudKit Web Services: for
+/// A `CloudDatabase` that is a container's database in iCloud, reached through CloudKit Web Services: for
 /// Linux, servers, command-line tools and CI jobs that read and write the records an app's users have.
 ///
 /// ```swift
@@ -18,13 +18,13 @@ import NestedCloudKitCodable
 ///
 /// It keeps CloudKit's rules because CloudKit applies them; what it adds is the mapping:
 /// - Requests go per zone (CloudKit Web Services names one zone a request) with at most
-///   ``maximumItemsPerRequest`` operations (200); more is ``CloudDatabaseError/limitExceeded(limit:requested:)``.
+///   ``maximumItemsPerRequest`` operations (200); more is `CloudDatabaseError.limitExceeded(limit:requested:)`.
 /// - Saves choose the operation from the save policy and the record: `create` for a new record and `update` for
 ///   a fetched one under `ifServerRecordUnchanged`, `forceUpdate` under `changedKeys`, `forceReplace` under
 ///   `allKeys`; a fetched record that clears fields is sent whole, as `replace` (or `forceReplace` when it
 ///   doesn't check the change tag), the documented way to remove a field's value. Deletes are `delete`, or
 ///   `forceDelete` when the policy doesn't check change tags.
-/// - A conflict is reported as ``CloudDatabaseError/serverRecordChanged(server:client:ancestor:)`` with the
+/// - A conflict is reported as `CloudDatabaseError.serverRecordChanged(server:client:ancestor:)` with the
 ///   server's record, fetched for it (CloudKit Web Services' error doesn't carry it).
 /// - Assets with local contents are uploaded first (`assets/upload`, then the bytes, streamed from their file),
 ///   and the field carries the receipt. Fetched assets are downloaded into
@@ -54,7 +54,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     ///   - logger: Where requests are logged (endpoint, status, retries; never a secret).
     ///   - webAuthTokenRotated: Called with each new web auth token the server gives, so that the app can keep
     ///     it for its next session; the old one no longer works.
-    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a configuration that can't work, such as a
+    /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a configuration that can't work, such as a
     ///   server-to-server key for the private database.
     public init(
         configuration: CloudKitWebServicesConfiguration,
@@ -129,7 +129,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     /// Saves and deletes records with `records/modify`, one request per zone, after uploading their assets.
     ///
     /// Records CloudKit would refuse fail before any request; in an atomic request in a custom zone they fail
-    /// the zone's other items with ``CloudDatabaseError/batchRequestFailed(_:)``, as CloudKit would.
+    /// the zone's other items with `CloudDatabaseError.batchRequestFailed(_:)`, as CloudKit would.
     public func modifyRecords(
         saving recordsToSave: [CloudRecord],
         deleting recordIDsToDelete: [CloudRecord.ID],
