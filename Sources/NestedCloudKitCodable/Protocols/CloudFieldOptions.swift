@@ -27,7 +27,7 @@ import Foundation
 /// ```
 ///
 /// The options apply to this type only, unlike the encoder's strategies, which apply to every record. Version
-/// 1.0's instance methods (``CKRecordRepresentable/cloudKitReferenceActions()-2qt4c`` and
+/// 1.0's instance methods (``CKRecordRepresentable/cloudKitReferenceActions()`` and
 /// ``CKRecordRepresentable/ignoredProperties()``) still count; where both name a property, these options win.
 /// Options given by name (the `String` form, or the instance methods) are checked when a value is encoded: a
 /// name that is neither a key the value encodes nor one of its properties is a
