@@ -23,4 +23,5 @@ swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name NestedCloudK
 echo "== run the bridge's conversions against the stand-ins"
 swiftc -swift-version 6 -module-name NestedCloudKitCodable -package-name NestedCloudKitCodable -I "$build" "${sources[@]}" Tests/AppleBridgeCheck/main.swift \
     "$build/CoreLocation.o" "$build/CloudKit.o" -o "$build/apple-bridge-check"
-"$build/apple-bridge-check"
+mkdir "$build/tmp"
+TMPDIR="$build/tmp" "$build/apple-bridge-check"

@@ -1,11 +1,29 @@
 // A stand-in for CloudKit on Linux: the documented Swift signatures of the symbols the Apple bridge uses, with
-// simple behaviour (a record is a dictionary; system fields archive with NSKeyedArchiver), so the bridge
-// type-checks against them and its conversions run here. The database calls only fail: nothing here talks to
-// CloudKit. Test-only; never shipped.
+// simple behaviour, so the bridge type-checks against them and its conversions and database calls run here.
+// Test-only; never shipped.
+//
+// What a caller outside this module can do is what Apple's SDK lets it do: a record's ID, type and system fields
+// are read-only, a database comes from a container, an asset's file URL is read-only. The behaviour follows
+// Apple's documentation where the bridge depends on it:
+// - a database is a small server in memory: it keeps zones and records, gives each save a new change tag, and
+//   fails as CloudKit does (a stale change tag is `serverRecordChanged`, whose server record has assets with a
+//   `nil` file URL; a missing zone is `zoneNotFound`; more than 400 items is `limitExceeded`; a cancelled task's
+//   request is `operationCancelled`; an `OR` compound predicate is `invalidArguments`, as `CKQuery` accepts only
+//   `AND`; an encrypted reference or asset, or an encrypted field in the public database, is `invalidArguments`);
+// - it reads an asset's file when it saves the record, and hands fetched assets out as files of its own;
+// - `desiredKeys: []` fetches the system fields only;
+// - a query returns every record of the type in the zone: Linux's Foundation can't build or evaluate the
+//   predicate's comparisons, so the bridge's comparisons are checked before they become an `NSPredicate`.
 import CoreLocation
 import Foundation
 
 public let CKCurrentUserDefaultName = "__defaultOwner__"
+public let CKErrorRetryAfterKey = "CKRetryAfter"
+public let CKPartialErrorsByItemIDKey = "CKPartialErrors"
+public let CKRecordChangedErrorServerRecordKey = "ServerRecord"
+public let CKRecordChangedErrorClientRecordKey = "ClientRecord"
+public let CKRecordChangedErrorAncestorRecordKey = "AncestorRecord"
+public let CKErrorUserDidResetEncryptedDataKey = "CKErrorUserDidResetEncryptedDataKey"
 
 /// `CKRecordValue`, as Swift imports it.
 public protocol __CKRecordObjCValue: AnyObject {}
@@ -22,8 +40,8 @@ open class CKRecordZone: NSObject, @unchecked Sendable {
     open class ID: NSObject, NSSecureCoding, @unchecked Sendable {
         public static let `default` = ID(zoneName: "_defaultZone", ownerName: CKCurrentUserDefaultName)
         public static var supportsSecureCoding: Bool { true }
-        open var zoneName: String
-        open var ownerName: String
+        public private(set) var zoneName: String
+        public private(set) var ownerName: String
         public init(zoneName: String = "_defaultZone", ownerName: String = CKCurrentUserDefaultName) {
             self.zoneName = zoneName
             self.ownerName = ownerName
@@ -38,23 +56,57 @@ open class CKRecordZone: NSObject, @unchecked Sendable {
             coder.encode(zoneName as NSString, forKey: "zoneName")
             coder.encode(ownerName as NSString, forKey: "ownerName")
         }
+        // Record zone IDs are equal by value, as Apple's are.
+        open override func isEqual(_ object: Any?) -> Bool {
+            guard let other = object as? ID else { return false }
+            return zoneName == other.zoneName && ownerName == other.ownerName
+        }
+        open override var hash: Int { zoneName.hashValue ^ ownerName.hashValue }
     }
-    open var zoneID: ID
+    public let zoneID: ID
     public init(zoneID: ID) { self.zoneID = zoneID }
     public init(zoneName: String) { zoneID = ID(zoneName: zoneName) }
 }
 
-open class CKRecord: NSObject, @unchecked Sendable {
+/// `CKRecordKeyValueSetting`: reading and writing a record's fields, plain (`CKRecord`) or encrypted
+/// (`CKRecord.encryptedValues`).
+public protocol CKRecordKeyValueSetting: NSObjectProtocol {
+    func object(forKey key: CKRecord.FieldKey) -> (any __CKRecordObjCValue)?
+    func setObject(_ object: (any __CKRecordObjCValue)?, forKey key: CKRecord.FieldKey)
+    func allKeys() -> [CKRecord.FieldKey]
+    func changedKeys() -> [CKRecord.FieldKey]
+}
+
+/// The fields of a record, with the keys changed since it was fetched or saved.
+final class FieldStore: NSObject, CKRecordKeyValueSetting, @unchecked Sendable {
+    var values: [String: any __CKRecordObjCValue] = [:]
+    var changed: [String] = []
+    func object(forKey key: String) -> (any __CKRecordObjCValue)? { values[key] }
+    func setObject(_ object: (any __CKRecordObjCValue)?, forKey key: String) {
+        values[key] = object
+        if !changed.contains(key) { changed.append(key) }
+    }
+    func allKeys() -> [String] { values.keys.sorted() }
+    func changedKeys() -> [String] { changed }
+}
+
+open class CKRecord: NSObject, CKRecordKeyValueSetting, @unchecked Sendable {
     public typealias RecordType = String
     public typealias FieldKey = String
 
     open class ID: NSObject, @unchecked Sendable {
-        open var recordName: String
-        open var zoneID: CKRecordZone.ID
+        public private(set) var recordName: String
+        public private(set) var zoneID: CKRecordZone.ID
         public init(recordName: String, zoneID: CKRecordZone.ID = .default) {
             self.recordName = recordName
             self.zoneID = zoneID
         }
+        // Record IDs are equal by value, as Apple's are.
+        open override func isEqual(_ object: Any?) -> Bool {
+            guard let other = object as? ID else { return false }
+            return recordName == other.recordName && zoneID.isEqual(other.zoneID)
+        }
+        open override var hash: Int { recordName.hashValue ^ zoneID.hash }
     }
 
     open class Reference: NSObject, __CKRecordObjCValue, @unchecked Sendable {
@@ -62,8 +114,8 @@ open class CKRecord: NSObject, @unchecked Sendable {
             case none = 0
             case deleteSelf = 1
         }
-        open var recordID: CKRecord.ID
-        open var action: Action
+        public let recordID: CKRecord.ID
+        public let action: Action
         public init(recordID: CKRecord.ID, action: Action) {
             self.recordID = recordID
             self.action = action
@@ -71,15 +123,18 @@ open class CKRecord: NSObject, @unchecked Sendable {
         public convenience init(record: CKRecord, action: Action) { self.init(recordID: record.recordID, action: action) }
     }
 
-    open var recordType: RecordType
-    open var recordID: ID
-    open var recordChangeTag: String?
-    open var creationDate: Date?
-    open var modificationDate: Date?
-    open var creatorUserRecordID: ID?
-    open var lastModifiedUserRecordID: ID?
-    private var values: [FieldKey: any __CKRecordObjCValue] = [:]
-    private var changed: [FieldKey] = []
+    public internal(set) var recordType: RecordType
+    public internal(set) var recordID: ID
+    public internal(set) var recordChangeTag: String?
+    public internal(set) var creationDate: Date?
+    public internal(set) var modificationDate: Date?
+    public internal(set) var creatorUserRecordID: ID?
+    public internal(set) var lastModifiedUserRecordID: ID?
+    let plain = FieldStore()
+    let encrypted = FieldStore()
+
+    /// The record's encrypted fields.
+    public var encryptedValues: any CKRecordKeyValueSetting & Sendable { encrypted }
 
     public init(recordType: RecordType, recordID: ID = ID(recordName: UUID().uuidString)) {
         self.recordType = recordType
@@ -116,30 +171,52 @@ open class CKRecord: NSObject, @unchecked Sendable {
         if let modificationDate { coder.encode(modificationDate as NSDate, forKey: "modificationDate") }
     }
 
-    open func object(forKey key: FieldKey) -> (any __CKRecordObjCValue)? { values[key] }
-
-    open func setObject(_ object: (any __CKRecordObjCValue)?, forKey key: FieldKey) {
-        values[key] = object
-        if !changed.contains(key) { changed.append(key) }
-    }
+    open func object(forKey key: FieldKey) -> (any __CKRecordObjCValue)? { plain.object(forKey: key) }
+    open func setObject(_ object: (any __CKRecordObjCValue)?, forKey key: FieldKey) { plain.setObject(object, forKey: key) }
 
     public subscript(key: FieldKey) -> (any __CKRecordObjCValue)? {
         get { object(forKey: key) }
         set { setObject(newValue, forKey: key) }
     }
 
-    open func allKeys() -> [FieldKey] { values.keys.sorted() }
-    open func changedKeys() -> [FieldKey] { changed }
+    open func allKeys() -> [FieldKey] { plain.allKeys() }
+    open func changedKeys() -> [FieldKey] { plain.changedKeys() + encrypted.changedKeys() }
+
+    /// A copy with the same system fields and values and nothing changed, as the server hands records out.
+    func serverCopy(desiredKeys: [FieldKey]? = nil, assets: (CKAsset) -> CKAsset) -> CKRecord {
+        let copy = CKRecord(recordType: recordType, recordID: recordID)
+        copy.recordChangeTag = recordChangeTag
+        copy.creationDate = creationDate
+        copy.modificationDate = modificationDate
+        copy.creatorUserRecordID = creatorUserRecordID
+        copy.lastModifiedUserRecordID = lastModifiedUserRecordID
+        for (source, target) in [(plain, copy.plain), (encrypted, copy.encrypted)] {
+            for (key, value) in source.values where desiredKeys?.contains(key) ?? true {
+                target.values[key] = Self.mapAssets(value, assets)
+            }
+        }
+        return copy
+    }
+
+    static func mapAssets(_ value: any __CKRecordObjCValue, _ transform: (CKAsset) -> CKAsset) -> any __CKRecordObjCValue {
+        if let asset = value as? CKAsset { return transform(asset) }
+        if let list = value as? NSArray, list.firstObject is CKAsset {
+            return NSArray(array: list.map { ($0 as? CKAsset).map(transform) ?? $0 })
+        }
+        return value
+    }
 }
 
 open class CKAsset: NSObject, __CKRecordObjCValue, @unchecked Sendable {
-    open var fileURL: URL?
+    public internal(set) var fileURL: URL?
     public init(fileURL: URL) { self.fileURL = fileURL }
+    /// An asset the server didn't download, such as those of a conflict's server record.
+    init(notDownloaded: ()) { fileURL = nil }
 }
 
 open class CKQuery: NSObject, @unchecked Sendable {
-    open var recordType: CKRecord.RecordType
-    open var predicate: NSPredicate
+    public let recordType: CKRecord.RecordType
+    public let predicate: NSPredicate
     open var sortDescriptors: [NSSortDescriptor]?
     public init(recordType: CKRecord.RecordType, predicate: NSPredicate) {
         self.recordType = recordType
@@ -154,7 +231,7 @@ open class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
     public static let maximumResults: Int = 0
     open class Cursor: NSObject, NSSecureCoding, @unchecked Sendable {
         public static var supportsSecureCoding: Bool { true }
-        public override init() {}
+        override init() {}
         public required init?(coder: NSCoder) {}
         open func encode(with coder: NSCoder) {}
     }
@@ -177,7 +254,9 @@ public struct CKError: Error, @unchecked Sendable {
              assetFileModified = 17, incompatibleVersion = 18, constraintViolation = 19, operationCancelled = 20,
              changeTokenExpired = 21, batchRequestFailed = 22, zoneBusy = 23, badDatabase = 24,
              quotaExceeded = 25, zoneNotFound = 26, limitExceeded = 27, userDeletedZone = 28,
-             tooManyParticipants = 29, alreadyShared = 30, referenceViolation = 31
+             tooManyParticipants = 29, alreadyShared = 30, referenceViolation = 31, managedAccountRestricted = 32,
+             participantMayNeedVerification = 33, serverResponseLost = 34, assetNotAvailable = 35,
+             accountTemporarilyUnavailable = 36
     }
     public let code: Code
     public let userInfo: [String: Any]
@@ -185,51 +264,242 @@ public struct CKError: Error, @unchecked Sendable {
         self.code = code
         self.userInfo = userInfo
     }
-    public var serverRecord: CKRecord? { userInfo["ServerRecord"] as? CKRecord }
-    public var clientRecord: CKRecord? { userInfo["ClientRecord"] as? CKRecord }
-    public var ancestorRecord: CKRecord? { userInfo["AncestorRecord"] as? CKRecord }
-    public var retryAfterSeconds: Double? { userInfo["CKRetryAfter"] as? Double }
-    public var partialErrorsByItemID: [AnyHashable: any Error]? { userInfo["CKPartialErrors"] as? [AnyHashable: any Error] }
+    public var serverRecord: CKRecord? { userInfo[CKRecordChangedErrorServerRecordKey] as? CKRecord }
+    public var clientRecord: CKRecord? { userInfo[CKRecordChangedErrorClientRecordKey] as? CKRecord }
+    public var ancestorRecord: CKRecord? { userInfo[CKRecordChangedErrorAncestorRecordKey] as? CKRecord }
+    public var retryAfterSeconds: Double? { userInfo[CKErrorRetryAfterKey] as? Double }
+    public var partialErrorsByItemID: [AnyHashable: any Error]? { userInfo[CKPartialErrorsByItemIDKey] as? [AnyHashable: any Error] }
+}
+
+open class CKContainer: NSObject, @unchecked Sendable {
+    public let containerIdentifier: String?
+    public let privateCloudDatabase: CKDatabase
+    public let publicCloudDatabase: CKDatabase
+    public let sharedCloudDatabase: CKDatabase
+    public init(identifier containerIdentifier: String) {
+        self.containerIdentifier = containerIdentifier
+        privateCloudDatabase = CKDatabase(scope: .private)
+        publicCloudDatabase = CKDatabase(scope: .public)
+        sharedCloudDatabase = CKDatabase(scope: .shared)
+    }
+    private static let defaultContainer = CKContainer(identifier: "iCloud.default")
+    open class func `default`() -> CKContainer { defaultContainer }
 }
 
 open class CKDatabase: NSObject, @unchecked Sendable {
     public enum Scope: Int, Sendable { case `public` = 1, `private` = 2, shared = 3 }
-    open var databaseScope: Scope { .private }
+    public let databaseScope: Scope
+
+    // The server's state, behind a lock: every call takes it once, so calls in flight together don't interleave.
+    private let lock = NSLock()
+    private var zones: [CKRecordZone.ID] = [.default]
+    private var stored: [CKRecord.ID: CKRecord] = [:]
+    private var assetBytes: [URL: Data] = [:]
+    private var nextTag = 0
+    private let staging = FileManager.default.temporaryDirectory.appendingPathComponent("CloudKitStandIn-\(UUID().uuidString)")
+
+    /// The most items one request takes, as the framework's documentation says ("about 400").
+    static let itemLimit = 400
+
+    init(scope: Scope) {
+        databaseScope = scope
+    }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    private func checkCancellation() throws {
+        if Task.isCancelled { throw CKError(.operationCancelled) }
+    }
+
+    /// The record as the server hands it out: its assets are files of the server's own.
+    private func handedOut(_ record: CKRecord, desiredKeys: [String]?) -> CKRecord {
+        record.serverCopy(desiredKeys: desiredKeys) { asset in
+            guard let source = asset.fileURL, let bytes = assetBytes[source] else { return CKAsset(notDownloaded: ()) }
+            let file = staging.appendingPathComponent(UUID().uuidString)
+            try? FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+            guard (try? bytes.write(to: file)) != nil else { return CKAsset(notDownloaded: ()) }
+            return CKAsset(fileURL: file)
+        }
+    }
 
     open func records(
         for ids: [CKRecord.ID], desiredKeys: [CKRecord.FieldKey]? = nil
     ) async throws -> [CKRecord.ID: Result<CKRecord, any Error>] {
-        throw CKError(.networkUnavailable)
+        try checkCancellation()
+        if ids.count > Self.itemLimit { throw CKError(.limitExceeded) }
+        return locked {
+            var results: [CKRecord.ID: Result<CKRecord, any Error>] = [:]
+            for id in ids {
+                if !zones.contains(id.zoneID) {
+                    results[id] = .failure(CKError(.zoneNotFound))
+                } else if let record = stored[id] {
+                    results[id] = .success(handedOut(record, desiredKeys: desiredKeys))
+                } else {
+                    results[id] = .failure(CKError(.unknownItem))
+                }
+            }
+            return results
+        }
     }
 
     open func modifyRecords(
         saving recordsToSave: [CKRecord], deleting recordIDsToDelete: [CKRecord.ID],
         savePolicy: CKModifyRecordsOperation.RecordSavePolicy = .ifServerRecordUnchanged, atomically: Bool = true
     ) async throws -> (saveResults: [CKRecord.ID: Result<CKRecord, any Error>], deleteResults: [CKRecord.ID: Result<Void, any Error>]) {
-        throw CKError(.networkUnavailable)
+        try checkCancellation()
+        if recordsToSave.count + recordIDsToDelete.count > Self.itemLimit { throw CKError(.limitExceeded) }
+        return locked {
+            var saveResults: [CKRecord.ID: Result<CKRecord, any Error>] = [:]
+            var deleteResults: [CKRecord.ID: Result<Void, any Error>] = [:]
+            var writes: [CKRecord] = []
+            var uploads: [URL: Data] = [:]
+            for client in recordsToSave {
+                switch save(client, savePolicy: savePolicy, uploads: &uploads) {
+                case .success(let record): writes.append(record)
+                case .failure(let error): saveResults[client.recordID] = .failure(error)
+                }
+            }
+            var removals: [CKRecord.ID] = []
+            for id in recordIDsToDelete {
+                if !zones.contains(id.zoneID) {
+                    deleteResults[id] = .failure(CKError(.zoneNotFound))
+                } else if stored[id] == nil {
+                    deleteResults[id] = .failure(CKError(.unknownItem))
+                } else {
+                    removals.append(id)
+                }
+            }
+            if atomically, !saveResults.isEmpty || !deleteResults.isEmpty {
+                // An atomic request applies nothing once an item fails (custom zones only, as CloudKit's default
+                // zone has no atomic changes).
+                let failedZones = Set(saveResults.keys.map(\.zoneID) + deleteResults.keys.map(\.zoneID)).filter { !$0.isEqual(CKRecordZone.ID.default) }
+                for record in writes where failedZones.contains(record.recordID.zoneID) {
+                    saveResults[record.recordID] = .failure(CKError(.batchRequestFailed))
+                }
+                for id in removals where failedZones.contains(id.zoneID) {
+                    deleteResults[id] = .failure(CKError(.batchRequestFailed))
+                }
+                writes.removeAll { failedZones.contains($0.recordID.zoneID) }
+                removals.removeAll { failedZones.contains($0.zoneID) }
+            }
+            for record in writes {
+                nextTag += 1
+                record.recordChangeTag = "tag-\(nextTag)"
+                record.modificationDate = Date(timeIntervalSince1970: TimeInterval(1_000 + nextTag))
+                stored[record.recordID] = record
+                saveResults[record.recordID] = .success(handedOut(record, desiredKeys: nil))
+            }
+            assetBytes.merge(uploads) { _, new in new }
+            for id in removals {
+                stored[id] = nil
+                deleteResults[id] = .success(())
+            }
+            return (saveResults, deleteResults)
+        }
+    }
+
+    /// The record the server stores for a save, or the error CloudKit would report.
+    private func save(
+        _ client: CKRecord, savePolicy: CKModifyRecordsOperation.RecordSavePolicy, uploads: inout [URL: Data]
+    ) -> Result<CKRecord, CKError> {
+        guard zones.contains(client.recordID.zoneID) else { return .failure(CKError(.zoneNotFound)) }
+        for value in client.encrypted.values.values {
+            if value is CKAsset || value is CKRecord.Reference || (value as? NSArray)?.firstObject is CKAsset
+                || (value as? NSArray)?.firstObject is CKRecord.Reference {
+                return .failure(CKError(.invalidArguments))
+            }
+        }
+        if databaseScope == .public, !client.encrypted.values.isEmpty { return .failure(CKError(.invalidArguments)) }
+        // CloudKit reads an asset's file when it saves the record; a missing file fails the record.
+        for value in client.plain.values.values {
+            let assets = (value as? CKAsset).map { [$0] } ?? ((value as? NSArray)?.compactMap { $0 as? CKAsset } ?? [])
+            for asset in assets {
+                guard let url = asset.fileURL, let bytes = try? Data(contentsOf: url) else {
+                    return .failure(CKError(.assetFileNotFound))
+                }
+                uploads[url] = bytes
+            }
+        }
+        let server = stored[client.recordID]
+        if let server, server.recordType != client.recordType { return .failure(CKError(.invalidArguments)) }
+        if savePolicy == .ifServerRecordUnchanged {
+            if server == nil, client.recordChangeTag != nil { return .failure(CKError(.unknownItem)) }
+            if let server, server.recordChangeTag != client.recordChangeTag {
+                return .failure(CKError(.serverRecordChanged, userInfo: [
+                    CKRecordChangedErrorServerRecordKey: server.serverCopy { _ in CKAsset(notDownloaded: ()) },
+                    CKRecordChangedErrorClientRecordKey: client,
+                ]))
+            }
+        }
+        let record = savePolicy == .allKeys || server == nil
+            ? CKRecord(recordType: client.recordType, recordID: client.recordID)
+            : server?.serverCopy { $0 } ?? CKRecord(recordType: client.recordType, recordID: client.recordID)
+        record.creationDate = server?.creationDate ?? Date(timeIntervalSince1970: 1_000)
+        let keys: (FieldStore) -> [String] = { savePolicy == .allKeys ? $0.allKeys() : $0.changedKeys() }
+        for key in keys(client.plain) { record.plain.values[key] = client.plain.values[key] }
+        for key in keys(client.encrypted) { record.encrypted.values[key] = client.encrypted.values[key] }
+        return .success(record)
     }
 
     open func records(
         matching query: CKQuery, inZoneWith zoneID: CKRecordZone.ID? = nil, desiredKeys: [CKRecord.FieldKey]? = nil,
         resultsLimit: Int = CKQueryOperation.maximumResults
     ) async throws -> (matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?) {
-        throw CKError(.networkUnavailable)
+        try checkCancellation()
+        if let compound = query.predicate as? NSCompoundPredicate, compound.compoundPredicateType != .and {
+            throw CKError(.invalidArguments)
+        }
+        return try locked {
+            let zone = zoneID ?? .default
+            guard zones.contains(zone) else { throw CKError(.zoneNotFound) }
+            let matches = stored.values.filter { $0.recordID.zoneID.isEqual(zone) && $0.recordType == query.recordType }
+                .sorted { $0.recordID.recordName < $1.recordID.recordName }
+            return (matches.map { ($0.recordID, .success(handedOut($0, desiredKeys: desiredKeys))) }, nil)
+        }
     }
 
     open func records(
         continuingMatchFrom queryCursor: CKQueryOperation.Cursor, desiredKeys: [CKRecord.FieldKey]? = nil,
         resultsLimit: Int = CKQueryOperation.maximumResults
     ) async throws -> (matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?) {
-        throw CKError(.networkUnavailable)
+        try checkCancellation()
+        return ([], nil)
     }
 
     open func modifyRecordZones(
         saving recordZonesToSave: [CKRecordZone], deleting recordZoneIDsToDelete: [CKRecordZone.ID]
     ) async throws -> (saveResults: [CKRecordZone.ID: Result<CKRecordZone, any Error>], deleteResults: [CKRecordZone.ID: Result<Void, any Error>]) {
-        throw CKError(.networkUnavailable)
+        try checkCancellation()
+        return locked {
+            var saveResults: [CKRecordZone.ID: Result<CKRecordZone, any Error>] = [:]
+            var deleteResults: [CKRecordZone.ID: Result<Void, any Error>] = [:]
+            for zone in recordZonesToSave {
+                if databaseScope == .public {
+                    saveResults[zone.zoneID] = .failure(CKError(.permissionFailure))
+                    continue
+                }
+                if !zones.contains(zone.zoneID) { zones.append(zone.zoneID) }
+                saveResults[zone.zoneID] = .success(zone)
+            }
+            for id in recordZoneIDsToDelete {
+                guard zones.contains(id) else {
+                    deleteResults[id] = .failure(CKError(.zoneNotFound))
+                    continue
+                }
+                zones.removeAll { $0.isEqual(id) }
+                stored = stored.filter { !$0.key.zoneID.isEqual(id) }
+                deleteResults[id] = .success(())
+            }
+            return (saveResults, deleteResults)
+        }
     }
 
     open func allRecordZones() async throws -> [CKRecordZone] {
-        throw CKError(.networkUnavailable)
+        try checkCancellation()
+        return locked { zones.map { CKRecordZone(zoneID: $0) } }
     }
 }

@@ -5,12 +5,26 @@ import Foundation
 /// A `CKDatabase` as a ``CloudDatabase``: CloudKit itself behind the portable protocol, through its async API.
 ///
 /// ```swift
-/// let database = CloudKitDatabase(CKContainer.default().privateCloudDatabase)
+/// let database = CloudKitDatabase(CKContainer.default().privateCloudDatabase, listFields: ["Person": ["clubs"]])
 /// let school = try await CKRecordDecoder().decode(School.self, from: record, referenceDatabase: database)
 /// ```
 ///
-/// Records and errors are translated both ways; CloudKit applies its own rules. `.validate` references become
-/// `.none`, as the framework has no such action.
+/// Records and errors are translated both ways; CloudKit applies its own rules. Where the framework differs from
+/// the portable model, the adapter bridges it:
+/// - `.validate` references become `.none`, as the framework has no such action.
+/// - A record with a change tag but no CloudKit archive of its system fields (read from SQLite or CloudKit Web
+///   Services, or whose ID or type changed) is saved under `ifServerRecordUnchanged` by fetching the server's
+///   system fields first: the save applies when the change tags match, and is a
+///   ``CloudDatabaseError/serverRecordChanged(server:client:ancestor:)`` conflict when they don't, as on every
+///   backend; a record that no longer exists is ``CloudDatabaseError/unknownItem(_:)``.
+/// - Asset bytes held in memory are written to temporary files for `CKAsset`, and deleted when the request ends,
+///   whether it succeeded or not. Saved records keep their in-memory assets.
+/// - Fields marked encrypted go to `CKRecord.encryptedValues`; references and assets can't be encrypted, and
+///   the public database encrypts nothing: such records fail with ``CloudDatabaseError/invalidArguments(_:)``.
+/// - Queries: CloudKit runs `==` on a single field and `CONTAINS` on a list, and accepts no `OR`, so it must be
+///   told which fields are lists: see ``listFields``.
+/// - Errors: every failure of a whole request is a ``CloudDatabaseError`` naming the request's zone; cancelling
+///   the task ends the request with `CancellationError`, as Swift's own APIs do.
 public struct CloudKitDatabase: CloudDatabase {
     /// The CloudKit database requests go to.
     public let database: CKDatabase
@@ -18,26 +32,51 @@ public struct CloudKitDatabase: CloudDatabase {
     /// The most items one request may hold: CloudKit's framework takes about 400.
     public let maximumItemsPerRequest: Int
 
+    /// The fields that hold lists, by record type, for queries.
+    ///
+    /// CloudKit matches an element of a list field with `CONTAINS` and a single field with `==`, and a query can't
+    /// say "either" (`CKQuery` accepts only `AND`). A portable predicate doesn't say which a field is, so
+    /// ``CloudQuery/Predicate/references(_:in:)`` and ``CloudQuery/Predicate/equals(field:value:)`` use
+    /// `CONTAINS` for the fields named here and `==` for every other. Name every list field you query, for
+    /// example a model's array of nested `CKEncodable` values (a reference list): `["Person": ["clubs"]]`.
+    public let listFields: [String: Set<String>]
+
     /// Wraps a CloudKit database.
-    public init(_ database: CKDatabase, maximumItemsPerRequest: Int = 400) {
+    ///
+    /// - Parameters:
+    ///   - database: The CloudKit database.
+    ///   - maximumItemsPerRequest: The most items a request may hold; larger batches are split by the callers
+    ///     that split (``CloudDatabase/fetchRecords(_:desiredKeys:)``, ``CloudDatabase/saveRecords(_:savePolicy:)``).
+    ///   - listFields: The fields that hold lists, by record type, for queries (see ``listFields``).
+    public init(_ database: CKDatabase, maximumItemsPerRequest: Int = 400, listFields: [String: Set<String>] = [:]) {
         self.database = database
         self.maximumItemsPerRequest = maximumItemsPerRequest
+        self.listFields = listFields
     }
 
     /// Fetches records by ID through `CKDatabase.records(for:desiredKeys:)`.
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
     ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
-        let results = try await request { try await database.records(for: ids.map(\.ckRecordID), desiredKeys: desiredKeys) }
+        let results = try await request(zoneID: ids.first?.zoneID, items: ids.count) {
+            try await database.records(for: ids.map(\.ckRecordID), desiredKeys: desiredKeys)
+        }
         var converted: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
         for (ckID, result) in results {
             let id = CloudRecord.ID(ckID)
             converted[id] = Self.convert(result, id: id)
         }
+        for id in ids where converted[id] == nil {
+            converted[id] = .failure(.internalError("CloudKit's answer to the fetch left out \(id)"))
+        }
         return converted
     }
 
     /// Saves and deletes records through `CKDatabase.modifyRecords(saving:deleting:savePolicy:atomically:)`.
+    ///
+    /// Records CloudKit would refuse fail before the request, each in its own result; in an atomic request they
+    /// fail the other items of their custom zone with ``CloudDatabaseError/batchRequestFailed(_:)``, as CloudKit
+    /// would. Temporary asset files are deleted when the request ends.
     public func modifyRecords(
         saving recordsToSave: [CloudRecord],
         deleting recordIDsToDelete: [CloudRecord.ID],
@@ -47,41 +86,155 @@ public struct CloudKitDatabase: CloudDatabase {
         saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
         deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
     ) {
-        let ckRecords = try recordsToSave.map { try $0.ckRecord() }
+        if let refusal = CloudModificationPlan.refusal(saving: recordsToSave, deleting: recordIDsToDelete) { throw refusal }
+        let assetFiles = TemporaryAssetFiles()
+        defer { assetFiles.removeAll() }
+        let zone = recordsToSave.first?.id.zoneID ?? recordIDsToDelete.first?.zoneID
+        let items = recordsToSave.count + recordIDsToDelete.count
+
+        var refusals: [CloudRecord.ID: CloudDatabaseError] = [:]
+        for record in recordsToSave {
+            if let refusal = refusal(saving: record) { refusals[record.id] = refusal }
+        }
+        let bases = try await systemFieldBases(of: recordsToSave.filter { refusals[$0.id] == nil }, savePolicy: savePolicy,
+                                    zoneID: zone, refusals: &refusals)
+        var ckRecords: [CKRecord] = []
+        for record in recordsToSave where refusals[record.id] == nil {
+            do {
+                ckRecords.append(try record.ckRecord(onto: bases[record.id] ?? nil, assetFiles: assetFiles))
+            } catch {
+                if case .temporaryFileNotWritable = error.code { throw CloudDatabaseError.internalError(error.description) }
+                refusals[record.id] = .invalidArguments(error.description)
+            }
+        }
+
+        var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+        var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
+        for (id, refusal) in refusals { saveResults[id] = .failure(refusal) }
+        var deletions = recordIDsToDelete
+        if atomically, !refusals.isEmpty {
+            // Nothing of an atomic request applies once an item fails: in custom zones, as the default zone has no
+            // atomic changes.
+            let failedZones = Set(refusals.keys.map(\.zoneID)).subtracting([CloudRecord.ZoneID.default])
+            for record in ckRecords where failedZones.contains(CloudRecord.ZoneID(record.recordID.zoneID)) {
+                saveResults[CloudRecord.ID(record.recordID)] = .failure(.batchRequestFailed(CloudRecord.ID(record.recordID)))
+            }
+            for id in deletions where failedZones.contains(id.zoneID) { deleteResults[id] = .failure(.batchRequestFailed(id)) }
+            ckRecords.removeAll { failedZones.contains(CloudRecord.ZoneID($0.recordID.zoneID)) }
+            deletions.removeAll { failedZones.contains($0.zoneID) }
+        }
+        guard !ckRecords.isEmpty || !deletions.isEmpty else { return (saveResults, deleteResults) }
+
         let policy: CKModifyRecordsOperation.RecordSavePolicy = switch savePolicy {
         case .ifServerRecordUnchanged: .ifServerRecordUnchanged
         case .changedKeys: .changedKeys
         case .allKeys: .allKeys
         }
-        let results = try await request {
-            try await database.modifyRecords(saving: ckRecords, deleting: recordIDsToDelete.map(\.ckRecordID),
+        let results = try await request(zoneID: zone, items: items) {
+            try await database.modifyRecords(saving: ckRecords, deleting: deletions.map(\.ckRecordID),
                                              savePolicy: policy, atomically: atomically)
         }
-        var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+        var clients: [CloudRecord.ID: CloudRecord] = [:]
+        for record in recordsToSave { clients[record.id] = record }
         for (ckID, result) in results.saveResults {
             let id = CloudRecord.ID(ckID)
-            saveResults[id] = Self.convert(result, id: id)
+            saveResults[id] = switch result {
+            case .success(let saved): Self.convert(.success(saved), id: id).map { $0.keepingLocalAssets(of: clients[id]) }
+            case .failure(let error):
+                .failure(CloudDatabaseError(error, recordID: id, zoneID: id.zoneID, requestedItems: nil, client: clients[id]))
+            }
         }
-        var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
         for (ckID, result) in results.deleteResults {
             let id = CloudRecord.ID(ckID)
             deleteResults[id] = result.mapError { CloudDatabaseError($0, recordID: id) }
         }
+        for record in recordsToSave where saveResults[record.id] == nil {
+            saveResults[record.id] = .failure(.internalError("CloudKit's answer to the save left out \(record.id)"))
+        }
+        for id in recordIDsToDelete where deleteResults[id] == nil {
+            deleteResults[id] = .failure(.internalError("CloudKit's answer to the delete left out \(id)"))
+        }
         return (saveResults, deleteResults)
     }
 
+    /// Why CloudKit would refuse to save the record in this database, or `nil`: the public database encrypts
+    /// nothing.
+    private func refusal(saving record: CloudRecord) -> CloudDatabaseError? {
+        guard database.databaseScope == .public, let field = record.encryptedFieldNames.sorted().first else { return nil }
+        return .invalidArguments(
+            "\(record.id)'s field \(field) is marked encrypted, but CloudKit encrypts no fields in the public database: store it unencrypted"
+        )
+    }
+
+    /// The CloudKit record each record's fields are written onto: CloudKit's archive of its system fields, the
+    /// server's system fields for a change tag without that archive, or `nil` for a new `CKRecord`. Records that
+    /// can't be saved get a refusal instead.
+    ///
+    /// Under `ifServerRecordUnchanged`, a change tag without an archive is checked against the server's record
+    /// (fetched without its fields): a match saves onto the server's system fields; a mismatch saves a new
+    /// `CKRecord`, for which CloudKit itself reports the conflict with the server's record; a record that no longer
+    /// exists is `unknownItem`, and one of another type `invalidArguments`, as on every backend. The other
+    /// policies don't compare change tags, so such a record is saved as a new `CKRecord`.
+    private func systemFieldBases(
+        of records: [CloudRecord], savePolicy: CloudRecordSavePolicy, zoneID: CloudRecord.ZoneID?,
+        refusals: inout [CloudRecord.ID: CloudDatabaseError]
+    ) async throws -> [CloudRecord.ID: CKRecord?] {
+        var bases: [CloudRecord.ID: CKRecord?] = [:]
+        var unchecked: [CloudRecord] = []
+        for record in records {
+            if let restored = record.restoredFromArchive() {
+                bases[record.id] = restored
+            } else if record.systemFields?.changeTag != nil, savePolicy == .ifServerRecordUnchanged {
+                unchecked.append(record)
+            } else {
+                bases[record.id] = .some(nil)
+            }
+        }
+        guard !unchecked.isEmpty else { return bases }
+        let servers = try await request(zoneID: zoneID, items: unchecked.count) {
+            try await database.records(for: unchecked.map(\.id.ckRecordID), desiredKeys: [])
+        }
+        for record in unchecked {
+            switch servers[record.id.ckRecordID] {
+            case .success(let server)? where server.recordType != record.recordType:
+                refusals[record.id] = .invalidArguments(
+                    "\(record.id) is a \(server.recordType) on the server and can't become a \(record.recordType)"
+                )
+            case .success(let server)? where server.recordChangeTag == record.systemFields?.changeTag:
+                bases[record.id] = server
+            case .success?:
+                bases[record.id] = .some(nil)
+            case .failure(let error)?:
+                refusals[record.id] = CloudDatabaseError(error, recordID: record.id)
+            case nil:
+                refusals[record.id] = .internalError("CloudKit's answer to the fetch of \(record.id)'s system fields left it out")
+            }
+        }
+        return bases
+    }
+
     /// Runs a query through `CKDatabase.records(matching:inZoneWith:desiredKeys:resultsLimit:)`.
+    ///
+    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a predicate CloudKit can't run: a comparison with
+    ///   a list or an asset.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
-        let ckQuery = CKQuery(recordType: query.recordType, predicate: try Self.predicate(query.predicate))
-        if !query.sortDescriptors.isEmpty {
-            ckQuery.sortDescriptors = query.sortDescriptors.map { QueryFormat.sortDescriptor(field: $0.field, ascending: $0.ascending) }
-        }
-        let page = try await request {
+        let ckQuery = try ckQuery(query)
+        let page = try await request(zoneID: zoneID, items: nil) {
             try await database.records(matching: ckQuery, inZoneWith: zoneID.ckZoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         }
         return (Self.convert(page.matchResults), try page.queryCursor.map { try Self.cursor($0, query: query, zoneID: zoneID) })
+    }
+
+    /// The CloudKit query of a portable query.
+    func ckQuery(_ query: CloudQuery) throws(CloudDatabaseError) -> CKQuery {
+        let comparisons = try QueryComparison.comparisons(of: query.predicate, listFields: listFields[query.recordType] ?? [])
+        let ckQuery = CKQuery(recordType: query.recordType, predicate: QueryFormat.predicate(comparisons))
+        if !query.sortDescriptors.isEmpty {
+            ckQuery.sortDescriptors = query.sortDescriptors.map { QueryFormat.sortDescriptor(field: $0.field, ascending: $0.ascending) }
+        }
+        return ckQuery
     }
 
     /// Continues a query through `CKDatabase.records(continuingMatchFrom:desiredKeys:resultsLimit:)`.
@@ -89,7 +242,7 @@ public struct CloudKitDatabase: CloudDatabase {
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
         let ckCursor = try Self.ckCursor(cursor)
-        let page = try await request {
+        let page = try await request(zoneID: cursor.zoneID, items: nil) {
             try await database.records(continuingMatchFrom: ckCursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         }
         return (Self.convert(page.matchResults), try page.queryCursor.map { try Self.cursor($0, query: cursor.query, zoneID: cursor.zoneID) })
@@ -102,37 +255,50 @@ public struct CloudKitDatabase: CloudDatabase {
         saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
         deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
     ) {
-        let results = try await request {
+        let results = try await request(zoneID: (zonesToSave + zonesToDelete).first, items: zonesToSave.count + zonesToDelete.count) {
             try await database.modifyRecordZones(saving: zonesToSave.map { CKRecordZone(zoneID: $0.ckZoneID) },
                                                  deleting: zonesToDelete.map(\.ckZoneID))
         }
         var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         for (ckID, result) in results.saveResults {
             let zone = CloudRecord.ZoneID(ckID)
-            saveResults[zone] = result.map { _ in () }.mapError { CloudDatabaseError($0, recordID: CloudRecord.ID(recordName: "", zoneID: zone)) }
+            saveResults[zone] = result.map { _ in () }.mapError { CloudDatabaseError($0, zoneID: zone) }
         }
         var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         for (ckID, result) in results.deleteResults {
             let zone = CloudRecord.ZoneID(ckID)
-            deleteResults[zone] = result.mapError { CloudDatabaseError($0, recordID: CloudRecord.ID(recordName: "", zoneID: zone)) }
+            deleteResults[zone] = result.mapError { CloudDatabaseError($0, zoneID: zone) }
         }
         return (saveResults, deleteResults)
     }
 
     /// Every zone, through `CKDatabase.allRecordZones()`.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
-        try await request { try await database.allRecordZones() }.map { CloudRecord.ZoneID($0.zoneID) }
+        try await request(zoneID: nil, items: nil) { try await database.allRecordZones() }.map { CloudRecord.ZoneID($0.zoneID) }
     }
 
     // MARK: Translation
 
-    /// Runs a CloudKit call, turning its errors into ``CloudDatabaseError``.
-    private func request<T>(_ call: () async throws -> T) async throws -> T {
+    /// Runs a CloudKit call, turning whatever it throws into a ``CloudDatabaseError`` about the request's zone,
+    /// except that a cancelled task's request ends with `CancellationError`.
+    ///
+    /// - Parameters:
+    ///   - zoneID: The request's zone (its first, for a request across zones), which errors about a zone name.
+    ///   - items: The request's item count, for `limitExceeded`.
+    private func request<T>(zoneID: CloudRecord.ZoneID?, items: Int?, _ call: () async throws -> T) async throws -> T {
         do {
             return try await call()
-        } catch let error as CKError {
-            throw CloudDatabaseError(error)
+        } catch {
+            throw Self.requestError(error, zoneID: zoneID, items: items)
         }
+    }
+
+    /// The error a failed request throws: `CancellationError` when the task was cancelled (CloudKit reports the
+    /// cancelled operation as `operationCancelled`), a ``CloudDatabaseError`` otherwise.
+    static func requestError(_ error: any Error, zoneID: CloudRecord.ZoneID?, items: Int?) -> any Error {
+        if error is CancellationError { return error }
+        if Task.isCancelled, (error as? CKError).map({ $0.code == .operationCancelled }) ?? true { return CancellationError() }
+        return CloudDatabaseError(error, recordID: nil, zoneID: zoneID, requestedItems: items, client: nil)
     }
 
     private static func convert(_ result: Result<CKRecord, any Error>, id: CloudRecord.ID) -> Result<CloudRecord, CloudDatabaseError> {
@@ -141,7 +307,7 @@ public struct CloudKitDatabase: CloudDatabase {
             do {
                 return .success(try CloudRecord(record))
             } catch {
-                return .failure(.internalError("\(error)"))
+                return .failure(.internalError("CloudKit's record \(id) can't be read: \(error)"))
             }
         case .failure(let error):
             return .failure(CloudDatabaseError(error, recordID: id))
@@ -157,36 +323,42 @@ public struct CloudKitDatabase: CloudDatabase {
         }
     }
 
-    /// The `NSPredicate` of a query predicate: field equality (list fields by membership), references, and.
-    private static func predicate(_ predicate: CloudQuery.Predicate) throws -> NSPredicate {
-        switch predicate {
-        case .all:
-            return NSPredicate(value: true)
-        case .equals(let field, let value):
-            if value.kind.isList {
-                throw CloudDatabaseError.invalidArguments("a query compares a field with one value, not a list")
-            }
-            return QueryFormat.predicate("%K == %@", [field, try value.ckRecordValue()])
-        case .references(let target, let field):
-            let reference = CKRecord.Reference(recordID: target.ckRecordID, action: .none)
-            return QueryFormat.predicate("%K CONTAINS %@ OR %K == %@", [field, reference, field, reference])
-        case .and(let predicates):
-            return NSCompoundPredicate(andPredicateWithSubpredicates: try predicates.map(Self.predicate))
+    /// A CloudKit cursor, carried in the portable cursor as its secure archive.
+    private static func cursor(_ cursor: CKQueryOperation.Cursor, query: CloudQuery, zoneID: CloudRecord.ZoneID) throws(CloudDatabaseError) -> CloudQuery.Cursor {
+        do {
+            let data = try NSKeyedArchiver.archivedData(withRootObject: cursor, requiringSecureCoding: true)
+            return CloudQuery.Cursor(query: query, zoneID: zoneID, position: data.base64EncodedString())
+        } catch {
+            throw .internalError("CloudKit's query cursor can't be archived (\(error)): query again from the start")
         }
     }
 
-    /// A CloudKit cursor, carried in the portable cursor as its secure archive.
-    private static func cursor(_ cursor: CKQueryOperation.Cursor, query: CloudQuery, zoneID: CloudRecord.ZoneID) throws -> CloudQuery.Cursor {
-        let data = try NSKeyedArchiver.archivedData(withRootObject: cursor, requiringSecureCoding: true)
-        return CloudQuery.Cursor(query: query, zoneID: zoneID, position: data.base64EncodedString())
-    }
-
-    private static func ckCursor(_ cursor: CloudQuery.Cursor) throws -> CKQueryOperation.Cursor {
+    private static func ckCursor(_ cursor: CloudQuery.Cursor) throws(CloudDatabaseError) -> CKQueryOperation.Cursor {
         guard let data = Data(base64Encoded: cursor.position),
-              let ckCursor = try NSKeyedUnarchiver.unarchivedObject(ofClass: CKQueryOperation.Cursor.self, from: data) else {
-            throw CloudDatabaseError.invalidArguments("the cursor wasn't made by a CloudKitDatabase")
+              let ckCursor = try? NSKeyedUnarchiver.unarchivedObject(ofClass: CKQueryOperation.Cursor.self, from: data) else {
+            throw .invalidArguments("the cursor wasn't made by a CloudKitDatabase: query again from the start")
         }
         return ckCursor
+    }
+}
+
+extension CloudRecord {
+    /// The record CloudKit saved, with the in-memory bytes or local files of the client's assets: the temporary
+    /// files the save read are deleted once it is over, and CloudKit's own copies may go at any time.
+    func keepingLocalAssets(of client: CloudRecord?) -> CloudRecord {
+        guard let client else { return self }
+        var merged = self
+        for (name, value) in fields {
+            switch (value, client.fields[name]) {
+            case (.asset, .asset(let local)?) where local.data != nil || local.fileURL != nil:
+                merged.fields[name] = .asset(local)
+            case (.assetList(let saved), .assetList(let local)?) where saved.count == local.count:
+                merged.fields[name] = .assetList(zip(saved, local).map { $1.data != nil || $1.fileURL != nil ? $1 : $0 })
+            default:
+                break
+            }
+        }
+        return merged
     }
 }
 #endif

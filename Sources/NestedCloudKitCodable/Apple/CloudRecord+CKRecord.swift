@@ -47,21 +47,33 @@ extension CloudReference.Action {
 }
 
 extension CloudRecord {
-    /// The portable form of a CloudKit record: its type, ID, fields and system fields, with CloudKit's archive
-    /// of the system fields (so that a record made from this one keeps the change tag).
+    /// The portable form of a CloudKit record: its type, ID, fields (those of `encryptedValues` marked encrypted,
+    /// see ``encryptedFieldNames``) and system fields, with CloudKit's archive of the system fields, so that a
+    /// record made from this one keeps the change tag.
+    ///
+    /// An asset CloudKit didn't download, or whose file is gone (CloudKit's cache is purged), becomes a
+    /// ``CloudAsset`` without contents: the server's record of a conflict has no asset files, and CloudKit may
+    /// delete a fetched asset's file at any time. Saving such a record leaves the server's asset in place.
     ///
     /// - Throws: ``CKCodableError/Code/corruptedValue(_:)`` for a field value of a type CloudKit doesn't store.
     public init(_ record: CKRecord) throws {
+        let id = ID(record.recordID)
         var fields = Fields()
-        for key in record.allKeys() {
+        let encrypted = record.encryptedValues
+        let encryptedKeys = encrypted.allKeys()
+        for key in record.allKeys() where !encryptedKeys.contains(key) {
             guard let object = record.object(forKey: key) else { continue }
-            fields[key] = try CloudValue(object, field: key, recordID: CloudRecord.ID(record.recordID))
+            fields[key] = try CloudValue(object, field: key, recordID: id)
+        }
+        for key in encryptedKeys {
+            guard let object = encrypted.object(forKey: key) else { continue }
+            fields[key] = try CloudValue(object, field: key, recordID: id)
         }
         let archiver = NSKeyedArchiver(requiringSecureCoding: true)
         record.encodeSystemFields(with: archiver)
         archiver.finishEncoding()
         self.init(
-            recordType: record.recordType, id: ID(record.recordID), fields: fields,
+            recordType: record.recordType, id: id, fields: fields,
             systemFields: record.recordChangeTag == nil ? nil : SystemFields(
                 changeTag: record.recordChangeTag,
                 creationDate: record.creationDate,
@@ -71,27 +83,85 @@ extension CloudRecord {
                 archivedData: archiver.encodedData
             )
         )
+        setEncrypted(true, fieldsNamed: encryptedKeys)
     }
 }
 
 extension CloudRecord {
-    /// This record as a CloudKit record. A record with CloudKit's archive of its system fields is rebuilt from it,
-    /// so saving it updates the server's record; its cleared fields are set to `nil` so that the save clears them.
+    /// This record as a CloudKit record.
     ///
-    /// - Throws: An error writing the contents of an in-memory asset to a temporary file (`CKAsset` needs a file).
+    /// - A record with CloudKit's archive of its system fields (one fetched through CloudKit's framework) is
+    ///   rebuilt from it, so saving it updates the server's record; its cleared fields are set to `nil` so that
+    ///   the save clears them. The archive is used only if it is this record's, at this version: same ID, type and
+    ///   change tag.
+    /// - A record without a change tag is a new `CKRecord`.
+    /// - A record with a change tag but no such archive (read from SQLite or CloudKit Web Services, or whose ID,
+    ///   type or change tag changed) can't be rebuilt: it throws. ``CloudKitDatabase`` saves such records by
+    ///   fetching the server's system fields first.
+    /// - Fields in ``encryptedFieldNames`` go to `encryptedValues`.
+    /// - Asset bytes held in memory are written to a file in ``CKRecordEncoder/temporaryAssetDirectory``, as
+    ///   `CKAsset` needs one; delete them once the record is saved, with
+    ///   ``CKRecordEncoder/removeTemporaryAssetFiles(of:)``.
+    /// - An asset without contents (from the server's record of a conflict) is left out of an update, so that the
+    ///   server keeps its asset.
+    ///
+    /// - Throws: ``CKRecordConversionError``.
     public func ckRecord() throws -> CKRecord {
-        let record = self
-        let ckRecord: CKRecord
-        if let archive = record.systemFields?.archivedData, let restored = Self.restoredRecord(from: archive) {
-            ckRecord = restored
-        } else {
-            ckRecord = CKRecord(recordType: record.recordType, recordID: record.id.ckRecordID)
+        try ckRecord(onto: systemFieldsRecord(), assetFiles: nil)
+    }
+
+    /// The record rebuilt from CloudKit's archive of this record's system fields at this version, `nil` for a
+    /// record that has no change tag.
+    ///
+    /// - Throws: ``CKRecordConversionError/Code/changeTagWithoutArchive(changeTag:)``.
+    func systemFieldsRecord() throws(CKRecordConversionError) -> CKRecord? {
+        if let restored = restoredFromArchive() { return restored }
+        guard let changeTag = systemFields?.changeTag else { return nil }
+        throw CKRecordConversionError(.changeTagWithoutArchive(changeTag: changeTag), recordID: id)
+    }
+
+    /// The record rebuilt from the archive of its system fields, if that archive is this record's (same ID and
+    /// type) at this version (same change tag). An archive that isn't would silently win over a changed ID or type
+    /// (a `CKRecord`'s are fixed) or save over another version.
+    func restoredFromArchive() -> CKRecord? {
+        guard let archive = systemFields?.archivedData, let restored = Self.restoredRecord(from: archive),
+              ID(restored.recordID) == id, restored.recordType == recordType,
+              restored.recordChangeTag == systemFields?.changeTag else { return nil }
+        return restored
+    }
+
+    /// This record's fields written onto a CloudKit record: `base` (with the server's system fields) for an
+    /// update, a new record for `nil`.
+    ///
+    /// - Parameter assetFiles: Where to keep track of the temporary files written for in-memory assets, to delete
+    ///   them after the request; `nil` leaves them to the caller.
+    func ckRecord(onto base: CKRecord?, assetFiles: TemporaryAssetFiles?) throws(CKRecordConversionError) -> CKRecord {
+        let ckRecord = base ?? CKRecord(recordType: recordType, recordID: id.ckRecordID)
+        let files = assetFiles ?? TemporaryAssetFiles()
+        for (name, value) in fields {
+            let encrypted = encryptedFieldNames.contains(name)
+            if encrypted, !value.isEncryptable {
+                throw CKRecordConversionError(.unencryptableValue(value.kind), recordID: id, field: name)
+            }
+            guard let object = try value.ckRecordValue(recordID: id, field: name, files: files) else {
+                // An asset without contents: an update leaves the server's asset in place; a new record has
+                // nothing to upload.
+                if base != nil { continue }
+                throw CKRecordConversionError(.assetWithoutContents, recordID: id, field: name)
+            }
+            if encrypted {
+                ckRecord.encryptedValues.setObject(object, forKey: name)
+            } else {
+                ckRecord.setObject(object, forKey: name)
+            }
         }
-        for (name, value) in record.fields {
-            ckRecord.setObject(try value.ckRecordValue(), forKey: name)
-        }
-        for name in record.clearedFieldNames where record.fields[name] == nil {
-            ckRecord.setObject(nil, forKey: name)
+        let encryptedOnServer = Set(ckRecord.encryptedValues.allKeys())
+        for name in clearedFieldNames where fields[name] == nil {
+            if encryptedOnServer.contains(name) {
+                ckRecord.encryptedValues.setObject(nil, forKey: name)
+            } else {
+                ckRecord.setObject(nil, forKey: name)
+            }
         }
         return ckRecord
     }
@@ -111,8 +181,36 @@ extension CloudRecord {
 }
 
 extension CloudValue {
-    /// The value as CloudKit stores it in a `CKRecord`.
-    public func ckRecordValue() throws -> any CKRecordValue {
+    /// Whether `CKRecord.encryptedValues` can hold the value: anything but references and assets.
+    var isEncryptable: Bool {
+        switch kind {
+        case .reference, .referenceList, .asset, .assetList: false
+        default: true
+        }
+    }
+
+    /// The value as CloudKit stores it in a `CKRecord`, or `nil` for an asset (or asset list) without local
+    /// contents. Bytes held in memory are written to a temporary file, as `CKAsset` needs one.
+    func ckRecordValue(
+        recordID: CloudRecord.ID, field: String, files: TemporaryAssetFiles
+    ) throws(CKRecordConversionError) -> (any CKRecordValue)? {
+        switch self {
+        case .asset(let asset):
+            return try Self.ckAsset(asset, recordID: recordID, field: field, files: files)
+        case .assetList(let list):
+            var assets: [CKAsset] = []
+            for asset in list {
+                guard let ckAsset = try Self.ckAsset(asset, recordID: recordID, field: field, files: files) else { return nil }
+                assets.append(ckAsset)
+            }
+            return NSArray(array: assets)
+        default:
+            return scalarOrListValue
+        }
+    }
+
+    /// The value as CloudKit stores it, for every kind but assets.
+    var scalarOrListValue: (any CKRecordValue)? {
         switch self {
         case .string(let string): NSString(string: string)
         case .int64(let int): NSNumber(value: int)
@@ -120,7 +218,6 @@ extension CloudValue {
         case .date(let date): NSDate(timeIntervalSince1970: date.timeIntervalSince1970)
         case .bytes(let data): NSData(data: data)
         case .reference(let reference): Self.ckReference(reference)
-        case .asset(let asset): try Self.ckAsset(asset)
         case .location(let location): CLLocation(location)
         case .stringList(let list): NSArray(array: list.map { NSString(string: $0) })
         case .int64List(let list): NSArray(array: list.map { NSNumber(value: $0) })
@@ -128,8 +225,8 @@ extension CloudValue {
         case .dateList(let list): NSArray(array: list.map { NSDate(timeIntervalSince1970: $0.timeIntervalSince1970) })
         case .bytesList(let list): NSArray(array: list.map { NSData(data: $0) })
         case .referenceList(let list): NSArray(array: list.map(Self.ckReference))
-        case .assetList(let list): NSArray(array: try list.map(Self.ckAsset))
         case .locationList(let list): NSArray(array: list.map { CLLocation($0) })
+        case .asset, .assetList: nil
         }
     }
 
@@ -137,12 +234,14 @@ extension CloudValue {
         CKRecord.Reference(recordID: reference.recordID.ckRecordID, action: reference.action.ckAction)
     }
 
-    /// An asset's file; bytes held in memory are written to a temporary file first, as `CKAsset` needs one.
-    private static func ckAsset(_ asset: CloudAsset) throws -> CKAsset {
+    /// An asset's file, `nil` for an asset without local contents; bytes held in memory are written to a
+    /// temporary file first.
+    private static func ckAsset(
+        _ asset: CloudAsset, recordID: CloudRecord.ID, field: String, files: TemporaryAssetFiles
+    ) throws(CKRecordConversionError) -> CKAsset? {
         if let fileURL = asset.fileURL { return CKAsset(fileURL: fileURL) }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("NestedCloudKitCodable-\(UUID().uuidString)")
-        try (asset.data ?? Data()).write(to: file, options: .atomic)
-        return CKAsset(fileURL: file)
+        guard let data = asset.data else { return nil }
+        return CKAsset(fileURL: try files.write(data, recordID: recordID, field: field))
     }
 
     /// The portable value of a value CloudKit stored.
@@ -165,10 +264,19 @@ extension CloudValue {
         case let data as NSData: .bytes(Data(referencing: data))
         case let reference as CKRecord.Reference:
             .reference(CloudReference(recordID: CloudRecord.ID(reference.recordID), action: CloudReference.Action(reference.action)))
-        case let asset as CKAsset: asset.fileURL.map { .asset(CloudAsset(fileURL: $0)) }
+        case let asset as CKAsset: .asset(localAsset(asset))
         case let location as CLLocation: .location(CloudLocation(location))
         default: nil
         }
+    }
+
+    /// An asset with its local file, or without contents when it has none: CloudKit doesn't download the assets
+    /// of a conflict's server record, and may delete a fetched asset's file from its cache at any time.
+    private static func localAsset(_ asset: CKAsset) -> CloudAsset {
+        guard let fileURL = asset.fileURL, FileManager.default.fileExists(atPath: fileURL.path) else {
+            return CloudAsset(size: nil, fileChecksum: nil)
+        }
+        return CloudAsset(fileURL: fileURL)
     }
 
     private static func isFloatingPoint(_ number: NSNumber) -> Bool {

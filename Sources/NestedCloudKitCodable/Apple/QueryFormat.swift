@@ -1,16 +1,26 @@
 #if canImport(CloudKit)
 import Foundation
 
-/// The two Foundation calls CloudKit queries need that only Apple's Foundation has: predicates from format strings
+/// The Foundation calls CloudKit queries need that only Apple's Foundation has: predicates from format strings
 /// and sort descriptors by key (CloudKit accepts no other kind).
 ///
 /// On Linux, where the bridge is type-checked against a stand-in for CloudKit, swift-corelibs-foundation marks
 /// both unavailable; the second branch exists only so that the rest of the bridge type-checks there. These lines
-/// are the only ones of the bridge that CI can't check.
+/// are the only ones of the bridge that CI can't run: the comparisons they receive are checked instead.
 enum QueryFormat {
-    static func predicate(_ format: String, _ arguments: [Any]) -> NSPredicate {
+    /// The predicate of comparisons that must all hold: `TRUEPREDICATE` for none, the comparison itself for one,
+    /// an `AND` compound for more (the only compound `CKQuery` accepts).
+    static func predicate(_ comparisons: [QueryComparison]) -> NSPredicate {
+        switch comparisons.count {
+        case 0: NSPredicate(value: true)
+        case 1: predicate(comparisons[0])
+        default: NSCompoundPredicate(andPredicateWithSubpredicates: comparisons.map(predicate))
+        }
+    }
+
+    private static func predicate(_ comparison: QueryComparison) -> NSPredicate {
         #if canImport(Darwin)
-        NSPredicate(format: format, argumentArray: arguments)
+        NSPredicate(format: comparison.format, argumentArray: [comparison.field, comparison.argument])
         #else
         NSPredicate(value: true)
         #endif

@@ -240,16 +240,16 @@ actor WebServicesStandIn {
         switch error {
         case .unknownItem: (404, "NOT_FOUND")
         case .serverRecordChanged: (409, "CONFLICT")
-        case .zoneNotFound: (404, "ZONE_NOT_FOUND")
+        case .zoneNotFound, .userDeletedZone, .encryptedDataReset: (404, "ZONE_NOT_FOUND")
         case .referenceViolation: (412, "VALIDATING_REFERENCE_ERROR")
         case .batchRequestFailed: (400, "ATOMIC_ERROR")
-        case .invalidArguments, .limitExceeded, .partialFailure: (400, "BAD_REQUEST")
+        case .invalidArguments, .limitExceeded, .partialFailure, .changeTokenExpired: (400, "BAD_REQUEST")
         case .requestRateLimited: (429, "THROTTLED")
-        case .serviceUnavailable, .networkFailure: (503, "TRY_AGAIN_LATER")
+        case .serviceUnavailable, .networkFailure, .serverResponseLost, .accountTemporarilyUnavailable: (503, "TRY_AGAIN_LATER")
         case .quotaExceeded: (413, "QUOTA_EXCEEDED")
         case .permissionFailure: (403, "ACCESS_DENIED")
         case .notAuthenticated: (421, "AUTHENTICATION_REQUIRED")
-        case .internalError: (500, "INTERNAL_ERROR")
+        case .internalError, .operationCancelled: (500, "INTERNAL_ERROR")
         }
     }
 
