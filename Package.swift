@@ -39,8 +39,11 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // Only to tell a refused connection from other failures, in words.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // What the example and ckws share: printing records as trees.
@@ -74,7 +77,8 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitWebServicesTests",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitWebServices", "ckws", "CloudKitTestServer",
+                // ckws and Benchmarks only to have them built: the tests run them as processes.
+                "NestedCloudKitCodable", "NestedCloudKitWebServices", "ckws", "Benchmarks", "CloudKitTestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -14,7 +14,10 @@ struct BenchmarksCommand: AsyncParsableCommand {
             """
     )
 
-    @Flag(help: "Print one JSON object per line instead of a table.")
+    @Flag(help: """
+        Print one JSON object per line instead of a table; a ratio or target that isn't a finite number (a \
+        baseline too fast to measure, no target) is null.
+        """)
     var json = false
 
     @Flag(help: "Run small workloads, in seconds, to show that everything runs (targets aren't checked).")

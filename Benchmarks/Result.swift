@@ -16,19 +16,29 @@ struct BenchmarkResult {
     var ratio: Double { baselineSeconds > 0 ? ours / baselineSeconds : .infinity }
     var met: Bool { failure == nil && ratio <= target }
 
+    /// The result as one line of JSON. A number JSON can't carry (a ratio over a baseline too fast to measure, no
+    /// target) is `null`, and strings are escaped by `JSONSerialization`, so every line parses.
     var json: String {
-        var fields: [String] = [
-            "\"name\":\"\(name)\"",
-            "\"ours_s\":\(ours)",
-            "\"baseline\":\"\(baseline)\"",
-            "\"baseline_s\":\(baselineSeconds)",
-            "\"ratio\":\(ratio)",
-            "\"target\":\(target)",
-            "\"met\":\(met)",
+        var object: [String: Any] = [
+            "name": name,
+            "ours_s": Self.jsonNumber(ours),
+            "baseline": baseline,
+            "baseline_s": Self.jsonNumber(baselineSeconds),
+            "ratio": Self.jsonNumber(ratio),
+            "target": Self.jsonNumber(target),
+            "met": met,
         ]
-        fields += details.map { "\"\($0.0)\":\($0.1)" }
-        if let failure { fields.append("\"failure\":\"\(failure)\"") }
-        return "{" + fields.joined(separator: ",") + "}"
+        for (key, value) in details { object[key] = value }
+        if let failure { object["failure"] = failure }
+        // Sorted keys, so the same results print the same bytes. The objects hold only strings, numbers, booleans
+        // and nulls, which JSONSerialization always takes; the fallback is still valid JSON.
+        let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? #"{"error":"unserializable result"}"#
+    }
+
+    /// The number, or JSON's `null` where it isn't finite (JSON has no infinity or NaN).
+    private static func jsonNumber(_ value: Double) -> Any {
+        value.isFinite ? value : NSNull()
     }
 }
 

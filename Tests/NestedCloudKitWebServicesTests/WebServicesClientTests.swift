@@ -442,23 +442,6 @@ import Testing
             #expect(server.requests.map(\.endpoint) == ["records/modify"])
         }
     }
-
-    @Test func anUnreachableServerIsANetworkFailure() async throws {
-        let configuration = CloudKitWebServicesConfiguration(
-            containerIdentifier: Harness.container, environment: .development, database: .public,
-            authentication: .serverToServerKey(try TestKeys.serverToServerKey()),
-            serverURL: try #require(URL(string: "http://127.0.0.1:1")), retryPolicy: .never,
-            // AsyncHTTPClient keeps trying to connect until the request's deadline.
-            requestTimeout: .milliseconds(300)
-        )
-        let database = try CloudKitWebServicesDatabase(configuration: configuration)
-        await #expect {
-            _ = try await database.records(for: [CloudRecord.ID(recordName: "ada")])
-        } throws: { error in
-            guard case .networkFailure(let reason) = error as? CloudDatabaseError else { return false }
-            return reason.hasPrefix("records/lookup")
-        }
-    }
 }
 
 extension Result {

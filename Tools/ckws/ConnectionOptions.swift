@@ -35,30 +35,68 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The server to talk to.", visibility: .hidden))
     var serverURL: String?
 
+    @Option(help: "Seconds to wait for a connection to CloudKit.")
+    var connectTimeout: Double = 5
+
+    @Option(help: "Seconds to wait for each response.")
+    var timeout: Double = 60
+
     @Flag(help: "Print CloudKit Web Services JSON instead of trees.")
     var json = false
 
-    /// The database the options describe.
-    func makeDatabase(environment variables: [String: String] = ProcessInfo.processInfo.environment) throws -> CloudKitWebServicesDatabase {
+    func validate() throws {
+        // A day bounds the conversion to milliseconds; nobody waits longer for one response.
+        guard (0.001...86_400).contains(connectTimeout), (0.001...86_400).contains(timeout) else {
+            throw ValidationError("--connect-timeout and --timeout take a number of seconds, at most 86400.")
+        }
+    }
+
+    /// Runs `body` with the database the options describe, and fails loudly where the user must act: CloudKit
+    /// wants a signed-in user (the sign-in address is printed), or a new web auth token couldn't be stored (the old
+    /// one no longer works, so the new one is printed rather than lost).
+    func withDatabase<T>(
+        environment variables: [String: String] = ProcessInfo.processInfo.environment,
+        _ body: (CloudKitWebServicesDatabase) async throws -> T
+    ) async throws -> T {
+        let tokenFile = (webAuthTokenFile ?? variables["CLOUDKIT_WEB_AUTH_TOKEN_FILE"]).map { WebAuthTokenFile(path: $0) }
+        let database = try makeDatabase(environment: variables, tokenFile: tokenFile)
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(database))
+        } catch {
+            result = .failure(error)
+        }
+        if let failure = tokenFile?.failure {
+            // The command's own failure first, unless it has said it already (an exit code).
+            if case .failure(let error) = result, !(error is ExitCode) {
+                FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+            }
+            throw failure
+        }
+        if case .failure(let error) = result, case .notAuthenticated? = error as? CloudDatabaseError {
+            throw CKWSFailure.signInNeeded(at: database.signInURL)
+        }
+        return try result.get()
+    }
+
+    /// The database the options describe, storing each new web auth token in `tokenFile`.
+    func makeDatabase(
+        environment variables: [String: String] = ProcessInfo.processInfo.environment, tokenFile: WebAuthTokenFile? = nil
+    ) throws -> CloudKitWebServicesDatabase {
         guard let container = container ?? variables["CLOUDKIT_CONTAINER"] else {
             throw ValidationError("Name the container with --container or CLOUDKIT_CONTAINER.")
         }
         var configuration = CloudKitWebServicesConfiguration(
             containerIdentifier: container, environment: environment, database: database,
-            authentication: try authentication(variables)
+            authentication: try authentication(variables),
+            requestTimeout: .milliseconds(Int64(timeout * 1000)), connectTimeout: .milliseconds(Int64(connectTimeout * 1000))
         )
         if let serverURL {
             guard let url = URL(string: serverURL) else { throw ValidationError("--server-url \(serverURL) isn't a URL.") }
             configuration.serverURL = url
         }
-        guard let tokenFile = webAuthTokenFile ?? variables["CLOUDKIT_WEB_AUTH_TOKEN_FILE"] else {
-            return try CloudKitWebServicesDatabase(configuration: configuration)
-        }
-        let url = URL(fileURLWithPath: tokenFile)
-        return try CloudKitWebServicesDatabase(configuration: configuration) { token in
-            // Atomically, so an interrupted run leaves the old token or the new one, never half of one.
-            try? Data(token.utf8).write(to: url, options: .atomic)
-        }
+        guard let tokenFile else { return try CloudKitWebServicesDatabase(configuration: configuration) }
+        return try CloudKitWebServicesDatabase(configuration: configuration) { token in tokenFile.store(token) }
     }
 
     private func authentication(_ variables: [String: String]) throws -> CloudKitWebServicesAuthentication {

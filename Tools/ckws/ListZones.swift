@@ -9,13 +9,15 @@ struct ListZones: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
-        let zones = try await connection.makeDatabase().allRecordZones()
-        if connection.json {
-            let names = zones.map { ["zoneName": $0.zoneName, "ownerRecordName": $0.ownerName] }
-            let data = try JSONSerialization.data(withJSONObject: ["zones": names], options: [.prettyPrinted, .sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
-        } else {
-            for zone in zones { print(zone.zoneName) }
+        try await connection.withDatabase { database in
+            let zones = try await database.allRecordZones()
+            if connection.json {
+                let names = zones.map { ["zoneName": $0.zoneName, "ownerRecordName": $0.ownerName] }
+                let data = try JSONSerialization.data(withJSONObject: ["zones": names], options: [.prettyPrinted, .sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                for zone in zones { print(zone.zoneName) }
+            }
         }
     }
 }

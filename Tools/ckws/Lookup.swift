@@ -20,20 +20,22 @@ struct Lookup: AsyncParsableCommand {
     func run() async throws {
         let zoneID = ConnectionOptions.zoneID(zone, owner: owner)
         let ids = recordNames.map { CloudRecord.ID(recordName: $0, zoneID: zoneID) }
-        let results = try await connection.makeDatabase().fetchRecords(ids)
-        var records: [CloudRecord] = []
-        var failures: [String] = []
-        for id in ids {
-            switch results[id] {
-            case .success(let record)?: records.append(record)
-            case .failure(let error)?: failures.append("\(id.recordName): \(error)")
-            case nil: failures.append("\(id.recordName): no result")
+        try await connection.withDatabase { database in
+            let results = try await database.fetchRecords(ids)
+            var records: [CloudRecord] = []
+            var failures: [String] = []
+            for id in ids {
+                switch results[id] {
+                case .success(let record)?: records.append(record)
+                case .failure(let error)?: failures.append("\(id.recordName): \(error)")
+                case nil: failures.append("\(id.recordName): no result")
+                }
             }
-        }
-        try RecordOutput.print(records, json: connection.json)
-        guard failures.isEmpty else {
-            for failure in failures { FileHandle.standardError.write(Data("\(failure)\n".utf8)) }
-            throw ExitCode(1)
+            try RecordOutput.print(records, json: connection.json)
+            guard failures.isEmpty else {
+                for failure in failures { FileHandle.standardError.write(Data("\(failure)\n".utf8)) }
+                throw ExitCode(1)
+            }
         }
     }
 }

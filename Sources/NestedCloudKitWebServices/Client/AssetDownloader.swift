@@ -56,7 +56,7 @@ struct AssetDownloader: Sendable {
         let partial = directory.appendingPathComponent(".\(UUID().uuidString).partial")
         defer { try? fileManager.removeItem(at: partial) }
         let timeout = WebServicesTransport.timeAmount(transport.configuration.requestTimeout)
-        return try await WebServicesTransport.mappingNetworkErrors("downloading \(id)'s asset \(field)") {
+        return try await transport.mappingNetworkErrors("downloading \(id)'s asset \(field)", server: URL(string: request.url)) {
             let response = try await transport.httpClient.execute(request, timeout: timeout)
             guard response.status.code == 200 else {
                 throw CloudDatabaseError.networkFailure("downloading \(id)'s asset \(field): HTTP \(response.status.code)")

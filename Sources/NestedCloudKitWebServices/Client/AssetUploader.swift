@@ -67,7 +67,7 @@ struct AssetUploader: Sendable {
             request.body = .stream(FileChunks(url: fileURL, chunkSize: Self.chunkSize), length: .known(Int64(size)))
         }
         let timeout = WebServicesTransport.timeAmount(transport.configuration.requestTimeout)
-        let (status, bytes) = try await WebServicesTransport.mappingNetworkErrors("uploading \(id)'s asset \(field)") {
+        let (status, bytes) = try await transport.mappingNetworkErrors("uploading \(id)'s asset \(field)", server: URL(string: url)) {
             let response = try await transport.httpClient.execute(request, timeout: timeout)
             return (Int(response.status.code), Data(try await response.body.collect(upTo: 1 << 20).readableBytesView))
         }

@@ -32,7 +32,11 @@ import NestedCloudKitCodable
 ///   ``CloudKitWebServicesConfiguration/downloadsAssets`` is off), so their contents are local files, as with
 ///   `CKDatabase`; a saved record keeps its local contents.
 /// - Throttling and "try again later" are retried after the `retryAfter` the server gives, as
-///   ``CloudKitWebServicesConfiguration/retryPolicy`` allows.
+///   ``CloudKitWebServicesConfiguration/retryPolicy`` allows, within its total time.
+/// - Fields CloudKit keeps encrypted (``CloudRecord/encryptedFieldNames``) can't be saved: CloudKit encrypts them on
+///   the user's devices, with keys a Web Services client never has, and Web Services documents no form for them. A
+///   record with any fails before any request, with an error that names it and the field.
+/// - Logs go to the `logger` given, nowhere otherwise: each request and each retry at debug level.
 public final class CloudKitWebServicesDatabase: CloudDatabase {
     /// CloudKit Web Services' limit on the operations of one request.
     public static let maximumOperationsPerRequest = 200
@@ -50,16 +54,21 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     ///
     /// - Parameters:
     ///   - configuration: Where requests go and how they authenticate.
-    ///   - httpClient: The HTTP client to send requests with; the shared one unless given.
-    ///   - logger: Where requests are logged (endpoint, status, retries; never a secret).
+    ///   - httpClient: The HTTP client to send requests with. Unless given, a client the process's databases share
+    ///     that connects within the configuration's ``CloudKitWebServicesConfiguration/connectTimeout`` and fails a
+    ///     request at once when the server refuses the connection; a client given connects as its own
+    ///     configuration says (AsyncHTTPClient's `HTTPClient.shared` tries to connect again until the request
+    ///     timeout passes).
+    ///   - logger: Where requests are logged, at debug level (endpoint, status, retries; never a secret); nowhere
+    ///     unless given, as swift-server libraries do.
     ///   - webAuthTokenRotated: Called with each new web auth token the server gives, so that the app can keep
     ///     it for its next session; the old one no longer works.
     /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a configuration that can't work, such as a
     ///   server-to-server key for the private database.
     public init(
         configuration: CloudKitWebServicesConfiguration,
-        httpClient: HTTPClient = .shared,
-        logger: Logger = Logger(label: "NestedCloudKitWebServices"),
+        httpClient: HTTPClient? = nil,
+        logger: Logger = CloudKitWebServicesDatabase.disabledLogger,
         webAuthTokenRotated: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         if let problem = configuration.problem { throw CloudDatabaseError.invalidArguments(problem) }
@@ -74,6 +83,18 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     public var webAuthToken: String? {
         get async { await transport.session?.token }
     }
+
+    /// Where the user signs in, as CloudKit's last `AUTHENTICATION_REQUIRED` error said (its `redirectURL`), or
+    /// `nil` while no request has needed a signed-in user.
+    ///
+    /// A request that needs one throws ``CloudDatabaseError/notAuthenticated``; send the user here, and make the
+    /// database again with the web auth token the sign-in gives.
+    public var signInURL: URL? {
+        transport.signInURL.withLockedValue { $0 }
+    }
+
+    /// The logger of a database not given one: it logs nothing.
+    public static let disabledLogger = Logger(label: "NestedCloudKitWebServices", factory: { _ in SwiftLogNoOpLogHandler() })
 
     // MARK: Fetching
 
@@ -171,7 +192,9 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         var refusals: [CloudRecord.ID: CloudDatabaseError] = [:]
         var sendable: [CloudRecord] = []
         for record in records {
-            if let refusal = CloudModificationPlan.refusal(saving: record) ?? Self.refusalOfNonFiniteNumbers(in: record) {
+            if let refusal = CloudModificationPlan.refusal(saving: record) ?? Self.refusalOfNonFiniteNumbers(in: record)
+                ?? Self.refusalOfEncryptedFields(in: record)
+            {
                 refusals[record.id] = refusal
             } else {
                 sendable.append(record)
@@ -257,6 +280,21 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
             }
         }
         return nil
+    }
+
+    /// CloudKit encrypts a field of `CKRecord.encryptedValues` on the user's devices, with keys kept in their
+    /// iCloud Keychain; CloudKit Web Services and CloudKit JS document no form for such a field, so a value sent
+    /// here would be stored unencrypted, or refused, and a client reading it through the framework wouldn't find
+    /// it among the encrypted values.
+    private static func refusalOfEncryptedFields(in record: CloudRecord) -> CloudDatabaseError? {
+        let fields = record.encryptedFieldNames.sorted()
+        guard !fields.isEmpty else { return nil }
+        let named = fields.count == 1 ? "field \(fields[0]) is" : "fields \(fields.joined(separator: ", ")) are"
+        return .invalidArguments(
+            "\(record.id)'s \(named) encrypted, which CloudKit Web Services can't write: CloudKit encrypts such "
+                + "fields on the user's Apple devices. Save the record through CloudKit on an Apple platform "
+                + "(CloudKitDatabase), or keep the value in a field that isn't encrypted"
+        )
     }
 
     // MARK: Querying

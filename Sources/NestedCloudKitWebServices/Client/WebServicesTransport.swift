@@ -2,8 +2,10 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NestedCloudKitCodable
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// Sends requests to CloudKit Web Services: authenticates them, retries them when the server says when, and turns
 /// every failure into a ``CloudDatabaseError``.
@@ -14,13 +16,20 @@ struct WebServicesTransport: Sendable {
     let httpClient: HTTPClient
     let logger: Logger
     let session: WebAuthTokenSession?
+    /// The connect timeout the client applies, when the transport made the client and so knows it.
+    let connectTimeout: Duration?
+    /// Where CloudKit's last `AUTHENTICATION_REQUIRED` said the user signs in.
+    let signInURL = NIOLockedValueBox<URL?>(nil)
 
     static let webAuthTokenHeader = "X-Apple-CloudKit-Web-Auth-Token"
 
-    init(configuration: CloudKitWebServicesConfiguration, httpClient: HTTPClient, logger: Logger,
+    /// - Parameter httpClient: The client to send with, or `nil` for one that connects within the configuration's
+    ///   connect timeout and fails at once when the server refuses the connection.
+    init(configuration: CloudKitWebServicesConfiguration, httpClient: HTTPClient?, logger: Logger,
          webAuthTokenRotated: @escaping @Sendable (String) -> Void) {
         self.configuration = configuration
-        self.httpClient = httpClient
+        self.httpClient = httpClient ?? DefaultHTTPClients.client(connectTimeout: configuration.connectTimeout)
+        connectTimeout = httpClient == nil ? configuration.connectTimeout : nil
         self.logger = logger
         if case .apiToken(_, webAuthToken: let token?) = configuration.authentication {
             session = WebAuthTokenSession(token: token, rotated: webAuthTokenRotated)
@@ -56,6 +65,7 @@ struct WebServicesTransport: Sendable {
         _ method: HTTPMethod, _ endpoint: String, body: Data?, as: Response.Type
     ) async throws -> Response {
         var retry = 0
+        let started = ContinuousClock.now
         while true {
             let (status, bytes) = try await exchange(method, endpoint, body: body)
             if status == 200 {
@@ -68,14 +78,22 @@ struct WebServicesTransport: Sendable {
                 }
             }
             let serverError = try? JSONDecoder().decode(WireServerError.self, from: bytes)
+            if let signIn = serverError?.signInURL { signInURL.withLockedValue { $0 = signIn } }
             let error = serverError?.databaseError(recordID: nil, zoneID: .default)
                 ?? WireServerError.databaseError(status: status, body: String(decoding: bytes, as: UTF8.self))
             retry += 1
-            guard let delay = configuration.retryPolicy.delay(beforeRetry: retry, retryAfter: serverError?.retryAfter) else {
-                logger.debug("CloudKit request failed", metadata: ["endpoint": "\(endpoint)", "status": "\(status)"])
+            let elapsed = ContinuousClock.now - started
+            guard let delay = configuration.retryPolicy.delay(
+                beforeRetry: retry, retryAfter: serverError?.retryAfter, elapsed: elapsed
+            ) else {
+                logger.debug("CloudKit request failed", metadata: [
+                    "endpoint": "\(endpoint)", "status": "\(status)", "attempts": "\(retry)", "elapsed": "\(elapsed)",
+                ])
                 throw error
             }
-            logger.info("CloudKit asked to retry", metadata: [
+            // Debug, as swift-server libraries log what they handle themselves: the caller sees a retry only as
+            // time, and a retry that fails in the end is thrown.
+            logger.debug("CloudKit asked to retry", metadata: [
                 "endpoint": "\(endpoint)", "status": "\(status)", "retry": "\(retry)", "delay": "\(delay)",
             ])
             try await Task.sleep(for: delay)
@@ -102,7 +120,8 @@ struct WebServicesTransport: Sendable {
         case .apiToken(let apiToken, _):
             query = "?ckAPIToken=\(Self.percentEncoded(apiToken))"
             if let session {
-                let token = await session.begin()
+                // Waiting for the turn ends with `CancellationError` when the task is cancelled.
+                let token = try await session.begin()
                 webAuthToken = token
                 query += "&ckWebAuthToken=\(Self.percentEncoded(token))"
             }
@@ -115,7 +134,7 @@ struct WebServicesTransport: Sendable {
         let result: Result<(Int, Data), any Error>
         do {
             // The description of a network error names the failure and the host, not the query with the tokens.
-            result = .success(try await Self.mappingNetworkErrors(endpoint) {
+            result = .success(try await mappingNetworkErrors(endpoint) {
                 // No logger for AsyncHTTPClient: at trace level it logs response heads, which carry the next token.
                 let response = try await httpClient.execute(request, timeout: Self.timeAmount(configuration.requestTimeout))
                 rotatedToken = response.headers.first(name: Self.webAuthTokenHeader)
@@ -135,18 +154,63 @@ struct WebServicesTransport: Sendable {
         return try result.get()
     }
 
-    /// Runs an HTTP exchange, turning what AsyncHTTPClient and NIO throw into
-    /// ``CloudDatabaseError/networkFailure(_:)`` about `context`, and a cancelled task's failure into
+    /// Runs an HTTP exchange with `server` (the database's unless given), turning what AsyncHTTPClient and NIO
+    /// throw into ``CloudDatabaseError/networkFailure(_:)`` about `context`, and a cancelled task's failure into
     /// `CancellationError` (AsyncHTTPClient reports cancellation as an error of its own).
-    static func mappingNetworkErrors<T>(_ context: String, _ body: () async throws -> T) async throws -> T {
+    func mappingNetworkErrors<T>(_ context: String, server: URL? = nil, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as CloudDatabaseError {
             throw error
         } catch {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
-            throw CloudDatabaseError.networkFailure("\(context): \(describeNetworkError(error))")
+            throw CloudDatabaseError.networkFailure("\(context): \(describeNetworkError(error, server: server ?? configuration.serverURL))")
         }
+    }
+
+    /// A server as a connection error names it: host and port.
+    private static func serverName(_ url: URL) -> String {
+        let host = url.host ?? url.absoluteString
+        return url.port.map { "\(host):\($0)" } ?? host
+    }
+
+    /// A network failure in words a user can act on. NIO's and AsyncHTTPClient's own descriptions name their
+    /// internals (`NIOConnectionError(host:port:dnsAError:...)`), and a timeout doesn't say which one passed.
+    func describeNetworkError(_ error: any Error, server: URL) -> String {
+        let serverName = Self.serverName(server)
+        let refusal = "\(serverName) refused the connection: check the server URL, and that the server is running"
+        switch error {
+        case let error as NIOConnectionError:
+            if let dnsError = error.dnsAError ?? error.dnsAAAAError {
+                return "the server \(error.host) can't be found (\(dnsError)): check the server URL"
+            }
+            let causes = error.connectionErrors.map(\.error)
+            if causes.contains(where: Self.isConnectionRefused) { return refusal }
+            let reasons = causes.map { ($0 as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\($0)" }
+            return "can't connect to \(serverName)" + (reasons.isEmpty ? "" : ": " + Set(reasons).sorted().joined(separator: "; "))
+        case let error where Self.isConnectionRefused(error):
+            return refusal
+        case let error as HTTPClientError where error == .connectTimeout:
+            return "no connection to \(serverName) within the connect timeout"
+                + (connectTimeout.map { " of \(Self.describe($0))" } ?? "") + ": check the server URL and the network"
+        case let error as HTTPClientError where error == .deadlineExceeded:
+            return "no response from \(serverName) within the request timeout of \(Self.describe(configuration.requestTimeout))"
+        case let error as HTTPClientError:
+            return "\(error)"
+        default:
+            return "\(type(of: error)): \(error)"
+        }
+    }
+
+    private static func isConnectionRefused(_ error: any Error) -> Bool {
+        (error as? IOError)?.errnoCode == ECONNREFUSED
+    }
+
+    /// A duration as people write it: `10 s`, `250 ms`.
+    static func describe(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        if attoseconds == 0 { return "\(seconds) s" }
+        return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000) ms"
     }
 
     /// The request timeout as NIO counts time.
@@ -159,11 +223,6 @@ struct WebServicesTransport: Sendable {
         var allowed = CharacterSet.urlQueryAllowed
         allowed.remove(charactersIn: "&=+?#")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-    }
-
-    private static func describeNetworkError(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError { return "\(error)" }
-        return "\(type(of: error)): \(error)"
     }
 
     /// An encoding or decoding error as a sentence with its coding path (`operations[2].record.fields.score`).

@@ -45,8 +45,15 @@ public struct CloudKitWebServicesConfiguration: Sendable {
     public var serverURL: URL
     /// When to try a request again.
     public var retryPolicy: CloudKitWebServicesRetryPolicy
-    /// How long one HTTP request may take.
+    /// How long one HTTP request may take, from asking for a connection to the last byte of the response.
     public var requestTimeout: Duration
+    /// How long connecting to the server may take.
+    ///
+    /// It applies when the database makes its own HTTP client (the `httpClient` argument of
+    /// ``CloudKitWebServicesDatabase/init(configuration:httpClient:logger:webAuthTokenRotated:)`` left out); that
+    /// client also fails a request at once when the server refuses the connection, instead of trying to connect
+    /// again until ``requestTimeout`` passes. A client you give connects as its own configuration says.
+    public var connectTimeout: Duration
     /// The largest response body accepted, in bytes; a response of 200 records of up to 1 MB each fits.
     public var maximumResponseSize: Int
     /// Whether fetched records' assets are downloaded into ``assetCacheDirectory``, as `CKDatabase` downloads them,
@@ -68,6 +75,7 @@ public struct CloudKitWebServicesConfiguration: Sendable {
     ///   - serverURL: The server to talk to; Apple's unless a test says otherwise.
     ///   - retryPolicy: When to try a throttled or unavailable request again.
     ///   - requestTimeout: How long one HTTP request may take.
+    ///   - connectTimeout: How long connecting to the server may take.
     public init(
         containerIdentifier: String,
         environment: Environment,
@@ -75,7 +83,8 @@ public struct CloudKitWebServicesConfiguration: Sendable {
         authentication: CloudKitWebServicesAuthentication,
         serverURL: URL = appleServerURL,
         retryPolicy: CloudKitWebServicesRetryPolicy = .default,
-        requestTimeout: Duration = .seconds(60)
+        requestTimeout: Duration = .seconds(60),
+        connectTimeout: Duration = .seconds(10)
     ) {
         self.containerIdentifier = containerIdentifier
         self.environment = environment
@@ -84,6 +93,7 @@ public struct CloudKitWebServicesConfiguration: Sendable {
         self.serverURL = serverURL
         self.retryPolicy = retryPolicy
         self.requestTimeout = requestTimeout
+        self.connectTimeout = connectTimeout
         maximumResponseSize = 256 * 1024 * 1024
         maximumOperationsPerRequest = CloudKitWebServicesDatabase.maximumOperationsPerRequest
         downloadsAssets = true
@@ -105,6 +115,9 @@ public struct CloudKitWebServicesConfiguration: Sendable {
         if case .serverToServerKey = authentication, database != .public {
             return "server-to-server keys reach the public database only; the \(database.rawValue) database needs "
                 + "an API token and the user's web auth token"
+        }
+        if connectTimeout <= .zero || requestTimeout <= .zero {
+            return "the connect timeout (\(connectTimeout)) and the request timeout (\(requestTimeout)) must be positive"
         }
         if case .apiToken(_, webAuthToken: nil) = authentication, database != .public {
             return "the \(database.rawValue) database belongs to a user: give the user's web auth token with the API token"

@@ -12,6 +12,11 @@ public enum CloudKitWebServicesJSON {
     /// A `{"records": [...]}` document: each record with its type, change tag, zone, `created` and `modified`
     /// and its typed fields. Keys are sorted, so the same records give the same bytes.
     ///
+    /// It holds what the records know and nothing more, so records read from a response print as the server sent
+    /// them: `created` and `modified` only with a date or a user, and a location's parts only where they differ
+    /// from what a missing part reads as (altitude and horizontal accuracy 0; vertical accuracy, course and speed
+    /// -1, unknown).
+    ///
     /// - Throws: `EncodingError` for a value JSON can't carry: a number that isn't finite, a date beyond 275,000
     ///   years of 1970.
     public static func data(for records: [CloudRecord], prettyPrinted: Bool = false) throws -> Data {
@@ -37,15 +42,22 @@ extension WireRecord {
     /// The whole record, system fields and zone included, as a response would carry it.
     init(exporting record: CloudRecord) {
         self.init(record, sendingChangeTag: true)
+        fields = fields?.mapValues { WireField($0.value, exporting: true) }
         zoneID = WireZoneID(record.id.zoneID)
         if let system = record.systemFields {
-            created = WireUserTimestamp(
-                timestamp: system.creationDate.map(WireTimestamp.milliseconds), userRecordName: system.creatorUserRecordName, deviceID: nil
-            )
-            modified = WireUserTimestamp(
-                timestamp: system.modificationDate.map(WireTimestamp.milliseconds), userRecordName: system.lastModifiedUserRecordName,
-                deviceID: system.modifiedByDevice
-            )
+            // Only what is known: an empty `created` says the server sent one, which it didn't.
+            if system.creationDate != nil || system.creatorUserRecordName != nil {
+                created = WireUserTimestamp(
+                    timestamp: system.creationDate.map(WireTimestamp.milliseconds), userRecordName: system.creatorUserRecordName,
+                    deviceID: nil
+                )
+            }
+            if system.modificationDate != nil || system.lastModifiedUserRecordName != nil || system.modifiedByDevice != nil {
+                modified = WireUserTimestamp(
+                    timestamp: system.modificationDate.map(WireTimestamp.milliseconds),
+                    userRecordName: system.lastModifiedUserRecordName, deviceID: system.modifiedByDevice
+                )
+            }
         }
     }
 }

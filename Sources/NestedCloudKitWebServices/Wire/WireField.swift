@@ -12,9 +12,14 @@ import NestedCloudKitCodable
 struct WireField: Codable, Hashable, Sendable {
     /// The value, or `nil` for a field the request clears.
     var value: CloudValue?
+    /// Whether the field is written as a response would carry it rather than as a request sends it: locations
+    /// without the parts that read back the same when left out, so that a record read from a response is written
+    /// as the server sent it.
+    var exporting = false
 
-    init(_ value: CloudValue?) {
+    init(_ value: CloudValue?, exporting: Bool = false) {
         self.value = value
+        self.exporting = exporting
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -39,7 +44,7 @@ struct WireField: Codable, Hashable, Sendable {
         case .bytes(let data): try container.encode(data.base64EncodedString(), forKey: .value)
         case .reference(let reference): try container.encode(WireReference(reference), forKey: .value)
         case .asset(let asset): try container.encode(WireAsset(asset), forKey: .value)
-        case .location(let location): try container.encode(WireLocation(location), forKey: .value)
+        case .location(let location): try container.encode(WireLocation(location, exporting: exporting), forKey: .value)
         case .stringList(let list): try container.encode(list, forKey: .value)
         case .int64List(let list): try container.encode(list, forKey: .value)
         case .doubleList(let list):
@@ -49,7 +54,8 @@ struct WireField: Codable, Hashable, Sendable {
         case .bytesList(let list): try container.encode(list.map { $0.base64EncodedString() }, forKey: .value)
         case .referenceList(let list): try container.encode(list.map(WireReference.init), forKey: .value)
         case .assetList(let list): try container.encode(list.map(WireAsset.init), forKey: .value)
-        case .locationList(let list): try container.encode(list.map(WireLocation.init), forKey: .value)
+        case .locationList(let list):
+            try container.encode(list.map { WireLocation($0, exporting: exporting) }, forKey: .value)
         }
     }
 

@@ -13,7 +13,10 @@ struct WireLocation: Codable, Hashable, Sendable {
     var course: Double?
     var timestamp: Double?
 
-    init(_ location: CloudLocation) {
+    /// The dictionary of a location: every part as a request sends it, or, when `exporting`, only the parts that
+    /// don't read back as ``location`` reads a missing one, so that a location read from a response is written
+    /// with the parts the server sent and no invented accuracy.
+    init(_ location: CloudLocation, exporting: Bool = false) {
         latitude = location.latitude
         longitude = location.longitude
         horizontalAccuracy = location.horizontalAccuracy
@@ -22,6 +25,14 @@ struct WireLocation: Codable, Hashable, Sendable {
         speed = location.speed
         course = location.course
         timestamp = location.timestamp.map(WireTimestamp.milliseconds)
+        if exporting {
+            // Exactly the values `location` gives a missing part, so writing and reading back is lossless.
+            if location.horizontalAccuracy == 0 { horizontalAccuracy = nil }
+            if location.altitude == 0 { altitude = nil }
+            if location.verticalAccuracy == -1 { verticalAccuracy = nil }
+            if location.course == -1 { course = nil }
+            if location.speed == -1 { speed = nil }
+        }
     }
 
     /// The portable location; parts the server leaves out are unknown, as in `CLLocation`.

@@ -14,6 +14,11 @@ struct WireServerError: Codable, Hashable, Sendable, Error {
     /// Where to sign the user in, with `AUTHENTICATION_REQUIRED`.
     var redirectURL: String?
 
+    /// ``redirectURL`` as a URL, when it is one.
+    var signInURL: URL? {
+        redirectURL.flatMap { URL(string: $0) }
+    }
+
     init(
         recordName: String? = nil, zoneID: WireZoneID? = nil, serverErrorCode: String, reason: String? = nil,
         retryAfter: Double? = nil, uuid: String? = nil, redirectURL: String? = nil
