@@ -29,7 +29,9 @@ import Testing
     static func run(_ arguments: [String], serverURL: URL) async throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = try ckwsURL()
-        process.arguments = arguments + ["--server-url", serverURL.absoluteString]
+        // Generous timeouts: the suite's heaviest tests can keep both cores and the loopback server busy for seconds,
+        // and a test about timing sets its own bound, far below these.
+        process.arguments = arguments + ["--server-url", serverURL.absoluteString, "--connect-timeout", "120", "--timeout", "300"]
         process.environment = [
             "CLOUDKIT_CONTAINER": Harness.container, "CLOUDKIT_KEY_ID": TestKeys.keyID, "CLOUDKIT_PRIVATE_KEY": TestKeys.privateKeyPEM,
         ]
@@ -170,8 +172,9 @@ import Testing
             server URL, and that the server is running
 
             """)
-        // A bound, not a measurement: the request timeout is a minute.
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // A bound, not a measurement: the request timeout is five minutes, and a refused connection must not wait
+        // for it. Generous, so a loaded machine can't fail it.
+        #expect(ContinuousClock.now - started < .seconds(90))
     }
 
     @Test func aUserWhoMustSignInIsToldWhere() async throws {

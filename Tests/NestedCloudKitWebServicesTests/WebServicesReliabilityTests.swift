@@ -35,15 +35,16 @@ import Testing
     @Test func aRefusedConnectionFailsAtOnceAndSaysSo() async throws {
         let url = try await Self.closedServerURL()
         // The database's own client, which doesn't try to connect again until the minute of the request timeout.
-        let database = try CloudKitWebServicesDatabase(configuration: try Self.configuration(serverURL: url))
+        let database = try CloudKitWebServicesDatabase(configuration: try Self.configuration(serverURL: url, requestTimeout: .seconds(300)))
         let started = ContinuousClock.now
         await #expect(throws: CloudDatabaseError.networkFailure(
             "records/lookup: 127.0.0.1:\(url.port ?? 0) refused the connection: check the server URL, and that the server is running"
         )) {
             _ = try await database.records(for: [CloudRecord.ID(recordName: "ada")])
         }
-        // A bound, not a measurement: the request timeout is a minute.
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // A bound, not a measurement: the request timeout is five minutes, and a refused connection must not wait
+        // for it. Generous, so a loaded machine can't fail it.
+        #expect(ContinuousClock.now - started < .seconds(90))
     }
 
     @Test func aServerThatDoesntAnswerFailsWithTheRequestTimeout() async throws {
