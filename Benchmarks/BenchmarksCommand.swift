@@ -7,17 +7,19 @@ import Foundation
 struct BenchmarksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "Benchmarks",
-        abstract: "Measures NestedCloudKitCodable against Foundation's JSON coders, hand-written mapping and plain GRDB.",
+        abstract:
+            "Measures NestedCloudKitCodable against Foundation's JSON coders, hand-written mapping and plain GRDB.",
         discussion: """
             Each figure is the median of several repetitions after a warm-up; a ratio below 1 means we are faster than \
             the baseline. Run it in release: swift run -c release Benchmarks
             """
     )
 
-    @Flag(help: """
-        Print one JSON object per line instead of a table; a ratio or target that isn't a finite number (a \
-        baseline too fast to measure, no target) is null.
-        """)
+    @Flag(
+        help: """
+            Print one JSON object per line instead of a table; a ratio or target that isn't a finite number (a \
+            baseline too fast to measure, no target) is null.
+            """)
     var json = false
 
     @Flag(help: "Run small workloads, in seconds, to show that everything runs (targets aren't checked).")
@@ -48,8 +50,10 @@ struct BenchmarksCommand: AsyncParsableCommand {
         } else {
             print(Report.table(results))
             let missed = results.filter { !$0.met }
-            print(quick ? "\nQuick run: targets are checked on the full run only." :
-                    missed.isEmpty ? "\nEvery target met." : "\n\(missed.count) targets missed.")
+            print(
+                quick
+                    ? "\nQuick run: targets are checked on the full run only."
+                    : missed.isEmpty ? "\nEvery target met." : "\n\(missed.count) targets missed.")
         }
     }
 }

@@ -2,6 +2,8 @@ import Foundation
 
 /// Times work as the median of several repetitions after a warm-up: single timings on a shared machine are
 /// noise, medians of ratios taken in the same run are not.
+// The async `median` is the synchronous one's twin; a caller's closure picks the right one by its own effects.
+// swift-format-ignore: AmbiguousTrailingClosureOverload
 struct Harness {
     let repetitions: Int
     let warmups: Int

@@ -44,15 +44,20 @@ struct BenchmarkResult {
 
 enum Report {
     static func table(_ results: [BenchmarkResult]) -> String {
-        var lines = [pad("workload", 18) + pad("ours", 12) + pad("baseline", 28) + pad("baseline time", 15) + pad("ratio", 8) + "target"]
+        var lines = [
+            pad("workload", 18) + pad("ours", 12) + pad("baseline", 28) + pad("baseline time", 15) + pad("ratio", 8)
+                + "target"
+        ]
         for result in results {
             let isTime = result.baseline != "records produced"
             lines.append(
-                pad(result.name, 18) + pad(isTime ? format(result.ours) : bytes(result.ours), 12) + pad(result.baseline, 28)
+                pad(result.name, 18) + pad(isTime ? format(result.ours) : bytes(result.ours), 12)
+                    + pad(result.baseline, 28)
                     + pad(isTime ? format(result.baselineSeconds) : bytes(result.baselineSeconds), 15)
                     + pad(String(format: "%.2f", result.ratio), 8)
                     + "≤ \(String(format: "%.1f", result.target)) " + (result.met ? "met" : "MISSED")
-                    + (result.details.isEmpty ? "" : "  " + result.details.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
+                    + (result.details.isEmpty
+                        ? "" : "  " + result.details.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
                     + (result.failure.map { "  (\($0))" } ?? "")
             )
         }

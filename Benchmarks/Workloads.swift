@@ -14,7 +14,8 @@ struct Sizes {
     var latency = Duration.milliseconds(10)
 
     static let full = Sizes()
-    static let quick = Sizes(flatValues: 2_000, students: 100, books: 500, chainDepth: 5, treeFanOuts: [5, 5, 8], sqliteRecords: 1_000)
+    static let quick = Sizes(
+        flatValues: 2_000, students: 100, books: 500, chainDepth: 5, treeFanOuts: [5, 5, 8], sqliteRecords: 1_000)
 }
 
 struct Workloads {
@@ -31,8 +32,10 @@ struct Workloads {
         let jsonTime = try harness.median { for value in values { _ = try json.encode(value) } }
         let hand = harness.median { for value in values { _ = [value.makeRecord()] } }
         return [
-            BenchmarkResult(name: "encode.flat", ours: ours, baseline: "JSONEncoder", baselineSeconds: jsonTime, target: 0.6),
-            BenchmarkResult(name: "encode.flat", ours: ours, baseline: "hand-written records", baselineSeconds: hand, target: 1.5),
+            BenchmarkResult(
+                name: "encode.flat", ours: ours, baseline: "JSONEncoder", baselineSeconds: jsonTime, target: 0.6),
+            BenchmarkResult(
+                name: "encode.flat", ours: ours, baseline: "hand-written records", baselineSeconds: hand, target: 1.5),
         ]
     }
 
@@ -41,13 +44,17 @@ struct Workloads {
         let records = values.map { $0.makeRecord() }
         let data = try values.map { try JSONEncoder().encode($0) }
         let decoder = CKRecordDecoder()
-        let ours = try harness.median { for record in records { _ = try decoder.decode(Flat.self, from: record, records: []) } }
+        let ours = try harness.median {
+            for record in records { _ = try decoder.decode(Flat.self, from: record, records: []) }
+        }
         let json = JSONDecoder()
         let jsonTime = try harness.median { for item in data { _ = try json.decode(Flat.self, from: item) } }
         let hand = harness.median { for record in records { _ = Flat(record: record) } }
         return [
-            BenchmarkResult(name: "decode.flat", ours: ours, baseline: "JSONDecoder", baselineSeconds: jsonTime, target: 0.6),
-            BenchmarkResult(name: "decode.flat", ours: ours, baseline: "hand-written values", baselineSeconds: hand, target: 1.5),
+            BenchmarkResult(
+                name: "decode.flat", ours: ours, baseline: "JSONDecoder", baselineSeconds: jsonTime, target: 0.6),
+            BenchmarkResult(
+                name: "decode.flat", ours: ours, baseline: "hand-written values", baselineSeconds: hand, target: 1.5),
         ]
     }
 
@@ -61,9 +68,11 @@ struct Workloads {
         let jsonTime = try harness.median { _ = try json.encode(campus) }
         let hand = harness.median { _ = campus.makeRecords() }
         return [
-            BenchmarkResult(name: "encode.graph", ours: ours, baseline: "JSONEncoder", baselineSeconds: jsonTime, target: 0.6,
-                            details: [("records", sizes.students + sizes.books + 2)]),
-            BenchmarkResult(name: "encode.graph", ours: ours, baseline: "hand-written records", baselineSeconds: hand, target: 1.5),
+            BenchmarkResult(
+                name: "encode.graph", ours: ours, baseline: "JSONEncoder", baselineSeconds: jsonTime, target: 0.6,
+                details: [("records", sizes.students + sizes.books + 2)]),
+            BenchmarkResult(
+                name: "encode.graph", ours: ours, baseline: "hand-written records", baselineSeconds: hand, target: 1.5),
         ]
     }
 
@@ -78,8 +87,10 @@ struct Workloads {
         let byID = Dictionary(uniqueKeysWithValues: graph.records.map { ($0.id, $0) })
         let hand = harness.median { _ = Campus.read(from: byID, root: graph.root) }
         return [
-            BenchmarkResult(name: "decode.graph", ours: ours, baseline: "JSONDecoder", baselineSeconds: jsonTime, target: 0.6),
-            BenchmarkResult(name: "decode.graph", ours: ours, baseline: "hand-written values", baselineSeconds: hand, target: 1.5),
+            BenchmarkResult(
+                name: "decode.graph", ours: ours, baseline: "JSONDecoder", baselineSeconds: jsonTime, target: 0.6),
+            BenchmarkResult(
+                name: "decode.graph", ours: ours, baseline: "hand-written values", baselineSeconds: hand, target: 1.5),
         ]
     }
 
@@ -105,25 +116,28 @@ struct Workloads {
         let decodeGrowth = try growth { decoded = try CKRecordDecoder().decode(Campus.self, from: graph) }
         _ = (kept, decoded)
         return [
-            BenchmarkResult(name: "memory.encode", ours: encodeGrowth, baseline: "records produced", baselineSeconds: recordsGrowth,
-                            target: 4, details: [("field_data_bytes", fieldBytes)]),
-            BenchmarkResult(name: "memory.decode", ours: decodeGrowth, baseline: "records produced", baselineSeconds: recordsGrowth,
-                            target: .infinity),
+            BenchmarkResult(
+                name: "memory.encode", ours: encodeGrowth, baseline: "records produced", baselineSeconds: recordsGrowth,
+                target: 4, details: [("field_data_bytes", fieldBytes)]),
+            BenchmarkResult(
+                name: "memory.decode", ours: decodeGrowth, baseline: "records produced", baselineSeconds: recordsGrowth,
+                target: .infinity),
         ]
     }
 
     /// The bytes a record's fields hold: names and values, as CloudKit counts them.
     static func size(of record: CloudRecord) -> Int {
         record.fields.reduce(record.id.recordName.utf8.count + record.recordType.utf8.count) { total, field in
-            let value: Int = switch field.value {
-            case .string(let string): string.utf8.count
-            case .bytes(let data): data.count
-            case .stringList(let list): list.reduce(0) { $0 + $1.utf8.count }
-            case .referenceList(let list): list.reduce(0) { $0 + $1.recordID.recordName.utf8.count }
-            case .reference(let reference): reference.recordID.recordName.utf8.count
-            case .location: 64
-            default: 8
-            }
+            let value: Int =
+                switch field.value {
+                case .string(let string): string.utf8.count
+                case .bytes(let data): data.count
+                case .stringList(let list): list.reduce(0) { $0 + $1.utf8.count }
+                case .referenceList(let list): list.reduce(0) { $0 + $1.recordID.recordName.utf8.count }
+                case .reference(let reference): reference.recordID.recordName.utf8.count
+                case .location: 64
+                default: 8
+                }
             return total + field.name.utf8.count + value
         }
     }
@@ -153,12 +167,19 @@ struct Workloads {
         let distinct = levels.reduce(0, +)
         let requests = levels.reduce(0) { $0 + ($1 + 399) / 400 }
         var failure: String?
-        if statistics.fetchRequests != requests { failure = "\(statistics.fetchRequests) requests for a floor of \(requests)" }
-        if statistics.recordsFetched != distinct { failure = "\(statistics.recordsFetched) records fetched for \(distinct) distinct" }
+        if statistics.fetchRequests != requests {
+            failure = "\(statistics.fetchRequests) requests for a floor of \(requests)"
+        }
+        if statistics.recordsFetched != distinct {
+            failure = "\(statistics.recordsFetched) records fetched for \(distinct) distinct"
+        }
         return BenchmarkResult(
-            name: name, ours: ours, baseline: "depth x latency", baselineSeconds: Double(depth) * sizes.latency.seconds, target: 1.2,
-            details: [("depth", depth), ("round_trips", statistics.fetchRequests), ("requests_floor", requests),
-                      ("records", distinct), ("records_fetched", statistics.recordsFetched)],
+            name: name, ours: ours, baseline: "depth x latency", baselineSeconds: Double(depth) * sizes.latency.seconds,
+            target: 1.2,
+            details: [
+                ("depth", depth), ("round_trips", statistics.fetchRequests), ("requests_floor", requests),
+                ("records", distinct), ("records_fetched", statistics.recordsFetched),
+            ],
             failure: failure
         )
     }
@@ -168,7 +189,8 @@ struct Workloads {
     }
 
     func resolveWide() async throws -> BenchmarkResult {
-        try await resolve(name: "resolve.wide", root: TreeNode.tree(fanOuts: sizes.treeFanOuts), depth: sizes.treeFanOuts.count)
+        try await resolve(
+            name: "resolve.wide", root: TreeNode.tree(fanOuts: sizes.treeFanOuts), depth: sizes.treeFanOuts.count)
     }
 
     // MARK: SQLite against plain GRDB
@@ -183,7 +205,9 @@ struct Workloads {
             counter += 1
             return directory.appendingPathComponent("\(counter).sqlite").path
         }
-        let chunks = stride(from: 0, to: records.count, by: 400).map { Array(records[$0..<min($0 + 400, records.count)]) }
+        let chunks = stride(from: 0, to: records.count, by: 400).map {
+            Array(records[$0..<min($0 + 400, records.count)])
+        }
 
         var database: SQLiteCloudDatabase?
         let save = try await harness.median {
@@ -206,10 +230,12 @@ struct Workloads {
             }
         }
         return [
-            BenchmarkResult(name: "sqlite.save", ours: save, baseline: "plain GRDB", baselineSeconds: plainSave, target: 2.0,
-                            details: [("records", records.count)]),
-            BenchmarkResult(name: "sqlite.fetch", ours: fetch, baseline: "plain GRDB", baselineSeconds: plainFetch, target: 2.0,
-                            details: [("records", records.count)]),
+            BenchmarkResult(
+                name: "sqlite.save", ours: save, baseline: "plain GRDB", baselineSeconds: plainSave, target: 2.0,
+                details: [("records", records.count)]),
+            BenchmarkResult(
+                name: "sqlite.fetch", ours: fetch, baseline: "plain GRDB", baselineSeconds: plainFetch, target: 2.0,
+                details: [("records", records.count)]),
         ]
     }
 }
@@ -220,10 +246,11 @@ enum PlainGRDB {
     static func open(_ path: String) throws -> DatabasePool {
         let pool = try DatabasePool(path: path)
         try pool.write { database in
-            try database.execute(sql: """
-                CREATE TABLE record (id INTEGER PRIMARY KEY, zone_name TEXT, owner_name TEXT, record_name TEXT, record_type TEXT,
-                    body TEXT, UNIQUE (zone_name, owner_name, record_name))
-                """)
+            try database.execute(
+                sql: """
+                    CREATE TABLE record (id INTEGER PRIMARY KEY, zone_name TEXT, owner_name TEXT, record_name TEXT, record_type TEXT,
+                        body TEXT, UNIQUE (zone_name, owner_name, record_name))
+                    """)
         }
         return pool
     }
@@ -233,9 +260,12 @@ enum PlainGRDB {
             let encoder = JSONEncoder()
             for record in records {
                 try database.execute(
-                    sql: "INSERT INTO record (zone_name, owner_name, record_name, record_type, body) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [record.id.zoneID.zoneName, record.id.zoneID.ownerName, record.id.recordName, record.recordType,
-                                String(decoding: try encoder.encode(record), as: UTF8.self)])
+                    sql:
+                        "INSERT INTO record (zone_name, owner_name, record_name, record_type, body) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [
+                        record.id.zoneID.zoneName, record.id.zoneID.ownerName, record.id.recordName, record.recordType,
+                        String(decoding: try encoder.encode(record), as: UTF8.self),
+                    ])
             }
         }
     }
@@ -244,8 +274,12 @@ enum PlainGRDB {
         try await pool.read { database in
             let decoder = JSONDecoder()
             return try ids.compactMap { id in
-                guard let body = try String.fetchOne(database, sql: "SELECT body FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
-                                                     arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName]) else { return nil }
+                guard
+                    let body = try String.fetchOne(
+                        database,
+                        sql: "SELECT body FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
+                        arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+                else { return nil }
                 return try decoder.decode(CloudRecord.self, from: Data(body.utf8))
             }
         }

@@ -43,7 +43,9 @@ struct ExampleCommand: AsyncParsableCommand {
         let requests = await database.fetchRequests
         let fetched = await database.recordsFetched
         print("Fetched the school by its ID, then decoded the whole graph:")
-        print("  \(requests - 1) fetch request\(requests == 2 ? "" : "s") for \(fetched - 1) referenced records (the graph is one level deep)")
+        print(
+            "  \(requests - 1) fetch request\(requests == 2 ? "" : "s") for \(fetched - 1) referenced records (the graph is one level deep)"
+        )
         print("")
 
         let graph = try CKRecordEncoder().encodeGraph(decoded)
@@ -52,7 +54,10 @@ struct ExampleCommand: AsyncParsableCommand {
         print("")
 
         let same = try Self.sameContent(decoded, saved)
-        print(same ? "The decoded school equals the school that was saved." : "The decoded school differs from the school that was saved!")
+        print(
+            same
+                ? "The decoded school equals the school that was saved."
+                : "The decoded school differs from the school that was saved!")
         if !inMemory { print("Run the example again: it finds this school and updates it without a conflict.") }
         if !same { throw ExitCode.failure }
     }
@@ -75,12 +80,16 @@ struct ExampleCommand: AsyncParsableCommand {
     private func update(_ record: CloudRecord, in database: RequestCountingDatabase) async throws -> School {
         var school = try await CKRecordDecoder().decode(School.self, from: record, referenceDatabase: database)
         let oldTag = school.systemFields?.changeTag ?? "none"
-        print("Found the school an earlier run saved (change tag \(oldTag), \(school.visits) visit\(school.visits == 1 ? "" : "s")).")
+        print(
+            "Found the school an earlier run saved (change tag \(oldTag), \(school.visits) visit\(school.visits == 1 ? "" : "s"))."
+        )
         school.visits += 1
         school.books[0].available.toggle()
         let saved = try await database.saveRecords(try CKRecordEncoder().encodeRecords(school))
         let newTag = saved.last?.systemFields?.changeTag ?? "none"
-        print("Counted a visit and lent a book, then saved it back: updated without a conflict (change tag \(oldTag) → \(newTag)).")
+        print(
+            "Counted a visit and lent a book, then saved it back: updated without a conflict (change tag \(oldTag) → \(newTag))."
+        )
         print("")
         return school
     }

@@ -31,13 +31,15 @@ actor RequestCountingDatabase: CloudDatabase {
         savePolicy: CloudRecordSavePolicy, atomically: Bool
     ) async throws -> CloudModifyResults {
         modifyRequests += 1
-        return try await base.modifyRecords(saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically)
+        return try await base.modifyRecords(
+            saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically)
     }
 
     func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        try await base.records(matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+        try await base.records(
+            matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     func records(

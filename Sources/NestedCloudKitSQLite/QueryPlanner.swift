@@ -14,19 +14,28 @@ struct QueryPlanner {
     func records(matching query: CloudQuery, in zone: CloudRecord.ZoneID) throws -> [(row: Row, record: CloudRecord)] {
         let rows: [Row]
         if let (target, field) = Self.referenceCondition(in: query.predicate) {
-            rows = try Row.fetchAll(store.database, sql: """
-                SELECT DISTINCT \(Self.columns) FROM reference JOIN record ON record.id = reference.holder
-                WHERE reference.target_zone = ? AND reference.target_owner = ? AND reference.target_name = ?
-                    AND reference.field = ? AND record.zone_name = ? AND record.owner_name = ? AND record.record_type = ?
-                """, arguments: [target.zoneID.zoneName, target.zoneID.ownerName, target.recordName, field,
-                                 zone.zoneName, zone.ownerName, query.recordType])
+            rows = try Row.fetchAll(
+                store.database,
+                sql: """
+                    SELECT DISTINCT \(Self.columns) FROM reference JOIN record ON record.id = reference.holder
+                    WHERE reference.target_zone = ? AND reference.target_owner = ? AND reference.target_name = ?
+                        AND reference.field = ? AND record.zone_name = ? AND record.owner_name = ? AND record.record_type = ?
+                    """,
+                arguments: [
+                    target.zoneID.zoneName, target.zoneID.ownerName, target.recordName, field,
+                    zone.zoneName, zone.ownerName, query.recordType,
+                ])
         } else {
-            rows = try Row.fetchAll(store.database, sql: """
-                SELECT \(Self.columns) FROM record WHERE zone_name = ? AND owner_name = ? AND record_type = ?
-                """, arguments: [zone.zoneName, zone.ownerName, query.recordType])
+            rows = try Row.fetchAll(
+                store.database,
+                sql: """
+                    SELECT \(Self.columns) FROM record WHERE zone_name = ? AND owner_name = ? AND record_type = ?
+                    """, arguments: [zone.zoneName, zone.ownerName, query.recordType])
         }
         return try rows.compactMap { row in
-            let id = CloudRecord.ID(recordName: row["record_name"], zoneID: CloudRecord.ZoneID(zoneName: row["zone_name"], ownerName: row["owner_name"]))
+            let id = CloudRecord.ID(
+                recordName: row["record_name"],
+                zoneID: CloudRecord.ZoneID(zoneName: row["zone_name"], ownerName: row["owner_name"]))
             let record = try store.decode(row, id: id, withAssets: false)
             return query.predicate.matches(record) ? (row, record) : nil
         }

@@ -60,13 +60,17 @@ public final class SQLiteCloudDatabase: CloudDatabase {
             pool = try DatabasePool(path: path, configuration: configuration)
             try pool.write { try Schema.prepare($0, path: path) }
             let currentTags = try pool.read { database in
-                try Row.fetchAll(database, sql: "SELECT id, change_tag FROM record WHERE id IN (SELECT record_id FROM asset)")
-                    .reduce(into: [Int64: String]()) { $0[$1[0]] = $1[1] }
+                try Row.fetchAll(
+                    database, sql: "SELECT id, change_tag FROM record WHERE id IN (SELECT record_id FROM asset)"
+                )
+                .reduce(into: [Int64: String]()) { $0[$1[0]] = $1[1] }
             }
             assets.sweep(currentChangeTags: currentTags)
         } catch let error as OpenError {
             throw error
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
+        } catch let error as DatabaseError
+            where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT
+        {
             throw OpenError.notADatabase(path: path)
         } catch {
             throw OpenError.cannotOpen(path: path, reason: "\(error)")
@@ -99,7 +103,8 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                 if let row = try store.storedRecord(withID: id) {
                     results[id] = .success(try store.decode(row, id: id, withAssets: true).keepingFields(desiredKeys))
                 } else {
-                    results[id] = .failure(try store.containsZone(id.zoneID) ? .unknownItem(id) : .zoneNotFound(id.zoneID))
+                    results[id] = .failure(
+                        try store.containsZone(id.zoneID) ? .unknownItem(id) : .zoneNotFound(id.zoneID))
                 }
             }
             return results
@@ -121,7 +126,8 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         let assets = assets
         let (results, deletedRows) = try await write { database in
             let store = SQLiteRecordStore(database: database, assets: assets)
-            var counter = try Int.fetchOne(database, sql: "SELECT value FROM metadata WHERE key = 'change_counter'") ?? 0
+            var counter =
+                try Int.fetchOne(database, sql: "SELECT value FROM metadata WHERE key = 'change_counter'") ?? 0
             let plan = try CloudModificationPlan(
                 saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically,
                 store: store, failures: files.failures, now: now
@@ -130,7 +136,8 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                 return String(counter, radix: 36)
             }
             let deletedRows = try store.apply(plan, contents: files.contents)
-            try database.execute(sql: "UPDATE metadata SET value = ? WHERE key = 'change_counter'", arguments: [counter])
+            try database.execute(
+                sql: "UPDATE metadata SET value = ? WHERE key = 'change_counter'", arguments: [counter])
             return ((plan.saveResults, plan.deleteResults), deletedRows)
         }
         assets.removeFiles(ofRows: deletedRows)
@@ -142,7 +149,9 @@ public final class SQLiteCloudDatabase: CloudDatabase {
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        try await page(from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+        try await page(
+            from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys,
+            resultsLimit: resultsLimit)
     }
 
     /// Continues a query; see `CloudDatabase.records(continuingMatchFrom:desiredKeys:resultsLimit:)`.
@@ -166,8 +175,9 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                     saveResults[zone] = .failure(refusal)
                     continue
                 }
-                try database.execute(sql: "INSERT OR IGNORE INTO zone (zone_name, owner_name) VALUES (?, ?)",
-                                     arguments: [zone.zoneName, zone.ownerName])
+                try database.execute(
+                    sql: "INSERT OR IGNORE INTO zone (zone_name, owner_name) VALUES (?, ?)",
+                    arguments: [zone.zoneName, zone.ownerName])
                 saveResults[zone] = .success(())
             }
             for zone in zonesToDelete {
@@ -175,10 +185,12 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                     deleteResults[zone] = .failure(.invalidArguments("the default zone can't be deleted"))
                     continue
                 }
-                deletedRows += try Int64.fetchAll(database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
-                                                  arguments: [zone.zoneName, zone.ownerName])
-                try database.execute(sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?",
-                                     arguments: [zone.zoneName, zone.ownerName])
+                deletedRows += try Int64.fetchAll(
+                    database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
+                    arguments: [zone.zoneName, zone.ownerName])
+                try database.execute(
+                    sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?",
+                    arguments: [zone.zoneName, zone.ownerName])
                 deleteResults[zone] = database.changesCount > 0 ? .success(()) : .failure(.zoneNotFound(zone))
             }
             return ((saveResults, deleteResults), deletedRows)
@@ -210,7 +222,9 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         guard let start = Int(cursor.position), start >= 0 else {
             throw CloudDatabaseError.invalidArguments("the cursor wasn't made by this database")
         }
-        let limit = resultsLimit == CloudQuery.maximumResults ? maximumItemsPerRequest : min(resultsLimit, maximumItemsPerRequest)
+        let limit =
+            resultsLimit == CloudQuery.maximumResults
+            ? maximumItemsPerRequest : min(resultsLimit, maximumItemsPerRequest)
         let assets = assets
         return try await read { database in
             let store = SQLiteRecordStore(database: database, assets: assets)
@@ -220,11 +234,15 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                 .sorted { query.sortsBefore($0.record, $1.record) }
             let page = matches.dropFirst(start).prefix(limit)
             let end = start + page.count
-            let next = end < matches.count ? CloudQuery.Cursor(query: query, zoneID: cursor.zoneID, position: String(end)) : nil
-            return (try page.map { match in
-                let record = try store.decode(match.row, id: match.record.id, withAssets: true)
-                return (record.id, .success(record.keepingFields(desiredKeys)))
-            }, next)
+            let next =
+                end < matches.count
+                ? CloudQuery.Cursor(query: query, zoneID: cursor.zoneID, position: String(end)) : nil
+            return (
+                try page.map { match in
+                    let record = try store.decode(match.row, id: match.record.id, withAssets: true)
+                    return (record.id, .success(record.keepingFields(desiredKeys)))
+                }, next
+            )
         }
     }
 
@@ -235,7 +253,8 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         } catch let error as CloudDatabaseError {
             throw error
         } catch let error as DatabaseError {
-            throw CloudDatabaseError.internalError("SQLite failed reading \(path): \(error.message ?? "\(error.resultCode)")")
+            throw CloudDatabaseError.internalError(
+                "SQLite failed reading \(path): \(error.message ?? "\(error.resultCode)")")
         }
     }
 
@@ -246,7 +265,8 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         } catch let error as CloudDatabaseError {
             throw error
         } catch let error as DatabaseError {
-            throw CloudDatabaseError.internalError("SQLite failed writing \(path): \(error.message ?? "\(error.resultCode)")")
+            throw CloudDatabaseError.internalError(
+                "SQLite failed writing \(path): \(error.message ?? "\(error.resultCode)")")
         }
     }
 }

@@ -36,35 +36,48 @@ struct SQLiteRecordStore: CloudRecordStore {
 
     func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord? {
         guard let rowID = try rowID(of: id) else { return nil }
-        if let current = try Row.fetchOne(database, sql: "SELECT \(Self.columns) FROM record WHERE id = ? AND change_tag = ?", arguments: [rowID, changeTag]) {
+        if let current = try Row.fetchOne(
+            database, sql: "SELECT \(Self.columns) FROM record WHERE id = ? AND change_tag = ?",
+            arguments: [rowID, changeTag])
+        {
             return try decode(current, id: id, withAssets: false)
         }
-        let row = try Row.fetchOne(database, sql: """
-            SELECT record_id AS id, record_type, change_tag, created_at, created_by, modified_at, modified_by, body
-            FROM record_version WHERE record_id = ? AND change_tag = ?
-            """, arguments: [rowID, changeTag])
+        let row = try Row.fetchOne(
+            database,
+            sql: """
+                SELECT record_id AS id, record_type, change_tag, created_at, created_by, modified_at, modified_by, body
+                FROM record_version WHERE record_id = ? AND change_tag = ?
+                """, arguments: [rowID, changeTag])
         return try row.map { try decode($0, id: id, withAssets: false) }
     }
 
     func referenceHolders(of id: CloudRecord.ID) throws -> [(holder: CloudRecord.ID, action: CloudReference.Action)] {
-        let rows = try Row.fetchAll(database, sql: """
-            SELECT record.zone_name, record.owner_name, record.record_name, reference.action
-            FROM reference JOIN record ON record.id = reference.holder
-            WHERE reference.target_zone = ? AND reference.target_owner = ? AND reference.target_name = ?
-            """, arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+        let rows = try Row.fetchAll(
+            database,
+            sql: """
+                SELECT record.zone_name, record.owner_name, record.record_name, reference.action
+                FROM reference JOIN record ON record.id = reference.holder
+                WHERE reference.target_zone = ? AND reference.target_owner = ? AND reference.target_name = ?
+                """, arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
         return try rows.map { row in
             let actionName: String = row[3]
             guard let action = CloudReference.Action(rawValue: actionName) else {
-                throw CloudDatabaseError.internalError("the database file holds an unknown reference action \(actionName)")
+                throw CloudDatabaseError.internalError(
+                    "the database file holds an unknown reference action \(actionName)")
             }
-            return (CloudRecord.ID(recordName: row[2], zoneID: CloudRecord.ZoneID(zoneName: row[0], ownerName: row[1])), action)
+            return (
+                CloudRecord.ID(recordName: row[2], zoneID: CloudRecord.ZoneID(zoneName: row[0], ownerName: row[1])),
+                action
+            )
         }
     }
 
     func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool {
         if let known = memo.zones[zoneID] { return known }
-        let exists = try Bool.fetchOne(database, sql: "SELECT EXISTS (SELECT 1 FROM zone WHERE zone_name = ? AND owner_name = ?)",
-                                       arguments: [zoneID.zoneName, zoneID.ownerName]) ?? false
+        let exists =
+            try Bool.fetchOne(
+                database, sql: "SELECT EXISTS (SELECT 1 FROM zone WHERE zone_name = ? AND owner_name = ?)",
+                arguments: [zoneID.zoneName, zoneID.ownerName]) ?? false
         memo.zones[zoneID] = exists
         return exists
     }
@@ -73,15 +86,18 @@ struct SQLiteRecordStore: CloudRecordStore {
 
     func storedRecord(withID id: CloudRecord.ID) throws -> Row? {
         if let known = memo.rows[id] { return known }
-        let row = try Row.fetchOne(database, sql: "SELECT \(Self.columns) FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
-                                   arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+        let row = try Row.fetchOne(
+            database,
+            sql: "SELECT \(Self.columns) FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
+            arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
         memo.rows[id] = .some(row)
         return row
     }
 
     func rowID(of id: CloudRecord.ID) throws -> Int64? {
-        try Int64.fetchOne(database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
-                           arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+        try Int64.fetchOne(
+            database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
+            arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
     }
 
     /// A record from its row; with its assets' contents as files, or as stored (for the rules, which don't read them).
@@ -111,7 +127,9 @@ struct SQLiteRecordStore: CloudRecordStore {
     /// Points each stored asset at a file holding its contents.
     private func attachAssets(to record: inout CloudRecord, rowID: Int64) throws {
         var contents: [String: [Int: Data]] = [:]
-        for row in try Row.fetchAll(database, sql: "SELECT field, position, content FROM asset WHERE record_id = ?", arguments: [rowID]) {
+        for row in try Row.fetchAll(
+            database, sql: "SELECT field, position, content FROM asset WHERE record_id = ?", arguments: [rowID])
+        {
             contents[row[0], default: [:]][row[1]] = row[2]
         }
         let changeTag = record.systemFields?.changeTag ?? ""
@@ -128,9 +146,10 @@ struct SQLiteRecordStore: CloudRecordStore {
             case .asset(let asset):
                 record.fields[name] = .asset(try withFile(asset, field: name, fieldIndex: fieldIndex, position: 0))
             case .assetList(let list):
-                record.fields[name] = .assetList(try list.enumerated().map {
-                    try withFile($1, field: name, fieldIndex: fieldIndex, position: $0)
-                })
+                record.fields[name] = .assetList(
+                    try list.enumerated().map {
+                        try withFile($1, field: name, fieldIndex: fieldIndex, position: $0)
+                    })
             default: break
             }
         }
@@ -148,16 +167,20 @@ struct SQLiteRecordStore: CloudRecordStore {
             if let existing = try storedRecord(withID: record.id) {
                 rowID = existing["id"]
                 try keepVersion(existing)
-                try database.execute(sql: """
-                    UPDATE record SET record_type = ?, change_tag = ?, created_at = ?, created_by = ?, modified_at = ?,
-                        modified_by = ?, body = ? WHERE id = ?
-                    """, arguments: rowArguments(record) + [rowID])
+                try database.execute(
+                    sql: """
+                        UPDATE record SET record_type = ?, change_tag = ?, created_at = ?, created_by = ?, modified_at = ?,
+                            modified_by = ?, body = ? WHERE id = ?
+                        """, arguments: rowArguments(record) + [rowID])
                 try database.execute(sql: "DELETE FROM reference WHERE holder = ?", arguments: [rowID])
             } else {
-                try database.execute(sql: """
-                    INSERT INTO record (zone_name, owner_name, record_name, record_type, change_tag, created_at,
-                        created_by, modified_at, modified_by, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [record.id.zoneID.zoneName, record.id.zoneID.ownerName, record.id.recordName] + rowArguments(record))
+                try database.execute(
+                    sql: """
+                        INSERT INTO record (zone_name, owner_name, record_name, record_type, change_tag, created_at,
+                            created_by, modified_at, modified_by, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [record.id.zoneID.zoneName, record.id.zoneID.ownerName, record.id.recordName]
+                        + rowArguments(record))
                 rowID = database.lastInsertedRowID
             }
             try writeReferences(of: record, rowID: rowID)
@@ -204,24 +227,33 @@ struct SQLiteRecordStore: CloudRecordStore {
 
     private func keepVersion(_ row: Row) throws {
         let rowID: Int64 = row["id"]
-        try database.execute(sql: """
-            INSERT INTO record_version (record_id, change_tag, record_type, created_at, created_by, modified_at, modified_by, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [rowID, row["change_tag"], row["record_type"], row["created_at"], row["created_by"],
-                             row["modified_at"], row["modified_by"], row["body"]])
-        try database.execute(sql: """
-            DELETE FROM record_version WHERE record_id = ? AND rowid NOT IN (
-                SELECT rowid FROM record_version WHERE record_id = ? ORDER BY rowid DESC LIMIT ?)
-            """, arguments: [rowID, rowID, Self.versionsKept])
+        try database.execute(
+            sql: """
+                INSERT INTO record_version (record_id, change_tag, record_type, created_at, created_by, modified_at, modified_by, body)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                rowID, row["change_tag"], row["record_type"], row["created_at"], row["created_by"],
+                row["modified_at"], row["modified_by"], row["body"],
+            ])
+        try database.execute(
+            sql: """
+                DELETE FROM record_version WHERE record_id = ? AND rowid NOT IN (
+                    SELECT rowid FROM record_version WHERE record_id = ? ORDER BY rowid DESC LIMIT ?)
+                """, arguments: [rowID, rowID, Self.versionsKept])
     }
 
     private func writeReferences(of record: CloudRecord, rowID: Int64) throws {
         for (name, value) in record.fields {
             for reference in value.references {
-                try database.execute(sql: """
-                    INSERT INTO reference (holder, field, target_zone, target_owner, target_name, action) VALUES (?, ?, ?, ?, ?, ?)
-                    """, arguments: [rowID, name, reference.recordID.zoneID.zoneName, reference.recordID.zoneID.ownerName,
-                                     reference.recordID.recordName, reference.action.rawValue])
+                try database.execute(
+                    sql: """
+                        INSERT INTO reference (holder, field, target_zone, target_owner, target_name, action) VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        rowID, name, reference.recordID.zoneID.zoneName, reference.recordID.zoneID.ownerName,
+                        reference.recordID.recordName, reference.action.rawValue,
+                    ])
             }
         }
     }
@@ -237,16 +269,22 @@ struct SQLiteRecordStore: CloudRecordStore {
         for (name, value) in record.fields {
             for (position, asset) in value.assets.enumerated() {
                 held.insert(AssetPosition(field: name, position: position))
-                guard let content = asset.data ?? contents[AssetKey(recordID: record.id, field: name, position: position)] else { continue }
-                try database.execute(sql: "INSERT OR REPLACE INTO asset (record_id, field, position, content) VALUES (?, ?, ?, ?)",
-                                     arguments: [rowID, name, position, content])
+                guard
+                    let content = asset.data ?? contents[AssetKey(recordID: record.id, field: name, position: position)]
+                else { continue }
+                try database.execute(
+                    sql: "INSERT OR REPLACE INTO asset (record_id, field, position, content) VALUES (?, ?, ?, ?)",
+                    arguments: [rowID, name, position, content])
             }
         }
-        for row in try Row.fetchAll(database, sql: "SELECT field, position FROM asset WHERE record_id = ?", arguments: [rowID]) {
+        for row in try Row.fetchAll(
+            database, sql: "SELECT field, position FROM asset WHERE record_id = ?", arguments: [rowID])
+        {
             let stored = AssetPosition(field: row[0], position: row[1])
             guard !held.contains(stored) else { continue }
-            try database.execute(sql: "DELETE FROM asset WHERE record_id = ? AND field = ? AND position = ?",
-                                 arguments: [rowID, stored.field, stored.position])
+            try database.execute(
+                sql: "DELETE FROM asset WHERE record_id = ? AND field = ? AND position = ?",
+                arguments: [rowID, stored.field, stored.position])
         }
     }
 }

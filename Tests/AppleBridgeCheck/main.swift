@@ -36,7 +36,8 @@ func conversionError(_ record: CloudRecord) -> CKRecordConversionError? {
 
 @MainActor
 func roundTrip(_ value: CloudValue) throws -> CloudValue? {
-    var record = CloudRecord(recordType: "Probe", id: CloudRecord.ID(recordName: "probe", zoneID: CloudRecord.ZoneID(zoneName: "Z")))
+    var record = CloudRecord(
+        recordType: "Probe", id: CloudRecord.ID(recordName: "probe", zoneID: CloudRecord.ZoneID(zoneName: "Z")))
     record["field"] = value
     return try CloudRecord(record.ckRecord())["field"]
 }
@@ -51,18 +52,22 @@ func temporaryAssetFiles() -> [String] {
 func saveResult(
     _ record: CloudRecord, in database: CloudKitDatabase, savePolicy: CloudRecordSavePolicy = .ifServerRecordUnchanged
 ) async throws -> Result<CloudRecord, CloudDatabaseError>? {
-    try await database.modifyRecords(saving: [record], deleting: [], savePolicy: savePolicy, atomically: true).saveResults[record.id]
+    try await database.modifyRecords(saving: [record], deleting: [], savePolicy: savePolicy, atomically: true)
+        .saveResults[record.id]
 }
 
 let zone = CloudRecord.ZoneID(zoneName: "Z")
 let reference = CloudReference(recordID: CloudRecord.ID(recordName: "target", zoneID: zone), action: .deleteSelf)
 let file = FileManager.default.temporaryDirectory.appendingPathComponent("asset.bin")
 try Data([7, 7, 7]).write(to: file)
-let location = CloudLocation(latitude: 1.5, longitude: -2.5, altitude: 3, horizontalAccuracy: 4, verticalAccuracy: 5,
-                             course: 6, speed: 7, timestamp: Date(timeIntervalSince1970: 8))
+let location = CloudLocation(
+    latitude: 1.5, longitude: -2.5, altitude: 3, horizontalAccuracy: 4, verticalAccuracy: 5,
+    course: 6, speed: 7, timestamp: Date(timeIntervalSince1970: 8))
 let values: [(String, CloudValue)] = [
-    ("string", .string("héllo")), ("int64", .int64(.min)), ("double", .double(0.1)), ("date", .date(Date(timeIntervalSince1970: 1.5))),
-    ("bytes", .bytes(Data([1, 2, 3]))), ("reference", .reference(reference)), ("asset", .asset(CloudAsset(fileURL: file))),
+    ("string", .string("héllo")), ("int64", .int64(.min)), ("double", .double(0.1)),
+    ("date", .date(Date(timeIntervalSince1970: 1.5))),
+    ("bytes", .bytes(Data([1, 2, 3]))), ("reference", .reference(reference)),
+    ("asset", .asset(CloudAsset(fileURL: file))),
     ("location", .location(location)), ("stringList", .stringList(["a", "b"])), ("int64List", .int64List([1, -2])),
     ("doubleList", .doubleList([1.5, 2])), ("dateList", .dateList([Date(timeIntervalSince1970: 3)])),
     ("bytesList", .bytesList([Data([4]), Data()])), ("referenceList", .referenceList([reference, reference])),
@@ -75,8 +80,9 @@ check(Set(values.map { $0.1.kind }).count == CloudValue.Kind.allCases.count, "ev
 
 // .validate has no counterpart in the framework: it becomes .none.
 let validated = CloudReference(recordID: CloudRecord.ID(recordName: "t", zoneID: zone), action: .validate)
-check((try? roundTrip(.reference(validated))) == .reference(CloudReference(recordID: validated.recordID, action: .none)),
-      ".validate becomes .none")
+check(
+    (try? roundTrip(.reference(validated))) == .reference(CloudReference(recordID: validated.recordID, action: .none)),
+    ".validate becomes .none")
 
 // Version 1.0's spellings.
 struct Book: CKCodable, Identifiable { var id: String; var title: String }
@@ -90,7 +96,9 @@ let shelf = Shelf(id: "shelf", books: [Book(id: "b1", title: "T")], location: lo
 let records: [CKRecord] = try CKRecordEncoder(zoneID: nil).encode(shelf)
 check(records.map(\.recordID.recordName) == ["b1", "shelf"], "encode gives CKRecords, the root last")
 let books = records.last?["books"] as? NSArray
-check((books?.firstObject as? CKRecord.Reference)?.action == .deleteSelf, "1.0's CKRecord.Reference.Action form is honored")
+check(
+    (books?.firstObject as? CKRecord.Reference)?.action == .deleteSelf,
+    "1.0's CKRecord.Reference.Action form is honored")
 check(records.last?["location"] is CLLocation, "locations become CLLocation")
 let portableRecords: [CloudRecord] = try CKRecordEncoder().encode(shelf)
 check(portableRecords.count == 2, "the portable form is chosen where [CloudRecord] is asked for")
@@ -102,7 +110,8 @@ let database = CloudKitDatabase(container.privateCloudDatabase, listFields: ["Pe
 _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
 
 // System fields survive through CloudKit's archive, so a record made again is an update.
-let note = try await database.save(CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: "n", zoneID: zone), fields: ["text": .string("hi")]))
+let note = try await database.save(
+    CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: "n", zoneID: zone), fields: ["text": .string("hi")]))
 check(note.systemFields?.changeTag != nil, "the change tag is read")
 check(note.systemFields?.archivedData != nil, "the system fields are archived")
 var edited = note
@@ -118,43 +127,79 @@ let club = CloudRecord.ID(recordName: "c1", zoneID: zone)
 let people = ["clubs", "tags"] as Set<String>
 func describe(_ comparisons: [QueryComparison]) -> [String] {
     comparisons.map { comparison in
-        let argument: String = switch comparison.argument {
-        case let reference as CKRecord.Reference: "ref:\(reference.recordID.recordName):\(reference.action.rawValue)"
-        case let string as NSString: "string:\(string)"
-        case let number as NSNumber: "number:\(number)"
-        default: "\(type(of: comparison.argument))"
-        }
+        let argument: String =
+            switch comparison.argument {
+            case let reference as CKRecord.Reference:
+                "ref:\(reference.recordID.recordName):\(reference.action.rawValue)"
+            case let string as NSString: "string:\(string)"
+            case let number as NSNumber: "number:\(number)"
+            default: "\(type(of: comparison.argument))"
+            }
         return "\(comparison.field) \(comparison.format) \(argument)"
     }
 }
-check((try? describe(QueryComparison.comparisons(of: .references(school, in: "school"), listFields: people))) == ["school %K == %@ ref:s1:0"],
-      "a reference to a record is == on a single reference field, with a reference that has no action")
-check((try? describe(QueryComparison.comparisons(of: .references(club, in: "clubs"), listFields: people))) == ["clubs %K CONTAINS %@ ref:c1:0"],
-      "a reference to a record is CONTAINS on a reference list field")
-check((try? describe(QueryComparison.comparisons(of: .equals(field: "tags", value: .string("swift")), listFields: people))) == ["tags %K CONTAINS %@ string:swift"],
-      ".equals on a list field tests membership with CONTAINS")
-check((try? describe(QueryComparison.comparisons(of: .equals(field: "name", value: .string("Ann")), listFields: people))) == ["name %K == %@ string:Ann"],
-      ".equals on a single field is ==")
-check((try? describe(QueryComparison.comparisons(
-    of: .equals(field: "school", value: .reference(CloudReference(recordID: school, action: .deleteSelf))), listFields: people
-))) == ["school %K == %@ ref:s1:0"], ".equals with a reference matches by record, whatever the action")
+check(
+    (try? describe(QueryComparison.comparisons(of: .references(school, in: "school"), listFields: people))) == [
+        "school %K == %@ ref:s1:0"
+    ],
+    "a reference to a record is == on a single reference field, with a reference that has no action")
+check(
+    (try? describe(QueryComparison.comparisons(of: .references(club, in: "clubs"), listFields: people))) == [
+        "clubs %K CONTAINS %@ ref:c1:0"
+    ],
+    "a reference to a record is CONTAINS on a reference list field")
+check(
+    (try? describe(QueryComparison.comparisons(of: .equals(field: "tags", value: .string("swift")), listFields: people)))
+        == ["tags %K CONTAINS %@ string:swift"],
+    ".equals on a list field tests membership with CONTAINS")
+check(
+    (try? describe(QueryComparison.comparisons(of: .equals(field: "name", value: .string("Ann")), listFields: people)))
+        == ["name %K == %@ string:Ann"],
+    ".equals on a single field is ==")
+check(
+    (try? describe(
+        QueryComparison.comparisons(
+            of: .equals(field: "school", value: .reference(CloudReference(recordID: school, action: .deleteSelf))),
+            listFields: people
+        ))) == ["school %K == %@ ref:s1:0"], ".equals with a reference matches by record, whatever the action")
 let compound = try QueryComparison.comparisons(
-    of: .and([.references(school, in: "school"), .all, .and([.equals(field: "grade", value: .int64(3))])]), listFields: people
+    of: .and([.references(school, in: "school"), .all, .and([.equals(field: "grade", value: .int64(3))])]),
+    listFields: people
 )
-check(describe(compound) == ["school %K == %@ ref:s1:0", "grade %K == %@ number:3"], "nested ands flatten into one AND list")
+check(
+    describe(compound) == ["school %K == %@ ref:s1:0", "grade %K == %@ number:3"],
+    "nested ands flatten into one AND list")
 check(compound.allSatisfy { !$0.format.contains("OR") }, "no comparison uses OR, which CKQuery refuses")
-check((try? database.ckQuery(CloudQuery(recordType: "Person", predicate: .and([.references(school, in: "school"), .references(club, in: "clubs")]))))
-    .map { ($0.predicate as? NSCompoundPredicate)?.compoundPredicateType == .and } == true, "several comparisons are one AND compound")
-check((try? database.ckQuery(CloudQuery(recordType: "Person", predicate: .references(school, in: "school")))).map { !($0.predicate is NSCompoundPredicate) } == true,
-      "one comparison is no compound")
-check((await thrownError { try await database.records(matching: CloudQuery(recordType: "Person", predicate: .equals(field: "photo", value: .asset(CloudAsset(data: Data([1])))))) })
-    .map { if case .invalidArguments? = $0 as? CloudDatabaseError { true } else { false } } == true, "a query can't compare an asset")
-let personRecord = CloudRecord(recordType: "Person", id: CloudRecord.ID(recordName: "p1", zoneID: zone), fields: [
-    "school": .reference(CloudReference(recordID: school)), "clubs": .referenceList([CloudReference(recordID: club)]),
-])
+check(
+    (try? database.ckQuery(
+        CloudQuery(
+            recordType: "Person", predicate: .and([.references(school, in: "school"), .references(club, in: "clubs")]))))
+        .map { ($0.predicate as? NSCompoundPredicate)?.compoundPredicateType == .and } == true,
+    "several comparisons are one AND compound")
+check(
+    (try? database.ckQuery(CloudQuery(recordType: "Person", predicate: .references(school, in: "school")))).map {
+        !($0.predicate is NSCompoundPredicate)
+    } == true,
+    "one comparison is no compound")
+check(
+    (await thrownError {
+        try await database.records(
+            matching: CloudQuery(
+                recordType: "Person", predicate: .equals(field: "photo", value: .asset(CloudAsset(data: Data([1]))))))
+    })
+    .map { if case .invalidArguments? = $0 as? CloudDatabaseError { true } else { false } } == true,
+    "a query can't compare an asset")
+let personRecord = CloudRecord(
+    recordType: "Person", id: CloudRecord.ID(recordName: "p1", zoneID: zone),
+    fields: [
+        "school": .reference(CloudReference(recordID: school)),
+        "clubs": .referenceList([CloudReference(recordID: club)]),
+    ])
 _ = try await database.save(personRecord)
 let found = try await database.records(
-    matching: CloudQuery(recordType: "Person", predicate: .and([.references(school, in: "school"), .references(club, in: "clubs")])), inZoneWith: zone
+    matching: CloudQuery(
+        recordType: "Person", predicate: .and([.references(school, in: "school"), .references(club, in: "clubs")])),
+    inZoneWith: zone
 )
 check(found.matchResults.map(\.0.recordName) == ["p1"], "a query with two references runs on CloudKit (AND compound)")
 
@@ -162,8 +207,10 @@ check(found.matchResults.map(\.0.recordName) == ["p1"], "a query with two refere
 
 let photo = FileManager.default.temporaryDirectory.appendingPathComponent("photo.bin")
 try Data([1, 2, 3, 4]).write(to: photo)
-let album = try await database.save(CloudRecord(recordType: "Album", id: CloudRecord.ID(recordName: "a", zoneID: zone),
-                                                fields: ["title": .string("one"), "cover": .asset(CloudAsset(fileURL: photo))]))
+let album = try await database.save(
+    CloudRecord(
+        recordType: "Album", id: CloudRecord.ID(recordName: "a", zoneID: zone),
+        fields: ["title": .string("one"), "cover": .asset(CloudAsset(fileURL: photo))]))
 var newer = album
 newer["title"] = .string("two")
 let albumNow = try await database.save(newer)
@@ -171,10 +218,12 @@ var stale = album
 stale["title"] = .string("three")
 switch try await saveResult(stale, in: database) {
 case .failure(.serverRecordChanged(let server, let client, _))?:
-    check(server.systemFields?.changeTag == albumNow.systemFields?.changeTag && server["title"] == .string("two"),
-          "a conflict carries the server's record")
-    check(server["cover"] == .asset(CloudAsset(size: nil, fileChecksum: nil)),
-          "the server record's asset, which CloudKit didn't download, is an asset without contents")
+    check(
+        server.systemFields?.changeTag == albumNow.systemFields?.changeTag && server["title"] == .string("two"),
+        "a conflict carries the server's record")
+    check(
+        server["cover"] == .asset(CloudAsset(size: nil, fileChecksum: nil)),
+        "the server record's asset, which CloudKit didn't download, is an asset without contents")
     check(client == stale, "a conflict carries the client's record as it was given")
     // Resolving the conflict on the server's record saves the change and keeps the server's asset.
     var resolved = server
@@ -183,7 +232,9 @@ case .failure(.serverRecordChanged(let server, let client, _))?:
     let fetched = try await database.record(for: saved.id)
     check(fetched["title"] == .string("three"), "a change made on the conflict's server record saves")
     if case .asset(let asset)? = fetched["cover"] {
-        check((try? asset.contents()) == Data([1, 2, 3, 4]), "saving a record whose asset has no contents keeps the server's asset")
+        check(
+            (try? asset.contents()) == Data([1, 2, 3, 4]),
+            "saving a record whose asset has no contents keeps the server's asset")
     } else {
         check(false, "the resolved record keeps its asset field")
     }
@@ -194,13 +245,16 @@ let undownloaded = CKRecord(recordType: "Album", recordID: CKRecord.ID(recordNam
 undownloaded["cover"] = CKAsset(fileURL: URL(fileURLWithPath: "/nonexistent/cache/file"))
 undownloaded["covers"] = NSArray(array: [CKAsset(fileURL: URL(fileURLWithPath: "/nonexistent/cache/other"))])
 let undownloadedRecord = try? CloudRecord(undownloaded)
-check(undownloadedRecord?["cover"] == .asset(CloudAsset(size: nil, fileChecksum: nil))
-      && undownloadedRecord?["covers"] == .assetList([CloudAsset(size: nil, fileChecksum: nil)]),
-      "an asset whose file is gone converts to an asset without contents")
+check(
+    undownloadedRecord?["cover"] == .asset(CloudAsset(size: nil, fileChecksum: nil))
+        && undownloadedRecord?["covers"] == .assetList([CloudAsset(size: nil, fileChecksum: nil)]),
+    "an asset whose file is gone converts to an asset without contents")
 var newWithEmptyAsset = CloudRecord(recordType: "Album", id: CloudRecord.ID(recordName: "e", zoneID: zone))
 newWithEmptyAsset["cover"] = .asset(CloudAsset(size: nil, fileChecksum: nil))
-check(conversionError(newWithEmptyAsset) == CKRecordConversionError(.assetWithoutContents, recordID: newWithEmptyAsset.id, field: "cover"),
-      "a new record with an asset without contents is refused, naming record and field")
+check(
+    conversionError(newWithEmptyAsset)
+        == CKRecordConversionError(.assetWithoutContents, recordID: newWithEmptyAsset.id, field: "cover"),
+    "a new record with an asset without contents is refused, naming record and field")
 
 // MARK: 3. Temporary files for in-memory asset bytes are deleted.
 
@@ -210,8 +264,9 @@ thumb["cover"] = .asset(CloudAsset(data: Data([9, 9])))
 thumb["pages"] = .assetList([CloudAsset(data: Data([8])), CloudAsset(fileURL: photo)])
 let savedThumb = try await database.save(thumb)
 check(temporaryAssetFiles().isEmpty, "a save deletes the temporary files it wrote")
-check(savedThumb["cover"] == .asset(CloudAsset(data: Data([9, 9]))) && savedThumb["pages"] == thumb["pages"],
-      "a saved record keeps its in-memory assets")
+check(
+    savedThumb["cover"] == .asset(CloudAsset(data: Data([9, 9]))) && savedThumb["pages"] == thumb["pages"],
+    "a saved record keeps its in-memory assets")
 if case .asset(let asset)? = try await database.record(for: thumb.id)["cover"] {
     check((try? asset.contents()) == Data([9, 9]), "CloudKit received the in-memory asset's bytes")
 } else {
@@ -220,125 +275,202 @@ if case .asset(let asset)? = try await database.record(for: thumb.id)["cover"] {
 var lost = thumb
 lost.id = CloudRecord.ID(recordName: "t", zoneID: CloudRecord.ZoneID(zoneName: "Nowhere"))
 let lostResult = try await saveResult(lost, in: database)
-check(lostResult == .failure(.zoneNotFound(CloudRecord.ZoneID(zoneName: "Nowhere"))) && temporaryAssetFiles().isEmpty, "a failed save deletes its temporary files too")
+check(
+    lostResult == .failure(.zoneNotFound(CloudRecord.ZoneID(zoneName: "Nowhere"))) && temporaryAssetFiles().isEmpty,
+    "a failed save deletes its temporary files too")
 let ckItemLimit = 400  // "about 400" items: the framework's documented limit, which the stand-in keeps
-let tooMany = (0...ckItemLimit).map { CloudRecord(recordType: "Album", id: CloudRecord.ID(recordName: "m\($0)", zoneID: zone), fields: ["cover": .asset(CloudAsset(data: Data([1])))]) }
+let tooMany = (0...ckItemLimit).map {
+    CloudRecord(
+        recordType: "Album", id: CloudRecord.ID(recordName: "m\($0)", zoneID: zone),
+        fields: ["cover": .asset(CloudAsset(data: Data([1])))])
+}
 let bigDatabase = CloudKitDatabase(container.privateCloudDatabase, maximumItemsPerRequest: 10_000)
-let tooManyError = await thrownError { try await bigDatabase.modifyRecords(saving: tooMany, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true) }
-check(tooManyError as? CloudDatabaseError == .limitExceeded(limit: nil, requested: ckItemLimit + 1),
-      "limitExceeded keeps the request's size and invents no limit")
+let tooManyError = await thrownError {
+    try await bigDatabase.modifyRecords(
+        saving: tooMany, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+}
+check(
+    tooManyError as? CloudDatabaseError == .limitExceeded(limit: nil, requested: ckItemLimit + 1),
+    "limitExceeded keeps the request's size and invents no limit")
 check(temporaryAssetFiles().isEmpty, "a request that fails as a whole deletes its temporary files")
 let encoded = try thumb.ckRecord()
 check(temporaryAssetFiles().count == 2, "ckRecord() writes in-memory bytes to the temporary asset folder")
 CKRecordEncoder.removeTemporaryAssetFiles(of: [encoded])
-check(temporaryAssetFiles().isEmpty && FileManager.default.fileExists(atPath: photo.path),
-      "removeTemporaryAssetFiles(of:) deletes the bridge's files and leaves the caller's")
+check(
+    temporaryAssetFiles().isEmpty && FileManager.default.fileExists(atPath: photo.path),
+    "removeTemporaryAssetFiles(of:) deletes the bridge's files and leaves the caller's")
 let realTemporaryDirectory = FileManager.default.temporaryDirectory.path
 setenv("TMPDIR", file.appendingPathComponent("not-a-folder").path, 1)
 let unwritable = await thrownError { try await database.save(thumb, savePolicy: .allKeys) }
 setenv("TMPDIR", realTemporaryDirectory, 1)
-check({ if case .internalError(let reason)? = unwritable as? CloudDatabaseError { reason.contains("temporary file") } else { false } }(),
-      "a temporary file that can't be written fails the request with a CloudDatabaseError")
+check(
+    {
+        if case .internalError(let reason)? = unwritable as? CloudDatabaseError {
+            reason.contains("temporary file")
+        } else {
+            false
+        }
+    }(),
+    "a temporary file that can't be written fails the request with a CloudDatabaseError")
 
 // MARK: 4. System fields without CloudKit's archive, or with another record's.
 
 let current = try await database.record(for: note.id)
-var fromSQLite = CloudRecord(recordType: "Note", id: note.id, fields: ["text": .string("from SQLite")],
-                             systemFields: CloudRecord.SystemFields(changeTag: current.systemFields?.changeTag))
+var fromSQLite = CloudRecord(
+    recordType: "Note", id: note.id, fields: ["text": .string("from SQLite")],
+    systemFields: CloudRecord.SystemFields(changeTag: current.systemFields?.changeTag))
 let appliedResult = try await saveResult(fromSQLite, in: database)
-check({ if case .success(let saved)? = appliedResult { saved["text"] == .string("from SQLite") } else { false } }(),
-      "a record with the server's change tag but no archive saves as an update")
+check(
+    { if case .success(let saved)? = appliedResult { saved["text"] == .string("from SQLite") } else { false } }(),
+    "a record with the server's change tag but no archive saves as an update")
 fromSQLite["text"] = .string("stale")
 switch try await saveResult(fromSQLite, in: database) {
 case .failure(.serverRecordChanged(let server, let client, _))?:
-    check(server["text"] == .string("from SQLite") && client == fromSQLite, "a stale change tag without an archive is a conflict")
+    check(
+        server["text"] == .string("from SQLite") && client == fromSQLite,
+        "a stale change tag without an archive is a conflict")
 default:
     check(false, "a stale change tag without an archive is a conflict")
 }
-check(conversionError(fromSQLite) == CKRecordConversionError(
-    .changeTagWithoutArchive(changeTag: fromSQLite.systemFields?.changeTag ?? ""), recordID: fromSQLite.id
-), "ckRecord() refuses a change tag without an archive, saying what to do")
+check(
+    conversionError(fromSQLite)
+        == CKRecordConversionError(
+            .changeTagWithoutArchive(changeTag: fromSQLite.systemFields?.changeTag ?? ""), recordID: fromSQLite.id
+        ), "ckRecord() refuses a change tag without an archive, saying what to do")
 let blindWrite = try await saveResult(fromSQLite, in: database, savePolicy: .changedKeys)
-check({ if case .success(let saved)? = blindWrite { saved["text"] == .string("stale") } else { false } }(),
-      "changedKeys saves a change tag without an archive without comparing tags")
+check(
+    { if case .success(let saved)? = blindWrite { saved["text"] == .string("stale") } else { false } }(),
+    "changedKeys saves a change tag without an archive without comparing tags")
 var renamed = try await database.record(for: note.id)
 renamed.id = CloudRecord.ID(recordName: "renamed", zoneID: zone)
-check(try await saveResult(renamed, in: database) == .failure(.unknownItem(renamed.id)),
-      "a changed ID doesn't save over the archive's record: the renamed record doesn't exist")
+check(
+    try await saveResult(renamed, in: database) == .failure(.unknownItem(renamed.id)),
+    "a changed ID doesn't save over the archive's record: the renamed record doesn't exist")
 check((try? await database.record(for: note.id))?["text"] == .string("stale"), "the archive's record is left alone")
-check(conversionError(renamed)?.recordID == renamed.id, "ckRecord() refuses a changed ID instead of keeping the archive's")
+check(
+    conversionError(renamed)?.recordID == renamed.id, "ckRecord() refuses a changed ID instead of keeping the archive's"
+)
 var retyped = try await database.record(for: note.id)
 retyped.recordType = "Memo"
-check({ if case .failure(.invalidArguments(let reason))? = $0 { reason.contains("Memo") } else { false } }(try await saveResult(retyped, in: database)),
-      "a changed type is refused, naming both types")
+check(
+    { if case .failure(.invalidArguments(let reason))? = $0 { reason.contains("Memo") } else { false } }(
+        try await saveResult(retyped, in: database)),
+    "a changed type is refused, naming both types")
 
 // MARK: 5. Encrypted fields.
 
-var secret = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "d", zoneID: zone), fields: ["title": .string("public")])
+var secret = CloudRecord(
+    recordType: "Diary", id: CloudRecord.ID(recordName: "d", zoneID: zone), fields: ["title": .string("public")])
 secret[encrypted: "body"] = .string("dear diary")
 secret[encrypted: "moods"] = .int64List([1, 2])
 let secretCK = try secret.ckRecord()
-check((secretCK.encryptedValues.object(forKey: "body") as? NSString) == "dear diary" && secretCK.object(forKey: "body") == nil
-      && secretCK.encryptedValues.object(forKey: "moods") is NSArray, "encrypted fields go to encryptedValues")
+check(
+    (secretCK.encryptedValues.object(forKey: "body") as? NSString) == "dear diary"
+        && secretCK.object(forKey: "body") == nil
+        && secretCK.encryptedValues.object(forKey: "moods") is NSArray, "encrypted fields go to encryptedValues")
 let secretBack = try CloudRecord(secretCK)
-check(secretBack.encryptedFieldNames == ["body", "moods"] && secretBack[encrypted: "body"] == .string("dear diary")
-      && secretBack["title"] == .string("public"), "every key of encryptedValues becomes an encrypted field")
+check(
+    secretBack.encryptedFieldNames == ["body", "moods"] && secretBack[encrypted: "body"] == .string("dear diary")
+        && secretBack["title"] == .string("public"), "every key of encryptedValues becomes an encrypted field")
 _ = try await database.save(secret)
 let secretFetched = try await database.record(for: secret.id)
-check(secretFetched.encryptedFieldNames == ["body", "moods"] && secretFetched[encrypted: "moods"] == .int64List([1, 2]),
-      "encrypted fields survive a save and a fetch")
+check(
+    secretFetched.encryptedFieldNames == ["body", "moods"] && secretFetched[encrypted: "moods"] == .int64List([1, 2]),
+    "encrypted fields survive a save and a fetch")
 var badSecret = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "bad", zoneID: zone))
 badSecret[encrypted: "owner"] = .reference(CloudReference(recordID: school))
-check(conversionError(badSecret) == CKRecordConversionError(.unencryptableValue(.reference), recordID: badSecret.id, field: "owner"),
-      "an encrypted reference is refused, naming record and field")
+check(
+    conversionError(badSecret)
+        == CKRecordConversionError(.unencryptableValue(.reference), recordID: badSecret.id, field: "owner"),
+    "an encrypted reference is refused, naming record and field")
 var badAsset = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "bad2", zoneID: zone))
 badAsset[encrypted: "scan"] = .assetList([CloudAsset(fileURL: photo)])
-check({ if case .failure(.invalidArguments(let reason))? = $0 { reason.contains("scan") } else { false } }(try await saveResult(badAsset, in: database)),
-      "a database refuses an encrypted asset list in the record's result")
+check(
+    { if case .failure(.invalidArguments(let reason))? = $0 { reason.contains("scan") } else { false } }(
+        try await saveResult(badAsset, in: database)),
+    "a database refuses an encrypted asset list in the record's result")
 let publicDatabase = CloudKitDatabase(container.publicCloudDatabase)
 var publicSecret = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "d"))
 publicSecret[encrypted: "body"] = .string("dear diary")
-check({ if case .failure(.invalidArguments(let reason))? = $0 { reason.contains("public") } else { false } }(
-    try await saveResult(publicSecret, in: publicDatabase)
-), "the public database refuses encrypted fields")
+check(
+    { if case .failure(.invalidArguments(let reason))? = $0 { reason.contains("public") } else { false } }(
+        try await saveResult(publicSecret, in: publicDatabase)
+    ), "the public database refuses encrypted fields")
 
 // MARK: 6. Errors: the right case, zone and retryability.
 
 let elsewhere = CloudRecord.ZoneID(zoneName: "Elsewhere")
-check(CloudDatabaseError(CKError(.userDeletedZone), zoneID: elsewhere) == .userDeletedZone(elsewhere), "userDeletedZone keeps its code and zone")
-check(CloudDatabaseError(CKError(.zoneNotFound, userInfo: [CKErrorUserDidResetEncryptedDataKey: NSNumber(value: true)]), zoneID: elsewhere)
-      == .encryptedDataReset(elsewhere), "a zone deleted by an encrypted-data reset is told apart")
-check(CloudDatabaseError(CKError(.zoneNotFound), zoneID: elsewhere) == .zoneNotFound(elsewhere), "zoneNotFound names the request's zone")
-check(CloudDatabaseError(CKError(.changeTokenExpired), zoneID: elsewhere) == .changeTokenExpired(elsewhere), "changeTokenExpired keeps its code")
-check(CloudDatabaseError(CKError(.serverResponseLost)) == .serverResponseLost && CloudDatabaseError.serverResponseLost.isRetryable,
-      "serverResponseLost keeps its code and is retryable")
-check(CloudDatabaseError(CKError(.accountTemporarilyUnavailable)) == .accountTemporarilyUnavailable
-      && CloudDatabaseError.accountTemporarilyUnavailable.isRetryable, "accountTemporarilyUnavailable keeps its code and is retryable")
-check(CloudDatabaseError(CKError(.operationCancelled)) == .operationCancelled && !CloudDatabaseError.operationCancelled.isRetryable,
-      "operationCancelled keeps its code")
-check(CloudDatabaseError(CKError(.limitExceeded), recordID: note.id) == .limitExceeded(limit: nil, requested: nil), "an item's limitExceeded invents no numbers")
+check(
+    CloudDatabaseError(CKError(.userDeletedZone), zoneID: elsewhere) == .userDeletedZone(elsewhere),
+    "userDeletedZone keeps its code and zone")
+check(
+    CloudDatabaseError(
+        CKError(.zoneNotFound, userInfo: [CKErrorUserDidResetEncryptedDataKey: NSNumber(value: true)]),
+        zoneID: elsewhere)
+        == .encryptedDataReset(elsewhere), "a zone deleted by an encrypted-data reset is told apart")
+check(
+    CloudDatabaseError(CKError(.zoneNotFound), zoneID: elsewhere) == .zoneNotFound(elsewhere),
+    "zoneNotFound names the request's zone")
+check(
+    CloudDatabaseError(CKError(.changeTokenExpired), zoneID: elsewhere) == .changeTokenExpired(elsewhere),
+    "changeTokenExpired keeps its code")
+check(
+    CloudDatabaseError(CKError(.serverResponseLost)) == .serverResponseLost
+        && CloudDatabaseError.serverResponseLost.isRetryable,
+    "serverResponseLost keeps its code and is retryable")
+check(
+    CloudDatabaseError(CKError(.accountTemporarilyUnavailable)) == .accountTemporarilyUnavailable
+        && CloudDatabaseError.accountTemporarilyUnavailable.isRetryable,
+    "accountTemporarilyUnavailable keeps its code and is retryable")
+check(
+    CloudDatabaseError(CKError(.operationCancelled)) == .operationCancelled
+        && !CloudDatabaseError.operationCancelled.isRetryable,
+    "operationCancelled keeps its code")
+check(
+    CloudDatabaseError(CKError(.limitExceeded), recordID: note.id) == .limitExceeded(limit: nil, requested: nil),
+    "an item's limitExceeded invents no numbers")
 check(CloudDatabaseError(CancellationError()) == .operationCancelled, "CancellationError maps to operationCancelled")
-check({ if case .internalError(let reason) = CloudDatabaseError(CocoaError(.fileWriteOutOfSpace)) { reason.contains("CocoaError") } else { false } }(),
-      "a foreign error names its type")
-check(CloudDatabaseError.userDeletedZone(elsewhere).zoneID == elsewhere && CloudDatabaseError.unknownItem(note.id).zoneID == zone
-      && !CloudDatabaseError.userDeletedZone(elsewhere).isRetryable, "errors name their zone")
+check(
+    {
+        if case .internalError(let reason) = CloudDatabaseError(CocoaError(.fileWriteOutOfSpace)) {
+            reason.contains("CocoaError")
+        } else {
+            false
+        }
+    }(),
+    "a foreign error names its type")
+check(
+    CloudDatabaseError.userDeletedZone(elsewhere).zoneID == elsewhere
+        && CloudDatabaseError.unknownItem(note.id).zoneID == zone
+        && !CloudDatabaseError.userDeletedZone(elsewhere).isRetryable, "errors name their zone")
 let unknownCodes: [(CKError.Code, CloudDatabaseError)] = [
     (.unknownItem, .unknownItem(CloudRecord.ID(recordName: "x"))), (.quotaExceeded, .quotaExceeded),
     (.notAuthenticated, .notAuthenticated), (.zoneNotFound, .zoneNotFound(.default)),
 ]
 for (code, expected) in unknownCodes {
-    check(CloudDatabaseError(CKError(code), recordID: CloudRecord.ID(recordName: "x")) == expected, "CKError \(code) maps")
+    check(
+        CloudDatabaseError(CKError(code), recordID: CloudRecord.ID(recordName: "x")) == expected, "CKError \(code) maps"
+    )
 }
-check(CloudDatabaseError(CKError(.requestRateLimited, userInfo: [CKErrorRetryAfterKey: 3.0])) == .requestRateLimited(retryAfter: 3),
-      "throttling keeps its retry-after")
+check(
+    CloudDatabaseError(CKError(.requestRateLimited, userInfo: [CKErrorRetryAfterKey: 3.0]))
+        == .requestRateLimited(retryAfter: 3),
+    "throttling keeps its retry-after")
 let gone = CloudRecord.ZoneID(zoneName: "Gone")
-check(await thrownError { try await database.records(matching: CloudQuery(recordType: "Person"), inZoneWith: gone) } as? CloudDatabaseError
-      == .zoneNotFound(gone), "a query in a missing zone names that zone")
-check(await thrownError { try await database.records(for: [CloudRecord.ID(recordName: "x", zoneID: gone)]) }.map { _ in false } ?? true,
-      "a fetch in a missing zone fails per item")
+check(
+    await thrownError { try await database.records(matching: CloudQuery(recordType: "Person"), inZoneWith: gone) }
+        as? CloudDatabaseError
+        == .zoneNotFound(gone), "a query in a missing zone names that zone")
+check(
+    await thrownError { try await database.records(for: [CloudRecord.ID(recordName: "x", zoneID: gone)]) }.map { _ in
+        false
+    } ?? true,
+    "a fetch in a missing zone fails per item")
 let cancelled = Task { try await database.records(for: [note.id]) }
 cancelled.cancel()
-check(await thrownError { try await cancelled.value } is CancellationError, "a cancelled task's request ends with CancellationError")
+check(
+    await thrownError { try await cancelled.value } is CancellationError,
+    "a cancelled task's request ends with CancellationError")
 
 try? FileManager.default.removeItem(at: file)
 for failure in failures { print("FAILED: \(failure)") }

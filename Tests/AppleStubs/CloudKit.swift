@@ -48,7 +48,8 @@ open class CKRecordZone: NSObject, @unchecked Sendable {
         }
         public required init?(coder: NSCoder) {
             guard let zoneName = coder.decodeObject(of: NSString.self, forKey: "zoneName") as String?,
-                  let ownerName = coder.decodeObject(of: NSString.self, forKey: "ownerName") as String? else { return nil }
+                let ownerName = coder.decodeObject(of: NSString.self, forKey: "ownerName") as String?
+            else { return nil }
             self.zoneName = zoneName
             self.ownerName = ownerName
         }
@@ -120,7 +121,9 @@ open class CKRecord: NSObject, CKRecordKeyValueSetting, @unchecked Sendable {
             self.recordID = recordID
             self.action = action
         }
-        public convenience init(record: CKRecord, action: Action) { self.init(recordID: record.recordID, action: action) }
+        public convenience init(record: CKRecord, action: Action) {
+            self.init(recordID: record.recordID, action: action)
+        }
     }
 
     public internal(set) var recordType: RecordType
@@ -143,9 +146,10 @@ open class CKRecord: NSObject, CKRecordKeyValueSetting, @unchecked Sendable {
 
     public init?(coder: NSCoder) {
         guard let type = coder.decodeObject(of: NSString.self, forKey: "recordType") as String?,
-              let name = coder.decodeObject(of: NSString.self, forKey: "recordName") as String?,
-              let zoneName = coder.decodeObject(of: NSString.self, forKey: "zoneName") as String?,
-              let ownerName = coder.decodeObject(of: NSString.self, forKey: "ownerName") as String? else { return nil }
+            let name = coder.decodeObject(of: NSString.self, forKey: "recordName") as String?,
+            let zoneName = coder.decodeObject(of: NSString.self, forKey: "zoneName") as String?,
+            let ownerName = coder.decodeObject(of: NSString.self, forKey: "ownerName") as String?
+        else { return nil }
         recordType = type
         recordID = ID(recordName: name, zoneID: CKRecordZone.ID(zoneName: zoneName, ownerName: ownerName))
         // Linux's unarchiver reports a missing key as an error (Apple's returns nil): look before reading.
@@ -172,7 +176,9 @@ open class CKRecord: NSObject, CKRecordKeyValueSetting, @unchecked Sendable {
     }
 
     open func object(forKey key: FieldKey) -> (any __CKRecordObjCValue)? { plain.object(forKey: key) }
-    open func setObject(_ object: (any __CKRecordObjCValue)?, forKey key: FieldKey) { plain.setObject(object, forKey: key) }
+    open func setObject(_ object: (any __CKRecordObjCValue)?, forKey key: FieldKey) {
+        plain.setObject(object, forKey: key)
+    }
 
     public subscript(key: FieldKey) -> (any __CKRecordObjCValue)? {
         get { object(forKey: key) }
@@ -198,7 +204,9 @@ open class CKRecord: NSObject, CKRecordKeyValueSetting, @unchecked Sendable {
         return copy
     }
 
-    static func mapAssets(_ value: any __CKRecordObjCValue, _ transform: (CKAsset) -> CKAsset) -> any __CKRecordObjCValue {
+    static func mapAssets(_ value: any __CKRecordObjCValue, _ transform: (CKAsset) -> CKAsset)
+        -> any __CKRecordObjCValue
+    {
         if let asset = value as? CKAsset { return transform(asset) }
         if let list = value as? NSArray, list.firstObject is CKAsset {
             return NSArray(array: list.map { ($0 as? CKAsset).map(transform) ?? $0 })
@@ -248,15 +256,15 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
 public struct CKError: Error, @unchecked Sendable {
     public enum Code: Int, Sendable {
         case internalError = 1, partialFailure = 2, networkUnavailable = 3, networkFailure = 4, badContainer = 5,
-             serviceUnavailable = 6, requestRateLimited = 7, missingEntitlement = 8, notAuthenticated = 9,
-             permissionFailure = 10, unknownItem = 11, invalidArguments = 12, resultsTruncated = 13,
-             serverRecordChanged = 14, serverRejectedRequest = 15, assetFileNotFound = 16,
-             assetFileModified = 17, incompatibleVersion = 18, constraintViolation = 19, operationCancelled = 20,
-             changeTokenExpired = 21, batchRequestFailed = 22, zoneBusy = 23, badDatabase = 24,
-             quotaExceeded = 25, zoneNotFound = 26, limitExceeded = 27, userDeletedZone = 28,
-             tooManyParticipants = 29, alreadyShared = 30, referenceViolation = 31, managedAccountRestricted = 32,
-             participantMayNeedVerification = 33, serverResponseLost = 34, assetNotAvailable = 35,
-             accountTemporarilyUnavailable = 36
+            serviceUnavailable = 6, requestRateLimited = 7, missingEntitlement = 8, notAuthenticated = 9,
+            permissionFailure = 10, unknownItem = 11, invalidArguments = 12, resultsTruncated = 13,
+            serverRecordChanged = 14, serverRejectedRequest = 15, assetFileNotFound = 16,
+            assetFileModified = 17, incompatibleVersion = 18, constraintViolation = 19, operationCancelled = 20,
+            changeTokenExpired = 21, batchRequestFailed = 22, zoneBusy = 23, badDatabase = 24,
+            quotaExceeded = 25, zoneNotFound = 26, limitExceeded = 27, userDeletedZone = 28,
+            tooManyParticipants = 29, alreadyShared = 30, referenceViolation = 31, managedAccountRestricted = 32,
+            participantMayNeedVerification = 33, serverResponseLost = 34, assetNotAvailable = 35,
+            accountTemporarilyUnavailable = 36
     }
     public let code: Code
     public let userInfo: [String: Any]
@@ -268,7 +276,9 @@ public struct CKError: Error, @unchecked Sendable {
     public var clientRecord: CKRecord? { userInfo[CKRecordChangedErrorClientRecordKey] as? CKRecord }
     public var ancestorRecord: CKRecord? { userInfo[CKRecordChangedErrorAncestorRecordKey] as? CKRecord }
     public var retryAfterSeconds: Double? { userInfo[CKErrorRetryAfterKey] as? Double }
-    public var partialErrorsByItemID: [AnyHashable: any Error]? { userInfo[CKPartialErrorsByItemIDKey] as? [AnyHashable: any Error] }
+    public var partialErrorsByItemID: [AnyHashable: any Error]? {
+        userInfo[CKPartialErrorsByItemIDKey] as? [AnyHashable: any Error]
+    }
 }
 
 open class CKContainer: NSObject, @unchecked Sendable {
@@ -282,8 +292,8 @@ open class CKContainer: NSObject, @unchecked Sendable {
         publicCloudDatabase = CKDatabase(scope: .public)
         sharedCloudDatabase = CKDatabase(scope: .shared)
     }
-    private static let defaultContainer = CKContainer(identifier: "iCloud.default")
-    open class func `default`() -> CKContainer { defaultContainer }
+    private static let standard = CKContainer(identifier: "iCloud.default")
+    open class func `default`() -> CKContainer { standard }
 }
 
 open class CKDatabase: NSObject, @unchecked Sendable {
@@ -296,7 +306,8 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     private var stored: [CKRecord.ID: CKRecord] = [:]
     private var assetBytes: [URL: Data] = [:]
     private var nextTag = 0
-    private let staging = FileManager.default.temporaryDirectory.appendingPathComponent("CloudKitStandIn-\(UUID().uuidString)")
+    private let staging = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "CloudKitStandIn-\(UUID().uuidString)")
 
     /// The most items one request takes, as the framework's documentation says ("about 400").
     static let itemLimit = 400
@@ -349,7 +360,9 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     open func modifyRecords(
         saving recordsToSave: [CKRecord], deleting recordIDsToDelete: [CKRecord.ID],
         savePolicy: CKModifyRecordsOperation.RecordSavePolicy = .ifServerRecordUnchanged, atomically: Bool = true
-    ) async throws -> (saveResults: [CKRecord.ID: Result<CKRecord, any Error>], deleteResults: [CKRecord.ID: Result<Void, any Error>]) {
+    ) async throws -> (
+        saveResults: [CKRecord.ID: Result<CKRecord, any Error>], deleteResults: [CKRecord.ID: Result<Void, any Error>]
+    ) {
         try checkCancellation()
         if recordsToSave.count + recordIDsToDelete.count > Self.itemLimit { throw CKError(.limitExceeded) }
         return locked {
@@ -376,7 +389,9 @@ open class CKDatabase: NSObject, @unchecked Sendable {
             if atomically, !saveResults.isEmpty || !deleteResults.isEmpty {
                 // An atomic request applies nothing once an item fails (custom zones only, as CloudKit's default
                 // zone has no atomic changes).
-                let failedZones = Set(saveResults.keys.map(\.zoneID) + deleteResults.keys.map(\.zoneID)).filter { !$0.isEqual(CKRecordZone.ID.default) }
+                let failedZones = Set(saveResults.keys.map(\.zoneID) + deleteResults.keys.map(\.zoneID)).filter {
+                    !$0.isEqual(CKRecordZone.ID.default)
+                }
                 for record in writes where failedZones.contains(record.recordID.zoneID) {
                     saveResults[record.recordID] = .failure(CKError(.batchRequestFailed))
                 }
@@ -409,7 +424,8 @@ open class CKDatabase: NSObject, @unchecked Sendable {
         guard zones.contains(client.recordID.zoneID) else { return .failure(CKError(.zoneNotFound)) }
         for value in client.encrypted.values.values {
             if value is CKAsset || value is CKRecord.Reference || (value as? NSArray)?.firstObject is CKAsset
-                || (value as? NSArray)?.firstObject is CKRecord.Reference {
+                || (value as? NSArray)?.firstObject is CKRecord.Reference
+            {
                 return .failure(CKError(.invalidArguments))
             }
         }
@@ -429,13 +445,17 @@ open class CKDatabase: NSObject, @unchecked Sendable {
         if savePolicy == .ifServerRecordUnchanged {
             if server == nil, client.recordChangeTag != nil { return .failure(CKError(.unknownItem)) }
             if let server, server.recordChangeTag != client.recordChangeTag {
-                return .failure(CKError(.serverRecordChanged, userInfo: [
-                    CKRecordChangedErrorServerRecordKey: server.serverCopy { _ in CKAsset(notDownloaded: ()) },
-                    CKRecordChangedErrorClientRecordKey: client,
-                ]))
+                return .failure(
+                    CKError(
+                        .serverRecordChanged,
+                        userInfo: [
+                            CKRecordChangedErrorServerRecordKey: server.serverCopy { _ in CKAsset(notDownloaded: ()) },
+                            CKRecordChangedErrorClientRecordKey: client,
+                        ]))
             }
         }
-        let record = savePolicy == .allKeys || server == nil
+        let record =
+            savePolicy == .allKeys || server == nil
             ? CKRecord(recordType: client.recordType, recordID: client.recordID)
             : server?.serverCopy { $0 } ?? CKRecord(recordType: client.recordType, recordID: client.recordID)
         record.creationDate = server?.creationDate ?? Date(timeIntervalSince1970: 1_000)
@@ -448,7 +468,9 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     open func records(
         matching query: CKQuery, inZoneWith zoneID: CKRecordZone.ID? = nil, desiredKeys: [CKRecord.FieldKey]? = nil,
         resultsLimit: Int = CKQueryOperation.maximumResults
-    ) async throws -> (matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?) {
+    ) async throws -> (
+        matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?
+    ) {
         try checkCancellation()
         if let compound = query.predicate as? NSCompoundPredicate, compound.compoundPredicateType != .and {
             throw CKError(.invalidArguments)
@@ -465,14 +487,19 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     open func records(
         continuingMatchFrom queryCursor: CKQueryOperation.Cursor, desiredKeys: [CKRecord.FieldKey]? = nil,
         resultsLimit: Int = CKQueryOperation.maximumResults
-    ) async throws -> (matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?) {
+    ) async throws -> (
+        matchResults: [(CKRecord.ID, Result<CKRecord, any Error>)], queryCursor: CKQueryOperation.Cursor?
+    ) {
         try checkCancellation()
         return ([], nil)
     }
 
     open func modifyRecordZones(
         saving recordZonesToSave: [CKRecordZone], deleting recordZoneIDsToDelete: [CKRecordZone.ID]
-    ) async throws -> (saveResults: [CKRecordZone.ID: Result<CKRecordZone, any Error>], deleteResults: [CKRecordZone.ID: Result<Void, any Error>]) {
+    ) async throws -> (
+        saveResults: [CKRecordZone.ID: Result<CKRecordZone, any Error>],
+        deleteResults: [CKRecordZone.ID: Result<Void, any Error>]
+    ) {
         try checkCancellation()
         return locked {
             var saveResults: [CKRecordZone.ID: Result<CKRecordZone, any Error>] = [:]

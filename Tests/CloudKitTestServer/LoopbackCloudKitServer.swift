@@ -47,7 +47,9 @@ public struct LoopbackResponse: Sendable {
     }
 
     /// A documented error dictionary, with the HTTP status the documentation gives its code.
-    public static func serverError(_ status: Int, _ code: String, reason: String = "test", retryAfter: Double? = nil) -> LoopbackResponse {
+    public static func serverError(_ status: Int, _ code: String, reason: String = "test", retryAfter: Double? = nil)
+        -> LoopbackResponse
+    {
         var object: [String: Any] = ["serverErrorCode": code, "reason": reason, "uuid": "00000000-test"]
         if let retryAfter { object["retryAfter"] = retryAfter }
         return json(object, status: status)
@@ -74,7 +76,10 @@ public final class LoopbackCloudKitServer: Sendable {
         URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
     }
 
-    private init(channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>, handler: @escaping Handler) {
+    private init(
+        channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>,
+        handler: @escaping Handler
+    ) {
         serverChannel = channel
         port = channel.channel.localAddress?.port ?? 0
         self.handler = handler
@@ -107,13 +112,16 @@ public final class LoopbackCloudKitServer: Sendable {
         return server
     }
 
-    private static func bind() async throws -> NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never> {
+    private static func bind() async throws -> NIOAsyncChannel<
+        NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never
+    > {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: 0) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
+                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
+                        wrappingChannelSynchronously: channel)
                 }
             }
     }
@@ -154,7 +162,8 @@ public final class LoopbackCloudKitServer: Sendable {
                     headers.replaceOrAdd(name: "Content-Type", value: "application/json")
                     headers.replaceOrAdd(name: "Content-Length", value: "\(response.body.count)")
                     let status = HTTPResponseStatus(statusCode: response.status)
-                    try await outbound.write(.head(HTTPResponseHead(version: head.version, status: status, headers: headers)))
+                    try await outbound.write(
+                        .head(HTTPResponseHead(version: head.version, status: status, headers: headers)))
                     try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
                     try await outbound.write(.end(nil))
                 }
@@ -179,11 +188,11 @@ public final class LoopbackCloudKitServer: Sendable {
     /// that the public key verifies.
     private static func isSigned(headers: HTTPHeaders, body: Data, path: String) -> Bool {
         guard headers.first(name: "X-Apple-CloudKit-Request-KeyID") == TestKeys.keyID,
-              let date = headers.first(name: "X-Apple-CloudKit-Request-ISO8601Date"),
-              let signatureText = headers.first(name: "X-Apple-CloudKit-Request-SignatureV1"),
-              let signatureBytes = Data(base64Encoded: signatureText),
-              let signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes),
-              let publicKey = try? TestKeys.publicKey()
+            let date = headers.first(name: "X-Apple-CloudKit-Request-ISO8601Date"),
+            let signatureText = headers.first(name: "X-Apple-CloudKit-Request-SignatureV1"),
+            let signatureBytes = Data(base64Encoded: signatureText),
+            let signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes),
+            let publicKey = try? TestKeys.publicKey()
         else { return false }
         let bodyHash = Data(SHA256.hash(data: body)).base64EncodedString()
         return publicKey.isValidSignature(signature, for: Data("\(date):\(bodyHash):\(path)".utf8))

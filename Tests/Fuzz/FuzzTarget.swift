@@ -48,10 +48,13 @@ struct Choices {
 
     static let jsonSnippets = [
         #"{"street":"s","tags":["a"]}"#, #"{"street":5}"#, "[1,2,", "null", #"{"a":{"b":{"c":[]}}}"#, "[[[[[]]]]]",
-        #"{"circle":{"radius":"x"}}"#, "1e999", "\"\\ud800\"", "{}", "[]", #"[1,null,3]"#, "{\"latitude\":1,\"longitude\":2}",
+        #"{"circle":{"radius":"x"}}"#, "1e999", "\"\\ud800\"", "{}", "[]", #"[1,null,3]"#,
+        "{\"latitude\":1,\"longitude\":2}",
     ]
-    static let names = ["id", "name", "next", "children", "child", "items", "address", "location", "tags", "score",
-                        "flag", "when", "blob", "link", "uuid", "money", "ratio", "small", "big", "kind", "lazy", "map"]
+    static let names = [
+        "id", "name", "next", "children", "child", "items", "address", "location", "tags", "score",
+        "flag", "when", "blob", "link", "uuid", "money", "ratio", "small", "big", "kind", "lazy", "map",
+    ]
 }
 
 // MARK: Models the records are decoded into
@@ -107,8 +110,9 @@ func makeRecords(_ choices: inout Choices) -> [CloudRecord] {
     let types = ["Everything", "Node", "Child", "Other", "", "_x"]
     let count = 1 + choices.below(12)
     var records = (0..<count).map { index in
-        var record = CloudRecord(recordType: types[choices.below(types.count)],
-                                 id: CloudRecord.ID(recordName: "r\(index)", zoneID: zone))
+        var record = CloudRecord(
+            recordType: types[choices.below(types.count)],
+            id: CloudRecord.ID(recordName: "r\(index)", zoneID: zone))
         for _ in 0..<choices.below(16) {
             let name = choices.below(4) == 0 ? choices.string() : Choices.names[choices.below(Choices.names.count)]
             record.fields[name] = makeValue(&choices, zone: zone)
@@ -123,8 +127,12 @@ func makeRecords(_ choices: inout Choices) -> [CloudRecord] {
             .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "c\(index)", zoneID: zone))])
         }
         for index in 0..<length {
-            records.append(CloudRecord(recordType: "Node", id: CloudRecord.ID(recordName: "c\(index)", zoneID: zone),
-                                       fields: ["id": .string("c\(index)"), "next": index + 1 < length ? link(index + 1) : .referenceList([])]))
+            records.append(
+                CloudRecord(
+                    recordType: "Node", id: CloudRecord.ID(recordName: "c\(index)", zoneID: zone),
+                    fields: [
+                        "id": .string("c\(index)"), "next": index + 1 < length ? link(index + 1) : .referenceList([]),
+                    ]))
         }
         records[0].fields["next"] = link(0)
     }
@@ -133,11 +141,15 @@ func makeRecords(_ choices: inout Choices) -> [CloudRecord] {
 
 func makeValue(_ choices: inout Choices, zone: CloudRecord.ZoneID) -> CloudValue {
     func reference() -> CloudReference {
-        CloudReference(recordID: CloudRecord.ID(recordName: "r\(choices.below(16))", zoneID: choices.below(8) == 0 ? .default : zone),
-                       action: CloudReference.Action.allCases[choices.below(3)])
+        CloudReference(
+            recordID: CloudRecord.ID(
+                recordName: "r\(choices.below(16))", zoneID: choices.below(8) == 0 ? .default : zone),
+            action: CloudReference.Action.allCases[choices.below(3)])
     }
     func date() -> Date {
-        choices.below(4) == 0 ? Date(timeIntervalSinceReferenceDate: choices.double()) : Date(timeIntervalSince1970: Double(choices.int64() % 10_000_000_000))
+        choices.below(4) == 0
+            ? Date(timeIntervalSinceReferenceDate: choices.double())
+            : Date(timeIntervalSince1970: Double(choices.int64() % 10_000_000_000))
     }
     // Lists are usually short; now and then long, to find costs that grow with them.
     let length = choices.below(16) == 0 ? choices.below(256) * 64 : choices.below(8)
@@ -148,7 +160,11 @@ func makeValue(_ choices: inout Choices, zone: CloudRecord.ZoneID) -> CloudValue
     case 3: return .date(date())
     case 4: return .bytes(Data((0..<choices.below(32)).map { _ in choices.byte() }))
     case 5: return .reference(reference())
-    case 6: return .asset(choices.below(2) == 0 ? CloudAsset(data: Data([choices.byte()])) : CloudAsset(fileURL: URL(fileURLWithPath: "/nonexistent/\(choices.byte())")))
+    case 6:
+        return .asset(
+            choices.below(2) == 0
+                ? CloudAsset(data: Data([choices.byte()]))
+                : CloudAsset(fileURL: URL(fileURLWithPath: "/nonexistent/\(choices.byte())")))
     case 7: return .location(CloudLocation(latitude: choices.double(), longitude: choices.double()))
     case 8: return .stringList((0..<length).map { _ in choices.string() })
     case 9: return .int64List((0..<length).map { _ in choices.int64() })
@@ -172,7 +188,10 @@ func decodeEverything(_ records: [CloudRecord], options choices: inout Choices) 
     if choices.below(2) == 0 { decoder.missingReferenceStrategy = .throw }
     if choices.below(2) == 0 { decoder.nestedValueDecodingStrategy = .flattened(separator: "_") }
     if choices.below(2) == 0 { decoder.locationDecodingStrategy = .acceptingLegacyStrings }
-    if choices.below(2) == 0 { decoder.nonFiniteFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan") }
+    if choices.below(2) == 0 {
+        decoder.nonFiniteFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+    }
 
     _ = try? decoder.decode(Everything.self, from: root, records: records)
     _ = try? decoder.decode(Node.self, from: root, records: records)

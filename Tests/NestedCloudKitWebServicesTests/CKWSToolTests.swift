@@ -3,6 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NestedCloudKitCodable
 import Testing
+
 @testable import NestedCloudKitWebServices
 
 /// The `ckws` command run as a user runs it, against the loopback server.
@@ -17,23 +18,31 @@ import Testing
     static func toolURL(_ name: String) throws -> URL {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [directory, directory.deletingLastPathComponent()].map { $0.appendingPathComponent(name) }
-        return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "\(name) isn't built beside \(directory.path)")
+        return try #require(
+            candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
+            "\(name) isn't built beside \(directory.path)")
     }
 
     /// Runs ckws with the test key in the environment; returns its exit status, standard output and error.
-    static func run(_ arguments: [String], server: LoopbackCloudKitServer) async throws -> (status: Int32, output: String, error: String) {
+    static func run(_ arguments: [String], server: LoopbackCloudKitServer) async throws -> (
+        status: Int32, output: String, error: String
+    ) {
         try await run(arguments, serverURL: server.url)
     }
 
     /// Runs ckws against `serverURL` with the test key in the environment.
-    static func run(_ arguments: [String], serverURL: URL) async throws -> (status: Int32, output: String, error: String) {
+    static func run(_ arguments: [String], serverURL: URL) async throws -> (
+        status: Int32, output: String, error: String
+    ) {
         let process = Process()
         process.executableURL = try ckwsURL()
         // Generous timeouts: the suite's heaviest tests can keep both cores and the loopback server busy for seconds,
         // and a test about timing sets its own bound, far below these.
-        process.arguments = arguments + ["--server-url", serverURL.absoluteString, "--connect-timeout", "120", "--timeout", "300"]
+        process.arguments =
+            arguments + ["--server-url", serverURL.absoluteString, "--connect-timeout", "120", "--timeout", "300"]
         process.environment = [
-            "CLOUDKIT_CONTAINER": Harness.container, "CLOUDKIT_KEY_ID": TestKeys.keyID, "CLOUDKIT_PRIVATE_KEY": TestKeys.privateKeyPEM,
+            "CLOUDKIT_CONTAINER": Harness.container, "CLOUDKIT_KEY_ID": TestKeys.keyID,
+            "CLOUDKIT_PRIVATE_KEY": TestKeys.privateKeyPEM,
         ]
         let output = Pipe()
         let error = Pipe()
@@ -41,7 +50,10 @@ import Testing
         process.standardError = error
         try process.run()
         let (outputData, errorData) = await finish(process, output: output, error: error)
-        return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+            String(decoding: errorData, as: UTF8.self)
+        )
     }
 
     /// Reads the process's output to its end and waits for it to exit, off Swift's cooperative threads: the
@@ -72,13 +84,17 @@ import Testing
         case "zones/list":
             return .json(["zones": [["zoneID": ["zoneName": "_defaultZone", "ownerRecordName": "_7c3f2a9d"]]]])
         case "records/lookup":
-            return .json(["records": [
-                Harness.serverRecord("ada", fields: [
-                    "name": ["value": "Ada", "type": "STRING"],
-                    "school": ["value": ["recordName": "s1", "action": "DELETE_SELF"], "type": "REFERENCE"],
-                ]),
-                ["recordName": "ghost", "serverErrorCode": "NOT_FOUND", "reason": "Record not found"],
-            ]])
+            return .json([
+                "records": [
+                    Harness.serverRecord(
+                        "ada",
+                        fields: [
+                            "name": ["value": "Ada", "type": "STRING"],
+                            "school": ["value": ["recordName": "s1", "action": "DELETE_SELF"], "type": "REFERENCE"],
+                        ]),
+                    ["recordName": "ghost", "serverErrorCode": "NOT_FOUND", "reason": "Record not found"],
+                ]
+            ])
         default:
             return .json(["records": [Harness.serverRecord("bob", fields: ["grade": ["value": 3, "type": "INT64"]])]])
         }
@@ -92,15 +108,17 @@ import Testing
 
             let lookup = try await Self.run(["lookup", "ada", "ghost"], server: server)
             #expect(lookup.status == 1)
-            #expect(lookup.output == """
-                Student "ada"  (change tag tag-1)
-                ├─ name: "Ada"
-                └─ school → "s1" (not loaded)  [DELETE_SELF]
+            #expect(
+                lookup.output == """
+                    Student "ada"  (change tag tag-1)
+                    ├─ name: "Ada"
+                    └─ school → "s1" (not loaded)  [DELETE_SELF]
 
-                """)
+                    """)
             #expect(lookup.error == "ghost: The record ghost doesn't exist\n")
 
-            let query = try await Self.run(["query", "Student", "--filter", "grade=3", "--sort", "name", "--limit", "5"], server: server)
+            let query = try await Self.run(
+                ["query", "Student", "--filter", "grade=3", "--sort", "name", "--limit", "5"], server: server)
             #expect(query.status == 0)
             #expect(query.output == "Student \"bob\"  (change tag tag-1)\n└─ grade: 3\n")
             let body = try #require(server.requests.last).json()
@@ -129,10 +147,12 @@ import Testing
         try "web-1\n".write(to: tokenFile, atomically: true, encoding: .utf8)
         try await LoopbackCloudKitServer.with({ request in
             guard request.query["ckWebAuthToken"] == "web-1" else { return .serverError(401, "AUTHENTICATION_FAILED") }
-            return .json(["zones": [["zoneID": ["zoneName": "Schools"]]]], headers: ["X-Apple-CloudKit-Web-Auth-Token": "web-2"])
+            return .json(
+                ["zones": [["zoneID": ["zoneName": "Schools"]]]], headers: ["X-Apple-CloudKit-Web-Auth-Token": "web-2"])
         }) { server in
             let result = try await Self.run(
-                ["zones", "--database", "private", "--api-token", "api", "--web-auth-token-file", tokenFile.path], server: server
+                ["zones", "--database", "private", "--api-token", "api", "--web-auth-token-file", tokenFile.path],
+                server: server
             )
             #expect(result.status == 0)
             #expect(result.output == "Schools\n")
@@ -154,7 +174,8 @@ import Testing
             try process.run()
             let text = String(decoding: await Self.finish(process, output: output, error: error).1, as: UTF8.self)
             #expect(process.terminationStatus != 0)
-            #expect(text.contains("Give a server-to-server key (--key-id and --key-file) or an API token (--api-token)."))
+            #expect(
+                text.contains("Give a server-to-server key (--key-id and --key-file) or an API token (--api-token)."))
             #expect(server.requests.isEmpty)
         }
     }
@@ -167,11 +188,12 @@ import Testing
         let result = try await Self.run(["zones"], serverURL: url)
         #expect(result.status == 1)
         #expect(result.output.isEmpty)
-        #expect(result.error == """
-            Error: The network request failed: zones/list: 127.0.0.1:\(url.port ?? 0) refused the connection: check the \
-            server URL, and that the server is running
+        #expect(
+            result.error == """
+                Error: The network request failed: zones/list: 127.0.0.1:\(url.port ?? 0) refused the connection: check the \
+                server URL, and that the server is running
 
-            """)
+                """)
         // A bound, not a measurement: the request timeout is five minutes, and a refused connection must not wait
         // for it. Generous, so a loaded machine can't fail it.
         #expect(ContinuousClock.now - started < .seconds(90))
@@ -179,18 +201,21 @@ import Testing
 
     @Test func aUserWhoMustSignInIsToldWhere() async throws {
         try await LoopbackCloudKitServer.with({ _ in
-            .json([
-                "serverErrorCode": "AUTHENTICATION_REQUIRED", "reason": "request needs authorization",
-                "redirectURL": "https://idmsa.apple.com/IDMSWebAuth/signin?token=abc",
-            ], status: 421)
+            .json(
+                [
+                    "serverErrorCode": "AUTHENTICATION_REQUIRED", "reason": "request needs authorization",
+                    "redirectURL": "https://idmsa.apple.com/IDMSWebAuth/signin?token=abc",
+                ], status: 421)
         }) { server in
-            let result = try await Self.run(["zones", "--database", "private", "--api-token", "api", "--web-auth-token", "old"], server: server)
+            let result = try await Self.run(
+                ["zones", "--database", "private", "--api-token", "api", "--web-auth-token", "old"], server: server)
             #expect(result.status == 1)
-            #expect(result.error == """
-                Error: CloudKit needs a signed-in user. Sign in at https://idmsa.apple.com/IDMSWebAuth/signin?token=abc \
-                and run ckws again with the web auth token the sign-in gives (--web-auth-token, or --web-auth-token-file).
+            #expect(
+                result.error == """
+                    Error: CloudKit needs a signed-in user. Sign in at https://idmsa.apple.com/IDMSWebAuth/signin?token=abc \
+                    and run ckws again with the web auth token the sign-in gives (--web-auth-token, or --web-auth-token-file).
 
-                """)
+                    """)
         }
     }
 
@@ -199,17 +224,24 @@ import Testing
         // The folder doesn't exist, so the file can't be written, even by root.
         let tokenFile = directory.appendingPathComponent("missing").appendingPathComponent("token")
         try await LoopbackCloudKitServer.with({ _ in
-            .json(["zones": [["zoneID": ["zoneName": "Schools"]]]], headers: ["X-Apple-CloudKit-Web-Auth-Token": "web-2"])
+            .json(
+                ["zones": [["zoneID": ["zoneName": "Schools"]]]], headers: ["X-Apple-CloudKit-Web-Auth-Token": "web-2"])
         }) { server in
             let result = try await Self.run(
-                ["zones", "--database", "private", "--api-token", "api", "--web-auth-token", "web-1", "--web-auth-token-file", tokenFile.path],
+                [
+                    "zones", "--database", "private", "--api-token", "api", "--web-auth-token", "web-1",
+                    "--web-auth-token-file", tokenFile.path,
+                ],
                 server: server
             )
             #expect(result.status == 1)
             // The zones were read, and are printed; then the failure that would end the session.
             #expect(result.output == "Schools\n")
             #expect(result.error.hasPrefix("Error: The new web auth token couldn't be written to \(tokenFile.path) ("))
-            #expect(result.error.hasSuffix("), and CloudKit no longer accepts the old one. Store this one yourself to keep the session:\nweb-2\n"))
+            #expect(
+                result.error.hasSuffix(
+                    "), and CloudKit no longer accepts the old one. Store this one yourself to keep the session:\nweb-2\n"
+                ))
         }
     }
 
@@ -219,9 +251,16 @@ import Testing
     /// `hasRecords` is false.
     static func schemaHandler(hasRecords: Bool) -> LoopbackCloudKitServer.Handler {
         { _ in
-            .json(["records": hasRecords ? [
-                Harness.serverRecord("bob", fields: ["zip": ["value": "02134", "type": "STRING"], "grade": ["value": 3, "type": "INT64"]]),
-            ] : []])
+            .json([
+                "records": hasRecords
+                    ? [
+                        Harness.serverRecord(
+                            "bob",
+                            fields: [
+                                "zip": ["value": "02134", "type": "STRING"], "grade": ["value": 3, "type": "INT64"],
+                            ])
+                    ] : []
+            ])
         }
     }
 
@@ -233,7 +272,8 @@ import Testing
 
     @Test func aFilterValueTakesTheFieldsTypeAndKeepsItsLeadingZero() async throws {
         try await LoopbackCloudKitServer.with(Self.schemaHandler(hasRecords: true)) { server in
-            let result = try await Self.run(["query", "Student", "--filter", "zip=02134", "--filter", "grade=3"], server: server)
+            let result = try await Self.run(
+                ["query", "Student", "--filter", "zip=02134", "--filter", "grade=3"], server: server)
             #expect(result.status == 0)
             // One small query reads the fields' types, then the query itself.
             #expect(server.requests.count == 2)
@@ -259,7 +299,10 @@ import Testing
     @Test func aFilterWithATypeSendsThatTypeWithoutAskingFirst() async throws {
         try await LoopbackCloudKitServer.with(Self.schemaHandler(hasRecords: true)) { server in
             let result = try await Self.run(
-                ["query", "Student", "--filter", "zip:int64=02134", "--filter", "since:TIMESTAMP=2016-01-25T22:15:43Z"], server: server
+                [
+                    "query", "Student", "--filter", "zip:int64=02134", "--filter",
+                    "since:TIMESTAMP=2016-01-25T22:15:43Z",
+                ], server: server
             )
             #expect(result.status == 0)
             #expect(server.requests.count == 1)
@@ -274,10 +317,13 @@ import Testing
         try await LoopbackCloudKitServer.with(Self.schemaHandler(hasRecords: true)) { server in
             let wrongValue = try await Self.run(["query", "Student", "--filter", "grade:INT64=three"], server: server)
             #expect(wrongValue.status != 0)
-            #expect(wrongValue.error.contains("--filter grade=three: the field is INT64, so the value must be an integer."))
+            #expect(
+                wrongValue.error.contains("--filter grade=three: the field is INT64, so the value must be an integer."))
             let wrongType = try await Self.run(["query", "Student", "--filter", "grade:NUMBER=3"], server: server)
             #expect(wrongType.status != 0)
-            #expect(wrongType.error.contains("--filter grade:NUMBER=3: the type must be one of STRING, INT64, DOUBLE, TIMESTAMP."))
+            #expect(
+                wrongType.error.contains(
+                    "--filter grade:NUMBER=3: the type must be one of STRING, INT64, DOUBLE, TIMESTAMP."))
             #expect(server.requests.isEmpty)
         }
     }
@@ -286,18 +332,23 @@ import Testing
 
     @Test func jsonHoldsWhatTheServerSentAndNothingMore() async throws {
         try await LoopbackCloudKitServer.with({ _ in
-            .json(["records": [
-                [
-                    "recordName": "springfield", "recordType": "School", "recordChangeTag": "tag-1",
-                    "fields": [
-                        "place": ["value": ["latitude": 44.05, "longitude": -123.09], "type": "LOCATION"],
-                        "gate": ["value": [
-                            "latitude": 44.06, "longitude": -123.1, "horizontalAccuracy": 5, "verticalAccuracy": 3,
-                            "altitude": 120, "course": 90, "speed": 1.5, "timestamp": 1_453_760_143_000,
-                        ], "type": "LOCATION"],
-                    ],
-                ],
-            ]])
+            .json([
+                "records": [
+                    [
+                        "recordName": "springfield", "recordType": "School", "recordChangeTag": "tag-1",
+                        "fields": [
+                            "place": ["value": ["latitude": 44.05, "longitude": -123.09], "type": "LOCATION"],
+                            "gate": [
+                                "value": [
+                                    "latitude": 44.06, "longitude": -123.1, "horizontalAccuracy": 5,
+                                    "verticalAccuracy": 3,
+                                    "altitude": 120, "course": 90, "speed": 1.5, "timestamp": 1_453_760_143_000,
+                                ], "type": "LOCATION",
+                            ],
+                        ],
+                    ]
+                ]
+            ])
         }) { server in
             let result = try await Self.run(["lookup", "springfield", "--json"], server: server)
             #expect(result.status == 0)
@@ -309,10 +360,12 @@ import Testing
             let place = try #require(fields["place"]?["value"] as? [String: Double])
             #expect(place == ["latitude": 44.05, "longitude": -123.09])
             let gate = try #require(fields["gate"]?["value"] as? [String: Double])
-            #expect(gate == [
-                "latitude": 44.06, "longitude": -123.1, "horizontalAccuracy": 5, "verticalAccuracy": 3, "altitude": 120,
-                "course": 90, "speed": 1.5, "timestamp": 1_453_760_143_000,
-            ])
+            #expect(
+                gate == [
+                    "latitude": 44.06, "longitude": -123.1, "horizontalAccuracy": 5, "verticalAccuracy": 3,
+                    "altitude": 120,
+                    "course": 90, "speed": 1.5, "timestamp": 1_453_760_143_000,
+                ])
         }
     }
 }

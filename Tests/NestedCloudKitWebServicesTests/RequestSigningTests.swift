@@ -1,8 +1,9 @@
-import Crypto
 import CloudKitTestServer
+import Crypto
 import Foundation
 import NestedCloudKitCodable
 import Testing
+
 @testable import NestedCloudKitWebServices
 
 @Suite struct RequestSigningTests {
@@ -19,7 +20,8 @@ import Testing
         let key = try TestKeys.serverToServerKey()
         let body = Data(#"{"records":[{"recordName":"ada"}]}"#.utf8)
         let subpath = "/database/1/iCloud.com.example.School/development/public/records/lookup"
-        let signature = try RequestSignature(key: key, date: Date(timeIntervalSince1970: 1_453_760_143.5), body: body, subpath: subpath)
+        let signature = try RequestSignature(
+            key: key, date: Date(timeIntervalSince1970: 1_453_760_143.5), body: body, subpath: subpath)
         #expect(signature.date == "2016-01-25T22:15:43Z")
         #expect(signature.keyID == TestKeys.keyID)
         let message = "2016-01-25T22:15:43Z:\(RequestSignature.bodyHash(body)):\(subpath)"
@@ -27,9 +29,11 @@ import Testing
         let ecdsa = try P256.Signing.ECDSASignature(derRepresentation: der)
         #expect(try TestKeys.publicKey().isValidSignature(ecdsa, for: Data(message.utf8)))
         #expect(try !TestKeys.publicKey().isValidSignature(ecdsa, for: Data((message + "x").utf8)))
-        #expect(signature.headers.map(\.name) == [
-            "X-Apple-CloudKit-Request-KeyID", "X-Apple-CloudKit-Request-ISO8601Date", "X-Apple-CloudKit-Request-SignatureV1",
-        ])
+        #expect(
+            signature.headers.map(\.name) == [
+                "X-Apple-CloudKit-Request-KeyID", "X-Apple-CloudKit-Request-ISO8601Date",
+                "X-Apple-CloudKit-Request-SignatureV1",
+            ])
     }
 
     @Test func keysLoadFromSEC1AndPKCS8PEM() throws {
@@ -54,7 +58,9 @@ import Testing
             try ServerToServerKey(keyID: "", pemRepresentation: TestKeys.privateKeyPEM)
         }
         let p384 = P384.Signing.PrivateKey().pemRepresentation
-        #expect(throws: ServerToServerKey.LoadingError.notP256Key) { try ServerToServerKey(keyID: "k", pemRepresentation: p384) }
+        #expect(throws: ServerToServerKey.LoadingError.notP256Key) {
+            try ServerToServerKey(keyID: "k", pemRepresentation: p384)
+        }
         do {
             _ = try ServerToServerKey(keyID: "k", pemFile: directory.appendingPathComponent("missing.pem"))
             Issue.record("a missing file loaded")
@@ -80,11 +86,13 @@ import Testing
     @Test func configurationsThatCantWorkAreRefusedUpFront() throws {
         let key = try TestKeys.serverToServerKey()
         let privateWithKey = CloudKitWebServicesConfiguration(
-            containerIdentifier: "iCloud.a", environment: .production, database: .private, authentication: .serverToServerKey(key)
+            containerIdentifier: "iCloud.a", environment: .production, database: .private,
+            authentication: .serverToServerKey(key)
         )
         #expect(throws: CloudDatabaseError.self) { try CloudKitWebServicesDatabase(configuration: privateWithKey) }
         let privateWithoutUser = CloudKitWebServicesConfiguration(
-            containerIdentifier: "iCloud.a", environment: .production, database: .private, authentication: .apiToken("t", webAuthToken: nil)
+            containerIdentifier: "iCloud.a", environment: .production, database: .private,
+            authentication: .apiToken("t", webAuthToken: nil)
         )
         #expect(throws: CloudDatabaseError.self) { try CloudKitWebServicesDatabase(configuration: privateWithoutUser) }
         #expect(privateWithKey.databasePath == "/database/1/iCloud.a/production/private")

@@ -2,6 +2,7 @@ import CloudKitTestServer
 import Foundation
 import NestedCloudKitCodable
 import Testing
+
 @testable import NestedCloudKitWebServices
 
 @Suite struct ServerErrorMappingTests {
@@ -10,11 +11,17 @@ import Testing
 
     /// Each documented code, as a per-record error, and the portable error it becomes.
     static let cases: [(code: String, retryAfter: Double?, expected: CloudDatabaseError)] = [
-        ("ACCESS_DENIED", nil, .permissionFailure("no (ACCESS_DENIED): the credentials can't reach this database or record")),
+        (
+            "ACCESS_DENIED", nil,
+            .permissionFailure("no (ACCESS_DENIED): the credentials can't reach this database or record")
+        ),
         ("ATOMIC_ERROR", nil, .batchRequestFailed(id)),
-        ("AUTHENTICATION_FAILED", nil, .permissionFailure(
-            "no (AUTHENTICATION_FAILED): check the key ID, that the key belongs to this container and environment, and the clock"
-        )),
+        (
+            "AUTHENTICATION_FAILED", nil,
+            .permissionFailure(
+                "no (AUTHENTICATION_FAILED): check the key ID, that the key belongs to this container and environment, and the clock"
+            )
+        ),
         ("AUTHENTICATION_REQUIRED", nil, .notAuthenticated),
         ("BAD_REQUEST", nil, .invalidArguments("no (BAD_REQUEST)")),
         ("INTERNAL_ERROR", nil, .internalError("no (INTERNAL_ERROR), request u-1")),
@@ -51,7 +58,8 @@ import Testing
     }
 
     @Test func retriesWaitAtLeastWhatTheServerAsksAndBackOff() {
-        let policy = CloudKitWebServicesRetryPolicy(maximumAttempts: 4, initialBackoff: .milliseconds(100), maximumDelay: .seconds(10))
+        let policy = CloudKitWebServicesRetryPolicy(
+            maximumAttempts: 4, initialBackoff: .milliseconds(100), maximumDelay: .seconds(10))
         #expect(policy.delay(beforeRetry: 1, retryAfter: nil) == nil)
         #expect(policy.delay(beforeRetry: 1, retryAfter: 2) == .seconds(2))
         #expect(policy.delay(beforeRetry: 1, retryAfter: 0) == .milliseconds(100))

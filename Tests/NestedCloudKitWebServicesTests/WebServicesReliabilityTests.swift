@@ -5,6 +5,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NestedCloudKitCodable
 import Testing
+
 @testable import NestedCloudKitWebServices
 
 /// What the client does when the network, the server or the user doesn't cooperate: connections refused,
@@ -35,11 +36,14 @@ import Testing
     @Test func aRefusedConnectionFailsAtOnceAndSaysSo() async throws {
         let url = try await Self.closedServerURL()
         // The database's own client, which doesn't try to connect again until the minute of the request timeout.
-        let database = try CloudKitWebServicesDatabase(configuration: try Self.configuration(serverURL: url, requestTimeout: .seconds(300)))
+        let database = try CloudKitWebServicesDatabase(
+            configuration: try Self.configuration(serverURL: url, requestTimeout: .seconds(300)))
         let started = ContinuousClock.now
-        await #expect(throws: CloudDatabaseError.networkFailure(
-            "records/lookup: 127.0.0.1:\(url.port ?? 0) refused the connection: check the server URL, and that the server is running"
-        )) {
+        await #expect(
+            throws: CloudDatabaseError.networkFailure(
+                "records/lookup: 127.0.0.1:\(url.port ?? 0) refused the connection: check the server URL, and that the server is running"
+            )
+        ) {
             _ = try await database.records(for: [CloudRecord.ID(recordName: "ada")])
         }
         // A bound, not a measurement: the request timeout is five minutes, and a refused connection must not wait
@@ -56,9 +60,11 @@ import Testing
             let database = try CloudKitWebServicesDatabase(
                 configuration: try Self.configuration(serverURL: server.url, requestTimeout: .milliseconds(300))
             )
-            await #expect(throws: CloudDatabaseError.networkFailure(
-                "records/lookup: no response from 127.0.0.1:\(server.port) within the request timeout of 300 ms"
-            )) {
+            await #expect(
+                throws: CloudDatabaseError.networkFailure(
+                    "records/lookup: no response from 127.0.0.1:\(server.port) within the request timeout of 300 ms"
+                )
+            ) {
                 _ = try await database.records(for: [CloudRecord.ID(recordName: "ada")])
             }
             releaser.finish()
@@ -70,14 +76,18 @@ import Testing
         configuration.connectTimeout = .seconds(3)
         let database = try CloudKitWebServicesDatabase(configuration: configuration)
         let server = configuration.serverURL
-        #expect(database.transport.describeNetworkError(HTTPClientError.connectTimeout, server: server)
-            == "no connection to api.example.com within the connect timeout of 3 s: check the server URL and the network")
-        #expect(database.transport.describeNetworkError(HTTPClientError.deadlineExceeded, server: server)
-            == "no response from api.example.com within the request timeout of 60 s")
+        #expect(
+            database.transport.describeNetworkError(HTTPClientError.connectTimeout, server: server)
+                == "no connection to api.example.com within the connect timeout of 3 s: check the server URL and the network"
+        )
+        #expect(
+            database.transport.describeNetworkError(HTTPClientError.deadlineExceeded, server: server)
+                == "no response from api.example.com within the request timeout of 60 s")
         // A client given connects as its own configuration says, so the message doesn't claim a timeout.
         let given = try CloudKitWebServicesDatabase(configuration: configuration, httpClient: .shared)
-        #expect(given.transport.describeNetworkError(HTTPClientError.connectTimeout, server: server)
-            == "no connection to api.example.com within the connect timeout: check the server URL and the network")
+        #expect(
+            given.transport.describeNetworkError(HTTPClientError.connectTimeout, server: server)
+                == "no connection to api.example.com within the connect timeout: check the server URL and the network")
     }
 
     // MARK: Signing in
@@ -87,10 +97,11 @@ import Testing
         try await Harness.with(
             database: .private, authentication: .apiToken("api", webAuthToken: "web-0"),
             handler: { _ in
-                .json([
-                    "serverErrorCode": "AUTHENTICATION_REQUIRED", "reason": "request needs authorization",
-                    "uuid": "u-1", "redirectURL": signIn.absoluteString,
-                ], status: 421)
+                .json(
+                    [
+                        "serverErrorCode": "AUTHENTICATION_REQUIRED", "reason": "request needs authorization",
+                        "uuid": "u-1", "redirectURL": signIn.absoluteString,
+                    ], status: 421)
             }
         ) { database, _ in
             #expect(database.signInURL == nil)
@@ -106,9 +117,11 @@ import Testing
     @Test func retriesStopAtTheRetryPolicysTotalTime() async throws {
         // Attempts and waits allow a retry after the server's second; the total time doesn't.
         let policy = CloudKitWebServicesRetryPolicy(
-            maximumAttempts: 5, initialBackoff: .milliseconds(1), maximumDelay: .seconds(10), maximumTotalTime: .milliseconds(500)
+            maximumAttempts: 5, initialBackoff: .milliseconds(1), maximumDelay: .seconds(10),
+            maximumTotalTime: .milliseconds(500)
         )
-        try await Harness.with(retryPolicy: policy, handler: { _ in .serverError(429, "THROTTLED", retryAfter: 1) }) { database, server in
+        try await Harness.with(retryPolicy: policy, handler: { _ in .serverError(429, "THROTTLED", retryAfter: 1) }) {
+            database, server in
             await #expect(throws: CloudDatabaseError.requestRateLimited(retryAfter: 1)) {
                 _ = try await database.records(for: [CloudRecord.ID(recordName: "ada")])
             }
@@ -118,7 +131,8 @@ import Testing
 
     @Test func theTotalTimeCountsEveryWait() {
         let policy = CloudKitWebServicesRetryPolicy(
-            maximumAttempts: 10, initialBackoff: .milliseconds(100), maximumDelay: .seconds(10), maximumTotalTime: .seconds(5)
+            maximumAttempts: 10, initialBackoff: .milliseconds(100), maximumDelay: .seconds(10),
+            maximumTotalTime: .seconds(5)
         )
         #expect(policy.delay(beforeRetry: 1, retryAfter: 2, elapsed: .seconds(3)) == .seconds(2))
         #expect(policy.delay(beforeRetry: 1, retryAfter: 2, elapsed: .milliseconds(3001)) == nil)
@@ -160,7 +174,9 @@ import Testing
             database: .private, authentication: .apiToken("api", webAuthToken: "web-0"),
             handler: { request in
                 if request.query["ckWebAuthToken"] == "web-0" { for await _ in release { break } }
-                return .json(["zones": [["zoneID": ["zoneName": "Schools"]]]], headers: ["X-Apple-CloudKit-Web-Auth-Token": "web-1"])
+                return .json(
+                    ["zones": [["zoneID": ["zoneName": "Schools"]]]],
+                    headers: ["X-Apple-CloudKit-Web-Auth-Token": "web-1"])
             }
         ) { database, server in
             let first = Task { try await database.allRecordZones() }
@@ -190,10 +206,17 @@ import Testing
         let lines = NIOLockedValueBox<[String]>([])
         let logger = Logger(label: "test") { _ in CapturingLogHandler(lines: lines) }
         let calls = NIOLockedValueBox(0)
-        try await Harness.with(logger: logger, handler: { _ in
-            let call = calls.withLockedValue { $0 += 1; return $0 }
-            return call == 1 ? .serverError(503, "TRY_AGAIN_LATER", retryAfter: 0.01) : .json(["records": [Harness.serverRecord("ada")]])
-        }) { database, _ in
+        try await Harness.with(
+            logger: logger,
+            handler: { _ in
+                let call = calls.withLockedValue {
+                    $0 += 1; return $0
+                }
+                return call == 1
+                    ? .serverError(503, "TRY_AGAIN_LATER", retryAfter: 0.01)
+                    : .json(["records": [Harness.serverRecord("ada")]])
+            }
+        ) { database, _ in
             _ = try await database.record(for: CloudRecord.ID(recordName: "ada"))
         }
         let logged = lines.withLockedValue { $0 }
@@ -204,20 +227,26 @@ import Testing
     // MARK: Encrypted fields
 
     @Test func encryptedFieldsAreRefusedBeforeAnyRequest() async throws {
-        try await Harness.with(database: .private, authentication: .apiToken("api", webAuthToken: "web-0"), handler: { _ in
-            .json(["records": []])
-        }) { database, server in
-            var record = CloudRecord(recordType: "Patient", id: CloudRecord.ID(recordName: "ada"), fields: ["name": .string("Ada")])
+        try await Harness.with(
+            database: .private, authentication: .apiToken("api", webAuthToken: "web-0"),
+            handler: { _ in
+                .json(["records": []])
+            }
+        ) { database, server in
+            var record = CloudRecord(
+                recordType: "Patient", id: CloudRecord.ID(recordName: "ada"), fields: ["name": .string("Ada")])
             record[encrypted: "diagnosis"] = .string("fine")
             record[encrypted: "allergies"] = .stringList(["none"])
             let results = try await database.modifyRecords(
                 saving: [record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false
             )
-            #expect(results.saveResults[record.id]?.failureOrNil == .invalidArguments(
-                "ada's fields allergies, diagnosis are encrypted, which CloudKit Web Services can't write: CloudKit "
-                    + "encrypts such fields on the user's Apple devices. Save the record through CloudKit on an Apple "
-                    + "platform (CloudKitDatabase), or keep the value in a field that isn't encrypted"
-            ))
+            #expect(
+                results.saveResults[record.id]?.failureOrNil
+                    == .invalidArguments(
+                        "ada's fields allergies, diagnosis are encrypted, which CloudKit Web Services can't write: CloudKit "
+                            + "encrypts such fields on the user's Apple devices. Save the record through CloudKit on an Apple "
+                            + "platform (CloudKitDatabase), or keep the value in a field that isn't encrypted"
+                    ))
             #expect(server.requests.isEmpty)
         }
     }

@@ -2,6 +2,7 @@ import CloudKitTestServer
 import Foundation
 import NestedCloudKitCodable
 import Testing
+
 @testable import NestedCloudKitWebServices
 
 @Suite struct WireFormatTests {
@@ -16,24 +17,40 @@ import Testing
         (.double(2.5), #"{"type":"DOUBLE","value":2.5}"#),
         (.date(date), #"{"type":"TIMESTAMP","value":1453760143123}"#),
         (.bytes(Data("test".utf8)), #"{"type":"BYTES","value":"dGVzdA=="}"#),
-        (.reference(CloudReference(recordID: target, action: .deleteSelf)),
-         #"{"type":"REFERENCE","value":{"action":"DELETE_SELF","recordName":"school-1","zoneID":{"zoneName":"Schools"}}}"#),
-        (.asset(CloudAsset(size: 4, fileChecksum: "Ab==", referenceChecksum: "Cd==", wrappingKey: "Ef==", receipt: "r1")),
-         #"{"type":"ASSETID","value":{"fileChecksum":"Ab==","receipt":"r1","referenceChecksum":"Cd==","size":4,"wrappingKey":"Ef=="}}"#),
-        (.location(CloudLocation(latitude: 37.33, longitude: -122.03, altitude: 10, horizontalAccuracy: 5,
-                                 verticalAccuracy: 3, course: 90, speed: 1.5, timestamp: date)),
-         #"{"type":"LOCATION","value":{"altitude":10,"course":90,"horizontalAccuracy":5,"latitude":37.33,"longitude":-122.03,"speed":1.5,"timestamp":1453760143123,"verticalAccuracy":3}}"#),
+        (
+            .reference(CloudReference(recordID: target, action: .deleteSelf)),
+            #"{"type":"REFERENCE","value":{"action":"DELETE_SELF","recordName":"school-1","zoneID":{"zoneName":"Schools"}}}"#
+        ),
+        (
+            .asset(
+                CloudAsset(size: 4, fileChecksum: "Ab==", referenceChecksum: "Cd==", wrappingKey: "Ef==", receipt: "r1")
+            ),
+            #"{"type":"ASSETID","value":{"fileChecksum":"Ab==","receipt":"r1","referenceChecksum":"Cd==","size":4,"wrappingKey":"Ef=="}}"#
+        ),
+        (
+            .location(
+                CloudLocation(
+                    latitude: 37.33, longitude: -122.03, altitude: 10, horizontalAccuracy: 5,
+                    verticalAccuracy: 3, course: 90, speed: 1.5, timestamp: date)),
+            #"{"type":"LOCATION","value":{"altitude":10,"course":90,"horizontalAccuracy":5,"latitude":37.33,"longitude":-122.03,"speed":1.5,"timestamp":1453760143123,"verticalAccuracy":3}}"#
+        ),
         (.stringList(["a", "b"]), #"{"type":"STRING_LIST","value":["a","b"]}"#),
         (.int64List([1, 0]), #"{"type":"INT64_LIST","value":[1,0]}"#),
         (.doubleList([0.25]), #"{"type":"DOUBLE_LIST","value":[0.25]}"#),
         (.dateList([date]), #"{"type":"TIMESTAMP_LIST","value":[1453760143123]}"#),
         (.bytesList([Data([0xFF])]), #"{"type":"BYTES_LIST","value":["/w=="]}"#),
-        (.referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "b"), action: .validate)]),
-         #"{"type":"REFERENCE_LIST","value":[{"action":"VALIDATE","recordName":"b","zoneID":{"zoneName":"_defaultZone"}}]}"#),
-        (.assetList([CloudAsset(size: 1, fileChecksum: "x", downloadURL: "https://example.com/a")]),
-         #"{"type":"ASSETID_LIST","value":[{"downloadURL":"https://example.com/a","fileChecksum":"x","size":1}]}"#),
-        (.locationList([CloudLocation(latitude: 1, longitude: 2)]),
-         #"{"type":"LOCATION_LIST","value":[{"altitude":0,"course":-1,"horizontalAccuracy":0,"latitude":1,"longitude":2,"speed":-1,"verticalAccuracy":-1}]}"#),
+        (
+            .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "b"), action: .validate)]),
+            #"{"type":"REFERENCE_LIST","value":[{"action":"VALIDATE","recordName":"b","zoneID":{"zoneName":"_defaultZone"}}]}"#
+        ),
+        (
+            .assetList([CloudAsset(size: 1, fileChecksum: "x", downloadURL: "https://example.com/a")]),
+            #"{"type":"ASSETID_LIST","value":[{"downloadURL":"https://example.com/a","fileChecksum":"x","size":1}]}"#
+        ),
+        (
+            .locationList([CloudLocation(latitude: 1, longitude: 2)]),
+            #"{"type":"LOCATION_LIST","value":[{"altitude":0,"course":-1,"horizontalAccuracy":0,"latitude":1,"longitude":2,"speed":-1,"verticalAccuracy":-1}]}"#
+        ),
     ]
 
     static func encode(_ value: some Encodable) throws -> String {
@@ -71,8 +88,12 @@ import Testing
         #expect(try Self.decodeField(#"{"value":"x"}"#) == .string("x"))
         #expect(try Self.decodeField(#"{"value":7}"#) == .int64(7))
         #expect(try Self.decodeField(#"{"value":7.5}"#) == .double(7.5))
-        #expect(try Self.decodeField(#"{"value":{"recordName":"r"}}"#) == .reference(CloudReference(recordID: CloudRecord.ID(recordName: "r"))))
-        #expect(try Self.decodeField(#"{"value":[{"latitude":1,"longitude":2}]}"#) == .locationList([CloudLocation(latitude: 1, longitude: 2)]))
+        #expect(
+            try Self.decodeField(#"{"value":{"recordName":"r"}}"#)
+                == .reference(CloudReference(recordID: CloudRecord.ID(recordName: "r"))))
+        #expect(
+            try Self.decodeField(#"{"value":[{"latitude":1,"longitude":2}]}"#)
+                == .locationList([CloudLocation(latitude: 1, longitude: 2)]))
     }
 
     @Test func aReferenceWithoutZoneOrActionIsInTheDefaultZoneWithNoAction() throws {
@@ -100,14 +121,16 @@ import Testing
     }
 
     @Test func aResponseRecordDecodesWithItsSystemFieldsAndIgnoresUnknownKeys() throws {
-        let json = try JSONSerialization.data(withJSONObject: WebServicesHarness.serverRecord(
-            "ada", fields: ["name": ["value": "Ada", "type": "STRING"], "age": ["value": 36, "type": "INT64"]]
-        ))
+        let json = try JSONSerialization.data(
+            withJSONObject: WebServicesHarness.serverRecord(
+                "ada", fields: ["name": ["value": "Ada", "type": "STRING"], "age": ["value": 36, "type": "INT64"]]
+            ))
         let wire = try JSONDecoder().decode(WireRecord.self, from: json)
         let owners = ZoneOwners(requested: .default, answers: [wire.zoneID])
         let record = wire.cloudRecord(in: .default, owners: owners)
         var expected = CloudRecord(
-            recordType: "Student", id: CloudRecord.ID(recordName: "ada"), fields: ["age": .int64(36), "name": .string("Ada")]
+            recordType: "Student", id: CloudRecord.ID(recordName: "ada"),
+            fields: ["age": .int64(36), "name": .string("Ada")]
         )
         expected.systemFields = CloudRecord.SystemFields(
             changeTag: "tag-1", creationDate: Date(timeIntervalSince1970: 1_453_760_143),
@@ -119,24 +142,34 @@ import Testing
     }
 
     @Test func aSavedRecordSendsItsTypeFieldsAndOnlyTheChangeTagTheOperationChecks() throws {
-        var record = CloudRecord(recordType: "Student", id: CloudRecord.ID(recordName: "ada"), fields: ["name": .string("Ada")])
+        var record = CloudRecord(
+            recordType: "Student", id: CloudRecord.ID(recordName: "ada"), fields: ["name": .string("Ada")])
         record.systemFields = CloudRecord.SystemFields(changeTag: "tag-9")
         let update = WireRecordOperation(record: record, savePolicy: .ifServerRecordUnchanged)
-        #expect(try Self.encode(update) == #"{"operationType":"update","record":{"fields":{"name":{"type":"STRING","value":"Ada"}},"recordChangeTag":"tag-9","recordName":"ada","recordType":"Student"}}"#)
+        #expect(
+            try Self.encode(update)
+                == #"{"operationType":"update","record":{"fields":{"name":{"type":"STRING","value":"Ada"}},"recordChangeTag":"tag-9","recordName":"ada","recordType":"Student"}}"#
+        )
         let force = WireRecordOperation(record: record, savePolicy: .changedKeys)
-        #expect(try Self.encode(force) == #"{"operationType":"forceUpdate","record":{"fields":{"name":{"type":"STRING","value":"Ada"}},"recordName":"ada","recordType":"Student"}}"#)
+        #expect(
+            try Self.encode(force)
+                == #"{"operationType":"forceUpdate","record":{"fields":{"name":{"type":"STRING","value":"Ada"}},"recordName":"ada","recordType":"Student"}}"#
+        )
         let delete = WireRecordOperation(deleting: record.id, savePolicy: .ifServerRecordUnchanged)
         #expect(try Self.encode(delete) == #"{"operationType":"delete","record":{"recordName":"ada"}}"#)
     }
 
     /// The save policy and the record choose among all seven operation types.
     @Test func theOperationTypeFollowsThePolicyAndTheRecord() {
-        let new = CloudRecord(recordType: "Student", id: CloudRecord.ID(recordName: "a"), fields: ["name": .string("A")])
+        let new = CloudRecord(
+            recordType: "Student", id: CloudRecord.ID(recordName: "a"), fields: ["name": .string("A")])
         var fetched = new
         fetched.systemFields = CloudRecord.SystemFields(changeTag: "t")
         var clearing = fetched
         clearing["name"] = nil
-        let chosen = { (record: CloudRecord, policy: CloudRecordSavePolicy) in WireOperationType.saving(record, savePolicy: policy) }
+        let chosen = { (record: CloudRecord, policy: CloudRecordSavePolicy) in
+            WireOperationType.saving(record, savePolicy: policy)
+        }
         #expect(chosen(new, .ifServerRecordUnchanged) == .create)
         #expect(chosen(fetched, .ifServerRecordUnchanged) == .update)
         #expect(chosen(clearing, .ifServerRecordUnchanged) == .replace)
@@ -151,11 +184,19 @@ import Testing
     }
 
     @Test func clearedFieldsGoWholeUnderAVersionCheckAndAsNullsOtherwise() throws {
-        var record = CloudRecord(recordType: "Student", id: CloudRecord.ID(recordName: "a"), fields: ["name": .string("A"), "nickname": .string("a")])
+        var record = CloudRecord(
+            recordType: "Student", id: CloudRecord.ID(recordName: "a"),
+            fields: ["name": .string("A"), "nickname": .string("a")])
         record.systemFields = CloudRecord.SystemFields(changeTag: "t")
         record["nickname"] = nil
-        #expect(try Self.encode(WireRecordOperation(record: record, savePolicy: .ifServerRecordUnchanged)) == #"{"operationType":"replace","record":{"fields":{"name":{"type":"STRING","value":"A"}},"recordChangeTag":"t","recordName":"a","recordType":"Student"}}"#)
-        #expect(try Self.encode(WireRecordOperation(record: record, savePolicy: .changedKeys)) == #"{"operationType":"forceUpdate","record":{"fields":{"name":{"type":"STRING","value":"A"},"nickname":{"value":null}},"recordName":"a","recordType":"Student"}}"#)
+        #expect(
+            try Self.encode(WireRecordOperation(record: record, savePolicy: .ifServerRecordUnchanged))
+                == #"{"operationType":"replace","record":{"fields":{"name":{"type":"STRING","value":"A"}},"recordChangeTag":"t","recordName":"a","recordType":"Student"}}"#
+        )
+        #expect(
+            try Self.encode(WireRecordOperation(record: record, savePolicy: .changedKeys))
+                == #"{"operationType":"forceUpdate","record":{"fields":{"name":{"type":"STRING","value":"A"},"nickname":{"value":null}},"recordName":"a","recordType":"Student"}}"#
+        )
     }
 
     @Test func doublesKeepEveryBit() throws {
@@ -171,21 +212,31 @@ import Testing
             predicate: .and([.references(school, in: "school"), .equals(field: "grade", value: .int64(3)), .all]),
             sortDescriptors: [CloudQuery.SortDescriptor(field: "name", ascending: false)]
         )
-        #expect(try Self.encode(WireQuery(query)) == #"{"filterBy":[{"comparator":"EQUALS","fieldName":"school","fieldValue":{"type":"REFERENCE","value":{"action":"NONE","recordName":"school-1","zoneID":{"zoneName":"_defaultZone"}}}},{"comparator":"EQUALS","fieldName":"grade","fieldValue":{"type":"INT64","value":3}}],"recordType":"Student","sortBy":[{"ascending":false,"fieldName":"name"}]}"#)
-        #expect(throws: CloudDatabaseError.invalidArguments("a query compares the field tags with one value, not a list")) {
-            try WireQuery(CloudQuery(recordType: "Student", predicate: .equals(field: "tags", value: .stringList(["a"]))))
+        #expect(
+            try Self.encode(WireQuery(query))
+                == #"{"filterBy":[{"comparator":"EQUALS","fieldName":"school","fieldValue":{"type":"REFERENCE","value":{"action":"NONE","recordName":"school-1","zoneID":{"zoneName":"_defaultZone"}}}},{"comparator":"EQUALS","fieldName":"grade","fieldValue":{"type":"INT64","value":3}}],"recordType":"Student","sortBy":[{"ascending":false,"fieldName":"name"}]}"#
+        )
+        #expect(
+            throws: CloudDatabaseError.invalidArguments("a query compares the field tags with one value, not a list")
+        ) {
+            try WireQuery(
+                CloudQuery(recordType: "Student", predicate: .equals(field: "tags", value: .stringList(["a"]))))
         }
     }
 
     @Test func aZoneOwnedByTheCurrentUserGoesWithoutItsOwner() throws {
         #expect(try Self.encode(WireZoneID(CloudRecord.ZoneID(zoneName: "Schools"))) == #"{"zoneName":"Schools"}"#)
-        #expect(try Self.encode(WireZoneID(CloudRecord.ZoneID(zoneName: "Shared", ownerName: "_other"))) == #"{"ownerRecordName":"_other","zoneName":"Shared"}"#)
+        #expect(
+            try Self.encode(WireZoneID(CloudRecord.ZoneID(zoneName: "Shared", ownerName: "_other")))
+                == #"{"ownerRecordName":"_other","zoneName":"Shared"}"#)
     }
 
     @Test func anErrorItemInARecordsArrayDecodesAsTheError() throws {
-        let json = #"{"records":[{"recordName":"a","serverErrorCode":"NOT_FOUND","reason":"gone","unknownKey":1},{"recordName":"b","recordType":"T","fields":{}}]}"#
+        let json =
+            #"{"records":[{"recordName":"a","serverErrorCode":"NOT_FOUND","reason":"gone","unknownKey":1},{"recordName":"b","recordType":"T","fields":{}}]}"#
         let response = try JSONDecoder().decode(WireRecordsResponse.self, from: Data(json.utf8))
-        #expect(response.records[0].error == WireServerError(recordName: "a", serverErrorCode: "NOT_FOUND", reason: "gone"))
+        #expect(
+            response.records[0].error == WireServerError(recordName: "a", serverErrorCode: "NOT_FOUND", reason: "gone"))
         #expect(response.records[1].item?.recordName == "b")
     }
 }

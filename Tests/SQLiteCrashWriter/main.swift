@@ -17,13 +17,16 @@ let zone = CloudRecord.ZoneID(zoneName: "Crash")
 _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
 let payload = String(repeating: "x", count: 500)
 let records = (0..<count).map { index in
-    CloudRecord(recordType: "Item", id: CloudRecord.ID(recordName: "item-\(index)", zoneID: zone), fields: [
-        "index": .int64(Int64(index)), "payload": .string(payload),
-    ])
+    CloudRecord(
+        recordType: "Item", id: CloudRecord.ID(recordName: "item-\(index)", zoneID: zone),
+        fields: [
+            "index": .int64(Int64(index)), "payload": .string(payload),
+        ])
 }
 // FileHandle writes straight to the descriptor, unbuffered, so the parent sees each line when it is written.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
 say("saving")
-let results = try await database.modifyRecords(saving: records, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+let results = try await database.modifyRecords(
+    saving: records, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
 say("saved \(results.saveResults.count)")

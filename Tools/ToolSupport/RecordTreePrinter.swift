@@ -25,7 +25,9 @@ public struct RecordTreePrinter: Sendable {
         return "\(record.recordType) \"\(record.id.recordName)\"\(tag)"
     }
 
-    private func appendFields(of record: CloudRecord, prefix: String, to lines: inout [String], visiting: inout Set<CloudRecord.ID>) {
+    private func appendFields(
+        of record: CloudRecord, prefix: String, to lines: inout [String], visiting: inout Set<CloudRecord.ID>
+    ) {
         for (index, (name, value)) in record.fields.enumerated() {
             let last = index == record.fields.count - 1
             let branch = prefix + (last ? "└─ " : "├─ ")
@@ -39,7 +41,9 @@ public struct RecordTreePrinter: Sendable {
                 for (position, reference) in references.enumerated() {
                     let lastReference = position == references.count - 1
                     lines.append(childPrefix + (lastReference ? "└─ " : "├─ ") + "[\(position)] " + target(reference))
-                    appendTarget(reference, prefix: childPrefix + (lastReference ? "   " : "│  "), to: &lines, visiting: &visiting)
+                    appendTarget(
+                        reference, prefix: childPrefix + (lastReference ? "   " : "│  "), to: &lines,
+                        visiting: &visiting)
                 }
             default:
                 lines.append(branch + "\(name): " + describe(value))
@@ -49,11 +53,15 @@ public struct RecordTreePrinter: Sendable {
 
     private func target(_ reference: CloudReference) -> String {
         let action = reference.action == .none ? "" : "  [\(reference.action.rawValue)]"
-        guard let record = records[reference.recordID] else { return "\"\(reference.recordID.recordName)\" (not loaded)\(action)" }
+        guard let record = records[reference.recordID] else {
+            return "\"\(reference.recordID.recordName)\" (not loaded)\(action)"
+        }
         return heading(of: record) + action
     }
 
-    private func appendTarget(_ reference: CloudReference, prefix: String, to lines: inout [String], visiting: inout Set<CloudRecord.ID>) {
+    private func appendTarget(
+        _ reference: CloudReference, prefix: String, to lines: inout [String], visiting: inout Set<CloudRecord.ID>
+    ) {
         guard let record = records[reference.recordID], visiting.insert(record.id).inserted else { return }
         appendFields(of: record, prefix: prefix, to: &lines, visiting: &visiting)
         visiting.remove(record.id)

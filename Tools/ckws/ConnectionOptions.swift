@@ -17,7 +17,8 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "The server-to-server key's ID. [env: CLOUDKIT_KEY_ID]")
     var keyID: String?
 
-    @Option(help: "The server-to-server key's PEM file. [env: CLOUDKIT_KEY_FILE; or the PEM text in CLOUDKIT_PRIVATE_KEY]")
+    @Option(
+        help: "The server-to-server key's PEM file. [env: CLOUDKIT_KEY_FILE; or the PEM text in CLOUDKIT_PRIVATE_KEY]")
     var keyFile: String?
 
     @Option(help: "An API token, instead of a key. [env: CLOUDKIT_API_TOKEN]")
@@ -26,10 +27,11 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "A signed-in user's web auth token, with the API token. [env: CLOUDKIT_WEB_AUTH_TOKEN]")
     var webAuthToken: String?
 
-    @Option(help: """
-        A file holding the user's web auth token, rewritten with each new one CloudKit gives (the old one stops \
-        working). [env: CLOUDKIT_WEB_AUTH_TOKEN_FILE]
-        """)
+    @Option(
+        help: """
+            A file holding the user's web auth token, rewritten with each new one CloudKit gives (the old one stops \
+            working). [env: CLOUDKIT_WEB_AUTH_TOKEN_FILE]
+            """)
     var webAuthTokenFile: String?
 
     @Option(help: ArgumentHelp("The server to talk to.", visibility: .hidden))
@@ -58,7 +60,9 @@ struct ConnectionOptions: ParsableArguments {
         environment variables: [String: String] = ProcessInfo.processInfo.environment,
         _ body: (CloudKitWebServicesDatabase) async throws -> T
     ) async throws -> T {
-        let tokenFile = (webAuthTokenFile ?? variables["CLOUDKIT_WEB_AUTH_TOKEN_FILE"]).map { WebAuthTokenFile(path: $0) }
+        let tokenFile = (webAuthTokenFile ?? variables["CLOUDKIT_WEB_AUTH_TOKEN_FILE"]).map {
+            WebAuthTokenFile(path: $0)
+        }
         let database = try makeDatabase(environment: variables, tokenFile: tokenFile)
         let result: Result<T, any Error>
         do {
@@ -81,7 +85,8 @@ struct ConnectionOptions: ParsableArguments {
 
     /// The database the options describe, storing each new web auth token in `tokenFile`.
     func makeDatabase(
-        environment variables: [String: String] = ProcessInfo.processInfo.environment, tokenFile: WebAuthTokenFile? = nil
+        environment variables: [String: String] = ProcessInfo.processInfo.environment,
+        tokenFile: WebAuthTokenFile? = nil
     ) throws -> CloudKitWebServicesDatabase {
         guard let container = container ?? variables["CLOUDKIT_CONTAINER"] else {
             throw ValidationError("Name the container with --container or CLOUDKIT_CONTAINER.")
@@ -89,10 +94,13 @@ struct ConnectionOptions: ParsableArguments {
         var configuration = CloudKitWebServicesConfiguration(
             containerIdentifier: container, environment: environment, database: database,
             authentication: try authentication(variables),
-            requestTimeout: .milliseconds(Int64(timeout * 1000)), connectTimeout: .milliseconds(Int64(connectTimeout * 1000))
+            requestTimeout: .milliseconds(Int64(timeout * 1000)),
+            connectTimeout: .milliseconds(Int64(connectTimeout * 1000))
         )
         if let serverURL {
-            guard let url = URL(string: serverURL) else { throw ValidationError("--server-url \(serverURL) isn't a URL.") }
+            guard let url = URL(string: serverURL) else {
+                throw ValidationError("--server-url \(serverURL) isn't a URL.")
+            }
             configuration.serverURL = url
         }
         guard let tokenFile else { return try CloudKitWebServicesDatabase(configuration: configuration) }
@@ -101,10 +109,13 @@ struct ConnectionOptions: ParsableArguments {
 
     private func authentication(_ variables: [String: String]) throws -> CloudKitWebServicesAuthentication {
         if let apiToken = apiToken ?? variables["CLOUDKIT_API_TOKEN"] {
-            return .apiToken(apiToken, webAuthToken: try webAuthToken ?? variables["CLOUDKIT_WEB_AUTH_TOKEN"] ?? storedWebAuthToken(variables))
+            return .apiToken(
+                apiToken,
+                webAuthToken: try webAuthToken ?? variables["CLOUDKIT_WEB_AUTH_TOKEN"] ?? storedWebAuthToken(variables))
         }
         guard let keyID = keyID ?? variables["CLOUDKIT_KEY_ID"] else {
-            throw ValidationError("Give a server-to-server key (--key-id and --key-file) or an API token (--api-token).")
+            throw ValidationError(
+                "Give a server-to-server key (--key-id and --key-file) or an API token (--api-token).")
         }
         if let path = keyFile ?? variables["CLOUDKIT_KEY_FILE"] {
             return .serverToServerKey(try ServerToServerKey(keyID: keyID, pemFile: URL(fileURLWithPath: path)))
@@ -112,7 +123,8 @@ struct ConnectionOptions: ParsableArguments {
         if let pem = variables["CLOUDKIT_PRIVATE_KEY"] {
             return .serverToServerKey(try ServerToServerKey(keyID: keyID, pemRepresentation: pem))
         }
-        throw ValidationError("Give the key's PEM file with --key-file or CLOUDKIT_KEY_FILE, or its text in CLOUDKIT_PRIVATE_KEY.")
+        throw ValidationError(
+            "Give the key's PEM file with --key-file or CLOUDKIT_KEY_FILE, or its text in CLOUDKIT_PRIVATE_KEY.")
     }
 
     /// The token in the web auth token file, if one is named.
@@ -121,13 +133,16 @@ struct ConnectionOptions: ParsableArguments {
         do {
             return try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         } catch {
-            throw ValidationError("Can't read the web auth token file \(path): \((error as NSError).localizedDescription)")
+            throw ValidationError(
+                "Can't read the web auth token file \(path): \((error as NSError).localizedDescription)")
         }
     }
 
     /// A zone ID from a zone name and an optional owner.
     static func zoneID(_ name: String?, owner: String?) -> CloudRecord.ZoneID {
-        CloudRecord.ZoneID(zoneName: name ?? CloudRecord.ZoneID.defaultZoneName, ownerName: owner ?? CloudRecord.ZoneID.currentUserOwnerName)
+        CloudRecord.ZoneID(
+            zoneName: name ?? CloudRecord.ZoneID.defaultZoneName,
+            ownerName: owner ?? CloudRecord.ZoneID.currentUserOwnerName)
     }
 }
 

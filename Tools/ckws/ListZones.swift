@@ -13,7 +13,8 @@ struct ListZones: AsyncParsableCommand {
             let zones = try await database.allRecordZones()
             if connection.json {
                 let names = zones.map { ["zoneName": $0.zoneName, "ownerRecordName": $0.ownerName] }
-                let data = try JSONSerialization.data(withJSONObject: ["zones": names], options: [.prettyPrinted, .sortedKeys])
+                let data = try JSONSerialization.data(
+                    withJSONObject: ["zones": names], options: [.prettyPrinted, .sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
                 for zone in zones { print(zone.zoneName) }

@@ -12,15 +12,16 @@ struct Query: AsyncParsableCommand {
     @Argument(help: "The record type.")
     var recordType: String
 
-    @Option(help: ArgumentHelp(
-        "Only records whose field equals the value. Repeatable.",
-        discussion: """
-            TYPE is STRING, INT64, DOUBLE or TIMESTAMP (an ISO 8601 date, or milliseconds since 1970). Without it, \
-            the value takes the type the field has in a record of this type (ckws asks for a few records first), \
-            and is a STRING when none has the field: zip=02134 stays the string "02134".
-            """,
-        valueName: "field[:TYPE]=value"
-    ))
+    @Option(
+        help: ArgumentHelp(
+            "Only records whose field equals the value. Repeatable.",
+            discussion: """
+                TYPE is STRING, INT64, DOUBLE or TIMESTAMP (an ISO 8601 date, or milliseconds since 1970). Without it, \
+                the value takes the type the field has in a record of this type (ckws asks for a few records first), \
+                and is a STRING when none has the field: zip=02134 stays the string "02134".
+                """,
+            valueName: "field[:TYPE]=value"
+        ))
     var filter: [String] = []
 
     @Option(help: "field=recordName: only records whose reference field points to the record. Repeatable.")
@@ -58,7 +59,8 @@ struct Query: AsyncParsableCommand {
     private func run(_ database: CloudKitWebServicesDatabase) async throws {
         let zoneID = ConnectionOptions.zoneID(zone, owner: owner)
         let filters = try filter.map(FieldFilter.init(parsing:))
-        let types = try await fieldTypes(of: filters.filter { $0.type == nil }.map(\.field), in: zoneID, database: database)
+        let types = try await fieldTypes(
+            of: filters.filter { $0.type == nil }.map(\.field), in: zoneID, database: database)
         var predicates: [CloudQuery.Predicate] = []
         for filter in filters {
             let value = try filter.value(as: filter.type ?? types[filter.field] ?? .string)
@@ -73,7 +75,8 @@ struct Query: AsyncParsableCommand {
             sortDescriptors: sort.map { CloudQuery.SortDescriptor(field: $0, ascending: !descending) }
         )
         var records: [CloudRecord] = []
-        var page = try await database.records(matching: query, inZoneWith: zoneID, desiredKeys: nil, resultsLimit: min(limit, 200))
+        var page = try await database.records(
+            matching: query, inZoneWith: zoneID, desiredKeys: nil, resultsLimit: min(limit, 200))
         while true {
             for (id, result) in page.matchResults {
                 switch result {
@@ -82,7 +85,8 @@ struct Query: AsyncParsableCommand {
                 }
             }
             guard records.count < limit, let cursor = page.queryCursor else { break }
-            page = try await database.records(continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: min(limit - records.count, 200))
+            page = try await database.records(
+                continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: min(limit - records.count, 200))
         }
         try RecordOutput.print(Array(records.prefix(limit)), json: connection.json)
     }
@@ -94,15 +98,19 @@ struct Query: AsyncParsableCommand {
     ) async throws -> [String: FieldFilter.ValueType] {
         guard !fields.isEmpty else { return [:] }
         let page = try await database.records(
-            matching: CloudQuery(recordType: recordType), inZoneWith: zoneID, desiredKeys: fields, resultsLimit: Self.schemaSampleSize
+            matching: CloudQuery(recordType: recordType), inZoneWith: zoneID, desiredKeys: fields,
+            resultsLimit: Self.schemaSampleSize
         )
         var types: [String: FieldFilter.ValueType] = [:]
         for case (_, .success(let record)) in page.matchResults {
             for field in fields where types[field] == nil {
                 guard let kind = record[field]?.kind else { continue }
                 guard let type = FieldFilter.ValueType(fieldKind: kind) else {
-                    let hint = kind == .reference || kind == .referenceList ? "; use --references \(field)=recordName" : ""
-                    throw ValidationError("--filter \(field): the field holds \(kind.rawValue) values, which ckws can't filter by\(hint).")
+                    let hint =
+                        kind == .reference || kind == .referenceList ? "; use --references \(field)=recordName" : ""
+                    throw ValidationError(
+                        "--filter \(field): the field holds \(kind.rawValue) values, which ckws can't filter by\(hint)."
+                    )
                 }
                 types[field] = type
             }

@@ -73,10 +73,15 @@ extension CKRecordDecoder {
         completion: @escaping @Sendable (_ value: Value?, _ error: CKCodableError?) -> Void
     ) {
         do {
-            decode(type, from: try CloudRecord(record), referenceDatabase: CloudKitDatabase(database), completion: completion)
+            decode(
+                type, from: try CloudRecord(record), referenceDatabase: CloudKitDatabase(database),
+                completion: completion)
         } catch {
             let id = CloudRecord.ID(record.recordID)
-            completion(nil, CKCodableError.atEntryPoint(error, rootID: id, wrappingCancellation: true) as? CKCodableError ?? .cancelled(id))
+            completion(
+                nil,
+                CKCodableError.atEntryPoint(error, rootID: id, wrappingCancellation: true) as? CKCodableError
+                    ?? .cancelled(id))
         }
     }
 }

@@ -37,8 +37,9 @@ extension CloudDatabaseError {
         case is CancellationError:
             self = .operationCancelled
         case let error as CKError:
-            self = Self.mapping(error, recordID: recordID, zoneID: zoneID, requestedItems: requestedItems,
-                                client: client ?? recordID.flatMap { clients[$0] }, clients: clients)
+            self = Self.mapping(
+                error, recordID: recordID, zoneID: zoneID, requestedItems: requestedItems,
+                client: client ?? recordID.flatMap { clients[$0] }, clients: clients)
         default:
             self = .internalError("CloudKit's framework failed with \(type(of: error)): \(error)")
         }
@@ -65,8 +66,9 @@ extension CloudDatabaseError {
             for (key, itemError) in error.partialErrorsByItemID ?? [:] {
                 guard let itemID = key.base as? CKRecord.ID else { continue }
                 let id = CloudRecord.ID(itemID)
-                failures[id] = CloudDatabaseError(itemError, recordID: id, zoneID: id.zoneID, requestedItems: nil,
-                                                  client: clients[id], clients: clients)
+                failures[id] = CloudDatabaseError(
+                    itemError, recordID: id, zoneID: id.zoneID, requestedItems: nil,
+                    client: clients[id], clients: clients)
             }
             return .partialFailure(failures)
         case .zoneNotFound:
@@ -95,11 +97,13 @@ extension CloudDatabaseError {
         case .assetFileModified:
             return .invalidArguments("an asset's file changed while it was being saved; save again: \(text)")
         case .quotaExceeded: return .quotaExceeded
-        case .permissionFailure, .missingEntitlement, .badContainer, .managedAccountRestricted, .participantMayNeedVerification:
+        case .permissionFailure, .missingEntitlement, .badContainer, .managedAccountRestricted,
+            .participantMayNeedVerification:
             return .permissionFailure(text)
         case .notAuthenticated: return .notAuthenticated
         case .incompatibleVersion:
-            return .permissionFailure("CloudKit no longer accepts this version of the app; the user must update it: \(text)")
+            return .permissionFailure(
+                "CloudKit no longer accepts this version of the app; the user must update it: \(text)")
         default:
             // internalError, serverRejectedRequest, resultsTruncated, assetNotAvailable, and codes newer than
             // this version.
@@ -110,10 +114,14 @@ extension CloudDatabaseError {
     /// A conflict, with the server's record, the client's (as the caller gave it, when known) and the ancestor.
     /// Converting CloudKit's records can't fail on their assets (CloudKit doesn't download the server record's
     /// assets: they become assets without contents), only on a value CloudKit doesn't store.
-    private static func conflict(_ error: CKError, recordID: CloudRecord.ID?, client: CloudRecord?) -> CloudDatabaseError {
+    private static func conflict(_ error: CKError, recordID: CloudRecord.ID?, client: CloudRecord?)
+        -> CloudDatabaseError
+    {
         let name = recordID.map { "\($0)" } ?? "a record"
         guard let serverRecord = error.serverRecord else {
-            return .internalError("CloudKit reported a conflict on \(name) without the server's record: fetch it, apply the change again and save")
+            return .internalError(
+                "CloudKit reported a conflict on \(name) without the server's record: fetch it, apply the change again and save"
+            )
         }
         do {
             let server = try CloudRecord(serverRecord)

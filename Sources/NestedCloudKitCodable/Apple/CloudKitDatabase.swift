@@ -86,7 +86,9 @@ public struct CloudKitDatabase: CloudDatabase {
         saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
         deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
     ) {
-        if let refusal = CloudModificationPlan.refusal(saving: recordsToSave, deleting: recordIDsToDelete) { throw refusal }
+        if let refusal = CloudModificationPlan.refusal(saving: recordsToSave, deleting: recordIDsToDelete) {
+            throw refusal
+        }
         let assetFiles = TemporaryAssetFiles()
         defer { assetFiles.removeAll() }
         let zone = recordsToSave.first?.id.zoneID ?? recordIDsToDelete.first?.zoneID
@@ -96,14 +98,17 @@ public struct CloudKitDatabase: CloudDatabase {
         for record in recordsToSave {
             if let refusal = refusal(saving: record) { refusals[record.id] = refusal }
         }
-        let bases = try await systemFieldBases(of: recordsToSave.filter { refusals[$0.id] == nil }, savePolicy: savePolicy,
-                                    zoneID: zone, refusals: &refusals)
+        let bases = try await systemFieldBases(
+            of: recordsToSave.filter { refusals[$0.id] == nil }, savePolicy: savePolicy,
+            zoneID: zone, refusals: &refusals)
         var ckRecords: [CKRecord] = []
         for record in recordsToSave where refusals[record.id] == nil {
             do {
                 ckRecords.append(try record.ckRecord(onto: bases[record.id] ?? nil, assetFiles: assetFiles))
             } catch {
-                if case .temporaryFileNotWritable = error.code { throw CloudDatabaseError.internalError(error.description) }
+                if case .temporaryFileNotWritable = error.code {
+                    throw CloudDatabaseError.internalError(error.description)
+                }
                 refusals[record.id] = .invalidArguments(error.description)
             }
         }
@@ -117,32 +122,41 @@ public struct CloudKitDatabase: CloudDatabase {
             // atomic changes.
             let failedZones = Set(refusals.keys.map(\.zoneID)).subtracting([CloudRecord.ZoneID.default])
             for record in ckRecords where failedZones.contains(CloudRecord.ZoneID(record.recordID.zoneID)) {
-                saveResults[CloudRecord.ID(record.recordID)] = .failure(.batchRequestFailed(CloudRecord.ID(record.recordID)))
+                saveResults[CloudRecord.ID(record.recordID)] = .failure(
+                    .batchRequestFailed(CloudRecord.ID(record.recordID)))
             }
-            for id in deletions where failedZones.contains(id.zoneID) { deleteResults[id] = .failure(.batchRequestFailed(id)) }
+            for id in deletions where failedZones.contains(id.zoneID) {
+                deleteResults[id] = .failure(.batchRequestFailed(id))
+            }
             ckRecords.removeAll { failedZones.contains(CloudRecord.ZoneID($0.recordID.zoneID)) }
             deletions.removeAll { failedZones.contains($0.zoneID) }
         }
         guard !ckRecords.isEmpty || !deletions.isEmpty else { return (saveResults, deleteResults) }
 
-        let policy: CKModifyRecordsOperation.RecordSavePolicy = switch savePolicy {
-        case .ifServerRecordUnchanged: .ifServerRecordUnchanged
-        case .changedKeys: .changedKeys
-        case .allKeys: .allKeys
-        }
+        let policy: CKModifyRecordsOperation.RecordSavePolicy =
+            switch savePolicy {
+            case .ifServerRecordUnchanged: .ifServerRecordUnchanged
+            case .changedKeys: .changedKeys
+            case .allKeys: .allKeys
+            }
         let results = try await request(zoneID: zone, items: items) {
-            try await database.modifyRecords(saving: ckRecords, deleting: deletions.map(\.ckRecordID),
-                                             savePolicy: policy, atomically: atomically)
+            try await database.modifyRecords(
+                saving: ckRecords, deleting: deletions.map(\.ckRecordID),
+                savePolicy: policy, atomically: atomically)
         }
         var clients: [CloudRecord.ID: CloudRecord] = [:]
         for record in recordsToSave { clients[record.id] = record }
         for (ckID, result) in results.saveResults {
             let id = CloudRecord.ID(ckID)
-            saveResults[id] = switch result {
-            case .success(let saved): Self.convert(.success(saved), id: id).map { $0.keepingLocalAssets(of: clients[id]) }
-            case .failure(let error):
-                .failure(CloudDatabaseError(error, recordID: id, zoneID: id.zoneID, requestedItems: nil, client: clients[id]))
-            }
+            saveResults[id] =
+                switch result {
+                case .success(let saved):
+                    Self.convert(.success(saved), id: id).map { $0.keepingLocalAssets(of: clients[id]) }
+                case .failure(let error):
+                    .failure(
+                        CloudDatabaseError(
+                            error, recordID: id, zoneID: id.zoneID, requestedItems: nil, client: clients[id]))
+                }
         }
         for (ckID, result) in results.deleteResults {
             let id = CloudRecord.ID(ckID)
@@ -160,7 +174,9 @@ public struct CloudKitDatabase: CloudDatabase {
     /// Why CloudKit would refuse to save the record in this database, or `nil`: the public database encrypts
     /// nothing.
     private func refusal(saving record: CloudRecord) -> CloudDatabaseError? {
-        guard database.databaseScope == .public, let field = record.encryptedFieldNames.sorted().first else { return nil }
+        guard database.databaseScope == .public, let field = record.encryptedFieldNames.sorted().first else {
+            return nil
+        }
         return .invalidArguments(
             "\(record.id)'s field \(field) is marked encrypted, but CloudKit encrypts no fields in the public database: store it unencrypted"
         )
@@ -207,7 +223,8 @@ public struct CloudKitDatabase: CloudDatabase {
             case .failure(let error)?:
                 refusals[record.id] = CloudDatabaseError(error, recordID: record.id)
             case nil:
-                refusals[record.id] = .internalError("CloudKit's answer to the fetch of \(record.id)'s system fields left it out")
+                refusals[record.id] = .internalError(
+                    "CloudKit's answer to the fetch of \(record.id)'s system fields left it out")
             }
         }
         return bases
@@ -219,20 +236,29 @@ public struct CloudKitDatabase: CloudDatabase {
     ///   a list or an asset.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> (
+        matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
+    ) {
         let ckQuery = try ckQuery(query)
         let page = try await request(zoneID: zoneID, items: nil) {
-            try await database.records(matching: ckQuery, inZoneWith: zoneID.ckZoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+            try await database.records(
+                matching: ckQuery, inZoneWith: zoneID.ckZoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         }
-        return (Self.convert(page.matchResults), try page.queryCursor.map { try Self.cursor($0, query: query, zoneID: zoneID) })
+        return (
+            Self.convert(page.matchResults),
+            try page.queryCursor.map { try Self.cursor($0, query: query, zoneID: zoneID) }
+        )
     }
 
     /// The CloudKit query of a portable query.
     func ckQuery(_ query: CloudQuery) throws(CloudDatabaseError) -> CKQuery {
-        let comparisons = try QueryComparison.comparisons(of: query.predicate, listFields: listFields[query.recordType] ?? [])
+        let comparisons = try QueryComparison.comparisons(
+            of: query.predicate, listFields: listFields[query.recordType] ?? [])
         let ckQuery = CKQuery(recordType: query.recordType, predicate: QueryFormat.predicate(comparisons))
         if !query.sortDescriptors.isEmpty {
-            ckQuery.sortDescriptors = query.sortDescriptors.map { QueryFormat.sortDescriptor(field: $0.field, ascending: $0.ascending) }
+            ckQuery.sortDescriptors = query.sortDescriptors.map {
+                QueryFormat.sortDescriptor(field: $0.field, ascending: $0.ascending)
+            }
         }
         return ckQuery
     }
@@ -240,12 +266,18 @@ public struct CloudKitDatabase: CloudDatabase {
     /// Continues a query through `CKDatabase.records(continuingMatchFrom:desiredKeys:resultsLimit:)`.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> (
+        matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
+    ) {
         let ckCursor = try Self.ckCursor(cursor)
         let page = try await request(zoneID: cursor.zoneID, items: nil) {
-            try await database.records(continuingMatchFrom: ckCursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+            try await database.records(
+                continuingMatchFrom: ckCursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         }
-        return (Self.convert(page.matchResults), try page.queryCursor.map { try Self.cursor($0, query: cursor.query, zoneID: cursor.zoneID) })
+        return (
+            Self.convert(page.matchResults),
+            try page.queryCursor.map { try Self.cursor($0, query: cursor.query, zoneID: cursor.zoneID) }
+        )
     }
 
     /// Creates and deletes zones through `CKDatabase.modifyRecordZones(saving:deleting:)`.
@@ -255,9 +287,12 @@ public struct CloudKitDatabase: CloudDatabase {
         saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
         deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
     ) {
-        let results = try await request(zoneID: (zonesToSave + zonesToDelete).first, items: zonesToSave.count + zonesToDelete.count) {
-            try await database.modifyRecordZones(saving: zonesToSave.map { CKRecordZone(zoneID: $0.ckZoneID) },
-                                                 deleting: zonesToDelete.map(\.ckZoneID))
+        let results = try await request(
+            zoneID: (zonesToSave + zonesToDelete).first, items: zonesToSave.count + zonesToDelete.count
+        ) {
+            try await database.modifyRecordZones(
+                saving: zonesToSave.map { CKRecordZone(zoneID: $0.ckZoneID) },
+                deleting: zonesToDelete.map(\.ckZoneID))
         }
         var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         for (ckID, result) in results.saveResults {
@@ -274,7 +309,9 @@ public struct CloudKitDatabase: CloudDatabase {
 
     /// Every zone, through `CKDatabase.allRecordZones()`.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
-        try await request(zoneID: nil, items: nil) { try await database.allRecordZones() }.map { CloudRecord.ZoneID($0.zoneID) }
+        try await request(zoneID: nil, items: nil) { try await database.allRecordZones() }.map {
+            CloudRecord.ZoneID($0.zoneID)
+        }
     }
 
     // MARK: Translation
@@ -297,11 +334,15 @@ public struct CloudKitDatabase: CloudDatabase {
     /// cancelled operation as `operationCancelled`), a ``CloudDatabaseError`` otherwise.
     static func requestError(_ error: any Error, zoneID: CloudRecord.ZoneID?, items: Int?) -> any Error {
         if error is CancellationError { return error }
-        if Task.isCancelled, (error as? CKError).map({ $0.code == .operationCancelled }) ?? true { return CancellationError() }
+        if Task.isCancelled, (error as? CKError).map({ $0.code == .operationCancelled }) ?? true {
+            return CancellationError()
+        }
         return CloudDatabaseError(error, recordID: nil, zoneID: zoneID, requestedItems: items, client: nil)
     }
 
-    private static func convert(_ result: Result<CKRecord, any Error>, id: CloudRecord.ID) -> Result<CloudRecord, CloudDatabaseError> {
+    private static func convert(_ result: Result<CKRecord, any Error>, id: CloudRecord.ID) -> Result<
+        CloudRecord, CloudDatabaseError
+    > {
         switch result {
         case .success(let record):
             do {
@@ -324,7 +365,9 @@ public struct CloudKitDatabase: CloudDatabase {
     }
 
     /// A CloudKit cursor, carried in the portable cursor as its secure archive.
-    private static func cursor(_ cursor: CKQueryOperation.Cursor, query: CloudQuery, zoneID: CloudRecord.ZoneID) throws(CloudDatabaseError) -> CloudQuery.Cursor {
+    private static func cursor(_ cursor: CKQueryOperation.Cursor, query: CloudQuery, zoneID: CloudRecord.ZoneID)
+        throws(CloudDatabaseError) -> CloudQuery.Cursor
+    {
         do {
             let data = try NSKeyedArchiver.archivedData(withRootObject: cursor, requiringSecureCoding: true)
             return CloudQuery.Cursor(query: query, zoneID: zoneID, position: data.base64EncodedString())
@@ -335,7 +378,8 @@ public struct CloudKitDatabase: CloudDatabase {
 
     private static func ckCursor(_ cursor: CloudQuery.Cursor) throws(CloudDatabaseError) -> CKQueryOperation.Cursor {
         guard let data = Data(base64Encoded: cursor.position),
-              let ckCursor = try? NSKeyedUnarchiver.unarchivedObject(ofClass: CKQueryOperation.Cursor.self, from: data) else {
+            let ckCursor = try? NSKeyedUnarchiver.unarchivedObject(ofClass: CKQueryOperation.Cursor.self, from: data)
+        else {
             throw .invalidArguments("the cursor wasn't made by a CloudKitDatabase: query again from the start")
         }
         return ckCursor
@@ -353,7 +397,8 @@ extension CloudRecord {
             case (.asset, .asset(let local)?) where local.data != nil || local.fileURL != nil:
                 merged.fields[name] = .asset(local)
             case (.assetList(let saved), .assetList(let local)?) where saved.count == local.count:
-                merged.fields[name] = .assetList(zip(saved, local).map { $1.data != nil || $1.fileURL != nil ? $1 : $0 })
+                merged.fields[name] = .assetList(
+                    zip(saved, local).map { $1.data != nil || $1.fileURL != nil ? $1 : $0 })
             default:
                 break
             }

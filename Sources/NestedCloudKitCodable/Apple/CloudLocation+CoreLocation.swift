@@ -6,7 +6,8 @@ extension CloudLocation {
     /// The portable form of a Core Location location.
     public init(_ location: CLLocation) {
         self.init(
-            latitude: location.coordinate.latitude, longitude: location.coordinate.longitude, altitude: location.altitude,
+            latitude: location.coordinate.latitude, longitude: location.coordinate.longitude,
+            altitude: location.altitude,
             horizontalAccuracy: location.horizontalAccuracy, verticalAccuracy: location.verticalAccuracy,
             course: location.course, speed: location.speed, timestamp: location.timestamp
         )

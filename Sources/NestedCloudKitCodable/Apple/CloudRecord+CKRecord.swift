@@ -74,14 +74,16 @@ extension CloudRecord {
         archiver.finishEncoding()
         self.init(
             recordType: record.recordType, id: id, fields: fields,
-            systemFields: record.recordChangeTag == nil ? nil : SystemFields(
-                changeTag: record.recordChangeTag,
-                creationDate: record.creationDate,
-                creatorUserRecordName: record.creatorUserRecordID?.recordName,
-                modificationDate: record.modificationDate,
-                lastModifiedUserRecordName: record.lastModifiedUserRecordID?.recordName,
-                archivedData: archiver.encodedData
-            )
+            systemFields: record.recordChangeTag == nil
+                ? nil
+                : SystemFields(
+                    changeTag: record.recordChangeTag,
+                    creationDate: record.creationDate,
+                    creatorUserRecordName: record.creatorUserRecordID?.recordName,
+                    modificationDate: record.modificationDate,
+                    lastModifiedUserRecordName: record.lastModifiedUserRecordID?.recordName,
+                    archivedData: archiver.encodedData
+                )
         )
         setEncrypted(true, fieldsNamed: encryptedKeys)
     }
@@ -125,8 +127,9 @@ extension CloudRecord {
     /// (a `CKRecord`'s are fixed) or save over another version.
     func restoredFromArchive() -> CKRecord? {
         guard let archive = systemFields?.archivedData, let restored = Self.restoredRecord(from: archive),
-              ID(restored.recordID) == id, restored.recordType == recordType,
-              restored.recordChangeTag == systemFields?.changeTag else { return nil }
+            ID(restored.recordID) == id, restored.recordType == recordType,
+            restored.recordChangeTag == systemFields?.changeTag
+        else { return nil }
         return restored
     }
 
@@ -200,7 +203,9 @@ extension CloudValue {
         case .assetList(let list):
             var assets: [CKAsset] = []
             for asset in list {
-                guard let ckAsset = try Self.ckAsset(asset, recordID: recordID, field: field, files: files) else { return nil }
+                guard let ckAsset = try Self.ckAsset(asset, recordID: recordID, field: field, files: files) else {
+                    return nil
+                }
                 assets.append(ckAsset)
             }
             return NSArray(array: assets)
@@ -252,7 +257,8 @@ extension CloudValue {
         } else if let value = Self.scalar(object) {
             self = value
         } else {
-            throw CKCodableError.corruptedValue("CloudKit holds a value of type \(type(of: object)), which this library doesn't map", at: location)
+            throw CKCodableError.corruptedValue(
+                "CloudKit holds a value of type \(type(of: object)), which this library doesn't map", at: location)
         }
     }
 
@@ -263,7 +269,9 @@ extension CloudValue {
         case let date as NSDate: .date(Date(timeIntervalSince1970: date.timeIntervalSince1970))
         case let data as NSData: .bytes(Data(referencing: data))
         case let reference as CKRecord.Reference:
-            .reference(CloudReference(recordID: CloudRecord.ID(reference.recordID), action: CloudReference.Action(reference.action)))
+            .reference(
+                CloudReference(
+                    recordID: CloudRecord.ID(reference.recordID), action: CloudReference.Action(reference.action)))
         case let asset as CKAsset: .asset(localAsset(asset))
         case let location as CLLocation: .location(CloudLocation(location))
         default: nil
@@ -287,7 +295,8 @@ extension CloudValue {
     private static func list(_ array: NSArray, location: DecodingLocation) throws -> CloudValue {
         let values = try array.map { element -> CloudValue in
             guard let value = scalar(element as AnyObject) else {
-                throw CKCodableError.corruptedValue("CloudKit holds a list with an element of type \(type(of: element))", at: location)
+                throw CKCodableError.corruptedValue(
+                    "CloudKit holds a list with an element of type \(type(of: element))", at: location)
             }
             return value
         }
@@ -300,20 +309,23 @@ extension CloudValue {
             return result
         }
         guard let first = values.first else { return .stringList([]) }
-        let list: CloudValue? = switch first {
-        case .string: all { if case .string(let v) = $0 { v } else { nil } }.map(CloudValue.stringList)
-        case .int64, .double:
-            // A list of numbers is a Double list as soon as one is: CloudKit's list has one type.
-            values.contains { $0.kind == .double }
-                ? all { if case .double(let v) = $0 { v } else if case .int64(let v) = $0 { Double(v) } else { nil } }.map(CloudValue.doubleList)
-                : all { if case .int64(let v) = $0 { v } else { nil } }.map(CloudValue.int64List)
-        case .date: all { if case .date(let v) = $0 { v } else { nil } }.map(CloudValue.dateList)
-        case .bytes: all { if case .bytes(let v) = $0 { v } else { nil } }.map(CloudValue.bytesList)
-        case .reference: all { if case .reference(let v) = $0 { v } else { nil } }.map(CloudValue.referenceList)
-        case .asset: all { if case .asset(let v) = $0 { v } else { nil } }.map(CloudValue.assetList)
-        case .location: all { if case .location(let v) = $0 { v } else { nil } }.map(CloudValue.locationList)
-        default: nil
-        }
+        let list: CloudValue? =
+            switch first {
+            case .string: all { if case .string(let v) = $0 { v } else { nil } }.map(CloudValue.stringList)
+            case .int64, .double:
+                // A list of numbers is a Double list as soon as one is: CloudKit's list has one type.
+                values.contains { $0.kind == .double }
+                    ? all {
+                        if case .double(let v) = $0 { v } else if case .int64(let v) = $0 { Double(v) } else { nil }
+                    }.map(CloudValue.doubleList)
+                    : all { if case .int64(let v) = $0 { v } else { nil } }.map(CloudValue.int64List)
+            case .date: all { if case .date(let v) = $0 { v } else { nil } }.map(CloudValue.dateList)
+            case .bytes: all { if case .bytes(let v) = $0 { v } else { nil } }.map(CloudValue.bytesList)
+            case .reference: all { if case .reference(let v) = $0 { v } else { nil } }.map(CloudValue.referenceList)
+            case .asset: all { if case .asset(let v) = $0 { v } else { nil } }.map(CloudValue.assetList)
+            case .location: all { if case .location(let v) = $0 { v } else { nil } }.map(CloudValue.locationList)
+            default: nil
+            }
         guard let list else {
             throw CKCodableError.corruptedValue("CloudKit holds a list mixing value types", at: location)
         }

@@ -32,21 +32,31 @@ struct QueryComparison {
     /// - Parameter listFields: The fields of the query's record type that hold lists.
     /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a comparison CloudKit can't run: with a list
     ///   value (a comparison takes one value) or an asset (assets aren't queryable).
-    static func comparisons(of predicate: CloudQuery.Predicate, listFields: Set<String>) throws(CloudDatabaseError) -> [QueryComparison] {
+    static func comparisons(of predicate: CloudQuery.Predicate, listFields: Set<String>) throws(CloudDatabaseError)
+        -> [QueryComparison]
+    {
         switch predicate {
         case .all:
             return []
         case .equals(let field, let value):
             if value.kind.isList {
-                throw .invalidArguments("a query compares the field \(field) with one value, not a list; a list field matches an element")
+                throw .invalidArguments(
+                    "a query compares the field \(field) with one value, not a list; a list field matches an element")
             }
             guard let argument = value.queryArgument else {
-                throw .invalidArguments("a query can't compare the field \(field) with an asset: CloudKit doesn't index assets")
+                throw .invalidArguments(
+                    "a query can't compare the field \(field) with an asset: CloudKit doesn't index assets")
             }
-            return [QueryComparison(field: field, comparison: listFields.contains(field) ? .contains : .equals, argument: argument)]
+            return [
+                QueryComparison(
+                    field: field, comparison: listFields.contains(field) ? .contains : .equals, argument: argument)
+            ]
         case .references(let target, let field):
             let reference = CKRecord.Reference(recordID: target.ckRecordID, action: .none)
-            return [QueryComparison(field: field, comparison: listFields.contains(field) ? .contains : .equals, argument: reference)]
+            return [
+                QueryComparison(
+                    field: field, comparison: listFields.contains(field) ? .contains : .equals, argument: reference)
+            ]
         case .and(let predicates):
             var comparisons: [QueryComparison] = []
             for predicate in predicates { comparisons += try Self.comparisons(of: predicate, listFields: listFields) }

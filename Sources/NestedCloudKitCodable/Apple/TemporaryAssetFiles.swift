@@ -25,7 +25,8 @@ final class TemporaryAssetFiles {
             try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
             try data.write(to: file, options: .atomic)
         } catch {
-            throw CKRecordConversionError(.temporaryFileNotWritable(reason: "\(error)"), recordID: recordID, field: field)
+            throw CKRecordConversionError(
+                .temporaryFileNotWritable(reason: "\(error)"), recordID: recordID, field: field)
         }
         written.append(file)
         return file

@@ -95,7 +95,9 @@ extension CloudDatabase {
     }
 
     /// Saves one record and returns it with the server's system fields.
-    public func save(_ record: CloudRecord, savePolicy: CloudRecordSavePolicy = .ifServerRecordUnchanged) async throws -> CloudRecord {
+    public func save(_ record: CloudRecord, savePolicy: CloudRecordSavePolicy = .ifServerRecordUnchanged) async throws
+        -> CloudRecord
+    {
         let results = try await modifyRecords(saving: [record], deleting: [], savePolicy: savePolicy, atomically: true)
         guard let result = results.saveResults[record.id] else { throw CloudDatabaseError.unknownItem(record.id) }
         return try result.get()
@@ -103,7 +105,8 @@ extension CloudDatabase {
 
     /// Deletes one record (and whatever points to it with `.deleteSelf`).
     public func deleteRecord(withID id: CloudRecord.ID) async throws {
-        let results = try await modifyRecords(saving: [], deleting: [id], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        let results = try await modifyRecords(
+            saving: [], deleting: [id], savePolicy: .ifServerRecordUnchanged, atomically: true)
         try results.deleteResults[id]?.get()
     }
 
@@ -114,7 +117,9 @@ extension CloudDatabase {
     ) async throws -> CloudRecordResults {
         var seen: Set<CloudRecord.ID> = []
         let unique = ids.filter { seen.insert($0).inserted }
-        guard unique.count > max(1, maximumItemsPerRequest) else { return try await records(for: unique, desiredKeys: desiredKeys) }
+        guard unique.count > max(1, maximumItemsPerRequest) else {
+            return try await records(for: unique, desiredKeys: desiredKeys)
+        }
         var results: CloudRecordResults = [:]
         results.reserveCapacity(unique.count)
         try await fetchDistinctRecords(unique, desiredKeys: desiredKeys) { chunk in

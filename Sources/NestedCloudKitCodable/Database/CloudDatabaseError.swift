@@ -71,7 +71,8 @@ public enum CloudDatabaseError: Error, Sendable, Hashable, CustomStringConvertib
     /// failure, a lost response and an account that isn't ready yet.
     public var isRetryable: Bool {
         switch self {
-        case .requestRateLimited, .serviceUnavailable, .networkFailure, .serverResponseLost, .accountTemporarilyUnavailable:
+        case .requestRateLimited, .serviceUnavailable, .networkFailure, .serverResponseLost,
+            .accountTemporarilyUnavailable:
             true
         default:
             false
@@ -122,7 +123,7 @@ public enum CloudDatabaseError: Error, Sendable, Hashable, CustomStringConvertib
         case .partialFailure(let failures):
             "\(failures.count) items of the request failed: "
                 + failures.sorted { $0.key.recordName < $1.key.recordName }.prefix(5)
-                    .map { "\($0.key): \($0.value)" }.joined(separator: "; ")
+                .map { "\($0.key): \($0.value)" }.joined(separator: "; ")
         case .zoneNotFound(let zone): "The zone \(zone) doesn't exist: create it first"
         case .userDeletedZone(let zone):
             "The user deleted the zone \(zone) and its data in iCloud's settings: don't recreate it or upload the data again without asking the user"

@@ -90,7 +90,8 @@ public struct CKRecordDecoder: Sendable {
             }
             try await session.resolveUnresolved(from: database)
         }
-        throw CKCodableError.depthLimitExceeded(maximumDepth, at: DecodingLocation(path: .root, recordID: record.id, field: nil))
+        throw CKCodableError.depthLimitExceeded(
+            maximumDepth, at: DecodingLocation(path: .root, recordID: record.id, field: nil))
     }
 
     /// Fetches the record of a value by its record name, then decodes the value and everything it references.
@@ -131,7 +132,8 @@ public struct CKRecordDecoder: Sendable {
     public func decode<Value: CKDecodable & Identifiable>(
         _ type: Value.Type, id: Value.ID, zoneID: CloudRecord.ZoneID = .default, from database: some CloudDatabase
     ) async throws -> Value {
-        try await decode(type, recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zoneID, from: database)
+        try await decode(
+            type, recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zoneID, from: database)
     }
 
     #if compiler(>=6.2)

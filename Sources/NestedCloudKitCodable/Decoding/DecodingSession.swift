@@ -177,7 +177,8 @@ final class DecodingSession {
                     // Checked as the level grows, so that a record listing a million references stops at the
                     // limit rather than after taking in all of them.
                     guard records.count + needed.count <= options.maximumRecordCount else {
-                        throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: childNode))
+                        throw CKCodableError.recordLimitExceeded(
+                            options.maximumRecordCount, at: location(of: childNode))
                     }
                 }
             }
@@ -227,7 +228,8 @@ final class DecodingSession {
             probe = collector
             defer { probe = nil }
             do {
-                _ = try type.init(from: ValueDecoder(session: self, source: .record(record), path: path, record: record, field: nil))
+                _ = try type.init(
+                    from: ValueDecoder(session: self, source: .record(record), path: path, record: record, field: nil))
                 if let schema = collector.schema { schemas[ObjectIdentifier(type)] = schema }
                 return collector.children.map { ($0.id, $0.type, $0.path) }
             } catch {
@@ -282,7 +284,8 @@ final class DecodingSession {
         }
         let value = try decodeRecord(Value.self, id: root.id, at: .root, nesting: 0, caching: false)
         guard let typed = value as? Value else {
-            throw CKCodableError.typeMismatch(expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: root.id, at: .root))
+            throw CKCodableError.typeMismatch(
+                expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: root.id, at: .root))
         }
         return typed
     }
@@ -304,7 +307,8 @@ final class DecodingSession {
         }
         if caching { cache[key] = .decoding }
         let result = Result<any CKDecodable, any Error> {
-            let decoder = ValueDecoder(session: self, source: .record(record), path: path, record: record, field: nil, nesting: nesting)
+            let decoder = ValueDecoder(
+                session: self, source: .record(record), path: path, record: record, field: nil, nesting: nesting)
             let value: any CKDecodable
             do {
                 value = try type.init(from: decoder)

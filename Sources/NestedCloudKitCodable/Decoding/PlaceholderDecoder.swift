@@ -49,7 +49,9 @@ struct PlaceholderDecoder: Decoder {
 
     func unkeyedContainer() -> any UnkeyedDecodingContainer { PlaceholderUnkeyedContainer(nesting: nesting) }
 
-    func singleValueContainer() -> any SingleValueDecodingContainer { PlaceholderSingleValueContainer(nesting: nesting) }
+    func singleValueContainer() -> any SingleValueDecodingContainer {
+        PlaceholderSingleValueContainer(nesting: nesting)
+    }
 }
 
 /// A keyed container with no keys whose every value is a placeholder.
@@ -60,12 +62,18 @@ private struct PlaceholderKeyedContainer<Key: CodingKey>: KeyedDecodingContainer
 
     func contains(_ key: Key) -> Bool { false }
     func decodeNil(forKey key: Key) -> Bool { true }
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try PlaceholderDecoder.value(type, nesting: nesting) }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try PlaceholderDecoder.value(type, nesting: nesting)
+    }
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? { nil }
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) -> KeyedDecodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) -> KeyedDecodingContainer<
+        NestedKey
+    > {
         KeyedDecodingContainer(PlaceholderKeyedContainer<NestedKey>(nesting: nesting))
     }
-    func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedDecodingContainer { PlaceholderUnkeyedContainer(nesting: nesting) }
+    func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedDecodingContainer {
+        PlaceholderUnkeyedContainer(nesting: nesting)
+    }
     func superDecoder() -> any Decoder { PlaceholderDecoder(nesting: nesting) }
     func superDecoder(forKey key: Key) -> any Decoder { PlaceholderDecoder(nesting: nesting) }
 }
@@ -79,11 +87,17 @@ private struct PlaceholderUnkeyedContainer: UnkeyedDecodingContainer {
     var currentIndex: Int { 0 }
 
     mutating func decodeNil() -> Bool { true }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try PlaceholderDecoder.value(type, nesting: nesting) }
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) -> KeyedDecodingContainer<NestedKey> {
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try PlaceholderDecoder.value(type, nesting: nesting)
+    }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) -> KeyedDecodingContainer<
+        NestedKey
+    > {
         KeyedDecodingContainer(PlaceholderKeyedContainer<NestedKey>(nesting: nesting))
     }
-    mutating func nestedUnkeyedContainer() -> any UnkeyedDecodingContainer { PlaceholderUnkeyedContainer(nesting: nesting) }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedDecodingContainer {
+        PlaceholderUnkeyedContainer(nesting: nesting)
+    }
     mutating func superDecoder() -> any Decoder { PlaceholderDecoder(nesting: nesting) }
 }
 

@@ -9,9 +9,13 @@ extension ValueDecoder {
         if let recordType = T.self as? any CKDecodable.Type {
             guard case .value(.reference(let reference)) = source else {
                 if case .absent = source { throw missingValue() }
-                throw CKCodableError.typeMismatch(expected: "a reference to a \(T.self) record", found: source.kindDescription, at: location)
+                throw CKCodableError.typeMismatch(
+                    expected: "a reference to a \(T.self) record", found: source.kindDescription, at: location)
             }
-            guard let value = try session.decodeReferenced(recordType, reference: reference, at: path, field: field, nesting: nesting) else {
+            guard
+                let value = try session.decodeReferenced(
+                    recordType, reference: reference, at: path, field: field, nesting: nesting)
+            else {
                 throw CKCodableError.missingRecord(reference.recordID, at: location)
             }
             return try cast(value, to: T.self)
@@ -23,7 +27,10 @@ extension ValueDecoder {
     func unboxIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
         if decodeNil() { return nil }
         if let recordType = T.self as? any CKDecodable.Type, case .value(.reference(let reference)) = source {
-            guard let value = try session.decodeReferenced(recordType, reference: reference, at: path, field: field, nesting: nesting) else {
+            guard
+                let value = try session.decodeReferenced(
+                    recordType, reference: reference, at: path, field: field, nesting: nesting)
+            else {
                 if options.missingReferenceStrategy == .nilForOptionals { return nil }
                 throw CKCodableError.missingRecord(reference.recordID, at: location)
             }
@@ -82,7 +89,9 @@ extension ValueDecoder {
     func unboxBool() throws -> Bool {
         switch source {
         case .value(.int64(let int)), .json(.int(let int)):
-            guard int == 0 || int == 1 else { throw CKCodableError.corruptedValue("\(int) is not a boolean (0 or 1)", at: location) }
+            guard int == 0 || int == 1 else {
+                throw CKCodableError.corruptedValue("\(int) is not a boolean (0 or 1)", at: location)
+            }
             return int == 1
         case .json(.bool(let bool)): return bool
         default: throw mismatch("Bool")
@@ -109,7 +118,9 @@ extension ValueDecoder {
         case .value(.double(let double)), .json(.double(let double)): return double
         case .value(.int64(let int)), .json(.int(let int)): return Double(int)
         case .value(.string(let string)), .json(.string(let string)):
-            if case .convertFromString(let positiveInfinity, let negativeInfinity, let nan) = options.nonFiniteFloatDecodingStrategy {
+            if case .convertFromString(let positiveInfinity, let negativeInfinity, let nan) = options
+                .nonFiniteFloatDecodingStrategy
+            {
                 if string == positiveInfinity { return .infinity }
                 if string == negativeInfinity { return -.infinity }
                 if string == nan { return .nan }
@@ -140,7 +151,9 @@ extension ValueDecoder {
     /// forged records, and Foundation traps printing the farthest of them: an error here, not a crash later.
     private func checked(_ date: Date) throws -> Date {
         guard date.isStorableInCloudKit else {
-            throw CKCodableError.corruptedValue("the date \(date.timeIntervalSinceReferenceDate) seconds from 2001 isn't one CloudKit stores", at: location)
+            throw CKCodableError.corruptedValue(
+                "the date \(date.timeIntervalSinceReferenceDate) seconds from 2001 isn't one CloudKit stores",
+                at: location)
         }
         return date
     }
@@ -150,7 +163,9 @@ extension ValueDecoder {
         case .value(.bytes(let data)): return data
         case .value(.asset(let asset)): return try contents(of: asset)
         case .json(.string(let base64)):
-            guard let data = Data(base64Encoded: base64) else { throw CKCodableError.corruptedValue("the string isn't Base64", at: location) }
+            guard let data = Data(base64Encoded: base64) else {
+                throw CKCodableError.corruptedValue("the string isn't Base64", at: location)
+            }
             return data
         default: throw mismatch("Data")
         }
@@ -167,7 +182,9 @@ extension ValueDecoder {
     func unboxURL() throws -> URL {
         switch source {
         case .value(.string(let string)), .json(.string(let string)):
-            guard let url = URL(string: string) else { throw CKCodableError.corruptedValue("\"\(string)\" isn't a URL", at: location) }
+            guard let url = URL(string: string) else {
+                throw CKCodableError.corruptedValue("\"\(string)\" isn't a URL", at: location)
+            }
             return url
         case .value(.asset(let asset)):
             guard let url = asset.fileURL else {
@@ -180,7 +197,9 @@ extension ValueDecoder {
 
     func unboxUUID() throws -> UUID {
         let string = try unboxString()
-        guard let uuid = UUID(uuidString: string) else { throw CKCodableError.corruptedValue("\"\(string)\" isn't a UUID", at: location) }
+        guard let uuid = UUID(uuidString: string) else {
+            throw CKCodableError.corruptedValue("\"\(string)\" isn't a UUID", at: location)
+        }
         return uuid
     }
 
@@ -194,7 +213,9 @@ extension ValueDecoder {
         case .value(.double(let double)), .json(.double(let double)):
             // Through the double's shortest text, which is the number the field shows: `Decimal(Double)` traps on
             // infinity, gives NaN outside about 1e±110 and keeps binary noise (123.456 becomes 123.45599999999997952).
-            guard double.isFinite, let decimal = Decimal(string: String(double), locale: Locale(identifier: "en_US_POSIX")) else {
+            guard double.isFinite,
+                let decimal = Decimal(string: String(double), locale: Locale(identifier: "en_US_POSIX"))
+            else {
                 throw CKCodableError.valueOutOfRange(String(double), type: "Decimal", at: location)
             }
             return decimal
@@ -211,11 +232,12 @@ extension ValueDecoder {
         case .value(.string(let string)) where options.locationDecodingStrategy == .acceptingLegacyStrings:
             let parts = string.split(separator: ";", omittingEmptySubsequences: false)
             guard parts.count == 2,
-                  let latitude = Double(parts[0].trimmingCharacters(in: .whitespaces)),
-                  let longitude = Double(parts[1].trimmingCharacters(in: .whitespaces)),
-                  latitude.isFinite, longitude.isFinite
+                let latitude = Double(parts[0].trimmingCharacters(in: .whitespaces)),
+                let longitude = Double(parts[1].trimmingCharacters(in: .whitespaces)),
+                latitude.isFinite, longitude.isFinite
             else {
-                throw CKCodableError.corruptedValue("\"\(string)\" isn't a \"latitude;longitude\" location", at: location)
+                throw CKCodableError.corruptedValue(
+                    "\"\(string)\" isn't a \"latitude;longitude\" location", at: location)
             }
             return CloudLocation(latitude: latitude, longitude: longitude)
         case .json(.object):

@@ -15,7 +15,10 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     /// Where the next field lookup in `record` starts (see `CloudRecord.Fields.value(named:hint:)`).
     var fieldHint = 0
 
-    init(session: DecodingSession, source: DecodingSource, path: CodingPath, record: CloudRecord, field: String?, nesting: Int = 0) {
+    init(
+        session: DecodingSession, source: DecodingSource, path: CodingPath, record: CloudRecord, field: String?,
+        nesting: Int = 0
+    ) {
         self.session = session
         self.source = source
         self.path = path
@@ -52,11 +55,13 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
         case .json(.object(let object)): storage = .json(object)
         case .value(.string(let text)):
             guard case .object(let object) = try parseJSON(text) else {
-                throw CKCodableError.typeMismatch(expected: "a keyed value", found: "JSON that isn't an object", at: location)
+                throw CKCodableError.typeMismatch(
+                    expected: "a keyed value", found: "JSON that isn't an object", at: location)
             }
             storage = .json(object)
         case .absent: throw missingValue()
-        default: throw CKCodableError.typeMismatch(expected: "a keyed value", found: source.kindDescription, at: location)
+        default:
+            throw CKCodableError.typeMismatch(expected: "a keyed value", found: source.kindDescription, at: location)
         }
         return KeyedDecodingContainer(ValueKeyedContainer<Key>(decoder: self, storage: storage))
     }

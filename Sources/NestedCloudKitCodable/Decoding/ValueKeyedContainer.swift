@@ -83,11 +83,12 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     private func childDecoder(for key: some CodingKey, source: DecodingSource? = nil) -> ValueDecoder {
-        let field: String? = switch storage {
-        case .record: key.stringValue
-        case .flattened(let prefix): prefix + key.stringValue
-        case .json: decoder.field
-        }
+        let field: String? =
+            switch storage {
+            case .record: key.stringValue
+            case .flattened(let prefix): prefix + key.stringValue
+            case .json: decoder.field
+            }
         return decoder.child(source ?? self.source(for: key), at: decoder.path.appending(key), field: field)
     }
 
@@ -98,24 +99,56 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeNil(forKey key: Key) throws -> Bool { childDecoder(for: key).decodeNil() }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key, Unboxing.bool) { try $0.unboxBool() } }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key, Unboxing.string) { try $0.unboxString() } }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key, Unboxing.double) { try $0.unboxDouble() } }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try throwingDecodingErrors { try childDecoder(for: key).unboxFloat() } }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try read(key, Unboxing.bool) { try $0.unboxBool() }
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try read(key, Unboxing.string) { try $0.unboxString() }
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try read(key, Unboxing.double) { try $0.unboxDouble() }
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        try throwingDecodingErrors { try childDecoder(for: key).unboxFloat() }
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try read(key, Unboxing.integer) { try $0.unboxInteger(type) } }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 {
+        try read(key, Unboxing.integer) { try $0.unboxInteger(type) }
+    }
 
     /// While probing, notes a field the model decodes as records (or a collection of them), present or not, so the
     /// type's schema covers fields that the probed record happens to lack.
@@ -135,7 +168,9 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func decodeValue<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         noteRecordField(type, forKey: key)
         if let systemFields = try systemFields(as: type, forKey: key) {
-            guard let value = systemFields else { throw CKCodableError.missingField(key.stringValue, at: childDecoder(for: key).location) }
+            guard let value = systemFields else {
+                throw CKCodableError.missingField(key.stringValue, at: childDecoder(for: key).location)
+            }
             return try decoder.cast(value, to: T.self)
         }
         let source = source(for: key)
@@ -165,11 +200,14 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// none); `nil` for any other property.
     private func systemFields<T>(as type: T.Type, forKey key: Key) throws -> CloudRecord.SystemFields?? {
         guard T.self == CloudRecord.SystemFields.self || T.self == CloudRecord.SystemFields?.self,
-              case .record = storage else { return nil }
+            case .record = storage
+        else { return nil }
         return .some(decoder.record.systemFields)
     }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
         try throwingDecodingErrors { try childDecoder(for: key).container(keyedBy: type) }
     }
 

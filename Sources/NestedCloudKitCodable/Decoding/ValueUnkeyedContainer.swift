@@ -43,7 +43,9 @@ struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
     private func element() throws -> ValueDecoder {
         let path = decoder.path.appending(index: currentIndex)
         guard currentIndex < elements.count else {
-            throw CKCodableError.missingField(IndexKey(currentIndex).stringValue, at: DecodingLocation(path: path, recordID: decoder.record.id, field: decoder.field))
+            throw CKCodableError.missingField(
+                IndexKey(currentIndex).stringValue,
+                at: DecodingLocation(path: path, recordID: decoder.record.id, field: decoder.field))
         }
         return decoder.child(elements.source(at: currentIndex), at: path, field: decoder.field)
     }
@@ -55,7 +57,9 @@ struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard currentIndex < elements.count, try throwingDecodingErrors({ try element() }).decodeNil() else { return false }
+        guard currentIndex < elements.count, try throwingDecodingErrors({ try element() }).decodeNil() else {
+            return false
+        }
         currentIndex += 1
         return true
     }
@@ -85,13 +89,18 @@ struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
     private mutating func decodeElement<T: Decodable>(_ type: T.Type) throws -> T {
         // An element of a reference list that is a record: looked up directly, with no decoder for the element.
         if case .list(.referenceList(let references)) = elements, currentIndex < references.count,
-           let recordType = recordType(of: T.self) {
+            let recordType = recordType(of: T.self)
+        {
             let path = decoder.path.appending(index: currentIndex)
             let reference = references[currentIndex]
-            guard let value = try decoder.session.decodeReferenced(
-                recordType, reference: reference, at: path, field: decoder.field, nesting: decoder.nesting
-            ) else {
-                throw CKCodableError.missingRecord(reference.recordID, at: DecodingLocation(path: path, recordID: decoder.record.id, field: decoder.field))
+            guard
+                let value = try decoder.session.decodeReferenced(
+                    recordType, reference: reference, at: path, field: decoder.field, nesting: decoder.nesting
+                )
+            else {
+                throw CKCodableError.missingRecord(
+                    reference.recordID,
+                    at: DecodingLocation(path: path, recordID: decoder.record.id, field: decoder.field))
             }
             currentIndex += 1
             return try decoder.cast(value, to: T.self)
@@ -106,7 +115,9 @@ struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
         return found
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<
+        NestedKey
+    > {
         try next { try $0.container(keyedBy: type) }
     }
 

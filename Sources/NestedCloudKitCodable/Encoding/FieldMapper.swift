@@ -37,17 +37,23 @@ struct FieldMapper {
                 }
             }
         case .list(let list):
-            if list.isEmptyList { try writer.clear(name, at: path) } else { try writer.set(list, named: name, at: path) }
+            if list.isEmptyList {
+                try writer.clear(name, at: path)
+            } else {
+                try writer.set(list, named: name, at: path)
+            }
         case .bool(let bool): try writer.set(.int64(bool ? 1 : 0), named: name, at: path)
         case .int(let int): try writer.set(.int64(int), named: name, at: path)
         case .double(let double): try writer.set(.double(double), named: name, at: path)
         case .string(let string): try writer.set(.string(string), named: name, at: path)
         case .date(let date): try writer.set(.date(CloudValue.normalizedDate(date)), named: name, at: path)
         case .data(let data):
-            let value: CloudValue = storesAsAsset(field: name, byteCount: data.count) ? .asset(CloudAsset(data: data)) : .bytes(data)
+            let value: CloudValue =
+                storesAsAsset(field: name, byteCount: data.count) ? .asset(CloudAsset(data: data)) : .bytes(data)
             try writer.set(value, named: name, at: path)
         case .url(let url):
-            try writer.set(url.isFileURL ? .asset(CloudAsset(fileURL: url)) : .string(url.absoluteString), named: name, at: path)
+            try writer.set(
+                url.isFileURL ? .asset(CloudAsset(fileURL: url)) : .string(url.absoluteString), named: name, at: path)
         case .location(let location): try writer.set(.location(location), named: name, at: path)
         case .asset(let asset): try writer.set(.asset(asset), named: name, at: path)
         case .reference(let reference, let target):
@@ -57,7 +63,9 @@ struct FieldMapper {
     }
 
     /// The list of an array whose elements all map to one CloudKit type, or `nil` for an array stored as JSON.
-    func listValue(of elements: [EncodedNode], shape: ArrayShape, field: String, at path: FieldPath) throws -> CloudValue? {
+    func listValue(of elements: [EncodedNode], shape: ArrayShape, field: String, at path: FieldPath) throws
+        -> CloudValue?
+    {
         guard !shape.isDictionary, !shape.hasOptionalElements, let first = elements.first else { return nil }
         let sorted = shape.isSet
         switch first {
@@ -73,20 +81,29 @@ struct FieldMapper {
             }
             return .int64List(sorted ? ints.sorted() : ints)
         case .double:
-            guard let doubles = collect(elements, { if case .double(let double) = $0 { double } else { nil } }) else { return nil }
+            guard let doubles = collect(elements, { if case .double(let double) = $0 { double } else { nil } }) else {
+                return nil
+            }
             return .doubleList(sorted ? doubles.sorted() : doubles)
         case .string:
-            guard let strings = collect(elements, { if case .string(let string) = $0 { string } else { nil } }) else { return nil }
+            guard let strings = collect(elements, { if case .string(let string) = $0 { string } else { nil } }) else {
+                return nil
+            }
             return .stringList(sorted ? strings.sorted() : strings)
         case .date:
-            guard let dates = collect(elements, { if case .date(let date) = $0 { CloudValue.normalizedDate(date) } else { nil } })
+            guard
+                let dates = collect(
+                    elements, { if case .date(let date) = $0 { CloudValue.normalizedDate(date) } else { nil } })
             else { return nil }
             return .dateList(sorted ? dates.sorted() : dates)
         case .data:
-            guard var datas = collect(elements, { if case .data(let data) = $0 { data } else { nil } }) else { return nil }
+            guard var datas = collect(elements, { if case .data(let data) = $0 { data } else { nil } }) else {
+                return nil
+            }
             if sorted { datas.sort { $0.lexicographicallyPrecedes($1) } }
             let total = datas.reduce(0) { $0 + $1.count }
-            return storesAsAsset(field: field, byteCount: total) ? .assetList(datas.map { CloudAsset(data: $0) }) : .bytesList(datas)
+            return storesAsAsset(field: field, byteCount: total)
+                ? .assetList(datas.map { CloudAsset(data: $0) }) : .bytesList(datas)
         case .url:
             guard var urls = collect(elements, { if case .url(let url) = $0 { url } else { nil } }) else { return nil }
             if sorted { urls.sort { $0.absoluteString < $1.absoluteString } }
@@ -100,11 +117,15 @@ struct FieldMapper {
             if sorted { locations.sort { $0.sortKey.lexicographicallyPrecedes($1.sortKey) } }
             return .locationList(locations)
         case .asset:
-            guard var assets = collect(elements, { if case .asset(let asset) = $0 { asset } else { nil } }) else { return nil }
+            guard var assets = collect(elements, { if case .asset(let asset) = $0 { asset } else { nil } }) else {
+                return nil
+            }
             if sorted { assets.sort { $0.sortKey.lexicographicallyPrecedes($1.sortKey) } }
             return .assetList(assets)
         case .reference:
-            guard var references = collect(elements, { if case .reference(let reference, _) = $0 { reference } else { nil } })
+            guard
+                var references = collect(
+                    elements, { if case .reference(let reference, _) = $0 { reference } else { nil } })
             else { return nil }
             if sorted { references.sort { $0.sortKey.lexicographicallyPrecedes($1.sortKey) } }
             return .referenceList(references)
@@ -136,22 +157,26 @@ struct FieldMapper {
 
 // Orders for the elements of a `Set`, which has none of its own: every stored part takes part, so two different
 // elements never tie.
-private extension CloudLocation {
-    var sortKey: [Double] {
-        [latitude, longitude, altitude, horizontalAccuracy, verticalAccuracy, course, speed,
-         timestamp?.timeIntervalSince1970 ?? -.infinity]
+extension CloudLocation {
+    fileprivate var sortKey: [Double] {
+        [
+            latitude, longitude, altitude, horizontalAccuracy, verticalAccuracy, course, speed,
+            timestamp?.timeIntervalSince1970 ?? -.infinity,
+        ]
     }
 }
 
-private extension CloudAsset {
-    var sortKey: [String] {
-        [fileURL?.absoluteString ?? "", data?.base64EncodedString() ?? "", size.map { String($0) } ?? "",
-         fileChecksum ?? "", referenceChecksum ?? "", wrappingKey ?? "", receipt ?? "", downloadURL ?? ""]
+extension CloudAsset {
+    fileprivate var sortKey: [String] {
+        [
+            fileURL?.absoluteString ?? "", data?.base64EncodedString() ?? "", size.map { String($0) } ?? "",
+            fileChecksum ?? "", referenceChecksum ?? "", wrappingKey ?? "", receipt ?? "", downloadURL ?? "",
+        ]
     }
 }
 
-private extension CloudReference {
-    var sortKey: [String] {
+extension CloudReference {
+    fileprivate var sortKey: [String] {
         [recordID.recordName, recordID.zoneID.zoneName, recordID.zoneID.ownerName, action.rawValue]
     }
 }

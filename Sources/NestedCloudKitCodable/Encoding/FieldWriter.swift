@@ -40,10 +40,13 @@ struct FieldWriter {
     mutating func finish(at path: CodingPath) throws -> CloudRecord {
         let total = fieldDataSize
         guard total <= RecordValidator.maximumRecordSize else {
-            let sizes = record.fields.map { ($0.name, $0.name.utf8.count + RecordValidator.estimatedSize(of: $0.value)) }
+            let sizes = record.fields.map {
+                ($0.name, $0.name.utf8.count + RecordValidator.estimatedSize(of: $0.value))
+            }
             let largest = sizes.sorted { $0.1 > $1.1 }.prefix(3).map { (name: $0.0, size: $0.1) }
             throw CKCodableError.recordTooLarge(
-                size: total, limit: RecordValidator.maximumRecordSize, largestFields: largest, recordID: record.id, at: path
+                size: total, limit: RecordValidator.maximumRecordSize, largestFields: largest, recordID: record.id,
+                at: path
             )
         }
         if record.systemFields != nil { record.clearedFieldNames = clearedFieldNames }

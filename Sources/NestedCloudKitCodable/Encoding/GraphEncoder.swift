@@ -68,7 +68,8 @@ final class GraphEncoder {
         let instance = type(of: value) is AnyClass ? ObjectIdentifier(value as AnyObject) : nil
         let recordType = value.cloudKitRecordType
         if let instance, let knownID = recordIDsOfInstances[instance] {
-            return PendingRecord(value: value, recordID: knownID, recordType: recordType, path: path, instance: instance)
+            return PendingRecord(
+                value: value, recordID: knownID, recordType: recordType, path: path, instance: instance)
         }
         let recordName = value.cloudKitIdentifier
         try RecordValidator.validateRecordType(recordType, at: path)

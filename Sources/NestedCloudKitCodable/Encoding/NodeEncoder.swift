@@ -146,7 +146,8 @@ struct NodeContext {
         }
         var normalized = location
         if let timestamp = location.timestamp {
-            normalized.timestamp = CloudValue.normalizedDate(try validated(timestamp, at: path.appending(NamedKey("timestamp"))))
+            normalized.timestamp = CloudValue.normalizedDate(
+                try validated(timestamp, at: path.appending(NamedKey("timestamp"))))
         }
         return normalized
     }
@@ -161,12 +162,18 @@ struct NodeContext {
             return .list(.doubleList(doubles))
         }
         if T.self == [Date].self, let dates = value as? [Date] {
-            return .list(.dateList(try dates.enumerated().map { index, date in
-                CloudValue.normalizedDate(try validated(date, at: path.appending(index: index)))
-            }))
+            return .list(
+                .dateList(
+                    try dates.enumerated().map { index, date in
+                        CloudValue.normalizedDate(try validated(date, at: path.appending(index: index)))
+                    }))
         }
-        if T.self == Set<String>.self, let strings = value as? Set<String> { return .list(.stringList(strings.sorted())) }
-        if T.self == Set<Int>.self, let ints = value as? Set<Int> { return .list(.int64List(ints.sorted().map { Int64($0) })) }
+        if T.self == Set<String>.self, let strings = value as? Set<String> {
+            return .list(.stringList(strings.sorted()))
+        }
+        if T.self == Set<Int>.self, let ints = value as? Set<Int> {
+            return .list(.int64List(ints.sorted().map { Int64($0) }))
+        }
         return nil
     }
 

@@ -44,24 +44,56 @@ struct NodeKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     // The standard library's `encodeIfPresent` writes nothing for `nil`; a flattened field must be cleared then.
-    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: String?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) { if let value { encode(value, forKey: key) } else { set(.skippedNil, key) } }
-    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encodeIfPresent(_ value: Int128?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: Int128?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encodeIfPresent(_ value: UInt128?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) } }
+    mutating func encodeIfPresent(_ value: UInt128?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) }
+    }
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
         if let value { try encode(value, forKey: key) } else { set(.skippedNil, key) }
     }
@@ -71,7 +103,8 @@ struct NodeKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     ) -> KeyedEncodingContainer<NestedKey> {
         let nested = ObjectBuilder()
         object.set(.object(nested), forKey: key.stringValue)
-        return KeyedEncodingContainer(NodeKeyedContainer<NestedKey>(object: nested, context: context, path: path.appending(key)))
+        return KeyedEncodingContainer(
+            NodeKeyedContainer<NestedKey>(object: nested, context: context, path: path.appending(key)))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {

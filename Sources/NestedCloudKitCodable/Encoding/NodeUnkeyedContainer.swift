@@ -37,7 +37,9 @@ struct NodeUnkeyedContainer: UnkeyedEncodingContainer {
         array.elements.append(try context.slot(for: value, at: nextPath))
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+        NestedKey
+    > {
         let nested = ObjectBuilder()
         let nestedPath = nextPath
         array.elements.append(.object(nested))

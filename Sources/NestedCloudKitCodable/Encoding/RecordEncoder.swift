@@ -62,7 +62,9 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     // MARK: Fields
 
     func isIgnored(_ key: some CodingKey) -> Bool {
-        guard !fieldOptions.ignoredFields.isEmpty, fieldOptions.ignoredFields.contains(key.stringValue) else { return false }
+        guard !fieldOptions.ignoredFields.isEmpty, fieldOptions.ignoredFields.contains(key.stringValue) else {
+            return false
+        }
         if !fieldOptions.namesToCheck.isEmpty { ignoredKeysWritten.insert(key.stringValue) }
         return true
     }
@@ -142,7 +144,8 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
             guard let value = record.fields[name] else { continue }
             switch value.kind {
             case .reference, .referenceList, .asset, .assetList:
-                throw CKCodableError.unencryptableValue(kind: value.kind, recordID: recordID, field: name, at: path.appending(NamedKey(name)))
+                throw CKCodableError.unencryptableValue(
+                    kind: value.kind, recordID: recordID, field: name, at: path.appending(NamedKey(name)))
             default:
                 record.setEncrypted(true, fieldsNamed: [name])
             }
@@ -156,7 +159,8 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
         for slot in slots { encoded.insert(slot.name) }
         let unknown = fieldOptions.unknownNames(encoded: encoded, record: record, value: value)
         guard let first = unknown.first else { return }
-        throw CKCodableError.unknownFieldOption(first, recordType: recordType, recordID: recordID, knownKeys: slots.map(\.name), at: path)
+        throw CKCodableError.unknownFieldOption(
+            first, recordType: recordType, recordID: recordID, knownKeys: slots.map(\.name), at: path)
     }
 
     /// Runs `body`, adding this record and the field to a ``CKCodableError`` that doesn't name a record yet.

@@ -50,24 +50,56 @@ struct RecordKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         try encoder.encode(value, forKey: key)
     }
 
-    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: String?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) { if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) } }
-    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) } }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) {
+        if let value { encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encodeIfPresent(_ value: Int128?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) } }
+    mutating func encodeIfPresent(_ value: Int128?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    mutating func encodeIfPresent(_ value: UInt128?, forKey key: Key) throws { if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) } }
+    mutating func encodeIfPresent(_ value: UInt128?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { encodeNil(forKey: key) }
+    }
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
         if let value { try encode(value, forKey: key) } else { try encoder.encode(value, forKey: key) }
     }
@@ -77,9 +109,10 @@ struct RecordKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     ) -> KeyedEncodingContainer<NestedKey> {
         let object = ObjectBuilder()
         encoder.set(.object(object), forKey: key)
-        return KeyedEncodingContainer(NodeKeyedContainer<NestedKey>(
-            object: object, context: encoder.context(forField: key.stringValue), path: encoder.path.appending(key)
-        ))
+        return KeyedEncodingContainer(
+            NodeKeyedContainer<NestedKey>(
+                object: object, context: encoder.context(forField: key.stringValue), path: encoder.path.appending(key)
+            ))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {

@@ -29,11 +29,13 @@ extension CKCodableError {
 
     /// The library's error inside a `DecodingError` that a container threw, or `nil` for a model's own error.
     init?(unwrapping error: DecodingError) {
-        let context: DecodingError.Context? = switch error {
-        case .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context),
-             .dataCorrupted(let context): context
-        @unknown default: nil
-        }
+        let context: DecodingError.Context? =
+            switch error {
+            case .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context),
+                .dataCorrupted(let context):
+                context
+            @unknown default: nil
+            }
         guard let ours = context?.underlyingError as? CKCodableError else { return nil }
         self = ours
     }
@@ -48,16 +50,22 @@ extension CKCodableError {
         case let decodingError as DecodingError:
             if let ours = CKCodableError(unwrapping: decodingError) { return ours }
             let path = decodingError.codingPath
-            return rejectedByModel(error, description: decodingError.summary, at: location(path, recordID: recordID, recordPath: recordPath))
+            return rejectedByModel(
+                error, description: decodingError.summary,
+                at: location(path, recordID: recordID, recordPath: recordPath))
         case is DecodingSession.NeedsMoreRecords, is CancellationError:
             return error
         default:
-            return rejectedByModel(error, description: "\(error)", at: location(recordPath.keys, recordID: recordID, recordPath: recordPath))
+            return rejectedByModel(
+                error, description: "\(error)",
+                at: location(recordPath.keys, recordID: recordID, recordPath: recordPath))
         }
     }
 
     /// Where a model's error happened: the field is the first key below the record's own path.
-    private static func location(_ path: [any CodingKey], recordID: CloudRecord.ID, recordPath: CodingPath) -> DecodingLocation {
+    private static func location(_ path: [any CodingKey], recordID: CloudRecord.ID, recordPath: CodingPath)
+        -> DecodingLocation
+    {
         let depth = recordPath.keys.count
         let field = path.count > depth ? path[depth].stringValue : nil
         return DecodingLocation(path: CodingPath(keys: path), recordID: recordID, field: field)
@@ -66,19 +74,25 @@ extension CKCodableError {
     /// Any error at a public entry point of the decoder, as the `CKCodableError` the entry point promises.
     /// `CancellationError` stays itself, as async Swift APIs report cancellation, unless `wrappingCancellation`
     /// asks for ``Code/cancelled`` (the completion-handler form, which reports `CKCodableError`s only).
-    static func atEntryPoint(_ error: any Error, rootID: CloudRecord.ID, wrappingCancellation: Bool = false) -> any Error {
+    static func atEntryPoint(_ error: any Error, rootID: CloudRecord.ID, wrappingCancellation: Bool = false)
+        -> any Error
+    {
         switch error {
         case let ours as CKCodableError: return ours
         case let decodingError as DecodingError:
             return CKCodableError(unwrapping: decodingError)
-                ?? rejectedByModel(error, description: decodingError.summary,
-                                   at: DecodingLocation(path: CodingPath(keys: decodingError.codingPath), recordID: rootID, field: nil))
+                ?? rejectedByModel(
+                    error, description: decodingError.summary,
+                    at: DecodingLocation(path: CodingPath(keys: decodingError.codingPath), recordID: rootID, field: nil)
+                )
         case is CancellationError where !wrappingCancellation: return error
         case is CancellationError: return cancelled(rootID)
         case let databaseError as CloudDatabaseError:
-            return CKCodableError.databaseError(databaseError, at: DecodingLocation(path: .root, recordID: rootID, field: nil))
+            return CKCodableError.databaseError(
+                databaseError, at: DecodingLocation(path: .root, recordID: rootID, field: nil))
         default:
-            return rejectedByModel(error, description: "\(error)", at: DecodingLocation(path: .root, recordID: rootID, field: nil))
+            return rejectedByModel(
+                error, description: "\(error)", at: DecodingLocation(path: .root, recordID: rootID, field: nil))
         }
     }
 }
@@ -88,7 +102,8 @@ extension DecodingError {
     var codingPath: [any CodingKey] {
         switch self {
         case .keyNotFound(let key, let context): context.codingPath + [key]
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): context.codingPath
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            context.codingPath
         @unknown default: []
         }
     }

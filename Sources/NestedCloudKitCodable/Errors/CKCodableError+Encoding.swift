@@ -21,7 +21,8 @@ extension CKCodableError {
         )
     }
 
-    static func invalidFieldName(_ name: String, problem: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
+    static func invalidFieldName(_ name: String, problem: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self
+    {
         Self(
             .invalidFieldName(name), codingPath: path.keys, recordID: recordID, field: name,
             reason: "The field name \"\(name)\" can't be used: \(problem)",
@@ -65,7 +66,8 @@ extension CKCodableError {
     static func conflictingRecordID(
         _ id: CloudRecord.ID, recordTypes: (first: String, second: String), at path: CodingPath
     ) -> Self {
-        let what = recordTypes.first == recordTypes.second
+        let what =
+            recordTypes.first == recordTypes.second
             ? "Two different \(recordTypes.first) values" : "A \(recordTypes.first) and a \(recordTypes.second)"
         return Self(
             .conflictingRecordID(id), codingPath: path.keys, recordID: id,
@@ -116,12 +118,15 @@ extension CKCodableError {
             .unknownFieldOption(name), codingPath: path.keys, recordID: recordID, field: name,
             reason: "The field options of \(recordType) name \"\(name)\", which is neither a key it encodes nor one of "
                 + "its properties (its keys: \(knownKeys.joined(separator: ", ")))",
-            recoverySuggestion: "Correct the name, or declare the options with CloudFieldOptions(keyedBy: CodingKeys.self, ...) "
+            recoverySuggestion:
+                "Correct the name, or declare the options with CloudFieldOptions(keyedBy: CodingKeys.self, ...) "
                 + "so that the compiler checks them."
         )
     }
 
-    static func unencryptableValue(kind: CloudValue.Kind, recordID: CloudRecord.ID, field: String, at path: CodingPath) -> Self {
+    static func unencryptableValue(kind: CloudValue.Kind, recordID: CloudRecord.ID, field: String, at path: CodingPath)
+        -> Self
+    {
         Self(
             .unencryptableValue(field), codingPath: path.keys, recordID: recordID, field: field,
             reason: "The field \"\(field)\" is declared encrypted but holds a \(kind) value; CloudKit encrypts only "

@@ -40,7 +40,8 @@ public struct CloudLazyReference<Target: CKRecordRepresentable>: Sendable, Hasha
             record = try await database.record(for: recordID)
         } catch let error as CloudDatabaseError {
             if case .unknownItem = error {
-                throw CKCodableError.missingRecord(recordID, at: DecodingLocation(path: .root, recordID: recordID, field: nil))
+                throw CKCodableError.missingRecord(
+                    recordID, at: DecodingLocation(path: .root, recordID: recordID, field: nil))
             }
             throw CKCodableError.databaseError(error, at: DecodingLocation(path: .root, recordID: recordID, field: nil))
         }

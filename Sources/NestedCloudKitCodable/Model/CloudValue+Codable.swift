@@ -15,7 +15,8 @@ extension CloudValue: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let typeName = try container.decode(String.self, forKey: .type)
         guard let kind = Kind(rawValue: typeName) else {
-            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown type \(typeName)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .type, in: container, debugDescription: "unknown type \(typeName)")
         }
         switch kind {
         case .string: self = .string(try container.decode(String.self, forKey: .value))
@@ -29,7 +30,8 @@ extension CloudValue: Codable {
         case .stringList: self = .stringList(try container.decode([String].self, forKey: .value))
         case .int64List: self = .int64List(try container.decode([Int64].self, forKey: .value))
         case .doubleList: self = .doubleList(try container.decode([StoredDouble].self, forKey: .value).map(\.value))
-        case .dateList: self = .dateList(try container.decode([Int64].self, forKey: .value).map(Date.init(millisecondsSince1970:)))
+        case .dateList:
+            self = .dateList(try container.decode([Int64].self, forKey: .value).map(Date.init(millisecondsSince1970:)))
         case .bytesList: self = .bytesList(try container.decode([Data].self, forKey: .value))
         case .referenceList: self = .referenceList(try container.decode([CloudReference].self, forKey: .value))
         case .assetList: self = .assetList(try container.decode([CloudAsset].self, forKey: .value))
@@ -115,7 +117,8 @@ extension CloudRecord: Codable {
             systemFields: try container.decodeIfPresent(SystemFields.self, forKey: .systemFields)
         )
         clearedFieldNames = try container.decodeIfPresent([String].self, forKey: .clearedFieldNames) ?? []
-        setEncrypted(true, fieldsNamed: try container.decodeIfPresent([String].self, forKey: .encryptedFieldNames) ?? [])
+        setEncrypted(
+            true, fieldsNamed: try container.decodeIfPresent([String].self, forKey: .encryptedFieldNames) ?? [])
     }
 
     /// Encodes the record: its fields as an ordered list of names and tagged values.
@@ -125,7 +128,9 @@ extension CloudRecord: Codable {
         try container.encode(id, forKey: .id)
         try container.encode(fields.map { Field(name: $0.name, value: $0.value) }, forKey: .fields)
         // Sorted, so that the same record always gives the same bytes.
-        if !encryptedFieldNames.isEmpty { try container.encode(encryptedFieldNames.sorted(), forKey: .encryptedFieldNames) }
+        if !encryptedFieldNames.isEmpty {
+            try container.encode(encryptedFieldNames.sorted(), forKey: .encryptedFieldNames)
+        }
         if !clearedFieldNames.isEmpty { try container.encode(clearedFieldNames, forKey: .clearedFieldNames) }
         try container.encodeIfPresent(systemFields, forKey: .systemFields)
     }

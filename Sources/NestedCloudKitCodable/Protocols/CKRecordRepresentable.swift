@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(CloudKit)
 import CloudKit
 #endif

@@ -72,7 +72,8 @@ public struct CloudFieldOptions: Sendable, Hashable {
         encrypted: Set<Key> = [],
         ignored: Set<Key> = []
     ) {
-        self.referenceActions = Dictionary(uniqueKeysWithValues: referenceActions.map { ($0.key.stringValue, $0.value) })
+        self.referenceActions = Dictionary(
+            uniqueKeysWithValues: referenceActions.map { ($0.key.stringValue, $0.value) })
         self.assetFields = Set(assets.map(\.stringValue))
         self.encryptedFields = Set(encrypted.map(\.stringValue))
         self.ignoredFields = Set(ignored.map(\.stringValue))

@@ -41,8 +41,12 @@ enum RecordValidator {
 
     /// Why a zone can't be created, or `nil`.
     static func problem(with zoneID: CloudRecord.ZoneID) -> String? {
-        if let problem = problem(withZoneName: zoneID.zoneName) { return "the zone name \"\(zoneID.zoneName)\" can't be used: \(problem)" }
-        if let problem = problem(withZoneName: zoneID.ownerName) { return "the owner name \"\(zoneID.ownerName)\" can't be used: \(problem)" }
+        if let problem = problem(withZoneName: zoneID.zoneName) {
+            return "the zone name \"\(zoneID.zoneName)\" can't be used: \(problem)"
+        }
+        if let problem = problem(withZoneName: zoneID.ownerName) {
+            return "the owner name \"\(zoneID.ownerName)\" can't be used: \(problem)"
+        }
         return nil
     }
 
@@ -56,12 +60,13 @@ enum RecordValidator {
             return "\(record.id)'s record type \"\(record.recordType)\" can't be used: \(problem)"
         }
         for name in record.fields.names {
-            if let problem = problem(withIdentifier: name) { return "\(record.id)'s field name \"\(name)\" can't be used: \(problem)" }
+            if let problem = problem(withIdentifier: name) {
+                return "\(record.id)'s field name \"\(name)\" can't be used: \(problem)"
+            }
             if isReserved(name) { return "\(record.id)'s field name \"\(name)\" is the name of a CKRecord property" }
         }
         return nil
     }
-
 
     /// Why a record type or field name is rejected (apart from reserved names), or `nil` if CloudKit accepts it.
     static func problem(withIdentifier name: String) -> String? {
@@ -70,7 +75,8 @@ enum RecordValidator {
         if bytes.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
         if !isASCIILetter(first) { return "it doesn't start with a letter" }
         // Every field of every record comes through here: scan the bytes in place when the string allows it.
-        let allValid = bytes.withContiguousStorageIfAvailable { buffer in buffer.allSatisfy(isIdentifierByte) }
+        let allValid =
+            bytes.withContiguousStorageIfAvailable { buffer in buffer.allSatisfy(isIdentifierByte) }
             ?? bytes.allSatisfy(isIdentifierByte)
         return allValid ? nil : "it has characters other than letters, digits and underscores"
     }
@@ -108,15 +114,15 @@ enum RecordValidator {
         // comparing a single string.
         switch (name.utf8.count, name.utf8.first ?? 0) {
         case (5, 0x73), (6, 0x70), (7, 0x61), (7, 0x63), (8, 0x72), (9, 0x61), (10, 0x72), (11, 0x63), (11, 0x64),
-             (12, 0x63), (15, 0x72), (15, 0x65), (16, 0x6D), (16, 0x64), (19, 0x63), (24, 0x6C):
+            (12, 0x63), (15, 0x72), (15, 0x65), (16, 0x6D), (16, 0x64), (19, 0x63), (24, 0x6C):
             break
         default:
             return false
         }
         return switch name {
         case "recordID", "recordType", "recordChangeTag", "creationDate", "creatorUserRecordID", "modificationDate",
-             "lastModifiedUserRecordID", "parent", "share", "encryptedValues", "allKeys", "allTokens", "changedKeys",
-             "description", "debugDescription":
+            "lastModifiedUserRecordID", "parent", "share", "encryptedValues", "allKeys", "allTokens", "changedKeys",
+            "description", "debugDescription":
             true
         default:
             false

@@ -26,7 +26,8 @@ public enum CloudKitWebServicesAuthentication: Sendable, CustomStringConvertible
     public var description: String {
         switch self {
         case .serverToServerKey(let key): "server-to-server key \(key.keyID)"
-        case .apiToken(_, let webAuthToken): "API token (redacted)" + (webAuthToken == nil ? "" : " with a web auth token (redacted)")
+        case .apiToken(_, let webAuthToken):
+            "API token (redacted)" + (webAuthToken == nil ? "" : " with a web auth token (redacted)")
         }
     }
 

@@ -83,7 +83,7 @@ public struct ServerToServerKey: Sendable, CustomStringConvertible, CustomDebugS
     private static func privateKeyBlock(in text: String) -> String? {
         for label in ["EC PRIVATE KEY", "PRIVATE KEY"] {
             guard let begin = text.range(of: "-----BEGIN \(label)-----"),
-                  let end = text.range(of: "-----END \(label)-----", range: begin.upperBound..<text.endIndex)
+                let end = text.range(of: "-----END \(label)-----", range: begin.upperBound..<text.endIndex)
             else { continue }
             return String(text[begin.lowerBound..<end.upperBound])
         }

@@ -56,10 +56,13 @@ struct AssetDownloader: Sendable {
         let partial = directory.appendingPathComponent(".\(UUID().uuidString).partial")
         defer { try? fileManager.removeItem(at: partial) }
         let timeout = WebServicesTransport.timeAmount(transport.configuration.requestTimeout)
-        return try await transport.mappingNetworkErrors("downloading \(id)'s asset \(field)", server: URL(string: request.url)) {
+        return try await transport.mappingNetworkErrors(
+            "downloading \(id)'s asset \(field)", server: URL(string: request.url)
+        ) {
             let response = try await transport.httpClient.execute(request, timeout: timeout)
             guard response.status.code == 200 else {
-                throw CloudDatabaseError.networkFailure("downloading \(id)'s asset \(field): HTTP \(response.status.code)")
+                throw CloudDatabaseError.networkFailure(
+                    "downloading \(id)'s asset \(field): HTTP \(response.status.code)")
             }
             guard fileManager.createFile(atPath: partial.path, contents: nil) else {
                 throw CloudDatabaseError.internalError("The asset cache folder \(directory.path) isn't writable")

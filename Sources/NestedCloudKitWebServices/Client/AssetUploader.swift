@@ -30,7 +30,9 @@ struct AssetUploader: Sendable {
 
         let request = WireAssetUploadRequest(
             zoneID: WireZoneID(record.id.zoneID),
-            tokens: slots.map { .init(recordName: record.id.recordName, recordType: record.recordType, fieldName: $0.field) }
+            tokens: slots.map {
+                .init(recordName: record.id.recordName, recordType: record.recordType, fieldName: $0.field)
+            }
         )
         let response = try await transport.post("assets/upload", request, as: WireAssetUploadResponse.self)
         guard response.tokens.count == slots.count else {
@@ -53,7 +55,9 @@ struct AssetUploader: Sendable {
     }
 
     /// POSTs one asset's bytes and returns the asset as the save sends it.
-    private func upload(_ asset: CloudAsset, to url: String, field: String, of id: CloudRecord.ID) async throws -> CloudAsset {
+    private func upload(_ asset: CloudAsset, to url: String, field: String, of id: CloudRecord.ID) async throws
+        -> CloudAsset
+    {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/octet-stream")
@@ -62,12 +66,15 @@ struct AssetUploader: Sendable {
         } else if let fileURL = asset.fileURL?.resolvingSymlinksInPath() {
             let values = try? fileURL.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey])
             guard values?.isRegularFile == true, let size = values?.fileSize else {
-                throw CloudDatabaseError.invalidArguments("\(id)'s asset \(field) is a file that isn't there or isn't a regular file: \(fileURL.path)")
+                throw CloudDatabaseError.invalidArguments(
+                    "\(id)'s asset \(field) is a file that isn't there or isn't a regular file: \(fileURL.path)")
             }
             request.body = .stream(FileChunks(url: fileURL, chunkSize: Self.chunkSize), length: .known(Int64(size)))
         }
         let timeout = WebServicesTransport.timeAmount(transport.configuration.requestTimeout)
-        let (status, bytes) = try await transport.mappingNetworkErrors("uploading \(id)'s asset \(field)", server: URL(string: url)) {
+        let (status, bytes) = try await transport.mappingNetworkErrors(
+            "uploading \(id)'s asset \(field)", server: URL(string: url)
+        ) {
             let response = try await transport.httpClient.execute(request, timeout: timeout)
             return (Int(response.status.code), Data(try await response.body.collect(upTo: 1 << 20).readableBytesView))
         }
@@ -77,7 +84,8 @@ struct AssetUploader: Sendable {
                 ?? WireServerError.databaseError(status: status, body: String(decoding: bytes, as: UTF8.self))
         }
         guard let receipt = try? JSONDecoder().decode(WireAssetUploadReceipt.self, from: bytes) else {
-            throw CloudDatabaseError.internalError("CloudKit's reply to the upload of \(id)'s asset \(field) has no singleFile dictionary")
+            throw CloudDatabaseError.internalError(
+                "CloudKit's reply to the upload of \(id)'s asset \(field) has no singleFile dictionary")
         }
         return receipt.singleFile.asset
     }

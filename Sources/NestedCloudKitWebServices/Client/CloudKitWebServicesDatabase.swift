@@ -73,9 +73,11 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     ) throws {
         if let problem = configuration.problem { throw CloudDatabaseError.invalidArguments(problem) }
         self.configuration = configuration
-        maximumItemsPerRequest = min(max(1, configuration.maximumOperationsPerRequest), Self.maximumOperationsPerRequest)
+        maximumItemsPerRequest = min(
+            max(1, configuration.maximumOperationsPerRequest), Self.maximumOperationsPerRequest)
         transport = WebServicesTransport(
-            configuration: configuration, httpClient: httpClient, logger: logger, webAuthTokenRotated: webAuthTokenRotated
+            configuration: configuration, httpClient: httpClient, logger: logger,
+            webAuthTokenRotated: webAuthTokenRotated
         )
     }
 
@@ -94,7 +96,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     }
 
     /// The logger of a database not given one: it logs nothing.
-    public static let disabledLogger = Logger(label: "NestedCloudKitWebServices", factory: { _ in SwiftLogNoOpLogHandler() })
+    public static let disabledLogger = Logger(
+        label: "NestedCloudKitWebServices", factory: { _ in SwiftLogNoOpLogHandler() })
 
     // MARK: Fetching
 
@@ -129,12 +132,15 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
         for (index, item) in response.records.enumerated() {
             // Items come in the order asked; an error dictionary may leave the record name out.
-            guard let name = item.item?.recordName ?? item.error?.recordName ?? names[safe: index], seen.contains(name) else {
+            guard let name = item.item?.recordName ?? item.error?.recordName ?? names[safe: index], seen.contains(name)
+            else {
                 continue
             }
             let id = CloudRecord.ID(recordName: name, zoneID: zone)
             if let record = item.item {
-                results[id] = record.deleted == true ? .failure(.unknownItem(id)) : await withLocalAssets(record.cloudRecord(in: zone, owners: owners))
+                results[id] =
+                    record.deleted == true
+                    ? .failure(.unknownItem(id)) : await withLocalAssets(record.cloudRecord(in: zone, owners: owners))
             } else if let error = item.error {
                 results[id] = .failure(error.databaseError(recordID: id, zoneID: zone))
             }
@@ -161,11 +167,15 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
     ) {
         try checkLimit(recordsToSave.count + recordIDsToDelete.count)
-        if let refusal = CloudModificationPlan.refusal(saving: recordsToSave, deleting: recordIDsToDelete) { throw refusal }
+        if let refusal = CloudModificationPlan.refusal(saving: recordsToSave, deleting: recordIDsToDelete) {
+            throw refusal
+        }
         var outcome = ModifyOutcome()
         let saveZones = Self.groupedByZone(recordsToSave, zone: \.id.zoneID)
         let deleteZones = Dictionary(grouping: recordIDsToDelete, by: \.zoneID)
-        let zones = saveZones.map(\.zone) + deleteZones.keys.filter { zone in !saveZones.contains { $0.zone == zone } }
+        let zones =
+            saveZones.map(\.zone)
+            + deleteZones.keys.filter { zone in !saveZones.contains { $0.zone == zone } }
             .sorted { $0.zoneName < $1.zoneName }
         for zone in zones {
             let saves = saveZones.first { $0.zone == zone }?.items ?? []
@@ -211,14 +221,17 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         }
         if atomically, !refusals.isEmpty {
             for (id, error) in refusals { outcome.saveResults[id] = .failure(error) }
-            for record in records where refusals[record.id] == nil { outcome.saveResults[record.id] = .failure(.batchRequestFailed(record.id)) }
+            for record in records where refusals[record.id] == nil {
+                outcome.saveResults[record.id] = .failure(.batchRequestFailed(record.id))
+            }
             for id in ids { outcome.deleteResults[id] = .failure(.batchRequestFailed(id)) }
             return
         }
         for (id, error) in refusals { outcome.saveResults[id] = .failure(error) }
         guard !uploaded.isEmpty || !ids.isEmpty else { return }
 
-        let operations = uploaded.map { WireRecordOperation(record: $0, savePolicy: savePolicy) }
+        let operations =
+            uploaded.map { WireRecordOperation(record: $0, savePolicy: savePolicy) }
             + ids.map { WireRecordOperation(deleting: $0, savePolicy: savePolicy) }
         let request = WireModifyRequest(operations: operations, zoneID: WireZoneID(zone), atomic: atomically)
         let response = try await transport.post("records/modify", request, as: WireRecordsResponse.self)
@@ -253,14 +266,17 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
             let servers = try await lookUp(conflicts.map(\.id), in: zone, desiredKeys: nil)
             for client in conflicts {
                 switch servers[client.id] {
-                case .success(let server)?: outcome.saveResults[client.id] = .failure(.serverRecordChanged(server: server, client: client, ancestor: nil))
+                case .success(let server)?:
+                    outcome.saveResults[client.id] = .failure(
+                        .serverRecordChanged(server: server, client: client, ancestor: nil))
                 case .failure(let error)?: outcome.saveResults[client.id] = .failure(error)
                 case nil: outcome.saveResults[client.id] = .failure(.unknownItem(client.id))
                 }
             }
         }
         for record in uploaded where outcome.saveResults[record.id] == nil {
-            outcome.saveResults[record.id] = .failure(.internalError("CloudKit's response to records/modify left out \(record.id)"))
+            outcome.saveResults[record.id] = .failure(
+                .internalError("CloudKit's response to records/modify left out \(record.id)"))
         }
         for id in ids where outcome.deleteResults[id] == nil {
             outcome.deleteResults[id] = .failure(.internalError("CloudKit's response to records/modify left out \(id)"))
@@ -270,13 +286,15 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     /// JSON has no infinity or NaN, so CloudKit Web Services can't take them.
     private static func refusalOfNonFiniteNumbers(in record: CloudRecord) -> CloudDatabaseError? {
         for (name, value) in record.fields {
-            let finite = switch value {
-            case .double(let double): double.isFinite
-            case .doubleList(let list): list.allSatisfy(\.isFinite)
-            default: true
-            }
+            let finite =
+                switch value {
+                case .double(let double): double.isFinite
+                case .doubleList(let list): list.allSatisfy(\.isFinite)
+                default: true
+                }
             if !finite {
-                return .invalidArguments("\(record.id)'s field \(name) holds a number that isn't finite, which JSON can't carry")
+                return .invalidArguments(
+                    "\(record.id)'s field \(name) holds a number that isn't finite, which JSON can't carry")
             }
         }
         return nil
@@ -303,24 +321,34 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     /// and a page of at most 200 (`CloudQuery.maximumResults` asks for 200).
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
-        try await runQuery(query, in: zoneID, continuationMarker: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    ) async throws -> (
+        matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
+    ) {
+        try await runQuery(
+            query, in: zoneID, continuationMarker: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     /// Continues a query from the continuation marker a page returned.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+    ) async throws -> (
+        matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
+    ) {
         try await runQuery(
-            cursor.query, in: cursor.zoneID, continuationMarker: cursor.position, desiredKeys: desiredKeys, resultsLimit: resultsLimit
+            cursor.query, in: cursor.zoneID, continuationMarker: cursor.position, desiredKeys: desiredKeys,
+            resultsLimit: resultsLimit
         )
     }
 
     private func runQuery(
-        _ query: CloudQuery, in zone: CloudRecord.ZoneID, continuationMarker: String?, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?) {
+        _ query: CloudQuery, in zone: CloudRecord.ZoneID, continuationMarker: String?, desiredKeys: [String]?,
+        resultsLimit: Int
+    ) async throws -> (
+        matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
+    ) {
         // CloudKit Web Services takes 1 to 200; `maximumResults` (0) asks for as many as it gives.
-        let limit = resultsLimit <= 0 ? Self.maximumOperationsPerRequest : min(resultsLimit, Self.maximumOperationsPerRequest)
+        let limit =
+            resultsLimit <= 0 ? Self.maximumOperationsPerRequest : min(resultsLimit, Self.maximumOperationsPerRequest)
         let request = WireQueryRequest(
             zoneID: WireZoneID(zone), resultsLimit: limit, query: try WireQuery(query),
             continuationMarker: continuationMarker, desiredKeys: desiredKeys
@@ -373,7 +401,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
                     changes.changedRecords.append(try await withLocalAssets(converted).get())
                 }
             } else if let error = item.error {
-                throw error.databaseError(recordID: error.recordName.map { CloudRecord.ID(recordName: $0, zoneID: zoneID) }, zoneID: zoneID)
+                throw error.databaseError(
+                    recordID: error.recordName.map { CloudRecord.ID(recordName: $0, zoneID: zoneID) }, zoneID: zoneID)
             }
         }
         return changes
@@ -408,17 +437,22 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
             }
         }
         guard !operations.isEmpty else { return (saveResults, deleteResults) }
-        let response = try await transport.post("zones/modify", WireZonesModifyRequest(operations: operations), as: WireZonesResponse.self)
+        let response = try await transport.post(
+            "zones/modify", WireZonesModifyRequest(operations: operations), as: WireZonesResponse.self)
         for (index, item) in response.zones.enumerated() {
             guard let operation = operations[safe: index] else { break }
-            let zone = zonesToSave.first { WireZoneID($0).zoneName == operation.zone.zoneID.zoneName && operation.operationType == .create }
+            let zone =
+                zonesToSave.first {
+                    WireZoneID($0).zoneName == operation.zone.zoneID.zoneName && operation.operationType == .create
+                }
                 ?? zonesToDelete.first { WireZoneID($0).zoneName == operation.zone.zoneID.zoneName }
             guard let zone else { continue }
-            let result: Result<Void, CloudDatabaseError> = if let error = item.error {
-                .failure(error.databaseError(recordID: nil, zoneID: zone))
-            } else {
-                .success(())
-            }
+            let result: Result<Void, CloudDatabaseError> =
+                if let error = item.error {
+                    .failure(error.databaseError(recordID: nil, zoneID: zone))
+                } else {
+                    .success(())
+                }
             if operation.operationType == .create { saveResults[zone] = result } else { deleteResults[zone] = result }
         }
         return (saveResults, deleteResults)
@@ -431,7 +465,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
             return .invalidArguments("the default zone can't be created or deleted")
         }
         if configuration.database == .public {
-            return .invalidArguments("the public database has only the default zone; custom zones live in the private database")
+            return .invalidArguments(
+                "the public database has only the default zone; custom zones live in the private database")
         }
         return nil
     }

@@ -13,7 +13,9 @@ public struct CloudKitZoneChanges: Sendable, Hashable {
     public var moreComing: Bool
 
     /// Creates a page of changes.
-    public init(changedRecords: [CloudRecord] = [], deletedRecordIDs: [CloudRecord.ID] = [], syncToken: String, moreComing: Bool) {
+    public init(
+        changedRecords: [CloudRecord] = [], deletedRecordIDs: [CloudRecord.ID] = [], syncToken: String, moreComing: Bool
+    ) {
         self.changedRecords = changedRecords
         self.deletedRecordIDs = deletedRecordIDs
         self.syncToken = syncToken

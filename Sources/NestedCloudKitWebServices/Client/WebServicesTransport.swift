@@ -1,11 +1,11 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
-import NestedCloudKitCodable
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NestedCloudKitCodable
 
 /// Sends requests to CloudKit Web Services: authenticates them, retries them when the server says when, and turns
 /// every failure into a ``CloudDatabaseError``.
@@ -25,8 +25,10 @@ struct WebServicesTransport: Sendable {
 
     /// - Parameter httpClient: The client to send with, or `nil` for one that connects within the configuration's
     ///   connect timeout and fails at once when the server refuses the connection.
-    init(configuration: CloudKitWebServicesConfiguration, httpClient: HTTPClient?, logger: Logger,
-         webAuthTokenRotated: @escaping @Sendable (String) -> Void) {
+    init(
+        configuration: CloudKitWebServicesConfiguration, httpClient: HTTPClient?, logger: Logger,
+        webAuthTokenRotated: @escaping @Sendable (String) -> Void
+    ) {
         self.configuration = configuration
         self.httpClient = httpClient ?? DefaultHTTPClients.client(connectTimeout: configuration.connectTimeout)
         connectTimeout = httpClient == nil ? configuration.connectTimeout : nil
@@ -46,7 +48,9 @@ struct WebServicesTransport: Sendable {
     }
 
     /// POSTs a JSON body to an endpoint of the database (`records/modify`, say) and decodes the response.
-    func post<Response: Decodable>(_ endpoint: String, _ body: some Encodable, as: Response.Type) async throws -> Response {
+    func post<Response: Decodable>(_ endpoint: String, _ body: some Encodable, as: Response.Type) async throws
+        -> Response
+    {
         let data: Data
         do {
             data = try Self.makeEncoder().encode(body)
@@ -79,23 +83,31 @@ struct WebServicesTransport: Sendable {
             }
             let serverError = try? JSONDecoder().decode(WireServerError.self, from: bytes)
             if let signIn = serverError?.signInURL { signInURL.withLockedValue { $0 = signIn } }
-            let error = serverError?.databaseError(recordID: nil, zoneID: .default)
+            let error =
+                serverError?.databaseError(recordID: nil, zoneID: .default)
                 ?? WireServerError.databaseError(status: status, body: String(decoding: bytes, as: UTF8.self))
             retry += 1
             let elapsed = ContinuousClock.now - started
-            guard let delay = configuration.retryPolicy.delay(
-                beforeRetry: retry, retryAfter: serverError?.retryAfter, elapsed: elapsed
-            ) else {
-                logger.debug("CloudKit request failed", metadata: [
-                    "endpoint": "\(endpoint)", "status": "\(status)", "attempts": "\(retry)", "elapsed": "\(elapsed)",
-                ])
+            guard
+                let delay = configuration.retryPolicy.delay(
+                    beforeRetry: retry, retryAfter: serverError?.retryAfter, elapsed: elapsed
+                )
+            else {
+                logger.debug(
+                    "CloudKit request failed",
+                    metadata: [
+                        "endpoint": "\(endpoint)", "status": "\(status)", "attempts": "\(retry)",
+                        "elapsed": "\(elapsed)",
+                    ])
                 throw error
             }
             // Debug, as swift-server libraries log what they handle themselves: the caller sees a retry only as
             // time, and a retry that fails in the end is thrown.
-            logger.debug("CloudKit asked to retry", metadata: [
-                "endpoint": "\(endpoint)", "status": "\(status)", "retry": "\(retry)", "delay": "\(delay)",
-            ])
+            logger.debug(
+                "CloudKit asked to retry",
+                metadata: [
+                    "endpoint": "\(endpoint)", "status": "\(status)", "retry": "\(retry)", "delay": "\(delay)",
+                ])
             try await Task.sleep(for: delay)
         }
     }
@@ -114,7 +126,8 @@ struct WebServicesTransport: Sendable {
             do {
                 signature = try RequestSignature(key: key, date: Date(), body: body ?? Data(), subpath: subpath)
             } catch {
-                throw CloudDatabaseError.internalError("The request to \(endpoint) couldn't be signed: \(type(of: error))")
+                throw CloudDatabaseError.internalError(
+                    "The request to \(endpoint) couldn't be signed: \(type(of: error))")
             }
             for header in signature.headers { request.headers.add(name: header.name, value: header.value) }
         case .apiToken(let apiToken, _):
@@ -134,17 +147,21 @@ struct WebServicesTransport: Sendable {
         let result: Result<(Int, Data), any Error>
         do {
             // The description of a network error names the failure and the host, not the query with the tokens.
-            result = .success(try await mappingNetworkErrors(endpoint) {
-                // No logger for AsyncHTTPClient: at trace level it logs response heads, which carry the next token.
-                let response = try await httpClient.execute(request, timeout: Self.timeAmount(configuration.requestTimeout))
-                rotatedToken = response.headers.first(name: Self.webAuthTokenHeader)
-                let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
-                logger.debug("CloudKit request", metadata: [
-                    "endpoint": "\(endpoint)", "status": "\(response.status.code)",
-                    "duration": "\(ContinuousClock.now - started)",
-                ])
-                return (Int(response.status.code), Data(buffer.readableBytesView))
-            })
+            result = .success(
+                try await mappingNetworkErrors(endpoint) {
+                    // No logger for AsyncHTTPClient: at trace level it logs response heads, which carry the next token.
+                    let response = try await httpClient.execute(
+                        request, timeout: Self.timeAmount(configuration.requestTimeout))
+                    rotatedToken = response.headers.first(name: Self.webAuthTokenHeader)
+                    let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
+                    logger.debug(
+                        "CloudKit request",
+                        metadata: [
+                            "endpoint": "\(endpoint)", "status": "\(response.status.code)",
+                            "duration": "\(ContinuousClock.now - started)",
+                        ])
+                    return (Int(response.status.code), Data(buffer.readableBytesView))
+                })
         } catch {
             result = .failure(error)
         }
@@ -157,14 +174,16 @@ struct WebServicesTransport: Sendable {
     /// Runs an HTTP exchange with `server` (the database's unless given), turning what AsyncHTTPClient and NIO
     /// throw into ``CloudDatabaseError/networkFailure(_:)`` about `context`, and a cancelled task's failure into
     /// `CancellationError` (AsyncHTTPClient reports cancellation as an error of its own).
-    func mappingNetworkErrors<T>(_ context: String, server: URL? = nil, _ body: () async throws -> T) async throws -> T {
+    func mappingNetworkErrors<T>(_ context: String, server: URL? = nil, _ body: () async throws -> T) async throws -> T
+    {
         do {
             return try await body()
         } catch let error as CloudDatabaseError {
             throw error
         } catch {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
-            throw CloudDatabaseError.networkFailure("\(context): \(describeNetworkError(error, server: server ?? configuration.serverURL))")
+            throw CloudDatabaseError.networkFailure(
+                "\(context): \(describeNetworkError(error, server: server ?? configuration.serverURL))")
         }
     }
 
@@ -187,14 +206,16 @@ struct WebServicesTransport: Sendable {
             let causes = error.connectionErrors.map(\.error)
             if causes.contains(where: Self.isConnectionRefused) { return refusal }
             let reasons = causes.map { ($0 as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\($0)" }
-            return "can't connect to \(serverName)" + (reasons.isEmpty ? "" : ": " + Set(reasons).sorted().joined(separator: "; "))
+            return "can't connect to \(serverName)"
+                + (reasons.isEmpty ? "" : ": " + Set(reasons).sorted().joined(separator: "; "))
         case let error where Self.isConnectionRefused(error):
             return refusal
         case let error as HTTPClientError where error == .connectTimeout:
             return "no connection to \(serverName) within the connect timeout"
                 + (connectTimeout.map { " of \(Self.describe($0))" } ?? "") + ": check the server URL and the network"
         case let error as HTTPClientError where error == .deadlineExceeded:
-            return "no response from \(serverName) within the request timeout of \(Self.describe(configuration.requestTimeout))"
+            return
+                "no response from \(serverName) within the request timeout of \(Self.describe(configuration.requestTimeout))"
         case let error as HTTPClientError:
             return "\(error)"
         default:
@@ -227,14 +248,16 @@ struct WebServicesTransport: Sendable {
 
     /// An encoding or decoding error as a sentence with its coding path (`operations[2].record.fields.score`).
     static func describe(_ error: any Error) -> String {
-        let (context, path): (String, [any CodingKey]) = switch error {
-        case EncodingError.invalidValue(_, let context): (context.debugDescription, context.codingPath)
-        case DecodingError.dataCorrupted(let context),
-             DecodingError.keyNotFound(_, let context),
-             DecodingError.typeMismatch(_, let context),
-             DecodingError.valueNotFound(_, let context): (context.debugDescription, context.codingPath)
-        default: ("\(error)", [])
-        }
+        let (context, path): (String, [any CodingKey]) =
+            switch error {
+            case EncodingError.invalidValue(_, let context): (context.debugDescription, context.codingPath)
+            case DecodingError.dataCorrupted(let context),
+                DecodingError.keyNotFound(_, let context),
+                DecodingError.typeMismatch(_, let context),
+                DecodingError.valueNotFound(_, let context):
+                (context.debugDescription, context.codingPath)
+            default: ("\(error)", [])
+            }
         let joined = path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
         return path.isEmpty ? context : "\(context) at \(joined.trimmingPrefix("."))"
     }

@@ -30,8 +30,9 @@ public struct CloudKitWebServicesConfiguration: Sendable {
     }
 
     /// CloudKit Web Services' address.
-    public static let appleServerURL = URL(string: "https://api.apple-cloudkit.com")
-        ?? URL(fileURLWithPath: "/") // The literal is a valid URL; the fallback only satisfies the type checker.
+    public static let appleServerURL =
+        URL(string: "https://api.apple-cloudkit.com")
+        ?? URL(fileURLWithPath: "/")  // The literal is a valid URL; the fallback only satisfies the type checker.
 
     /// The container's identifier, such as `iCloud.com.example.School`.
     public var containerIdentifier: String
@@ -117,10 +118,12 @@ public struct CloudKitWebServicesConfiguration: Sendable {
                 + "an API token and the user's web auth token"
         }
         if connectTimeout <= .zero || requestTimeout <= .zero {
-            return "the connect timeout (\(connectTimeout)) and the request timeout (\(requestTimeout)) must be positive"
+            return
+                "the connect timeout (\(connectTimeout)) and the request timeout (\(requestTimeout)) must be positive"
         }
         if case .apiToken(_, webAuthToken: nil) = authentication, database != .public {
-            return "the \(database.rawValue) database belongs to a user: give the user's web auth token with the API token"
+            return
+                "the \(database.rawValue) database belongs to a user: give the user's web auth token with the API token"
         }
         return nil
     }

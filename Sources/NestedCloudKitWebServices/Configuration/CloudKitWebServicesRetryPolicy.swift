@@ -29,7 +29,8 @@ public struct CloudKitWebServicesRetryPolicy: Sendable, Hashable {
     ///   - maximumDelay: The longest wait accepted before one retry.
     ///   - maximumTotalTime: The longest a request may go on retrying, from the start of its first attempt.
     public init(
-        maximumAttempts: Int, initialBackoff: Duration, maximumDelay: Duration, maximumTotalTime: Duration = .seconds(120)
+        maximumAttempts: Int, initialBackoff: Duration, maximumDelay: Duration,
+        maximumTotalTime: Duration = .seconds(120)
     ) {
         self.maximumAttempts = maximumAttempts
         self.initialBackoff = initialBackoff
@@ -39,7 +40,8 @@ public struct CloudKitWebServicesRetryPolicy: Sendable, Hashable {
 
     /// Four attempts, backing off from half a second, waiting at most a minute at a time and two minutes in all.
     public static let `default` = CloudKitWebServicesRetryPolicy(
-        maximumAttempts: 4, initialBackoff: .milliseconds(500), maximumDelay: .seconds(60), maximumTotalTime: .seconds(120)
+        maximumAttempts: 4, initialBackoff: .milliseconds(500), maximumDelay: .seconds(60),
+        maximumTotalTime: .seconds(120)
     )
 
     /// Never retry: every error reaches the caller at once.

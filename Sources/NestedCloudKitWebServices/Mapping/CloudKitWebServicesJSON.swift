@@ -21,7 +21,9 @@ public enum CloudKitWebServicesJSON {
     ///   years of 1970.
     public static func data(for records: [CloudRecord], prettyPrinted: Bool = false) throws -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting =
+            prettyPrinted
+            ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(Document(records: records.map(WireRecord.init(exporting:))))
     }
 
@@ -48,11 +50,14 @@ extension WireRecord {
             // Only what is known: an empty `created` says the server sent one, which it didn't.
             if system.creationDate != nil || system.creatorUserRecordName != nil {
                 created = WireUserTimestamp(
-                    timestamp: system.creationDate.map(WireTimestamp.milliseconds), userRecordName: system.creatorUserRecordName,
+                    timestamp: system.creationDate.map(WireTimestamp.milliseconds),
+                    userRecordName: system.creatorUserRecordName,
                     deviceID: nil
                 )
             }
-            if system.modificationDate != nil || system.lastModifiedUserRecordName != nil || system.modifiedByDevice != nil {
+            if system.modificationDate != nil || system.lastModifiedUserRecordName != nil
+                || system.modifiedByDevice != nil
+            {
                 modified = WireUserTimestamp(
                     timestamp: system.modificationDate.map(WireTimestamp.milliseconds),
                     userRecordName: system.lastModifiedUserRecordName, deviceID: system.modifiedByDevice

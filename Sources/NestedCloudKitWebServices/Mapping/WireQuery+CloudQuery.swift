@@ -13,7 +13,8 @@ extension WireQuery {
         self.init(
             recordType: query.recordType,
             filterBy: filters.isEmpty ? nil : filters,
-            sortBy: query.sortDescriptors.isEmpty ? nil : query.sortDescriptors.map { Sort(fieldName: $0.field, ascending: $0.ascending) }
+            sortBy: query.sortDescriptors.isEmpty
+                ? nil : query.sortDescriptors.map { Sort(fieldName: $0.field, ascending: $0.ascending) }
         )
     }
 
@@ -23,13 +24,16 @@ extension WireQuery {
             break
         case .equals(let field, let value):
             if value.kind.isList {
-                throw CloudDatabaseError.invalidArguments("a query compares the field \(field) with one value, not a list")
+                throw CloudDatabaseError.invalidArguments(
+                    "a query compares the field \(field) with one value, not a list")
             }
             filters.append(Filter(comparator: "EQUALS", fieldName: field, fieldValue: WireField(value)))
         case .references(let target, let field):
-            filters.append(Filter(
-                comparator: "EQUALS", fieldName: field, fieldValue: WireField(.reference(CloudReference(recordID: target)))
-            ))
+            filters.append(
+                Filter(
+                    comparator: "EQUALS", fieldName: field,
+                    fieldValue: WireField(.reference(CloudReference(recordID: target)))
+                ))
         case .and(let predicates):
             for predicate in predicates { try appendFilters(of: predicate, to: &filters) }
         }

@@ -79,14 +79,17 @@ struct WireField: Codable, Hashable, Sendable {
             kind = try Self.inferredKind(of: container.superDecoder(forKey: .value))
             if type == Self.unknownListType, !kind.isList {
                 throw DecodingError.dataCorruptedError(
-                    forKey: .value, in: container, debugDescription: "An \(Self.unknownListType) field holds a single value"
+                    forKey: .value, in: container,
+                    debugDescription: "An \(Self.unknownListType) field holds a single value"
                 )
             }
         }
         value = try Self.decodeValue(of: kind, from: container)
     }
 
-    private static func decodeValue(of kind: CloudValue.Kind, from container: KeyedDecodingContainer<CodingKeys>) throws -> CloudValue {
+    private static func decodeValue(of kind: CloudValue.Kind, from container: KeyedDecodingContainer<CodingKeys>) throws
+        -> CloudValue
+    {
         switch kind {
         case .string: .string(try container.decode(String.self, forKey: .value))
         case .int64: .int64(try container.decode(WireInt64.self, forKey: .value).value)
@@ -99,8 +102,10 @@ struct WireField: Codable, Hashable, Sendable {
         case .stringList: .stringList(try container.decode([String].self, forKey: .value))
         case .int64List: .int64List(try container.decode([WireInt64].self, forKey: .value).map(\.value))
         case .doubleList: .doubleList(try container.decode([Double].self, forKey: .value))
-        case .dateList: .dateList(try container.decode([Double].self, forKey: .value).map { try date(milliseconds: $0, container) })
-        case .bytesList: .bytesList(try container.decode([String].self, forKey: .value).map { try bytes($0, container) })
+        case .dateList:
+            .dateList(try container.decode([Double].self, forKey: .value).map { try date(milliseconds: $0, container) })
+        case .bytesList:
+            .bytesList(try container.decode([String].self, forKey: .value).map { try bytes($0, container) })
         case .referenceList: .referenceList(try container.decode([WireReference].self, forKey: .value).map(\.reference))
         case .assetList: .assetList(try container.decode([WireAsset].self, forKey: .value).map(\.asset))
         case .locationList: .locationList(try container.decode([WireLocation].self, forKey: .value).map(\.location))
@@ -125,7 +130,8 @@ struct WireField: Codable, Hashable, Sendable {
             }
         }
         throw DecodingError.dataCorrupted(
-            DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "A list of lists isn't a CloudKit value")
+            DecodingError.Context(
+                codingPath: decoder.codingPath, debugDescription: "A list of lists isn't a CloudKit value")
         )
     }
 
@@ -137,9 +143,11 @@ struct WireField: Codable, Hashable, Sendable {
 
     private static func finite(_ double: Double, _ codingPath: [any CodingKey]) throws -> Double {
         guard double.isFinite else {
-            throw EncodingError.invalidValue(double, EncodingError.Context(
-                codingPath: codingPath, debugDescription: "JSON, and so CloudKit Web Services, has no \(double)"
-            ))
+            throw EncodingError.invalidValue(
+                double,
+                EncodingError.Context(
+                    codingPath: codingPath, debugDescription: "JSON, and so CloudKit Web Services, has no \(double)"
+                ))
         }
         return double
     }
@@ -148,9 +156,11 @@ struct WireField: Codable, Hashable, Sendable {
     private static func milliseconds(_ date: Date, _ codingPath: [any CodingKey]) throws -> Int64 {
         let milliseconds = WireTimestamp.milliseconds(date)
         guard milliseconds.isFinite, abs(milliseconds) <= WireTimestamp.limit else {
-            throw EncodingError.invalidValue(date, EncodingError.Context(
-                codingPath: codingPath, debugDescription: "CloudKit stores dates within 275,000 years of 1970"
-            ))
+            throw EncodingError.invalidValue(
+                date,
+                EncodingError.Context(
+                    codingPath: codingPath, debugDescription: "CloudKit stores dates within 275,000 years of 1970"
+                ))
         }
         return Int64(milliseconds)
     }
@@ -159,7 +169,8 @@ struct WireField: Codable, Hashable, Sendable {
     private static func date(milliseconds: Double, _ container: KeyedDecodingContainer<CodingKeys>) throws -> Date {
         guard abs(milliseconds) <= WireTimestamp.limit else {
             throw DecodingError.dataCorruptedError(
-                forKey: .value, in: container, debugDescription: "The timestamp \(milliseconds) is beyond CloudKit's range"
+                forKey: .value, in: container,
+                debugDescription: "The timestamp \(milliseconds) is beyond CloudKit's range"
             )
         }
         return WireTimestamp.date(milliseconds)
@@ -167,7 +178,8 @@ struct WireField: Codable, Hashable, Sendable {
 
     private static func bytes(_ base64: String, _ container: KeyedDecodingContainer<CodingKeys>) throws -> Data {
         guard let data = Data(base64Encoded: base64) else {
-            throw DecodingError.dataCorruptedError(forKey: .value, in: container, debugDescription: "BYTES must be base64")
+            throw DecodingError.dataCorruptedError(
+                forKey: .value, in: container, debugDescription: "BYTES must be base64")
         }
         return data
     }

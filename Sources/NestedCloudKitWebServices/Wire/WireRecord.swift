@@ -14,8 +14,10 @@ struct WireRecord: Codable, Hashable, Sendable {
     var zoneID: WireZoneID?
 
     init(
-        recordName: String, recordType: String? = nil, recordChangeTag: String? = nil, fields: [String: WireField]? = nil,
-        created: WireUserTimestamp? = nil, modified: WireUserTimestamp? = nil, deleted: Bool? = nil, zoneID: WireZoneID? = nil
+        recordName: String, recordType: String? = nil, recordChangeTag: String? = nil,
+        fields: [String: WireField]? = nil,
+        created: WireUserTimestamp? = nil, modified: WireUserTimestamp? = nil, deleted: Bool? = nil,
+        zoneID: WireZoneID? = nil
     ) {
         self.recordName = recordName
         self.recordType = recordType

@@ -17,7 +17,9 @@ struct AssetConformanceTests {
     }
 
     /// The contents of the named asset field of the stored record.
-    private func storedContents(of id: CloudRecord.ID, field: String, in database: any CloudDatabase) async throws -> Data {
+    private func storedContents(of id: CloudRecord.ID, field: String, in database: any CloudDatabase) async throws
+        -> Data
+    {
         let stored = try await database.record(for: id)
         guard case .asset(let asset)? = stored[field] else {
             Issue.record("\(field) holds \(String(describing: stored[field])), not an asset")
@@ -44,7 +46,8 @@ struct AssetConformanceTests {
         let missing = URL(fileURLWithPath: temporaryDatabasePath("never-written"))
         let album = record("Album", "a", ["cover": .asset(CloudAsset(fileURL: missing))])
 
-        let results = try await database.modifyRecords(saving: [album], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let results = try await database.modifyRecords(
+            saving: [album], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         guard case .failure(.invalidArguments(let reason))? = results.saveResults[album.id] else {
             Issue.record("expected invalidArguments, got \(String(describing: results.saveResults[album.id]))")
             return
@@ -64,7 +67,8 @@ struct AssetConformanceTests {
     @Test(arguments: DatabaseBackend.all, PartialSave.allCases)
     func aSaveThatDoesntCarryTheAssetsFieldKeepsItsContents(backend: DatabaseBackend, save: PartialSave) async throws {
         let database = try await backend.makeDatabase()
-        let saved = try await database.save(record("Album", "a", ["title": .string("Summer"), "cover": .asset(CloudAsset(data: photo))]))
+        let saved = try await database.save(
+            record("Album", "a", ["title": .string("Summer"), "cover": .asset(CloudAsset(data: photo))]))
 
         switch save {
         case .fetchedRecordWithoutTheField:
@@ -72,7 +76,8 @@ struct AssetConformanceTests {
             update["title"] = .string("Summer 2026")
             _ = try await database.save(update)
         case .bareRecordWithChangedKeys:
-            _ = try await database.save(record("Album", "a", ["title": .string("Summer 2026")]), savePolicy: .changedKeys)
+            _ = try await database.save(
+                record("Album", "a", ["title": .string("Summer 2026")]), savePolicy: .changedKeys)
         }
 
         #expect(try await database.record(for: saved.id)["title"] == .string("Summer 2026"))
@@ -82,7 +87,8 @@ struct AssetConformanceTests {
     @Test(arguments: DatabaseBackend.all)
     func aSavedRecordSentBackAsFetchedKeepsItsAssetsContents(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
-        let saved = try await database.save(record("Album", "a", ["title": .string("Summer"), "cover": .asset(CloudAsset(data: photo))]))
+        let saved = try await database.save(
+            record("Album", "a", ["title": .string("Summer"), "cover": .asset(CloudAsset(data: photo))]))
 
         var fetched = try await database.record(for: saved.id)
         fetched["title"] = .string("Summer 2026")
@@ -94,9 +100,12 @@ struct AssetConformanceTests {
     @Test(arguments: DatabaseBackend.all)
     func aNewAssetReplacesTheContentsAndAClearedAssetIsGone(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
-        let saved = try await database.save(record("Album", "a", [
-            "cover": .asset(CloudAsset(data: photo)), "back": .asset(CloudAsset(data: photo)),
-        ]))
+        let saved = try await database.save(
+            record(
+                "Album", "a",
+                [
+                    "cover": .asset(CloudAsset(data: photo)), "back": .asset(CloudAsset(data: photo)),
+                ]))
         let replacement = Data("another photo".utf8)
 
         var update = try await database.record(for: saved.id)

@@ -1,8 +1,8 @@
+import CloudKitTestServer
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
 import NestedCloudKitWebServices
-import CloudKitTestServer
 import Testing
 
 /// A backend under test: a name (for test output) and a factory making a fresh, empty database with the given
@@ -28,9 +28,10 @@ struct DatabaseBackend: Sendable, CustomTestStringConvertible {
     /// The fields as the backend gives them back: empty lists as empty string lists where their type is lost.
     func returned(_ fields: CloudRecord.Fields) -> CloudRecord.Fields {
         guard !keepsEmptyListTypes else { return fields }
-        return CloudRecord.Fields(fields.map { field in
-            (field.name, field.value.isEmptyList ? .stringList([]) : field.value)
-        })
+        return CloudRecord.Fields(
+            fields.map { field in
+                (field.name, field.value.isEmptyList ? .stringList([]) : field.value)
+            })
     }
 
     /// A fresh, empty database; 400 items per request, as CloudKit's framework, unless a test needs another limit.
@@ -125,14 +126,19 @@ struct DatabaseConformanceTests {
         let database = try await backend.makeDatabase()
         let precise = Date(timeIntervalSince1970: 1_700_000_000.123_456)
         let location = CloudLocation(latitude: 1, longitude: 2, timestamp: precise)
-        let saved = try await database.save(record("Event", "e", [
-            "at": .date(precise), "times": .dateList([precise]), "where": .location(location),
-        ]))
+        let saved = try await database.save(
+            record(
+                "Event", "e",
+                [
+                    "at": .date(precise), "times": .dateList([precise]), "where": .location(location),
+                ]))
 
         let stored = Date.milliseconds(1_700_000_000_123)
         var storedLocation = location
         storedLocation.timestamp = stored
-        let expected: CloudRecord.Fields = ["at": .date(stored), "times": .dateList([stored]), "where": .location(storedLocation)]
+        let expected: CloudRecord.Fields = [
+            "at": .date(stored), "times": .dateList([stored]), "where": .location(storedLocation),
+        ]
         #expect(saved.fields == expected)
         #expect(try await database.record(for: saved.id).fields == expected)
     }
@@ -146,11 +152,18 @@ struct DatabaseConformanceTests {
             Self(testDescription: "NaN date", value: .date(Date(timeIntervalSinceReferenceDate: .nan))),
             Self(testDescription: "date past year 275,000", value: .date(Date(timeIntervalSince1970: 9e12))),
             Self(testDescription: "infinite date", value: .date(Date(timeIntervalSince1970: -.infinity))),
-            Self(testDescription: "NaN date in a list", value: .dateList([.now, Date(timeIntervalSinceReferenceDate: .nan)])),
+            Self(
+                testDescription: "NaN date in a list",
+                value: .dateList([.now, Date(timeIntervalSinceReferenceDate: .nan)])),
             Self(testDescription: "NaN latitude", value: .location(CloudLocation(latitude: .nan, longitude: 0))),
-            Self(testDescription: "infinite longitude in a list", value: .locationList([CloudLocation(latitude: 0, longitude: .infinity)])),
-            Self(testDescription: "infinite location timestamp",
-                 value: .location(CloudLocation(latitude: 0, longitude: 0, timestamp: Date(timeIntervalSinceReferenceDate: .infinity)))),
+            Self(
+                testDescription: "infinite longitude in a list",
+                value: .locationList([CloudLocation(latitude: 0, longitude: .infinity)])),
+            Self(
+                testDescription: "infinite location timestamp",
+                value: .location(
+                    CloudLocation(latitude: 0, longitude: 0, timestamp: Date(timeIntervalSinceReferenceDate: .infinity))
+                )),
         ]
     }
 
@@ -172,16 +185,26 @@ struct DatabaseConformanceTests {
     }
 
     /// Names CloudKit refuses are refused here too; SQLite would cut a name at a NUL and merge two records.
-    @Test(arguments: DatabaseBackend.all, [
-        ("Note", "", "text", "the record name \"\" can't be used: it is empty"),
-        ("Note", "n\u{0}1", "text", "the record name \"n\u{0}1\" can't be used: it has a NUL character"),
-        ("Note", "café", "text", "the record name \"café\" can't be used: it has characters outside ASCII"),
-        ("Note", "_n", "text", "the record name \"_n\" can't be used: it starts with an underscore, which CloudKit reserves"),
-        ("_Note", "n", "text", "n's record type \"_Note\" can't be used: it doesn't start with a letter"),
-        ("Note", "n", "first name", "n's field name \"first name\" can't be used: it has characters other than letters, digits and underscores"),
-        ("Note", "n", "creationDate", "n's field name \"creationDate\" is the name of a CKRecord property"),
-    ])
-    func recordWithANameCloudKitRefusesIsRefused(backend: DatabaseBackend, names: (type: String, name: String, field: String, reason: String)) async throws {
+    @Test(
+        arguments: DatabaseBackend.all,
+        [
+            ("Note", "", "text", "the record name \"\" can't be used: it is empty"),
+            ("Note", "n\u{0}1", "text", "the record name \"n\u{0}1\" can't be used: it has a NUL character"),
+            ("Note", "café", "text", "the record name \"café\" can't be used: it has characters outside ASCII"),
+            (
+                "Note", "_n", "text",
+                "the record name \"_n\" can't be used: it starts with an underscore, which CloudKit reserves"
+            ),
+            ("_Note", "n", "text", "n's record type \"_Note\" can't be used: it doesn't start with a letter"),
+            (
+                "Note", "n", "first name",
+                "n's field name \"first name\" can't be used: it has characters other than letters, digits and underscores"
+            ),
+            ("Note", "n", "creationDate", "n's field name \"creationDate\" is the name of a CKRecord property"),
+        ])
+    func recordWithANameCloudKitRefusesIsRefused(
+        backend: DatabaseBackend, names: (type: String, name: String, field: String, reason: String)
+    ) async throws {
         let database = try await backend.makeDatabase()
         let client = record(names.type, names.name, CloudRecord.Fields([(names.field, .string("hi"))]))
 
@@ -197,12 +220,21 @@ struct DatabaseConformanceTests {
     @Test(arguments: DatabaseBackend.all)
     func zoneWithANameCloudKitRefusesIsNotCreated(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
-        let zones = [CloudRecord.ZoneID(zoneName: ""), CloudRecord.ZoneID(zoneName: "Zone\u{0}"), CloudRecord.ZoneID(zoneName: "Zone", ownerName: "ü")]
+        let zones = [
+            CloudRecord.ZoneID(zoneName: ""), CloudRecord.ZoneID(zoneName: "Zone\u{0}"),
+            CloudRecord.ZoneID(zoneName: "Zone", ownerName: "ü"),
+        ]
 
         let results = try await database.modifyRecordZones(saving: zones, deleting: [])
-        #expect(results.saveResults[zones[0]]?.failureOrNil == .invalidArguments("the zone name \"\" can't be used: it is empty"))
-        #expect(results.saveResults[zones[1]]?.failureOrNil == .invalidArguments("the zone name \"Zone\u{0}\" can't be used: it has a NUL character"))
-        #expect(results.saveResults[zones[2]]?.failureOrNil == .invalidArguments("the owner name \"ü\" can't be used: it has characters outside ASCII"))
+        #expect(
+            results.saveResults[zones[0]]?.failureOrNil
+                == .invalidArguments("the zone name \"\" can't be used: it is empty"))
+        #expect(
+            results.saveResults[zones[1]]?.failureOrNil
+                == .invalidArguments("the zone name \"Zone\u{0}\" can't be used: it has a NUL character"))
+        #expect(
+            results.saveResults[zones[2]]?.failureOrNil
+                == .invalidArguments("the owner name \"ü\" can't be used: it has characters outside ASCII"))
         #expect(try await database.allRecordZones() == [.default])
     }
 
@@ -224,7 +256,9 @@ struct DatabaseConformanceTests {
         let database = try await backend.makeDatabase()
         let saved = try await database.save(record("Note", "n", ["a": .int64(1), "b": .int64(2), "c": .int64(3)]))
 
-        let some = try #require(try await database.records(for: [saved.id], desiredKeys: ["a", "c", "missing"])[saved.id]).get()
+        let some = try #require(
+            try await database.records(for: [saved.id], desiredKeys: ["a", "c", "missing"])[saved.id]
+        ).get()
         #expect(some.fields == ["a": .int64(1), "c": .int64(3)])
         #expect(some.systemFields == saved.systemFields)
 
@@ -237,7 +271,9 @@ struct DatabaseConformanceTests {
     func deletingAnUnknownRecordGivesUnknownItem(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let unknown = CloudRecord.ID(recordName: "unknown")
-        await #expect(throws: CloudDatabaseError.unknownItem(unknown)) { try await database.deleteRecord(withID: unknown) }
+        await #expect(throws: CloudDatabaseError.unknownItem(unknown)) {
+            try await database.deleteRecord(withID: unknown)
+        }
     }
 
     @Test(arguments: DatabaseBackend.all)
@@ -286,7 +322,8 @@ struct DatabaseConformanceTests {
         let database = try await backend.makeDatabase()
         let original = try await database.save(record("Note", "n", ["a": .int64(1), "b": .int64(2)]))
 
-        var partial = try #require(try await database.records(for: [original.id], desiredKeys: ["a"])[original.id]).get()
+        var partial = try #require(try await database.records(for: [original.id], desiredKeys: ["a"])[original.id])
+            .get()
         partial["a"] = .int64(10)
         let saved = try await database.save(partial)
 
@@ -306,7 +343,9 @@ struct DatabaseConformanceTests {
 
         let results = try await database.modifyRecords(saving: [second])
         let expectedAncestor = backend.reportsAncestors ? ancestor : nil
-        #expect(results.saveResults[second.id] == .failure(.serverRecordChanged(server: server, client: second, ancestor: expectedAncestor)))
+        #expect(
+            results.saveResults[second.id]
+                == .failure(.serverRecordChanged(server: server, client: second, ancestor: expectedAncestor)))
         #expect(try await database.record(for: ancestor.id) == server)
     }
 
@@ -317,7 +356,9 @@ struct DatabaseConformanceTests {
         let client = record("Note", "n", ["text": .string("new")])
 
         let results = try await database.modifyRecords(saving: [client])
-        #expect(results.saveResults[client.id] == .failure(.serverRecordChanged(server: server, client: client, ancestor: nil)))
+        #expect(
+            results.saveResults[client.id]
+                == .failure(.serverRecordChanged(server: server, client: client, ancestor: nil)))
         #expect(try await database.record(for: server.id) == server)
     }
 
@@ -339,7 +380,8 @@ struct DatabaseConformanceTests {
         let saved = try await database.save(record("Note", "n", ["text": .string("hi")]))
         let client = record("Book", "n", ["title": .string("hi")])
 
-        let results = try await database.modifyRecords(saving: [client], deleting: [], savePolicy: .allKeys, atomically: true)
+        let results = try await database.modifyRecords(
+            saving: [client], deleting: [], savePolicy: .allKeys, atomically: true)
         guard case .failure(.invalidArguments)? = results.saveResults[client.id] else {
             Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[client.id]))")
             return
@@ -399,7 +441,8 @@ struct DatabaseConformanceTests {
     @Test(arguments: DatabaseBackend.all)
     func aFieldSetToNilOnAFetchedRecordIsClearedOnSave(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
-        let original = try await database.save(record("Note", "n", ["text": .string("hi"), "subtitle": .string("sub")]))
+        let original = try await database.save(
+            record("Note", "n", ["text": .string("hi"), "subtitle": .string("sub")]))
 
         var fetched = try await database.record(for: original.id)
         fetched["subtitle"] = nil
@@ -438,13 +481,22 @@ struct DatabaseConformanceTests {
         let database = try await backend.makeDatabase()
         try await database.saveRecords([
             record("Node", "target", [:]),
-            record("Node", "holder", ["link": reference("target"), "links": .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "target"))])]),
+            record(
+                "Node", "holder",
+                [
+                    "link": reference("target"),
+                    "links": .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "target"))]),
+                ]),
         ])
 
         try await database.deleteRecord(withID: CloudRecord.ID(recordName: "target"))
 
         let holder = try await database.record(for: CloudRecord.ID(recordName: "holder"))
-        #expect(holder.fields == ["link": reference("target"), "links": .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "target"))])])
+        #expect(
+            holder.fields == [
+                "link": reference("target"),
+                "links": .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "target"))]),
+            ])
     }
 
     @Test(arguments: DatabaseBackend.all)
@@ -465,9 +517,14 @@ struct DatabaseConformanceTests {
     func aValidateReferenceInAListToAMissingRecordIsAReferenceViolation(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let target = try await database.save(record("Node", "target", [:]))
-        let holder = record("Node", "holder", ["links": .referenceList([
-            CloudReference(target, action: .validate), CloudReference(recordID: CloudRecord.ID(recordName: "missing"), action: .validate),
-        ])])
+        let holder = record(
+            "Node", "holder",
+            [
+                "links": .referenceList([
+                    CloudReference(target, action: .validate),
+                    CloudReference(recordID: CloudRecord.ID(recordName: "missing"), action: .validate),
+                ])
+            ])
 
         let results = try await database.modifyRecords(saving: [holder])
         guard case .failure(.referenceViolation(let id, _))? = results.saveResults[holder.id] else {
@@ -531,7 +588,8 @@ struct DatabaseConformanceTests {
 
         let results = try await database.modifyRecords(saving: [holders[750]])
         guard case .failure(.referenceViolation(let id, _))? = results.saveResults[holders[750].id] else {
-            Issue.record("expected a reference violation, got \(String(describing: results.saveResults[holders[750].id]))")
+            Issue.record(
+                "expected a reference violation, got \(String(describing: results.saveResults[holders[750].id]))")
             return
         }
         #expect(id == holders[750].id)
@@ -566,7 +624,9 @@ struct DatabaseConformanceTests {
         let results = try await database.modifyRecords(
             saving: [good, duplicate], deleting: [victim], savePolicy: .ifServerRecordUnchanged, atomically: true
         )
-        #expect(results.saveResults[duplicate.id] == .failure(.serverRecordChanged(server: existing[0], client: duplicate, ancestor: nil)))
+        #expect(
+            results.saveResults[duplicate.id]
+                == .failure(.serverRecordChanged(server: existing[0], client: duplicate, ancestor: nil)))
         #expect(results.saveResults[good.id] == .failure(.batchRequestFailed(good.id)))
         #expect(results.deleteResults[victim]?.failureOrNil == .batchRequestFailed(victim))
 
@@ -591,7 +651,9 @@ struct DatabaseConformanceTests {
         let results = try await database.modifyRecords(
             saving: [good, duplicate], deleting: [victim], savePolicy: .ifServerRecordUnchanged, atomically: false
         )
-        #expect(results.saveResults[duplicate.id] == .failure(.serverRecordChanged(server: existing[0], client: duplicate, ancestor: nil)))
+        #expect(
+            results.saveResults[duplicate.id]
+                == .failure(.serverRecordChanged(server: existing[0], client: duplicate, ancestor: nil)))
         let saved = try #require(results.saveResults[good.id]).get()
         #expect(results.deleteResults[victim]?.succeeded == true)
 
@@ -610,7 +672,9 @@ struct DatabaseConformanceTests {
         let results = try await database.modifyRecords(
             saving: [good, duplicate], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true
         )
-        #expect(results.saveResults[duplicate.id] == .failure(.serverRecordChanged(server: existing, client: duplicate, ancestor: nil)))
+        #expect(
+            results.saveResults[duplicate.id]
+                == .failure(.serverRecordChanged(server: existing, client: duplicate, ancestor: nil)))
         let saved = try #require(results.saveResults[good.id]).get()
         #expect(try await database.record(for: good.id) == saved)
     }
@@ -627,7 +691,9 @@ struct DatabaseConformanceTests {
         let results = try await database.modifyRecords(
             saving: [duplicate, goodA, goodB], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true
         )
-        #expect(results.saveResults[duplicate.id] == .failure(.serverRecordChanged(server: existing, client: duplicate, ancestor: nil)))
+        #expect(
+            results.saveResults[duplicate.id]
+                == .failure(.serverRecordChanged(server: existing, client: duplicate, ancestor: nil)))
         #expect(results.saveResults[goodA.id] == .failure(.batchRequestFailed(goodA.id)))
         let saved = try #require(results.saveResults[goodB.id]).get()
         #expect(try await database.record(for: goodB.id) == saved)
@@ -724,7 +790,9 @@ struct DatabaseConformanceTests {
         #expect(saved.id.zoneID == zoneA)
         #expect(try await database.record(for: saved.id) == saved)
         let sameNameInDefaultZone = CloudRecord.ID(recordName: "n")
-        #expect(try await database.records(for: [sameNameInDefaultZone])[sameNameInDefaultZone] == .failure(.unknownItem(sameNameInDefaultZone)))
+        #expect(
+            try await database.records(for: [sameNameInDefaultZone])[sameNameInDefaultZone]
+                == .failure(.unknownItem(sameNameInDefaultZone)))
     }
 
     @Test(arguments: DatabaseBackend.all)
@@ -786,18 +854,24 @@ struct DatabaseConformanceTests {
             CloudReference(recordID: CloudRecord.ID(recordName: name), action: action)
         }
         try await database.saveRecords([
-            record("Person", "p1", [
-                "name": .string("Cat"), "age": .int64(30), "tags": .stringList(["chess", "math"]),
-                "school": reference("s1"), "clubs": .referenceList([club("c1"), club("c2")]),
-            ]),
-            record("Person", "p2", [
-                "name": .string("Bob"), "age": .int64(25), "tags": .stringList(["math"]),
-                "school": reference("s2"), "clubs": .referenceList([club("c2", .deleteSelf)]),
-            ]),
-            record("Person", "p3", [
-                "name": .string("Ann"), "age": .int64(30), "tags": .stringList(["art"]),
-                "school": reference("s1", .deleteSelf), "clubs": .referenceList([club("c3")]),
-            ]),
+            record(
+                "Person", "p1",
+                [
+                    "name": .string("Cat"), "age": .int64(30), "tags": .stringList(["chess", "math"]),
+                    "school": reference("s1"), "clubs": .referenceList([club("c1"), club("c2")]),
+                ]),
+            record(
+                "Person", "p2",
+                [
+                    "name": .string("Bob"), "age": .int64(25), "tags": .stringList(["math"]),
+                    "school": reference("s2"), "clubs": .referenceList([club("c2", .deleteSelf)]),
+                ]),
+            record(
+                "Person", "p3",
+                [
+                    "name": .string("Ann"), "age": .int64(30), "tags": .stringList(["art"]),
+                    "school": reference("s1", .deleteSelf), "clubs": .referenceList([club("c3")]),
+                ]),
             record("Pet", "rex", ["name": .string("Ann"), "age": .int64(30), "school": reference("s1")]),
         ])
     }
@@ -844,10 +918,22 @@ struct DatabaseConformanceTests {
         let database = try await backend.makeDatabase()
         try await savePeople(to: database)
 
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "name", value: .string("Ann"))), in: database) == ["p3"])
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "age", value: .int64(30))), in: database) == ["p1", "p3"])
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "age", value: .int64(99))), in: database) == [])
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "missing", value: .int64(30))), in: database) == [])
+        #expect(
+            try await names(
+                CloudQuery(recordType: "Person", predicate: .equals(field: "name", value: .string("Ann"))), in: database
+            ) == ["p3"])
+        #expect(
+            try await names(
+                CloudQuery(recordType: "Person", predicate: .equals(field: "age", value: .int64(30))), in: database)
+                == ["p1", "p3"])
+        #expect(
+            try await names(
+                CloudQuery(recordType: "Person", predicate: .equals(field: "age", value: .int64(99))), in: database)
+                == [])
+        #expect(
+            try await names(
+                CloudQuery(recordType: "Person", predicate: .equals(field: "missing", value: .int64(30))), in: database)
+                == [])
     }
 
     @Test(arguments: DatabaseBackend.all)
@@ -855,8 +941,14 @@ struct DatabaseConformanceTests {
         let database = try await backend.makeDatabase()
         try await savePeople(to: database)
 
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "tags", value: .string("math"))), in: database) == ["p1", "p2"])
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "tags", value: .string("art"))), in: database) == ["p3"])
+        #expect(
+            try await names(
+                CloudQuery(recordType: "Person", predicate: .equals(field: "tags", value: .string("math"))),
+                in: database) == ["p1", "p2"])
+        #expect(
+            try await names(
+                CloudQuery(recordType: "Person", predicate: .equals(field: "tags", value: .string("art"))), in: database
+            ) == ["p3"])
     }
 
     @Test(arguments: DatabaseBackend.all)
@@ -865,17 +957,25 @@ struct DatabaseConformanceTests {
         try await savePeople(to: database)
         let s1 = CloudRecord.ID(recordName: "s1")
 
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .references(s1, in: "school")), in: database) == ["p1", "p3"])
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .references(s1, in: "clubs")), in: database) == [])
+        #expect(
+            try await names(CloudQuery(recordType: "Person", predicate: .references(s1, in: "school")), in: database)
+                == ["p1", "p3"])
+        #expect(
+            try await names(CloudQuery(recordType: "Person", predicate: .references(s1, in: "clubs")), in: database)
+                == [])
     }
 
     @Test(arguments: DatabaseBackend.all)
     func equalsMatchesAReferenceByItsTargetWhateverItsAction(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         try await savePeople(to: database)
-        let anyAction = CloudValue.reference(CloudReference(recordID: CloudRecord.ID(recordName: "s1"), action: .validate))
+        let anyAction = CloudValue.reference(
+            CloudReference(recordID: CloudRecord.ID(recordName: "s1"), action: .validate))
 
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .equals(field: "school", value: anyAction)), in: database) == ["p1", "p3"])
+        #expect(
+            try await names(
+                CloudQuery(recordType: "Person", predicate: .equals(field: "school", value: anyAction)), in: database)
+                == ["p1", "p3"])
     }
 
     @Test(arguments: DatabaseBackend.all)
@@ -884,7 +984,8 @@ struct DatabaseConformanceTests {
         try await savePeople(to: database)
 
         let page = try await database.records(
-            matching: CloudQuery(recordType: "Person"), inZoneWith: .default, desiredKeys: nil, resultsLimit: CloudQuery.maximumResults
+            matching: CloudQuery(recordType: "Person"), inZoneWith: .default, desiredKeys: nil,
+            resultsLimit: CloudQuery.maximumResults
         )
         #expect(page.matchResults.map(\.0.recordName) == ["p1", "p2", "p3"])
         #expect(page.queryCursor == nil)
@@ -895,8 +996,14 @@ struct DatabaseConformanceTests {
         let database = try await backend.makeDatabase()
         try await savePeople(to: database)
 
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .references(CloudRecord.ID(recordName: "c2"), in: "clubs")), in: database) == ["p1", "p2"])
-        #expect(try await names(CloudQuery(recordType: "Person", predicate: .references(CloudRecord.ID(recordName: "c3"), in: "clubs")), in: database) == ["p3"])
+        #expect(
+            try await names(
+                CloudQuery(recordType: "Person", predicate: .references(CloudRecord.ID(recordName: "c2"), in: "clubs")),
+                in: database) == ["p1", "p2"])
+        #expect(
+            try await names(
+                CloudQuery(recordType: "Person", predicate: .references(CloudRecord.ID(recordName: "c3"), in: "clubs")),
+                in: database) == ["p3"])
     }
 
     @Test(arguments: DatabaseBackend.all)
@@ -904,10 +1011,12 @@ struct DatabaseConformanceTests {
         let database = try await backend.makeDatabase()
         try await savePeople(to: database)
 
-        let query = CloudQuery(recordType: "Person", predicate: .and([
-            .equals(field: "age", value: .int64(30)),
-            .references(CloudRecord.ID(recordName: "c2"), in: "clubs"),
-        ]))
+        let query = CloudQuery(
+            recordType: "Person",
+            predicate: .and([
+                .equals(field: "age", value: .int64(30)),
+                .references(CloudRecord.ID(recordName: "c2"), in: "clubs"),
+            ]))
         #expect(try await names(query, in: database) == ["p1"])
     }
 
@@ -916,13 +1025,16 @@ struct DatabaseConformanceTests {
         let database = try await backend.makeDatabase()
         try await savePeople(to: database)
 
-        let byAgeThenName = CloudQuery(recordType: "Person", sortDescriptors: [
-            CloudQuery.SortDescriptor(field: "age", ascending: false), CloudQuery.SortDescriptor(field: "name"),
-        ])
+        let byAgeThenName = CloudQuery(
+            recordType: "Person",
+            sortDescriptors: [
+                CloudQuery.SortDescriptor(field: "age", ascending: false), CloudQuery.SortDescriptor(field: "name"),
+            ])
         #expect(try await names(byAgeThenName, in: database) == ["p3", "p1", "p2"])
         let byName = CloudQuery(recordType: "Person", sortDescriptors: [CloudQuery.SortDescriptor(field: "name")])
         #expect(try await names(byName, in: database) == ["p3", "p2", "p1"])
-        let byNameDescending = CloudQuery(recordType: "Person", sortDescriptors: [CloudQuery.SortDescriptor(field: "name", ascending: false)])
+        let byNameDescending = CloudQuery(
+            recordType: "Person", sortDescriptors: [CloudQuery.SortDescriptor(field: "name", ascending: false)])
         #expect(try await names(byNameDescending, in: database) == ["p1", "p2", "p3"])
     }
 
@@ -971,7 +1083,8 @@ struct DatabaseConformanceTests {
         let second = record("Note", "n", ["text": .string("second")])
 
         let error = await #expect(throws: CloudDatabaseError.self) {
-            _ = try await database.modifyRecords(saving: [first, second], deleting: [], savePolicy: .allKeys, atomically: false)
+            _ = try await database.modifyRecords(
+                saving: [first, second], deleting: [], savePolicy: .allKeys, atomically: false)
         }
         guard case .invalidArguments? = error else {
             Issue.record("expected invalid arguments, got \(String(describing: error))")
@@ -1031,7 +1144,9 @@ struct InMemoryTestControlsTests {
         let note = record("Note", "n", [:])
         await database.failNextRequest(with: .serviceUnavailable(retryAfter: 3))
 
-        await #expect(throws: CloudDatabaseError.serviceUnavailable(retryAfter: 3)) { _ = try await database.save(note) }
+        await #expect(throws: CloudDatabaseError.serviceUnavailable(retryAfter: 3)) {
+            _ = try await database.save(note)
+        }
         #expect(try await database.records(for: [note.id])[note.id] == .failure(.unknownItem(note.id)))
         _ = try await database.save(note)
     }
@@ -1080,7 +1195,8 @@ struct InMemoryTestControlsTests {
         let records = ["a", "b", "c"].map { record("Note", $0, [:]) }
         await database.failRecord(records[1].id, with: .quotaExceeded)
 
-        let results = try await database.modifyRecords(saving: records, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let results = try await database.modifyRecords(
+            saving: records, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         #expect(results.saveResults[records[1].id] == .failure(.quotaExceeded))
         let fetched = try await database.records(for: records.map(\.id))
         #expect(fetched[records[0].id] == results.saveResults[records[0].id])
@@ -1131,7 +1247,9 @@ struct InMemoryTestControlsTests {
 
         let results = try await database.modifyRecords(saving: [injected, duplicate, good])
         #expect(results.saveResults[injected.id] == .failure(.quotaExceeded))
-        #expect(results.saveResults[duplicate.id] == .failure(.serverRecordChanged(server: existing, client: duplicate, ancestor: nil)))
+        #expect(
+            results.saveResults[duplicate.id]
+                == .failure(.serverRecordChanged(server: existing, client: duplicate, ancestor: nil)))
         #expect(results.saveResults[good.id] == .failure(.batchRequestFailed(good.id)))
         let stored = await database.allRecords.map(\.id)
         #expect(stored == [existing.id])
@@ -1155,14 +1273,14 @@ struct InMemoryTestControlsTests {
     }
 }
 
-private extension Result {
+extension Result {
     /// The error of a failed result; `nil` for a success.
-    var failureOrNil: Failure? {
+    fileprivate var failureOrNil: Failure? {
         if case .failure(let error) = self { error } else { nil }
     }
 
     /// Whether the result is a success.
-    var succeeded: Bool {
+    fileprivate var succeeded: Bool {
         if case .success = self { true } else { false }
     }
 }

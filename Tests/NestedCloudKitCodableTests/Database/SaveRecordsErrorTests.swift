@@ -11,7 +11,8 @@ struct SaveRecordsErrorTests {
     private func database(holding names: [String]) async throws -> (InMemoryCloudDatabase, [CloudRecord]) {
         let database = InMemoryCloudDatabase()
         _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
-        let saved = try await database.saveRecords(names.map { record("Note", $0, ["text": .string("first")], zone: zone) })
+        let saved = try await database.saveRecords(
+            names.map { record("Note", $0, ["text": .string("first")], zone: zone) })
         for var other in saved {
             other["text"] = .string("by another device")
             _ = try await database.save(other)

@@ -29,7 +29,9 @@ actor WebServicesStandIn {
         if request.path.hasPrefix(Self.uploadPath) { return upload(request.body) }
         if request.path.hasPrefix(Self.downloadPath) {
             let checksum = String(request.path.dropFirst(Self.downloadPath.count))
-            guard let contents = assetContents[checksum] else { return .serverError(404, "NOT_FOUND", reason: "no asset \(checksum)") }
+            guard let contents = assetContents[checksum] else {
+                return .serverError(404, "NOT_FOUND", reason: "no asset \(checksum)")
+            }
             return LoopbackResponse(status: 200, body: contents)
         }
         do {
@@ -39,7 +41,8 @@ actor WebServicesStandIn {
             case "records/lookup": return try await lookUp(body)
             case "records/modify": return try await modify(body)
             case "records/query": return try await query(body)
-            case "zones/list": return .json(["zones": try await database.allRecordZones().map { ["zoneID": Self.json($0)] }])
+            case "zones/list":
+                return .json(["zones": try await database.allRecordZones().map { ["zoneID": Self.json($0)] }])
             case "zones/modify": return try await modifyZones(body)
             default: return .serverError(404, "NOT_FOUND", reason: "no endpoint \(request.endpoint)")
             }
@@ -68,7 +71,10 @@ actor WebServicesStandIn {
     /// An upload URL for each asset the request asks to upload, as `assets/upload` answers.
     private func assetUploadURLs(_ body: [String: Any]) -> LoopbackResponse {
         let tokens = (body["tokens"] as? [[String: Any]] ?? []).map { token in
-            ["recordName": token["recordName"] ?? "", "fieldName": token["fieldName"] ?? "", "url": baseURL + Self.uploadPath + UUID().uuidString]
+            [
+                "recordName": token["recordName"] ?? "", "fieldName": token["fieldName"] ?? "",
+                "url": baseURL + Self.uploadPath + UUID().uuidString,
+            ]
         }
         return .json(["tokens": tokens])
     }
@@ -76,16 +82,20 @@ actor WebServicesStandIn {
     /// Takes an asset's bytes and answers with the dictionary a save puts in the field.
     private func upload(_ contents: Data) -> LoopbackResponse {
         let checksum = checksum(of: contents)
-        return .json(["singleFile": [
-            "fileChecksum": checksum, "receipt": checksum, "size": contents.count, "wrappingKey": "key", "referenceChecksum": "ref",
-        ]])
+        return .json([
+            "singleFile": [
+                "fileChecksum": checksum, "receipt": checksum, "size": contents.count, "wrappingKey": "key",
+                "referenceChecksum": "ref",
+            ]
+        ])
     }
 
     /// The asset a field of a save holds: the contents an upload or an earlier save gave its checksum.
     private func asset(_ object: [String: Any]) -> CloudAsset {
         let checksum = object["receipt"] as? String ?? object["fileChecksum"] as? String
         if let checksum, let contents = assetContents[checksum] { return CloudAsset(data: contents) }
-        return CloudAsset(size: (object["size"] as? NSNumber)?.int64Value, fileChecksum: object["fileChecksum"] as? String)
+        return CloudAsset(
+            size: (object["size"] as? NSNumber)?.int64Value, fileChecksum: object["fileChecksum"] as? String)
     }
 
     // MARK: Endpoints
@@ -114,7 +124,9 @@ actor WebServicesStandIn {
                 continue
             }
             var record = try record(wire, zone: zone)
-            if let tag = wire["recordChangeTag"] as? String { record.systemFields = CloudRecord.SystemFields(changeTag: tag) }
+            if let tag = wire["recordChangeTag"] as? String {
+                record.systemFields = CloudRecord.SystemFields(changeTag: tag)
+            }
             let policy: CloudRecordSavePolicy
             switch type {
             case "create", "update": policy = .ifServerRecordUnchanged
@@ -136,7 +148,8 @@ actor WebServicesStandIn {
         let policies = groups.keys.sorted { "\($0)" < "\($1)" }
         for (index, policy) in (policies.isEmpty ? [.ifServerRecordUnchanged] : policies).enumerated() {
             let results = try await database.modifyRecords(
-                saving: groups[policy] ?? [], deleting: index == 0 ? deletes : [], savePolicy: policy, atomically: atomic
+                saving: groups[policy] ?? [], deleting: index == 0 ? deletes : [], savePolicy: policy,
+                atomically: atomic
             )
             saveResults.merge(results.saveResults) { first, _ in first }
             deleteResults.merge(results.deleteResults) { first, _ in first }
@@ -159,16 +172,20 @@ actor WebServicesStandIn {
         let zone = try Self.zoneID(body["zoneID"])
         let limit = body["resultsLimit"] as? Int ?? 100
         let desiredKeys = body["desiredKeys"] as? [String]
-        let page: (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?)
+        let page:
+            (matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?)
         if let marker = body["continuationMarker"] as? String {
-            guard let cursor = cursors[marker] else { throw CloudDatabaseError.invalidArguments("unknown continuation marker") }
-            page = try await database.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: limit)
+            guard let cursor = cursors[marker] else {
+                throw CloudDatabaseError.invalidArguments("unknown continuation marker")
+            }
+            page = try await database.records(
+                continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: limit)
         } else {
             let wire = body["query"] as? [String: Any] ?? [:]
             var predicates: [CloudQuery.Predicate] = []
             for filter in wire["filterBy"] as? [[String: Any]] ?? [] {
                 guard filter["comparator"] as? String == "EQUALS", let field = filter["fieldName"] as? String,
-                      let value = try fieldValue(filter["fieldValue"] as? [String: Any] ?? [:])
+                    let value = try fieldValue(filter["fieldValue"] as? [String: Any] ?? [:])
                 else { throw CloudDatabaseError.invalidArguments("unsupported filter \(filter)") }
                 if case .reference(let reference) = value {
                     predicates.append(.references(reference.recordID, in: field))
@@ -177,14 +194,16 @@ actor WebServicesStandIn {
                 }
             }
             let sorts = (wire["sortBy"] as? [[String: Any]] ?? []).map {
-                CloudQuery.SortDescriptor(field: $0["fieldName"] as? String ?? "", ascending: $0["ascending"] as? Bool ?? true)
+                CloudQuery.SortDescriptor(
+                    field: $0["fieldName"] as? String ?? "", ascending: $0["ascending"] as? Bool ?? true)
             }
             let query = CloudQuery(
                 recordType: wire["recordType"] as? String ?? "",
                 predicate: predicates.isEmpty ? .all : predicates.count == 1 ? predicates[0] : .and(predicates),
                 sortDescriptors: sorts
             )
-            page = try await database.records(matching: query, inZoneWith: zone, desiredKeys: desiredKeys, resultsLimit: limit)
+            page = try await database.records(
+                matching: query, inZoneWith: zone, desiredKeys: desiredKeys, resultsLimit: limit)
         }
         var response: [String: Any] = ["records": page.matchResults.map { item($0.1, name: $0.0.recordName) }]
         if let cursor = page.queryCursor {
@@ -245,7 +264,8 @@ actor WebServicesStandIn {
         case .batchRequestFailed: (400, "ATOMIC_ERROR")
         case .invalidArguments, .limitExceeded, .partialFailure, .changeTokenExpired: (400, "BAD_REQUEST")
         case .requestRateLimited: (429, "THROTTLED")
-        case .serviceUnavailable, .networkFailure, .serverResponseLost, .accountTemporarilyUnavailable: (503, "TRY_AGAIN_LATER")
+        case .serviceUnavailable, .networkFailure, .serverResponseLost, .accountTemporarilyUnavailable:
+            (503, "TRY_AGAIN_LATER")
         case .quotaExceeded: (413, "QUOTA_EXCEEDED")
         case .permissionFailure: (403, "ACCESS_DENIED")
         case .notAuthenticated: (421, "AUTHENTICATION_REQUIRED")
@@ -262,7 +282,8 @@ actor WebServicesStandIn {
         guard let object = object as? [String: Any], let name = object["zoneName"] as? String else { return .default }
         let owner = object["ownerRecordName"] as? String
         return CloudRecord.ZoneID(
-            zoneName: name, ownerName: owner == nil || owner == userRecordName ? CloudRecord.ZoneID.currentUserOwnerName : owner ?? ""
+            zoneName: name,
+            ownerName: owner == nil || owner == userRecordName ? CloudRecord.ZoneID.currentUserOwnerName : owner ?? ""
         )
     }
 
@@ -294,12 +315,16 @@ actor WebServicesStandIn {
 
     private func json(_ value: CloudValue) -> [String: Any] {
         func reference(_ reference: CloudReference) -> [String: Any] {
-            let action = switch reference.action {
-            case .none: "NONE"
-            case .deleteSelf: "DELETE_SELF"
-            case .validate: "VALIDATE"
-            }
-            return ["recordName": reference.recordID.recordName, "zoneID": Self.json(reference.recordID.zoneID), "action": action]
+            let action =
+                switch reference.action {
+                case .none: "NONE"
+                case .deleteSelf: "DELETE_SELF"
+                case .validate: "VALIDATE"
+                }
+            return [
+                "recordName": reference.recordID.recordName, "zoneID": Self.json(reference.recordID.zoneID),
+                "action": action,
+            ]
         }
         func location(_ location: CloudLocation) -> [String: Any] {
             var object: [String: Any] = [
@@ -323,24 +348,25 @@ actor WebServicesStandIn {
             return object
         }
         let type = value.kind.rawValue
-        let wireValue: Any = switch value {
-        case .string(let string): string
-        case .int64(let int): int
-        case .double(let double): double
-        case .date(let date): Self.milliseconds(date)
-        case .bytes(let data): data.base64EncodedString()
-        case .reference(let value): reference(value)
-        case .asset(let value): asset(value)
-        case .location(let value): location(value)
-        case .stringList(let list): list
-        case .int64List(let list): list
-        case .doubleList(let list): list
-        case .dateList(let list): list.map(Self.milliseconds)
-        case .bytesList(let list): list.map { $0.base64EncodedString() }
-        case .referenceList(let list): list.map(reference)
-        case .assetList(let list): list.map(asset)
-        case .locationList(let list): list.map(location)
-        }
+        let wireValue: Any =
+            switch value {
+            case .string(let string): string
+            case .int64(let int): int
+            case .double(let double): double
+            case .date(let date): Self.milliseconds(date)
+            case .bytes(let data): data.base64EncodedString()
+            case .reference(let value): reference(value)
+            case .asset(let value): asset(value)
+            case .location(let value): location(value)
+            case .stringList(let list): list
+            case .int64List(let list): list
+            case .doubleList(let list): list
+            case .dateList(let list): list.map(Self.milliseconds)
+            case .bytesList(let list): list.map { $0.base64EncodedString() }
+            case .referenceList(let list): list.map(reference)
+            case .assetList(let list): list.map(asset)
+            case .locationList(let list): list.map(location)
+            }
         if let list = wireValue as? [Any], list.isEmpty { return ["type": "UNKNOWN_LIST", "value": [Any]()] }
         return ["type": type, "value": wireValue]
     }
@@ -365,29 +391,37 @@ actor WebServicesStandIn {
         if value == nil || value is NSNull { return nil }
         guard let type = item["type"] as? String else { throw CloudDatabaseError.invalidArguments("an untyped field") }
         func number(_ any: Any?) throws -> NSNumber {
-            guard let number = any as? NSNumber else { throw CloudDatabaseError.invalidArguments("\(type) needs a number") }
+            guard let number = any as? NSNumber else {
+                throw CloudDatabaseError.invalidArguments("\(type) needs a number")
+            }
             return number
         }
         func date(_ any: Any?) throws -> Date { Date(timeIntervalSince1970: try number(any).doubleValue / 1000) }
         func bytes(_ any: Any?) throws -> Data {
-            guard let text = any as? String, let data = Data(base64Encoded: text) else { throw CloudDatabaseError.invalidArguments("bad BYTES") }
+            guard let text = any as? String, let data = Data(base64Encoded: text) else {
+                throw CloudDatabaseError.invalidArguments("bad BYTES")
+            }
             return data
         }
         func reference(_ any: Any?) throws -> CloudReference {
             let object = any as? [String: Any] ?? [:]
-            let action: CloudReference.Action = switch object["action"] as? String {
-            case "DELETE_SELF": .deleteSelf
-            case "VALIDATE": .validate
-            default: .none
-            }
+            let action: CloudReference.Action =
+                switch object["action"] as? String {
+                case "DELETE_SELF": .deleteSelf
+                case "VALIDATE": .validate
+                default: .none
+                }
             return CloudReference(
-                recordID: CloudRecord.ID(recordName: object["recordName"] as? String ?? "", zoneID: try Self.zoneID(object["zoneID"])),
+                recordID: CloudRecord.ID(
+                    recordName: object["recordName"] as? String ?? "", zoneID: try Self.zoneID(object["zoneID"])),
                 action: action
             )
         }
         func location(_ any: Any?) throws -> CloudLocation {
             let object = any as? [String: Any] ?? [:]
-            func part(_ key: String, _ fallback: Double) -> Double { (object[key] as? NSNumber)?.doubleValue ?? fallback }
+            func part(_ key: String, _ fallback: Double) -> Double {
+                (object[key] as? NSNumber)?.doubleValue ?? fallback
+            }
             return CloudLocation(
                 latitude: part("latitude", 0), longitude: part("longitude", 0), altitude: part("altitude", 0),
                 horizontalAccuracy: part("horizontalAccuracy", 0), verticalAccuracy: part("verticalAccuracy", -1),
@@ -443,7 +477,9 @@ private enum ExactJSON: Decodable {
         if let keyed = try? decoder.container(keyedBy: Key.self) {
             var object: [String: Any] = [:]
             for key in keyed.allKeys {
-                if case .value(let value) = try keyed.decode(ExactJSON.self, forKey: key) { object[key.stringValue] = value }
+                if case .value(let value) = try keyed.decode(ExactJSON.self, forKey: key) {
+                    object[key.stringValue] = value
+                }
             }
             self = .value(object)
         } else if var list = try? decoder.unkeyedContainer() {

@@ -30,10 +30,14 @@ struct DecodingBoundsTests {
     /// before the decoder builds one.
     static func savedChain(length: Int) async throws -> (root: CloudRecord, database: InMemoryCloudDatabase) {
         let records = (0..<length).map { index in
-            record("Link", "\(index)", [
-                "id": .int64(Int64(index)),
-                "next": .referenceList(index + 1 < length ? [CloudReference(recordID: CloudRecord.ID(recordName: "\(index + 1)"))] : []),
-            ])
+            record(
+                "Link", "\(index)",
+                [
+                    "id": .int64(Int64(index)),
+                    "next": .referenceList(
+                        index + 1 < length ? [CloudReference(recordID: CloudRecord.ID(recordName: "\(index + 1)"))] : []
+                    ),
+                ])
         }
         let database = InMemoryCloudDatabase()
         try await database.saveRecords(records.reversed())
@@ -93,7 +97,8 @@ struct DecodingBoundsTests {
     @Test func millionElementListDecodes() async throws {
         let samples = (0..<1_000_000).map { Int64($0 * 3) }
         let root = record("Series", "series", ["id": .string("series"), "samples": .int64List(samples)])
-        let series = try await CKRecordDecoder().decode(Series.self, from: root, referenceDatabase: InMemoryCloudDatabase())
+        let series = try await CKRecordDecoder().decode(
+            Series.self, from: root, referenceDatabase: InMemoryCloudDatabase())
         #expect(series.samples.count == 1_000_000)
         #expect(series.samples.last == 2_999_997)
     }

@@ -25,7 +25,9 @@ struct DecodingErrorTests {
         CloudRecord(recordType: "Shelf", id: shelfID, fields: fields)
     }
 
-    static func book(_ name: String, _ fields: CloudRecord.Fields = ["title": .string("T"), "pages": .int64(1)]) -> CloudRecord {
+    static func book(_ name: String, _ fields: CloudRecord.Fields = ["title": .string("T"), "pages": .int64(1)])
+        -> CloudRecord
+    {
         CloudRecord(recordType: "Book", id: CloudRecord.ID(recordName: name), fields: fields)
     }
 
@@ -70,10 +72,13 @@ struct DecodingErrorTests {
     }
 
     @Test func missingElementOfAReferenceListNamesItsIndex() async throws {
-        let root = Self.shelf(["favorite": reference("b1"), "books": .referenceList([
-            CloudReference(recordID: CloudRecord.ID(recordName: "b1")),
-            CloudReference(recordID: CloudRecord.ID(recordName: "gone")),
-        ])])
+        let root = Self.shelf([
+            "favorite": reference("b1"),
+            "books": .referenceList([
+                CloudReference(recordID: CloudRecord.ID(recordName: "b1")),
+                CloudReference(recordID: CloudRecord.ID(recordName: "gone")),
+            ]),
+        ])
         let error = try await decodingError(root, in: [Self.book("b1")])
         #expect(error.code == .missingRecord(CloudRecord.ID(recordName: "gone")))
         #expect(error.path == ["books", "Index 1"])
@@ -105,8 +110,11 @@ struct DecodingErrorTests {
 
     @Test func integerTooLargeForItsTypeIsOutOfRange() throws {
         struct Small: CKCodable, Identifiable { var id: String; var count: UInt8 }
-        let record = CloudRecord(recordType: "Small", id: CloudRecord.ID(recordName: "s"), fields: ["count": .int64(300)])
-        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Small.self, from: record, records: []) }
+        let record = CloudRecord(
+            recordType: "Small", id: CloudRecord.ID(recordName: "s"), fields: ["count": .int64(300)])
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Small.self, from: record, records: [])
+        }
         #expect(error.code == .valueOutOfRange("300"))
         #expect(error.path == ["count"])
     }
@@ -114,7 +122,9 @@ struct DecodingErrorTests {
     @Test func boolOtherThanZeroOrOneIsCorrupted() throws {
         struct Flag: CKCodable, Identifiable { var id: String; var on: Bool }
         let record = CloudRecord(recordType: "Flag", id: CloudRecord.ID(recordName: "f"), fields: ["on": .int64(2)])
-        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Flag.self, from: record, records: []) }
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Flag.self, from: record, records: [])
+        }
         #expect(error.code == .corruptedValue("2 is not a boolean (0 or 1)"))
         #expect(error.field == "on")
     }
@@ -125,13 +135,19 @@ struct DecodingErrorTests {
     func dateCloudKitCantStoreIsCorrupted(interval: Double) throws {
         struct Diary: CKCodable, Identifiable { var id: String; var opened: Date?; var entries: [Date] }
         let date = Date(timeIntervalSinceReferenceDate: interval)
-        let single = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "d"), fields: ["opened": .date(date)])
-        let singleError = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Diary.self, from: single, records: []) }
+        let single = CloudRecord(
+            recordType: "Diary", id: CloudRecord.ID(recordName: "d"), fields: ["opened": .date(date)])
+        let singleError = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Diary.self, from: single, records: [])
+        }
         #expect(singleError.code == .corruptedValue("the date \(interval) seconds from 2001 isn't one CloudKit stores"))
         #expect(singleError.field == "opened")
 
-        let list = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "d"), fields: ["entries": .dateList([.now, date])])
-        let listError = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Diary.self, from: list, records: []) }
+        let list = CloudRecord(
+            recordType: "Diary", id: CloudRecord.ID(recordName: "d"), fields: ["entries": .dateList([.now, date])])
+        let listError = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Diary.self, from: list, records: [])
+        }
         #expect(listError.path == ["entries", "Index 1"])
         #expect(listError.code == singleError.code)
     }
@@ -141,24 +157,33 @@ struct DecodingErrorTests {
     /// Found by the fuzzer: `Decimal(Double)` traps on infinity, and makes NaN of numbers beyond about 1e±110.
     @Test(arguments: [Double.infinity, -.infinity, .nan, 1e200, -1e150, .leastNonzeroMagnitude])
     func doubleThatNoDecimalHoldsIsOutOfRange(double: Double) throws {
-        let record = CloudRecord(recordType: "Price", id: CloudRecord.ID(recordName: "p"), fields: ["amount": .double(double)])
-        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Price.self, from: record, records: []) }
+        let record = CloudRecord(
+            recordType: "Price", id: CloudRecord.ID(recordName: "p"), fields: ["amount": .double(double)])
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Price.self, from: record, records: [])
+        }
         #expect(error.code == .valueOutOfRange(String(double)))
         #expect(error.field == "amount")
     }
 
     @Test func doubleDecodesAsTheDecimalItShows() throws {
-        let record = CloudRecord(recordType: "Price", id: CloudRecord.ID(recordName: "p"), fields: ["amount": .double(123.456)])
-        #expect(try CKRecordDecoder().decode(Price.self, from: record, records: []).amount == Decimal(string: "123.456"))
+        let record = CloudRecord(
+            recordType: "Price", id: CloudRecord.ID(recordName: "p"), fields: ["amount": .double(123.456)])
+        #expect(
+            try CKRecordDecoder().decode(Price.self, from: record, records: []).amount == Decimal(string: "123.456"))
     }
 
     @Test(arguments: ["/dev/zero", "/nonexistent/asset", NSTemporaryDirectory()])
     func assetThatIsNotAReadableRegularFileIsCorrupted(path: String) throws {
         struct Photo: CKCodable, Identifiable { var id: String; var image: Data }
         let asset = CloudAsset(fileURL: URL(fileURLWithPath: path))
-        let record = CloudRecord(recordType: "Photo", id: CloudRecord.ID(recordName: "p"), fields: ["image": .asset(asset)])
-        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Photo.self, from: record, records: []) }
-        #expect(error.code == .corruptedValue("the asset's file \(URL(fileURLWithPath: path).path) isn't a regular file"))
+        let record = CloudRecord(
+            recordType: "Photo", id: CloudRecord.ID(recordName: "p"), fields: ["image": .asset(asset)])
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Photo.self, from: record, records: [])
+        }
+        #expect(
+            error.code == .corruptedValue("the asset's file \(URL(fileURLWithPath: path).path) isn't a regular file"))
         #expect(error.field == "image")
     }
 
@@ -172,16 +197,20 @@ struct DecodingErrorTests {
         let link = directory.appendingPathComponent("link.bin")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: file)
 
-        let record = CloudRecord(recordType: "Photo", id: CloudRecord.ID(recordName: "p"),
-                                 fields: ["id": .string("p"), "image": .asset(CloudAsset(fileURL: link))])
+        let record = CloudRecord(
+            recordType: "Photo", id: CloudRecord.ID(recordName: "p"),
+            fields: ["id": .string("p"), "image": .asset(CloudAsset(fileURL: link))])
         #expect(try CKRecordDecoder().decode(Photo.self, from: record, records: []).image == Data([1, 2, 3]))
     }
 
     @Test func locationWithATimestampCloudKitCantStoreIsCorrupted() throws {
         struct Visit: CKCodable, Identifiable { var id: String; var place: CloudLocation }
         let place = CloudLocation(latitude: 1, longitude: 2, timestamp: Date(timeIntervalSinceReferenceDate: .nan))
-        let record = CloudRecord(recordType: "Visit", id: CloudRecord.ID(recordName: "v"), fields: ["place": .location(place)])
-        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Visit.self, from: record, records: []) }
+        let record = CloudRecord(
+            recordType: "Visit", id: CloudRecord.ID(recordName: "v"), fields: ["place": .location(place)])
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Visit.self, from: record, records: [])
+        }
         #expect(error.code == .corruptedValue("the date nan seconds from 2001 isn't one CloudKit stores"))
         #expect(error.field == "place")
     }
@@ -194,8 +223,11 @@ struct DecodingErrorTests {
 
     @Test(arguments: ["{not json", "[1,2]", #"{"street": 5, "tags": []}"#])
     func malformedEmbeddedJSONIsAnErrorWithTheFullPath(json: String) throws {
-        let record = CloudRecord(recordType: "Profile", id: CloudRecord.ID(recordName: "p"), fields: ["address": .string(json)])
-        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Profile.self, from: record, records: []) }
+        let record = CloudRecord(
+            recordType: "Profile", id: CloudRecord.ID(recordName: "p"), fields: ["address": .string(json)])
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Profile.self, from: record, records: [])
+        }
         #expect(error.recordID == CloudRecord.ID(recordName: "p"))
         #expect(error.field == "address")
         #expect(error.path.first == "address")
@@ -206,17 +238,23 @@ struct DecodingErrorTests {
     }
 
     @Test func stringThatIsNotAUUIDIsCorrupted() throws {
-        let record = CloudRecord(recordType: "Profile", id: CloudRecord.ID(recordName: "p"), fields: [
-            "address": .string(#"{"street":"s","tags":[]}"#), "uuid": .string("nope"),
-        ])
-        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Profile.self, from: record, records: []) }
+        let record = CloudRecord(
+            recordType: "Profile", id: CloudRecord.ID(recordName: "p"),
+            fields: [
+                "address": .string(#"{"street":"s","tags":[]}"#), "uuid": .string("nope"),
+            ])
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Profile.self, from: record, records: [])
+        }
         #expect(error.code == .corruptedValue("\"nope\" isn't a UUID"))
         #expect(error.path == ["uuid"])
     }
 
     @Test func recordOfAnotherTypeIsATypeMismatch() async throws {
         let root = Self.shelf(["favorite": reference("b1")])
-        let wrong = CloudRecord(recordType: "Magazine", id: CloudRecord.ID(recordName: "b1"), fields: ["title": .string("T"), "pages": .int64(1)])
+        let wrong = CloudRecord(
+            recordType: "Magazine", id: CloudRecord.ID(recordName: "b1"),
+            fields: ["title": .string("T"), "pages": .int64(1)])
         let error = try await decodingError(root, in: [wrong])
         #expect(error.code == .recordTypeMismatch(expected: "Book", found: "Magazine"))
         #expect(error.path == ["favorite"])
@@ -231,7 +269,8 @@ struct DecodingErrorTests {
         let saved = try await database.saveRecords(records)
         await database.resetStatistics()
         let error = try await #require(throws: CKCodableError.self) {
-            try await decoder.decode(GraphDecodingTests.Link.self, from: #require(saved.last), referenceDatabase: database)
+            try await decoder.decode(
+                GraphDecodingTests.Link.self, from: #require(saved.last), referenceDatabase: database)
         }
         #expect(error.code == .depthLimitExceeded(limit: 5))
         #expect(error.recordID == CloudRecord.ID(recordName: "6"))
@@ -241,12 +280,14 @@ struct DecodingErrorTests {
     @Test func graphWithMoreRecordsThanTheLimitStopsBeforeFetchingThem() async throws {
         var decoder = CKRecordDecoder()
         decoder.maximumRecordCount = 100
-        let value = GraphDecodingTests.Class(id: "class", students: (0..<150).map { GraphDecodingTests.Leaf(id: "s\($0)", value: $0) })
+        let value = GraphDecodingTests.Class(
+            id: "class", students: (0..<150).map { GraphDecodingTests.Leaf(id: "s\($0)", value: $0) })
         let database = InMemoryCloudDatabase()
         let saved = try await database.saveRecords(try CKRecordEncoder().encode(value))
         await database.resetStatistics()
         let error = try await #require(throws: CKCodableError.self) {
-            try await decoder.decode(GraphDecodingTests.Class.self, from: #require(saved.last), referenceDatabase: database)
+            try await decoder.decode(
+                GraphDecodingTests.Class.self, from: #require(saved.last), referenceDatabase: database)
         }
         #expect(error.code == .recordLimitExceeded(limit: 100))
         #expect(await database.statistics.fetchRequests == 0)
@@ -257,7 +298,8 @@ struct DecodingErrorTests {
         try await database.saveRecords([Self.book("b1")])
         await database.throttleNextRequest(retryAfter: 3)
         let error = try await #require(throws: CKCodableError.self) {
-            try await CKRecordDecoder().decode(Shelf.self, from: Self.shelf(["favorite": reference("b1")]), referenceDatabase: database)
+            try await CKRecordDecoder().decode(
+                Shelf.self, from: Self.shelf(["favorite": reference("b1")]), referenceDatabase: database)
         }
         #expect(error.code == .databaseError(.requestRateLimited(retryAfter: 3)))
         #expect(error.recordID == CloudRecord.ID(recordName: "b1"))
@@ -269,7 +311,8 @@ struct DecodingErrorTests {
         try await database.saveRecords([Self.book("b1")])
         await database.failRecord(CloudRecord.ID(recordName: "b1"), with: .networkFailure("reset"))
         let error = try await #require(throws: CKCodableError.self) {
-            try await CKRecordDecoder().decode(Shelf.self, from: Self.shelf(["favorite": reference("b1")]), referenceDatabase: database)
+            try await CKRecordDecoder().decode(
+                Shelf.self, from: Self.shelf(["favorite": reference("b1")]), referenceDatabase: database)
         }
         #expect(error.code == .databaseError(.networkFailure("reset")))
         #expect(error.recordID == CloudRecord.ID(recordName: "b1"))
@@ -308,9 +351,11 @@ struct DecodingErrorTests {
         await database.dropNextConnection()
         let failed = await completions(from: Self.shelf(["favorite": reference("b1")]), database: database)
         let corrupt = await completions(from: Self.shelf(["favorite": .int64(1)]), database: database)
-        for (calls, code) in [(missing, CKCodableError.Code.missingRecord(CloudRecord.ID(recordName: "gone"))),
-                              (failed, .databaseError(.networkFailure("the connection was lost"))),
-                              (corrupt, .typeMismatch(expected: "a reference to a Book record", found: "a INT64 field"))] {
+        for (calls, code) in [
+            (missing, CKCodableError.Code.missingRecord(CloudRecord.ID(recordName: "gone"))),
+            (failed, .databaseError(.networkFailure("the connection was lost"))),
+            (corrupt, .typeMismatch(expected: "a reference to a Book record", found: "a INT64 field")),
+        ] {
             #expect(calls.count == 1)
             #expect(calls.first?.0 == nil)
             #expect(calls.first?.1?.code == code)

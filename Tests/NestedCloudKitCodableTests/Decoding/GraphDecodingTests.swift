@@ -45,7 +45,8 @@ struct GraphDecodingTests {
 
     @Test func diamondAndSharedChildAreFetchedOnce() async throws {
         let shared = Leaf(id: "leaf", value: 7)
-        let tree = Tree(id: "tree", left: Branch(id: "l", leaf: shared), right: Branch(id: "r", leaf: shared), favorite: shared)
+        let tree = Tree(
+            id: "tree", left: Branch(id: "l", leaf: shared), right: Branch(id: "r", leaf: shared), favorite: shared)
         let (decoded, database) = try await roundTrip(tree)
         #expect(decoded == tree)
         let statistics = await database.statistics
@@ -73,9 +74,11 @@ struct GraphDecodingTests {
     @Test func wideTreeIsFetchedInOneRequestPerLevelAndChunk() async throws {
         struct Root: CKCodable, Identifiable, Equatable { var id: String; var middles: [Middle] }
         struct Middle: CKCodable, Identifiable, Equatable { var id: String; var leaves: [Leaf] }
-        let root = Root(id: "root", middles: (0..<10).map { middle in
-            Middle(id: "m\(middle)", leaves: (0..<50).map { Leaf(id: "l\(middle)-\($0)", value: $0) })
-        })
+        let root = Root(
+            id: "root",
+            middles: (0..<10).map { middle in
+                Middle(id: "m\(middle)", leaves: (0..<50).map { Leaf(id: "l\(middle)-\($0)", value: $0) })
+            })
         let (decoded, database) = try await roundTrip(root)
         #expect(decoded == root)
         let statistics = await database.statistics
@@ -121,12 +124,14 @@ struct GraphDecodingTests {
     }
 
     @Test func cycleThroughALazyReferenceRoundTripsAndLoadsOnDemand() async throws {
-        let ann = Person(id: "ann", name: "Ann", friend: CloudLazyReference(recordID: CloudRecord.ID(recordName: "bob")))
+        let ann = Person(
+            id: "ann", name: "Ann", friend: CloudLazyReference(recordID: CloudRecord.ID(recordName: "bob")))
         let bob = Person(id: "bob", name: "Bob", friend: CloudLazyReference(to: ann))
         let database = InMemoryCloudDatabase()
         try await database.saveRecords(try CKRecordEncoder().encode(ann) + CKRecordEncoder().encode(bob))
         await database.resetStatistics()
-        let decoded = try await CKRecordDecoder().decode(Person.self, from: database.record(for: CloudRecord.ID(recordName: "ann")), referenceDatabase: database)
+        let decoded = try await CKRecordDecoder().decode(
+            Person.self, from: database.record(for: CloudRecord.ID(recordName: "ann")), referenceDatabase: database)
         #expect(decoded == ann)
         #expect(await database.statistics.requests == 1)  // the root only: the lazy reference isn't followed
         let friend = try await #require(decoded.friend).load(from: database)
@@ -147,7 +152,8 @@ struct GraphDecodingTests {
         for photo in photos.dropFirst() { try await database.saveRecords(try CKRecordEncoder().encode(photo)) }
         let saved = try await database.saveRecords(try CKRecordEncoder().encode(album))
         await database.resetStatistics()
-        let decoded = try await CKRecordDecoder().decode(Album.self, from: #require(saved.last), referenceDatabase: database)
+        let decoded = try await CKRecordDecoder().decode(
+            Album.self, from: #require(saved.last), referenceDatabase: database)
         #expect(decoded == album)
         let statistics = await database.statistics
         #expect(statistics.recordsFetched == 1)  // the cover only
@@ -161,8 +167,14 @@ struct GraphDecodingTests {
             func cloudKitReferenceActions() -> [String: CloudReference.Action] { ["target": .deleteSelf] }
         }
         let zone = CloudRecord.ZoneID(zoneName: "Z")
-        let root = try #require(try CKRecordEncoder(zoneID: zone).encode(Holder(id: "h", target: CloudLazyReference(to: Leaf(id: "t", value: 1)))).last)
-        #expect(root["target"] == .reference(CloudReference(recordID: CloudRecord.ID(recordName: "t", zoneID: zone), action: .deleteSelf)))
+        let root = try #require(
+            try CKRecordEncoder(zoneID: zone).encode(
+                Holder(id: "h", target: CloudLazyReference(to: Leaf(id: "t", value: 1)))
+            ).last)
+        #expect(
+            root["target"]
+                == .reference(
+                    CloudReference(recordID: CloudRecord.ID(recordName: "t", zoneID: zone), action: .deleteSelf)))
     }
 
     @Test func deepChainFromRecordsInHandDecodesDeepestFirstWithoutExhaustingTheStack() async throws {

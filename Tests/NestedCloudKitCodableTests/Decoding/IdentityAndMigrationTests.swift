@@ -14,8 +14,10 @@ struct IdentityAndMigrationTests {
 
     @Test func decodeChangeEncodeSaveUpdatesTheServerRecordInsteadOfConflicting() async throws {
         let database = InMemoryCloudDatabase()
-        let saved = try await database.saveRecords(try CKRecordEncoder().encode(Note(id: "n", text: "first", tags: ["a"])))
-        var note = try await CKRecordDecoder().decode(Note.self, from: #require(saved.last), referenceDatabase: database)
+        let saved = try await database.saveRecords(
+            try CKRecordEncoder().encode(Note(id: "n", text: "first", tags: ["a"])))
+        var note = try await CKRecordDecoder().decode(
+            Note.self, from: #require(saved.last), referenceDatabase: database)
         #expect(note.systemFields?.changeTag == saved.last?.systemFields?.changeTag)
         #expect(note.systemFields?.changeTag != nil)
 
@@ -31,7 +33,8 @@ struct IdentityAndMigrationTests {
     @Test func savingAStaleCopyConflictsWithTheServersRecord() async throws {
         let database = InMemoryCloudDatabase()
         let saved = try await database.saveRecords(try CKRecordEncoder().encode(Note(id: "n", text: "first")))
-        let stale = try await CKRecordDecoder().decode(Note.self, from: #require(saved.last), referenceDatabase: database)
+        let stale = try await CKRecordDecoder().decode(
+            Note.self, from: #require(saved.last), referenceDatabase: database)
         var fresh = stale
         fresh.text = "second"
         try await database.saveRecords(try CKRecordEncoder().encode(fresh))
@@ -68,7 +71,8 @@ struct IdentityAndMigrationTests {
     }
 
     @Test func integerIdentifierComesBackFromARecordMadeElsewhere() throws {
-        let record = CloudRecord(recordType: "Numbered", id: CloudRecord.ID(recordName: "42"), fields: ["name": .string("n")])
+        let record = CloudRecord(
+            recordType: "Numbered", id: CloudRecord.ID(recordName: "42"), fields: ["name": .string("n")])
         #expect(try CKRecordDecoder().decode(Numbered.self, from: record, records: []) == Numbered(id: 42, name: "n"))
     }
 
@@ -79,9 +83,11 @@ struct IdentityAndMigrationTests {
     }
 
     @Test func version1LocationStringsAreReadWhenAsked() throws {
-        let record = CloudRecord(recordType: "LegacySchool", id: CloudRecord.ID(recordName: "s"), fields: [
-            "location": .string("-30.0346;-51.2177"), "stops": .stringList(["1.5;2.5"]),
-        ])
+        let record = CloudRecord(
+            recordType: "LegacySchool", id: CloudRecord.ID(recordName: "s"),
+            fields: [
+                "location": .string("-30.0346;-51.2177"), "stops": .stringList(["1.5;2.5"]),
+            ])
         var decoder = CKRecordDecoder()
         decoder.locationDecodingStrategy = .acceptingLegacyStrings
         let school = try decoder.decode(LegacySchool.self, from: record, records: [])
@@ -89,16 +95,21 @@ struct IdentityAndMigrationTests {
         #expect(school.stops == [CloudLocation(latitude: 1.5, longitude: 2.5)])
 
         // Without the option, the string is a type mismatch, not a crash.
-        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(LegacySchool.self, from: record, records: []) }
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(LegacySchool.self, from: record, records: [])
+        }
         #expect(error.code == .typeMismatch(expected: "CloudLocation", found: "a STRING field"))
     }
 
     @Test(arguments: ["", "1;", ";2", "a;b", "1;2;3", "nan;1", "1e999;0"])
     func malformedVersion1LocationIsAnErrorNotACrash(string: String) throws {
-        let record = CloudRecord(recordType: "LegacySchool", id: CloudRecord.ID(recordName: "s"), fields: ["location": .string(string)])
+        let record = CloudRecord(
+            recordType: "LegacySchool", id: CloudRecord.ID(recordName: "s"), fields: ["location": .string(string)])
         var decoder = CKRecordDecoder()
         decoder.locationDecodingStrategy = .acceptingLegacyStrings
-        let error = try #require(throws: CKCodableError.self) { try decoder.decode(LegacySchool.self, from: record, records: []) }
+        let error = try #require(throws: CKCodableError.self) {
+            try decoder.decode(LegacySchool.self, from: record, records: [])
+        }
         #expect(error.code == .corruptedValue("\"\(string)\" isn't a \"latitude;longitude\" location"))
         #expect(error.path == ["location"])
     }

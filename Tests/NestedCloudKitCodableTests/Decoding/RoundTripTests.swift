@@ -36,8 +36,9 @@ struct RoundTripTests {
         var data = Data([0, 1, 2, 255])
         var url = URL(string: "https://example.com/a?b=c")!
         var uuid = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
-        var location = CloudLocation(latitude: 48.85, longitude: 2.35, altitude: 35, horizontalAccuracy: 5,
-                                     verticalAccuracy: 3, course: 90, speed: 1.5, timestamp: .milliseconds(42))
+        var location = CloudLocation(
+            latitude: 48.85, longitude: 2.35, altitude: 35, horizontalAccuracy: 5,
+            verticalAccuracy: 3, course: 90, speed: 1.5, timestamp: .milliseconds(42))
         var color = Color.green
         var level = Level.high
         var strings = ["b", "a"]
@@ -111,9 +112,11 @@ struct RoundTripTests {
 
     @Test func nonFiniteNumbersRoundTripAsStringsWhenBothSidesAgree() async throws {
         var encoder = CKRecordEncoder()
-        encoder.nonFiniteFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        encoder.nonFiniteFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         var decoder = CKRecordDecoder()
-        decoder.nonFiniteFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        decoder.nonFiniteFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         var value = Everything()
         value.double = .infinity
         value.float = -.infinity
@@ -137,7 +140,9 @@ struct RoundTripTests {
         let (decoded, database) = try await roundTrip(Files(document: document, attachments: [attachment]))
         // The copies live as long as the database, as a CKDatabase's downloaded assets live in its cache.
         let documentContents = try withExtendedLifetime(database) { try Data(contentsOf: decoded.document) }
-        let attachmentContents = try withExtendedLifetime(database) { try decoded.attachments.map { try Data(contentsOf: $0) } }
+        let attachmentContents = try withExtendedLifetime(database) {
+            try decoded.attachments.map { try Data(contentsOf: $0) }
+        }
         #expect(documentContents == Data("document".utf8))
         #expect(attachmentContents == [Data("attachment".utf8)])
         #expect(decoded.document != document)
@@ -152,10 +157,14 @@ struct RoundTripTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("nckc-\(UUID().uuidString).bin")
         try Data([9, 8, 7]).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let record = CloudRecord(recordType: "Pictured", id: CloudRecord.ID(recordName: "pictured"), fields: [
-            "id": .string("pictured"), "picture": .asset(CloudAsset(fileURL: file)),
-        ])
-        #expect(try CKRecordDecoder().decode(Pictured.self, from: record, records: []) == Pictured(picture: Data([9, 8, 7])))
+        let record = CloudRecord(
+            recordType: "Pictured", id: CloudRecord.ID(recordName: "pictured"),
+            fields: [
+                "id": .string("pictured"), "picture": .asset(CloudAsset(fileURL: file)),
+            ])
+        #expect(
+            try CKRecordDecoder().decode(Pictured.self, from: record, records: [])
+                == Pictured(picture: Data([9, 8, 7])))
     }
 
     @Test func theSchoolExampleRoundTripsInOneRequest() async throws {
@@ -172,7 +181,8 @@ struct RoundTripTests {
     }
 
     @Test func customZoneRoundTrips() async throws {
-        let (decoded, _) = try await roundTrip(School.example, encoder: CKRecordEncoder(zoneID: CloudRecord.ZoneID(zoneName: "Schools")))
+        let (decoded, _) = try await roundTrip(
+            School.example, encoder: CKRecordEncoder(zoneID: CloudRecord.ZoneID(zoneName: "Schools")))
         #expect(decoded == School.example)
     }
 }

@@ -23,11 +23,13 @@ struct SchemaResolutionTests {
 
     @Test func fieldAbsentFromTheFirstRecordOfATypeIsStillFollowedInTheOthers() async throws {
         // The first owner has no pets at all; the others do, in both fields.
-        let street = Street(id: "street", owners: [
-            Owner(id: "o0"),
-            Owner(id: "o1", pet: Pet(id: "p1")),
-            Owner(id: "o2", pets: [Pet(id: "p2"), Pet(id: "p3")]),
-        ])
+        let street = Street(
+            id: "street",
+            owners: [
+                Owner(id: "o0"),
+                Owner(id: "o1", pet: Pet(id: "p1")),
+                Owner(id: "o2", pets: [Pet(id: "p2"), Pet(id: "p3")]),
+            ])
         let (decoded, database) = try await roundTrip(street)
         #expect(decoded == street)
         let statistics = await database.statistics
@@ -63,10 +65,12 @@ struct SchemaResolutionTests {
     }
 
     @Test func modelThatDecodesDifferentFieldsInDifferentRecordsStillComesBackWhole() async throws {
-        let notebook = Notebook(id: "book", notes: [
-            Note(id: "n0", kind: "plain"),
-            Note(id: "n1", kind: "rich", attachment: Pet(id: "a1")),
-        ])
+        let notebook = Notebook(
+            id: "book",
+            notes: [
+                Note(id: "n0", kind: "plain"),
+                Note(id: "n1", kind: "rich", attachment: Pet(id: "a1")),
+            ])
         let (decoded, database) = try await roundTrip(notebook)
         #expect(decoded == notebook)
         let statistics = await database.statistics
@@ -75,9 +79,12 @@ struct SchemaResolutionTests {
     }
 
     @Test func recordLimitHoldsForAModelThatDecodesDifferentFieldsInDifferentRecords() async throws {
-        let notebook = Notebook(id: "book", notes: [Note(id: "n0", kind: "plain")] + (1...3).map {
-            Note(id: "n\($0)", kind: "rich", attachment: Pet(id: "a\($0)"))
-        })
+        let notebook = Notebook(
+            id: "book",
+            notes: [Note(id: "n0", kind: "plain")]
+                + (1...3).map {
+                    Note(id: "n\($0)", kind: "rich", attachment: Pet(id: "a\($0)"))
+                })
         let database = InMemoryCloudDatabase()
         let saved = try await database.saveRecords(try CKRecordEncoder().encode(notebook))
         await database.resetStatistics()

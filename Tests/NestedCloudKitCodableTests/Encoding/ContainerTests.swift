@@ -31,12 +31,14 @@ struct ContainerTests {
     }
 
     @Test func nestedContainersBecomeEmbeddedValuesAndLists() throws {
-        try expectFields(of: Measurement(kind: "temp", lower: -1.5, upper: 30, samples: [4, 5]), equal: [
-            "kind": .string("temp"),
-            "range": .string(#"{"lower":-1.5,"upper":30.0}"#),
-            "samples": .int64List([4, 5]),
-            "history": .string(#"[{"lower":0}]"#),
-        ])
+        try expectFields(
+            of: Measurement(kind: "temp", lower: -1.5, upper: 30, samples: [4, 5]),
+            equal: [
+                "kind": .string("temp"),
+                "range": .string(#"{"lower":-1.5,"upper":30.0}"#),
+                "samples": .int64List([4, 5]),
+                "history": .string(#"[{"lower":0}]"#),
+            ])
     }
 
     class Vehicle: Encodable {
@@ -91,7 +93,8 @@ struct ContainerTests {
     }
 
     @Test func singleValueWrapperGivesTheRecordItsInnerValuesFields() throws {
-        try expectFields(of: Tagged(inner: Inner(title: "t", count: 2)), equal: ["title": .string("t"), "count": .int64(2)])
+        try expectFields(
+            of: Tagged(inner: Inner(title: "t", count: 2)), equal: ["title": .string("t"), "count": .int64(2)])
     }
 
     struct Scalar: CKEncodable {

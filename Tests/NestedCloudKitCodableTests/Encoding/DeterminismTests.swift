@@ -41,6 +41,9 @@ struct DeterminismTests {
     }
 
     @Test func fieldsFollowThePropertiesDeclarationOrder() throws {
-        #expect(try records(of: School.example).last?.fields.names == ["id", "name", "location", "students", "director", "books"])
+        #expect(
+            try records(of: School.example).last?.fields.names == [
+                "id", "name", "location", "students", "director", "books",
+            ])
     }
 }

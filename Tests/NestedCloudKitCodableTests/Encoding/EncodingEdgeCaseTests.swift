@@ -15,10 +15,12 @@ struct EncodingEdgeCaseTests {
 
     @Test func dictionaryWithNonStringKeysKeepsEachValueWithItsKey() throws {
         // Such dictionaries encode as key, value, key, value: sorting must move pairs, never single elements.
-        try expectFields(of: Schedule(ratios: [2.5: 0.5, 1.5: 10], hours: [.tue: 8, .mon: 6]), equal: [
-            "ratios": .string("[1.5,10.0,2.5,0.5]"),
-            "hours": .string(#"["mon",6,"tue",8]"#),
-        ])
+        try expectFields(
+            of: Schedule(ratios: [2.5: 0.5, 1.5: 10], hours: [.tue: 8, .mon: 6]),
+            equal: [
+                "ratios": .string("[1.5,10.0,2.5,0.5]"),
+                "hours": .string(#"["mon",6,"tue",8]"#),
+            ])
     }
 
     struct Optionals: CKEncodable {
@@ -79,7 +81,8 @@ struct EncodingEdgeCaseTests {
     @Test func flattenedNilClearsItsFieldOnARecordThatExists() throws {
         var encoder = CKRecordEncoder()
         encoder.nestedValueEncodingStrategy = .flattened(separator: "_")
-        let home = Home(address: Address(city: "Paris", zip: nil), systemFields: CloudRecord.SystemFields(changeTag: "t"))
+        let home = Home(
+            address: Address(city: "Paris", zip: nil), systemFields: CloudRecord.SystemFields(changeTag: "t"))
         let root = try #require(try records(of: home, with: encoder).last)
         #expect(root.fields == ["address_city": .string("Paris")])
         #expect(root.clearedFieldNames == ["address_zip"])
@@ -142,17 +145,21 @@ struct EncodingEdgeCaseTests {
     @Test func setsWhoseElementsDifferOnlyInLesserPartsStillSortTheSameEveryTime() throws {
         let first = try records(of: Self.places())
         for _ in 0..<10 { #expect(try records(of: Self.places()) == first) }
-        #expect(first.last?["links"] == .referenceList([
-            CloudReference(recordID: CloudRecord.ID(recordName: "a"), action: .deleteSelf),
-            CloudReference(recordID: CloudRecord.ID(recordName: "a"), action: .none),
-        ]))
+        #expect(
+            first.last?["links"]
+                == .referenceList([
+                    CloudReference(recordID: CloudRecord.ID(recordName: "a"), action: .deleteSelf),
+                    CloudReference(recordID: CloudRecord.ID(recordName: "a"), action: .none),
+                ]))
     }
 
     static func places() -> Places {
         Places(
             seen: Set((0..<20).map { CloudLocation(latitude: 1, longitude: 1, timestamp: .milliseconds(Int64($0))) }),
-            links: [CloudReference(recordID: CloudRecord.ID(recordName: "a"), action: .none),
-                    CloudReference(recordID: CloudRecord.ID(recordName: "a"), action: .deleteSelf)]
+            links: [
+                CloudReference(recordID: CloudRecord.ID(recordName: "a"), action: .none),
+                CloudReference(recordID: CloudRecord.ID(recordName: "a"), action: .deleteSelf),
+            ]
         )
     }
 
@@ -162,7 +169,8 @@ struct EncodingEdgeCaseTests {
     }
 
     @Test func listMixingFileAndWebURLsIsAnError() throws {
-        let error = try encodingError(of: Links(urls: [URL(fileURLWithPath: "/tmp/a"), URL(string: "https://b.example")!]))
+        let error = try encodingError(
+            of: Links(urls: [URL(fileURLWithPath: "/tmp/a"), URL(string: "https://b.example")!]))
         #expect(error.code == .mixedURLList)
         #expect(error.path == ["urls"])
     }
@@ -173,8 +181,9 @@ struct EncodingEdgeCaseTests {
     }
 
     @Test func embeddedJSONSortsKeysByTheirBytesOnEveryPlatform() throws {
-        try expectFields(of: Keys(map: ["a": 1, "B": 2, "é": 3, "10": 4, "9": 5]),
-                         equal: ["map": .string(#"{"10":4,"9":5,"B":2,"a":1,"é":3}"#)])
+        try expectFields(
+            of: Keys(map: ["a": 1, "B": 2, "é": 3, "10": 4, "9": 5]),
+            equal: ["map": .string(#"{"10":4,"9":5,"B":2,"a":1,"é":3}"#)])
     }
 
     struct Pointer: CKEncodable {
@@ -186,7 +195,10 @@ struct EncodingEdgeCaseTests {
         let zone = CloudRecord.ZoneID(zoneName: "Z")
         let pointer = Pointer(target: CloudReference(recordID: CloudRecord.ID(recordName: "t"), action: .validate))
         let root = try #require(try CKRecordEncoder(zoneID: zone).encode(pointer).last)
-        #expect(root["target"] == .reference(CloudReference(recordID: CloudRecord.ID(recordName: "t", zoneID: zone), action: .validate)))
+        #expect(
+            root["target"]
+                == .reference(
+                    CloudReference(recordID: CloudRecord.ID(recordName: "t", zoneID: zone), action: .validate)))
     }
 
     final class Teacher: CKEncodable, Identifiable {

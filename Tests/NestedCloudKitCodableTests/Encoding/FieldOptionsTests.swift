@@ -39,8 +39,12 @@ struct FieldOptionsTests {
         let records = try CKRecordEncoder().encodeRecords(Self.school)
         let root = try #require(records.last)
 
-        #expect(root["director"] == .reference(CloudReference(recordID: CloudRecord.ID(recordName: "d"), action: .validate)))
-        #expect(root["students"] == .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "p"), action: .deleteSelf)]))
+        #expect(
+            root["director"] == .reference(CloudReference(recordID: CloudRecord.ID(recordName: "d"), action: .validate))
+        )
+        #expect(
+            root["students"]
+                == .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "p"), action: .deleteSelf)]))
         #expect(root["logo"] == .asset(CloudAsset(data: Self.bytes)))
         #expect(root["cachedRanking"] == nil)
         #expect(root.encryptedFieldNames == ["motto"])
@@ -122,13 +126,17 @@ struct FieldOptionsTests {
     struct BothForms: CKCodable, Identifiable {
         var id: String
         var director: Person
-        static let cloudKitFieldOptions = CloudFieldOptions(keyedBy: CodingKeys.self, referenceActions: [.director: .validate])
+        static let cloudKitFieldOptions = CloudFieldOptions(
+            keyedBy: CodingKeys.self, referenceActions: [.director: .validate])
         func cloudKitReferenceActions() -> [String: CloudReference.Action] { ["director": .deleteSelf] }
     }
 
     @Test func declaredOptionsWinOverVersion1InstanceMethods() throws {
-        let root = try #require(try CKRecordEncoder().encodeRecords(BothForms(id: "b", director: Person(id: "d", photo: Data()))).last)
-        #expect(root["director"] == .reference(CloudReference(recordID: CloudRecord.ID(recordName: "d"), action: .validate)))
+        let root = try #require(
+            try CKRecordEncoder().encodeRecords(BothForms(id: "b", director: Person(id: "d", photo: Data()))).last)
+        #expect(
+            root["director"] == .reference(CloudReference(recordID: CloudRecord.ID(recordName: "d"), action: .validate))
+        )
     }
 }
 
@@ -148,7 +156,9 @@ struct DecodingCallSiteTests {
         try await database.saveRecords(try CKRecordEncoder(zoneID: zone).encodeRecords(note))
 
         #expect(try await CKRecordDecoder().decode(Note.self, id: note.id, zoneID: zone, from: database) == note)
-        #expect(try await CKRecordDecoder().decode(Note.self, recordName: note.id.uuidString, zoneID: zone, from: database) == note)
+        #expect(
+            try await CKRecordDecoder().decode(Note.self, recordName: note.id.uuidString, zoneID: zone, from: database)
+                == note)
     }
 
     @Test func aModelWhoseRecordDoesntExistIsMissingRecord() async throws {
@@ -179,15 +189,19 @@ struct WideIntegerTests {
 
     @Test func integersThatFitRoundTrip() throws {
         let counter = Counter(id: "c", signed: -5, unsigned: 7, optional: 9, list: [1, -2])
-        try expectFields(of: counter, equal: [
-            "id": .string("c"), "signed": .int64(-5), "unsigned": .int64(7), "optional": .int64(9), "list": .int64List([1, -2]),
-        ])
+        try expectFields(
+            of: counter,
+            equal: [
+                "id": .string("c"), "signed": .int64(-5), "unsigned": .int64(7), "optional": .int64(9),
+                "list": .int64List([1, -2]),
+            ])
         let record = try #require(try CKRecordEncoder().encodeRecords(counter).last)
         #expect(try CKRecordDecoder().decode(Counter.self, from: record) == counter)
     }
 
     @Test func anIntegerBeyondCloudKitsRangeIsIntegerOverflow() throws {
-        let error = try encodingError(of: Counter(id: "c", signed: Int128(Int64.max) + 1, unsigned: 0, optional: nil, list: []))
+        let error = try encodingError(
+            of: Counter(id: "c", signed: Int128(Int64.max) + 1, unsigned: 0, optional: nil, list: []))
         #expect(error.code == .integerOverflow("9223372036854775808"))
         #expect(error.field == "signed")
         #expect(error.path == ["signed"])

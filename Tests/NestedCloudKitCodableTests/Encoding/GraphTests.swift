@@ -24,13 +24,21 @@ struct GraphTests {
 
     @Test func sharedChildAndDiamondAreEncodedOnce() throws {
         let shared = Leaf(id: "leaf", value: 7)
-        let tree = Tree(id: "tree", left: Branch(id: "l", leaf: shared), right: Branch(id: "r", leaf: shared), favorite: shared)
-        try expectRecords(of: tree, equal: [
-            record("Leaf", "leaf", ["id": .string("leaf"), "value": .int64(7)]),
-            record("Branch", "l", ["id": .string("l"), "leaf": reference("leaf")]),
-            record("Branch", "r", ["id": .string("r"), "leaf": reference("leaf")]),
-            record("Tree", "tree", ["id": .string("tree"), "left": reference("l"), "right": reference("r"), "favorite": reference("leaf")]),
-        ])
+        let tree = Tree(
+            id: "tree", left: Branch(id: "l", leaf: shared), right: Branch(id: "r", leaf: shared), favorite: shared)
+        try expectRecords(
+            of: tree,
+            equal: [
+                record("Leaf", "leaf", ["id": .string("leaf"), "value": .int64(7)]),
+                record("Branch", "l", ["id": .string("l"), "leaf": reference("leaf")]),
+                record("Branch", "r", ["id": .string("r"), "leaf": reference("leaf")]),
+                record(
+                    "Tree", "tree",
+                    [
+                        "id": .string("tree"), "left": reference("l"), "right": reference("r"),
+                        "favorite": reference("leaf"),
+                    ]),
+            ])
     }
 
     @Test func twoDifferentValuesWithOneRecordIDAreAnError() throws {
@@ -65,23 +73,32 @@ struct GraphTests {
         b.next = c
         c.next = a
         // The reference that closes the cycle (c to a) points forward: a is still being encoded when c reaches it.
-        try expectRecords(of: a, equal: [
-            record("Node", "c", ["next": reference("a")]),
-            record("Node", "b", ["next": reference("c")]),
-            record("Node", "a", ["next": reference("b")]),
-        ])
+        try expectRecords(
+            of: a,
+            equal: [
+                record("Node", "c", ["next": reference("a")]),
+                record("Node", "b", ["next": reference("c")]),
+                record("Node", "a", ["next": reference("b")]),
+            ])
     }
 
     @Test func instanceThatReferencesItselfEncodesOnce() throws {
         let a = Node("a")
         a.next = a
         a.friends = [a, a]
-        try expectRecords(of: a, equal: [
-            record("Node", "a", ["next": reference("a"), "friends": .referenceList([
-                CloudReference(recordID: CloudRecord.ID(recordName: "a")),
-                CloudReference(recordID: CloudRecord.ID(recordName: "a")),
-            ])]),
-        ])
+        try expectRecords(
+            of: a,
+            equal: [
+                record(
+                    "Node", "a",
+                    [
+                        "next": reference("a"),
+                        "friends": .referenceList([
+                            CloudReference(recordID: CloudRecord.ID(recordName: "a")),
+                            CloudReference(recordID: CloudRecord.ID(recordName: "a")),
+                        ]),
+                    ])
+            ])
     }
 
     @Test func recordsComeAfterTheRecordsTheyReferenceAndTheRootLast() throws {

@@ -25,23 +25,25 @@ struct ListMappingTests {
     }
 
     @Test func arraysOfEveryFieldTypeBecomeTypedLists() throws {
-        try expectFields(of: Lists(), equal: [
-            "strings": .stringList(["b", "a"]),
-            "characters": .stringList(["x"]),
-            "uuids": .stringList(["00000000-0000-0000-0000-000000000001"]),
-            "ints": .int64List([3, -1]),
-            "int8s": .int64List([-8]),
-            "uint32s": .int64List([32]),
-            "bools": .int64List([1, 0]),
-            "doubles": .doubleList([1.5, -0.25]),
-            "floats": .doubleList([0.5]),
-            "dates": .dateList([.milliseconds(1000), .milliseconds(5)]),
-            "datas": .bytesList([Data([1]), Data([2, 3])]),
-            "urls": .stringList(["https://a.example"]),
-            "files": .assetList([CloudAsset(fileURL: URL(fileURLWithPath: "/tmp/f"))]),
-            "locations": .locationList([CloudLocation(latitude: 1, longitude: 2)]),
-            "decimals": .stringList(["1.1"]),
-        ])
+        try expectFields(
+            of: Lists(),
+            equal: [
+                "strings": .stringList(["b", "a"]),
+                "characters": .stringList(["x"]),
+                "uuids": .stringList(["00000000-0000-0000-0000-000000000001"]),
+                "ints": .int64List([3, -1]),
+                "int8s": .int64List([-8]),
+                "uint32s": .int64List([32]),
+                "bools": .int64List([1, 0]),
+                "doubles": .doubleList([1.5, -0.25]),
+                "floats": .doubleList([0.5]),
+                "dates": .dateList([.milliseconds(1000), .milliseconds(5)]),
+                "datas": .bytesList([Data([1]), Data([2, 3])]),
+                "urls": .stringList(["https://a.example"]),
+                "files": .assetList([CloudAsset(fileURL: URL(fileURLWithPath: "/tmp/f"))]),
+                "locations": .locationList([CloudLocation(latitude: 1, longitude: 2)]),
+                "decimals": .stringList(["1.1"]),
+            ])
     }
 
     @Test func dataListBecomesAssetsWhenItsTotalSizePassesTheThreshold() throws {
@@ -52,8 +54,9 @@ struct ListMappingTests {
         var encoder = CKRecordEncoder()
         encoder.dataEncodingStrategy = .automatic(assetThreshold: 3)
         let pictures = [Data([1, 2]), Data([3, 4])]
-        try expectFields(of: Pictures(pictures: pictures), with: encoder,
-                         equal: ["pictures": .assetList(pictures.map { CloudAsset(data: $0) })])
+        try expectFields(
+            of: Pictures(pictures: pictures), with: encoder,
+            equal: ["pictures": .assetList(pictures.map { CloudAsset(data: $0) })])
     }
 
     struct Sets: CKEncodable {
@@ -70,13 +73,15 @@ struct ListMappingTests {
             strings: ["pear", "apple", "fig", "kiwi", "banana"], ints: [5, -3, 12, 0], doubles: [2.5, -1, 0.25],
             dates: [.milliseconds(9), .milliseconds(1)], datas: [Data([2]), Data([1, 9]), Data([1])]
         )
-        try expectFields(of: value, equal: [
-            "strings": .stringList(["apple", "banana", "fig", "kiwi", "pear"]),
-            "ints": .int64List([-3, 0, 5, 12]),
-            "doubles": .doubleList([-1, 0.25, 2.5]),
-            "dates": .dateList([.milliseconds(1), .milliseconds(9)]),
-            "datas": .bytesList([Data([1]), Data([1, 9]), Data([2])]),
-        ])
+        try expectFields(
+            of: value,
+            equal: [
+                "strings": .stringList(["apple", "banana", "fig", "kiwi", "pear"]),
+                "ints": .int64List([-3, 0, 5, 12]),
+                "doubles": .doubleList([-1, 0.25, 2.5]),
+                "dates": .dateList([.milliseconds(1), .milliseconds(9)]),
+                "datas": .bytesList([Data([1]), Data([1, 9]), Data([2])]),
+            ])
     }
 
     struct Empty: CKEncodable {
@@ -98,8 +103,10 @@ struct ListMappingTests {
     }
 
     @Test func arraysThatAreNotListsOfOneTypeAreEmbeddedAsJSON() throws {
-        try expectFields(of: Irregular(optionals: [1, nil, 3], grid: [[1, 2], [3]]), equal: [
-            "optionals": .string("[1,null,3]"), "grid": .string("[[1,2],[3]]"),
-        ])
+        try expectFields(
+            of: Irregular(optionals: [1, nil, 3], grid: [[1, 2], [3]]),
+            equal: [
+                "optionals": .string("[1,null,3]"), "grid": .string("[[1,2],[3]]"),
+            ])
     }
 }

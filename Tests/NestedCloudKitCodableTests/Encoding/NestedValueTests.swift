@@ -37,11 +37,14 @@ struct NestedValueTests {
     )
 
     @Test func nestedValuesAreEmbeddedAsJSONWithSortedKeys() throws {
-        try expectFields(of: Self.contact, equal: [
-            "address": .string(#"{"city":"Springfield","geo":{"lat":1.5,"lon":-2.0},"street":"742 Evergreen Terrace"}"#),
-            "scores": .string(#"{"amy":2,"kim":3,"zed":1}"#),
-            "shape": .string(#"{"circle":{"radius":2.5}}"#),
-        ])
+        try expectFields(
+            of: Self.contact,
+            equal: [
+                "address": .string(
+                    #"{"city":"Springfield","geo":{"lat":1.5,"lon":-2.0},"street":"742 Evergreen Terrace"}"#),
+                "scores": .string(#"{"amy":2,"kim":3,"zed":1}"#),
+                "shape": .string(#"{"circle":{"radius":2.5}}"#),
+            ])
     }
 
     struct Timeline: CKEncodable {
@@ -56,26 +59,32 @@ struct NestedValueTests {
 
     @Test func embeddedJSONHoldsDatesAsMillisecondsAndBytesAsBase64() throws {
         let timeline = Timeline(entries: [
-            .init(at: Date(timeIntervalSince1970: 1.5009), payload: Data([0xFF, 0x00]), link: URL(string: "https://x.example/a")!),
+            .init(
+                at: Date(timeIntervalSince1970: 1.5009), payload: Data([0xFF, 0x00]),
+                link: URL(string: "https://x.example/a")!)
         ])
-        try expectFields(of: timeline, equal: [
-            "entries": .string(#"[{"at":1500,"link":"https://x.example/a","payload":"/wA="}]"#),
-        ])
+        try expectFields(
+            of: timeline,
+            equal: [
+                "entries": .string(#"[{"at":1500,"link":"https://x.example/a","payload":"/wA="}]"#)
+            ])
     }
 
     @Test func flattenedNestedValuesBecomePrefixedFields() throws {
         var encoder = CKRecordEncoder()
         encoder.nestedValueEncodingStrategy = .flattened(separator: "_")
-        try expectFields(of: Self.contact, with: encoder, equal: [
-            "address_street": .string("742 Evergreen Terrace"),
-            "address_city": .string("Springfield"),
-            "address_geo_lat": .double(1.5),
-            "address_geo_lon": .double(-2),
-            "scores_amy": .int64(2),
-            "scores_kim": .int64(3),
-            "scores_zed": .int64(1),
-            "shape_circle_radius": .double(2.5),
-        ])
+        try expectFields(
+            of: Self.contact, with: encoder,
+            equal: [
+                "address_street": .string("742 Evergreen Terrace"),
+                "address_city": .string("Springfield"),
+                "address_geo_lat": .double(1.5),
+                "address_geo_lon": .double(-2),
+                "scores_amy": .int64(2),
+                "scores_kim": .int64(3),
+                "scores_zed": .int64(1),
+                "shape_circle_radius": .double(2.5),
+            ])
     }
 
     struct Clash: CKEncodable {
@@ -102,7 +111,8 @@ struct NestedValueTests {
     }
 
     @Test func assetInsideAnEmbeddedValueIsAnError() throws {
-        let error = try encodingError(of: AssetInside(box: .init(file: CloudAsset(fileURL: URL(fileURLWithPath: "/tmp/x")))))
+        let error = try encodingError(
+            of: AssetInside(box: .init(file: CloudAsset(fileURL: URL(fileURLWithPath: "/tmp/x")))))
         #expect(error.code == .assetInEmbeddedValue)
         #expect(error.path == ["box", "file"])
         #expect(error.field == "box")

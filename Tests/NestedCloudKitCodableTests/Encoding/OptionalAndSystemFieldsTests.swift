@@ -19,9 +19,11 @@ struct OptionalAndSystemFieldsTests {
     )
 
     @Test func presentOptionalsAreStored() throws {
-        try expectFields(of: Note(id: "n", title: "Hello", pages: 3), equal: [
-            "id": .string("n"), "title": .string("Hello"), "pages": .int64(3),
-        ])
+        try expectFields(
+            of: Note(id: "n", title: "Hello", pages: 3),
+            equal: [
+                "id": .string("n"), "title": .string("Hello"), "pages": .int64(3),
+            ])
     }
 
     @Test func nilOptionalsAreLeftOutOfANewRecord() throws {

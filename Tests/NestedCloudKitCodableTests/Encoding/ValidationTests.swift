@@ -28,7 +28,8 @@ struct ValidationTests {
     }
 
     @Test func invalidRecordNameOfANestedValueNamesItsPath() throws {
-        let error = try encodingError(of: Parent(children: [Named(cloudKitIdentifier: "ok"), Named(cloudKitIdentifier: "_bad")]))
+        let error = try encodingError(
+            of: Parent(children: [Named(cloudKitIdentifier: "ok"), Named(cloudKitIdentifier: "_bad")]))
         #expect(error.code == .invalidRecordName("_bad"))
         #expect(error.path == ["children", "Index 1"])
         // The nested value has no valid ID of its own: the error names the field of the record that holds it.
@@ -150,10 +151,11 @@ struct ValidationTests {
 
     @Test func errorDescriptionSaysWhatWhereAndHowToFix() throws {
         let error = try encodingError(of: Parent(children: [Named(cloudKitIdentifier: "_bad")]))
-        #expect(error.description == """
-            The record name "_bad" of a Named can't be used: it starts with an underscore, which CloudKit reserves \
-            (at children[0], record parent, field "children"). Make cloudKitIdentifier (by default the value's id) return an ASCII name of 1 to 255 \
-            characters that doesn't start with an underscore.
-            """)
+        #expect(
+            error.description == """
+                The record name "_bad" of a Named can't be used: it starts with an underscore, which CloudKit reserves \
+                (at children[0], record parent, field "children"). Make cloudKitIdentifier (by default the value's id) return an ASCII name of 1 to 255 \
+                characters that doesn't start with an underscore.
+                """)
     }
 }

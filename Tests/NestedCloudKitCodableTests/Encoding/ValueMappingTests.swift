@@ -3,11 +3,13 @@ import NestedCloudKitCodable
 import Testing
 
 // The standard library doesn't make `Character` Codable; models that store one add a conformance like this.
+// swift-format-ignore: AvoidRetroactiveConformances
 extension Character: @retroactive Codable {
     public init(from decoder: any Decoder) throws {
         let string = try decoder.singleValueContainer().decode(String.self)
         guard let character = string.first, string.count == 1 else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not one character"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "not one character"))
         }
         self = character
     }
@@ -30,9 +32,12 @@ struct ValueMappingTests {
 
     @Test func stringsCharactersAndUUIDsBecomeStrings() throws {
         let uuid = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
-        try expectFields(of: Strings(text: "héllo 👋", letter: "é", id: uuid), equal: [
-            "text": .string("héllo 👋"), "letter": .string("é"), "id": .string("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"),
-        ])
+        try expectFields(
+            of: Strings(text: "héllo 👋", letter: "é", id: uuid),
+            equal: [
+                "text": .string("héllo 👋"), "letter": .string("é"),
+                "id": .string("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"),
+            ])
     }
 
     struct Integers: CKEncodable {
@@ -50,11 +55,13 @@ struct ValueMappingTests {
     }
 
     @Test func everyIntegerWidthBecomesInt64() throws {
-        try expectFields(of: Integers(), equal: [
-            "int": .int64(.min), "int8": .int64(-128), "int16": .int64(32767), "int32": .int64(-2_147_483_648),
-            "int64": .int64(.max), "uint": .int64(.max), "uint8": .int64(255), "uint16": .int64(65535),
-            "uint32": .int64(4_294_967_295), "uint64": .int64(.max),
-        ])
+        try expectFields(
+            of: Integers(),
+            equal: [
+                "int": .int64(.min), "int8": .int64(-128), "int16": .int64(32767), "int32": .int64(-2_147_483_648),
+                "int64": .int64(.max), "uint": .int64(.max), "uint8": .int64(255), "uint16": .int64(65535),
+                "uint32": .int64(4_294_967_295), "uint64": .int64(.max),
+            ])
     }
 
     @Test func unsignedIntegerAboveInt64MaxIsAnOverflowError() throws {
@@ -103,10 +110,13 @@ struct ValueMappingTests {
 
     @Test func nonFiniteNumberBecomesAStringWhenTheStrategySaysSo() throws {
         var encoder = CKRecordEncoder()
-        encoder.nonFiniteFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
-        try expectFields(of: Numbers(double: .nan, float: -.infinity), with: encoder, equal: [
-            "double": .string("nan"), "float": .string("-inf"),
-        ])
+        encoder.nonFiniteFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        try expectFields(
+            of: Numbers(double: .nan, float: -.infinity), with: encoder,
+            equal: [
+                "double": .string("nan"), "float": .string("-inf"),
+            ])
     }
 
     struct Money: CKEncodable {
@@ -131,11 +141,13 @@ struct ValueMappingTests {
     }
 
     @Test func dateKeepsWholeMillisecondsAsCloudKitDoes() throws {
-        try expectFields(of: Event(date: Date(timeIntervalSince1970: 1_700_000_000.123_456)),
-                         equal: ["date": .date(.milliseconds(1_700_000_000_123))])
+        try expectFields(
+            of: Event(date: Date(timeIntervalSince1970: 1_700_000_000.123_456)),
+            equal: ["date": .date(.milliseconds(1_700_000_000_123))])
         // Before 1970 the truncation still goes toward the past, as a millisecond count does.
-        try expectFields(of: Event(date: Date(timeIntervalSince1970: -1.000_5)),
-                         equal: ["date": .date(.milliseconds(-1001))])
+        try expectFields(
+            of: Event(date: Date(timeIntervalSince1970: -1.000_5)),
+            equal: ["date": .date(.milliseconds(-1001))])
     }
 
     struct Blob: CKEncodable {
@@ -161,7 +173,9 @@ struct ValueMappingTests {
         var encoder = CKRecordEncoder()
         encoder.dataEncodingStrategy = strategy
         let data = Data([1, 2, 3])
-        try expectFields(of: Blob(data: data), with: encoder, equal: ["data": isAsset ? .asset(CloudAsset(data: data)) : .bytes(data)])
+        try expectFields(
+            of: Blob(data: data), with: encoder,
+            equal: ["data": isAsset ? .asset(CloudAsset(data: data)) : .bytes(data)])
     }
 
     struct Links: CKEncodable {
@@ -172,9 +186,11 @@ struct ValueMappingTests {
 
     @Test func fileURLBecomesAnAssetAndOtherURLsStrings() throws {
         let file = URL(fileURLWithPath: "/tmp/photo.jpg")
-        try expectFields(of: Links(file: file, web: URL(string: "https://example.com/a?b=c")!), equal: [
-            "file": .asset(CloudAsset(fileURL: file)), "web": .string("https://example.com/a?b=c"),
-        ])
+        try expectFields(
+            of: Links(file: file, web: URL(string: "https://example.com/a?b=c")!),
+            equal: [
+                "file": .asset(CloudAsset(fileURL: file)), "web": .string("https://example.com/a?b=c"),
+            ])
     }
 
     struct Place: CKEncodable {
@@ -183,8 +199,9 @@ struct ValueMappingTests {
     }
 
     @Test func cloudLocationBecomesALocation() throws {
-        let location = CloudLocation(latitude: 1.5, longitude: -2.5, altitude: 10, horizontalAccuracy: 5,
-                                     verticalAccuracy: 3, course: 90, speed: 1.2, timestamp: .milliseconds(42))
+        let location = CloudLocation(
+            latitude: 1.5, longitude: -2.5, altitude: 10, horizontalAccuracy: 5,
+            verticalAccuracy: 3, course: 90, speed: 1.2, timestamp: .milliseconds(42))
         try expectFields(of: Place(location: location), equal: ["location": .location(location)])
     }
 
@@ -199,9 +216,11 @@ struct ValueMappingTests {
     }
 
     @Test func rawValueEnumsBecomeTheirRawValues() throws {
-        try expectFields(of: Enums(color: .green, level: .high, colors: [.red, .green]), equal: [
-            "color": .string("green"), "level": .int64(9), "colors": .stringList(["red", "green"]),
-        ])
+        try expectFields(
+            of: Enums(color: .green, level: .high, colors: [.red, .green]),
+            equal: [
+                "color": .string("green"), "level": .int64(9), "colors": .stringList(["red", "green"]),
+            ])
     }
 
     struct Stored: CKEncodable {

@@ -51,9 +51,13 @@ struct ErrorContractTests {
     }
 
     @Test func anEnumMeetingAnUnknownRawValueNamesTheRecordFieldAndPath() throws {
-        let record = CloudRecord(recordType: "Course", id: CloudRecord.ID(recordName: "c1"), fields: ["id": .string("c1"), "level": .string("wizard")])
+        let record = CloudRecord(
+            recordType: "Course", id: CloudRecord.ID(recordName: "c1"),
+            fields: ["id": .string("c1"), "level": .string("wizard")])
 
-        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Course.self, from: record) }
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Course.self, from: record)
+        }
         guard case .rejectedByModel = error.code else {
             Issue.record("expected rejectedByModel, got \(error.code)")
             return
@@ -67,8 +71,12 @@ struct ErrorContractTests {
 
     @Test func aNestedRecordsModelErrorNamesTheNestedRecord() async throws {
         let database = InMemoryCloudDatabase()
-        let course = CloudRecord(recordType: "Course", id: CloudRecord.ID(recordName: "c1"), fields: ["id": .string("c1"), "level": .string("wizard")])
-        let catalog = CloudRecord(recordType: "Catalog", id: CloudRecord.ID(recordName: "cat"), fields: ["id": .string("cat"), "featured": reference("c1")])
+        let course = CloudRecord(
+            recordType: "Course", id: CloudRecord.ID(recordName: "c1"),
+            fields: ["id": .string("c1"), "level": .string("wizard")])
+        let catalog = CloudRecord(
+            recordType: "Catalog", id: CloudRecord.ID(recordName: "cat"),
+            fields: ["id": .string("cat"), "featured": reference("c1")])
         try await database.saveRecords([course, catalog])
 
         let error = try await #require(throws: CKCodableError.self) {
@@ -84,7 +92,9 @@ struct ErrorContractTests {
     }
 
     @Test func aModelCatchingKeyNotFoundAndTypeMismatchFallsBack() throws {
-        let record = CloudRecord(recordType: "Lenient", id: CloudRecord.ID(recordName: "l"), fields: ["id": .string("l"), "rating": .string("five")])
+        let record = CloudRecord(
+            recordType: "Lenient", id: CloudRecord.ID(recordName: "l"),
+            fields: ["id": .string("l"), "rating": .string("five")])
 
         let value = try CKRecordDecoder().decode(Lenient.self, from: record)
         #expect(value.pages == 100)
@@ -109,13 +119,19 @@ struct ErrorContractTests {
             }
             func encode(to encoder: any Encoder) throws {}
         }
-        _ = try CKRecordDecoder().decode(Inspecting.self, from: CloudRecord(recordType: "Inspecting", id: CloudRecord.ID(recordName: "i"), fields: ["id": .string("i")]))
+        _ = try CKRecordDecoder().decode(
+            Inspecting.self,
+            from: CloudRecord(
+                recordType: "Inspecting", id: CloudRecord.ID(recordName: "i"), fields: ["id": .string("i")]))
     }
 
     @Test func aMissingFieldStillReachesTheCallerAsCKCodableError() throws {
-        let record = CloudRecord(recordType: "Course", id: CloudRecord.ID(recordName: "c1"), fields: ["id": .string("c1")])
+        let record = CloudRecord(
+            recordType: "Course", id: CloudRecord.ID(recordName: "c1"), fields: ["id": .string("c1")])
 
-        let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Course.self, from: record) }
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Course.self, from: record)
+        }
         #expect(error.code == .missingField("level"))
         #expect(error.path == ["level"])
         #expect(error.recordID == CloudRecord.ID(recordName: "c1"))
@@ -135,7 +151,9 @@ struct ErrorContractTests {
 
     @Test func aDatabasesOwnErrorIsADatabaseErrorKeepingTheOriginal() async throws {
         let database = ThrowingDatabase()
-        let root = CloudRecord(recordType: "Catalog", id: CloudRecord.ID(recordName: "cat"), fields: ["id": .string("cat"), "featured": reference("c1")])
+        let root = CloudRecord(
+            recordType: "Catalog", id: CloudRecord.ID(recordName: "cat"),
+            fields: ["id": .string("cat"), "featured": reference("c1")])
 
         let error = try await #require(throws: CKCodableError.self) {
             try await CKRecordDecoder().decode(Catalog.self, from: root, referenceDatabase: database)
@@ -150,7 +168,9 @@ struct ErrorContractTests {
 
     @Test func aCancelledDecodeThrowsCancellationError() async throws {
         let database = InMemoryCloudDatabase(latency: .seconds(3600))
-        let root = CloudRecord(recordType: "Catalog", id: CloudRecord.ID(recordName: "cat"), fields: ["id": .string("cat"), "featured": reference("c1")])
+        let root = CloudRecord(
+            recordType: "Catalog", id: CloudRecord.ID(recordName: "cat"),
+            fields: ["id": .string("cat"), "featured": reference("c1")])
         let task = Task {
             try await CKRecordDecoder().decode(Catalog.self, from: root, referenceDatabase: database)
         }
@@ -164,11 +184,21 @@ struct ErrorContractTests {
 struct ThrowingDatabase: CloudDatabase {
     struct Failure: Error {}
     var maximumItemsPerRequest: Int { 400 }
-    func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults { throw Failure() }
-    func modifyRecords(saving: [CloudRecord], deleting: [CloudRecord.ID], savePolicy: CloudRecordSavePolicy, atomically: Bool) async throws -> CloudModifyResults { throw Failure() }
-    func records(matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int) async throws -> CloudQueryPage { throw Failure() }
-    func records(continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int) async throws -> CloudQueryPage { throw Failure() }
-    func modifyRecordZones(saving: [CloudRecord.ZoneID], deleting: [CloudRecord.ZoneID]) async throws -> CloudZoneModifyResults { throw Failure() }
+    func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
+        throw Failure()
+    }
+    func modifyRecords(
+        saving: [CloudRecord], deleting: [CloudRecord.ID], savePolicy: CloudRecordSavePolicy, atomically: Bool
+    ) async throws -> CloudModifyResults { throw Failure() }
+    func records(
+        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> CloudQueryPage { throw Failure() }
+    func records(continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int) async throws
+        -> CloudQueryPage
+    { throw Failure() }
+    func modifyRecordZones(saving: [CloudRecord.ZoneID], deleting: [CloudRecord.ZoneID]) async throws
+        -> CloudZoneModifyResults
+    { throw Failure() }
     func allRecordZones() async throws -> [CloudRecord.ZoneID] { throw Failure() }
 }
 

@@ -32,10 +32,12 @@ struct CloudRecordTests {
     }
 
     @Test func referencedRecordIDsListsReferencesAndReferenceListsInFieldOrder() {
-        let record = CloudRecord(recordType: "T", id: CloudRecord.ID(recordName: "r"), fields: [
-            "one": reference("x"), "name": .string("n"),
-            "many": .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "y"))]),
-        ])
+        let record = CloudRecord(
+            recordType: "T", id: CloudRecord.ID(recordName: "r"),
+            fields: [
+                "one": reference("x"), "name": .string("n"),
+                "many": .referenceList([CloudReference(recordID: CloudRecord.ID(recordName: "y"))]),
+            ])
         #expect(record.referencedRecordIDs.map(\.recordName) == ["x", "y"])
     }
 

@@ -91,23 +91,35 @@ struct RoundTripProperties {
         mutating func data() -> Data { Data((0..<int(0...24)).map { _ in UInt8(truncatingIfNeeded: next()) }) }
 
         mutating func sample() -> Sample {
-            let children = (0..<int(0...5)).map { Child(id: "child-\($0)-\(name())", name: text(), score: int(-100...100)) }
+            let children = (0..<int(0...5)).map {
+                Child(id: "child-\($0)-\(name())", name: text(), score: int(-100...100))
+            }
             var bytes = (0..<16).map { _ in UInt8(truncatingIfNeeded: next()) }
             bytes[6] = bytes[6] & 0x0F | 0x40
             return Sample(
-                id: "sample-\(name())", text: text(), character: Array("aé漢👋\n\"")[int(0...5)], int: Int(truncatingIfNeeded: next()), int8: Int8(truncatingIfNeeded: next()),
-                uint32: UInt32(truncatingIfNeeded: next()), uint64: next() >> 1, flag: bool(), double: double(1e300), float: Float(double(1e30)),
-                date: Date(timeIntervalSince1970: Double(int(-8_000_000_000_000...8_000_000_000_000)) / 1000), data: data(),
-                uuid: UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
-                                  bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])),
+                id: "sample-\(name())", text: text(), character: Array("aé漢👋\n\"")[int(0...5)],
+                int: Int(truncatingIfNeeded: next()), int8: Int8(truncatingIfNeeded: next()),
+                uint32: UInt32(truncatingIfNeeded: next()), uint64: next() >> 1, flag: bool(), double: double(1e300),
+                float: Float(double(1e30)),
+                date: Date(timeIntervalSince1970: Double(int(-8_000_000_000_000...8_000_000_000_000)) / 1000),
+                data: data(),
+                uuid: UUID(
+                    uuid: (
+                        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                        bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                    )),
                 link: URL(string: "https://example.com/\(name())?q=\(int(0...99))")!,
                 decimal: Decimal(string: "\(int(-1_000_000...1_000_000))e-\(int(0...6))") ?? 0,
                 location: CloudLocation(latitude: double(90), longitude: double(180), altitude: double(9000)),
-                color: Color.allCases[int(0...2)], shape: bool() ? .circle(radius: double(10)) : .label(text(), int(-9...9)),
+                color: Color.allCases[int(0...2)],
+                shape: bool() ? .circle(radius: double(10)) : .label(text(), int(-9...9)),
                 strings: (0..<int(0...5)).map { _ in text() },
                 numbers: Set((0..<int(0...6)).map { _ in int(-50...50) }), optional: bool() ? text() : nil,
-                nested: Nested(label: text(), count: bool() ? int(-5...5) : nil, weights: (0..<int(0...4)).map { _ in double(1e6) }),
-                dictionary: Dictionary((0..<int(0...4)).map { _ in (name(), int(-9...9)) }, uniquingKeysWith: { first, _ in first }),
+                nested: Nested(
+                    label: text(), count: bool() ? int(-5...5) : nil, weights: (0..<int(0...4)).map { _ in double(1e6) }
+                ),
+                dictionary: Dictionary(
+                    (0..<int(0...4)).map { _ in (name(), int(-9...9)) }, uniquingKeysWith: { first, _ in first }),
                 child: bool() ? Child(id: "only-\(name())", name: text(), score: int(0...9)) : nil, children: children,
                 later: bool() ? CloudLazyReference(recordID: CloudRecord.ID(recordName: "later-\(name())")) : nil,
                 tree: tree(depth: int(0...4), id: "tree")
@@ -124,20 +136,37 @@ struct RoundTripProperties {
             switch int(0...10) {
             case 0: .string(text())
             case 1: .int64(Int64(bitPattern: next()))
-            case 2: .double([0.0, -0.0, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude][int(0...5)] + (bool() ? 0 : double(1e12)))
-            case 3: .date(CloudValue.normalizedDate(Date(timeIntervalSince1970: Double(int(-8_000_000_000...8_000_000_000)))))
+            case 2:
+                .double(
+                    [0.0, -0.0, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude][int(0...5)]
+                        + (bool() ? 0 : double(1e12)))
+            case 3:
+                .date(
+                    CloudValue.normalizedDate(Date(timeIntervalSince1970: Double(int(-8_000_000_000...8_000_000_000)))))
             case 4: bool() ? .bytes(data()) : .bytesList((0..<int(1...3)).map { _ in data() })
-            case 5: bool()
-                ? .reference(CloudReference(recordID: CloudRecord.ID(recordName: "t-\(name())")))
-                : .referenceList((0..<int(1...3)).map { _ in CloudReference(recordID: CloudRecord.ID(recordName: "t-\(name())")) })
-            case 6: bool()
-                ? .location(CloudLocation(latitude: double(90), longitude: double(180), altitude: double(100),
-                                          timestamp: CloudValue.normalizedDate(Date(timeIntervalSince1970: Double(int(0...2_000_000_000))))))
-                : .locationList((0..<int(1...3)).map { _ in CloudLocation(latitude: double(90), longitude: double(180)) })
+            case 5:
+                bool()
+                    ? .reference(CloudReference(recordID: CloudRecord.ID(recordName: "t-\(name())")))
+                    : .referenceList(
+                        (0..<int(1...3)).map { _ in CloudReference(recordID: CloudRecord.ID(recordName: "t-\(name())"))
+                        })
+            case 6:
+                bool()
+                    ? .location(
+                        CloudLocation(
+                            latitude: double(90), longitude: double(180), altitude: double(100),
+                            timestamp: CloudValue.normalizedDate(
+                                Date(timeIntervalSince1970: Double(int(0...2_000_000_000))))))
+                    : .locationList(
+                        (0..<int(1...3)).map { _ in CloudLocation(latitude: double(90), longitude: double(180)) })
             case 7: .stringList((0..<int(1...4)).map { _ in text() })
             case 8: .int64List((0..<int(1...4)).map { _ in Int64(bitPattern: next()) })
             case 9: .doubleList((0..<int(1...4)).map { _ in double(1) })
-            default: .dateList((0..<int(1...3)).map { _ in CloudValue.normalizedDate(Date(timeIntervalSince1970: Double(int(0...2_000_000_000)))) })
+            default:
+                .dateList(
+                    (0..<int(1...3)).map { _ in
+                        CloudValue.normalizedDate(Date(timeIntervalSince1970: Double(int(0...2_000_000_000))))
+                    })
             }
         }
     }
@@ -188,8 +217,10 @@ struct RoundTripProperties {
     @Test func aRecordWrittenToAndReadFromEachDatabaseIsUnchanged() async throws {
         await propertyCheck(count: 40, input: Self.seeds) { seed in
             var maker = Maker(state: seed)
-            let record = CloudRecord(recordType: "Probe", id: CloudRecord.ID(recordName: "probe"),
-                                     fields: CloudRecord.Fields((0..<maker.int(0...10)).map { _ in ("f\(maker.name())", maker.fieldValue()) }))
+            let record = CloudRecord(
+                recordType: "Probe", id: CloudRecord.ID(recordName: "probe"),
+                fields: CloudRecord.Fields(
+                    (0..<maker.int(0...10)).map { _ in ("f\(maker.name())", maker.fieldValue()) }))
             for backend in DatabaseBackend.all {
                 let database = try await backend.makeDatabase()
                 let saved = try await database.save(record)

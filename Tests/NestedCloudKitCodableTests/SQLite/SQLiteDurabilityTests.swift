@@ -44,16 +44,19 @@ struct SQLiteDurabilityTests {
             _ = try await baseline.save(record("Note", "kept", ["text": .string("before")]))
             try baseline.close()
 
-            let outcome = try await runAndKill(writer, arguments: [path, String(count)], at: moment, walPath: path + "-wal")
+            let outcome = try await runAndKill(
+                writer, arguments: [path, String(count)], at: moment, walPath: path + "-wal")
             if case .whileWriting = moment, !outcome.finished { killedWhileWriting += 1 }
 
             let database = try SQLiteCloudDatabase(path: path, maximumItemsPerRequest: count)
             #expect(try await database.record(for: CloudRecord.ID(recordName: "kept"))["text"] == .string("before"))
             let zone = CloudRecord.ZoneID(zoneName: "Crash")
-            let stored = try await database.records(matching: CloudQuery(recordType: "Item"), inZoneWith: zone,
-                                                    desiredKeys: ["index"], resultsLimit: CloudQuery.maximumResults)
-            #expect(stored.matchResults.count == 0 || stored.matchResults.count == count,
-                    "killed \(moment): \(stored.matchResults.count) of \(count) records")
+            let stored = try await database.records(
+                matching: CloudQuery(recordType: "Item"), inZoneWith: zone,
+                desiredKeys: ["index"], resultsLimit: CloudQuery.maximumResults)
+            #expect(
+                stored.matchResults.count == 0 || stored.matchResults.count == count,
+                "killed \(moment): \(stored.matchResults.count) of \(count) records")
             #expect(outcome.finished == (stored.matchResults.count == count))
         }
         #expect(killedWhileWriting > 0, "no run was killed while the save was writing")
@@ -68,7 +71,9 @@ struct SQLiteDurabilityTests {
                 group.addTask {
                     for batch in 0..<(perTask / 100) {
                         let records = (0..<100).map { index in
-                            record("Item", "t\(task)-\(batch * 100 + index)", ["task": .int64(Int64(task)), "index": .int64(Int64(index))])
+                            record(
+                                "Item", "t\(task)-\(batch * 100 + index)",
+                                ["task": .int64(Int64(task)), "index": .int64(Int64(index))])
                         }
                         try await database.saveRecords(records)
                         // Read back while the other tasks write.
@@ -80,8 +85,9 @@ struct SQLiteDurabilityTests {
             try await group.waitForAll()
         }
         let reopened = try SQLiteCloudDatabase(path: path, maximumItemsPerRequest: 10_000)
-        let all = try await reopened.records(matching: CloudQuery(recordType: "Item"), inZoneWith: .default,
-                                             desiredKeys: ["task"], resultsLimit: CloudQuery.maximumResults)
+        let all = try await reopened.records(
+            matching: CloudQuery(recordType: "Item"), inZoneWith: .default,
+            desiredKeys: ["task"], resultsLimit: CloudQuery.maximumResults)
         #expect(all.matchResults.count == 8 * perTask)
         #expect(Set(all.matchResults.map(\.0.recordName)).count == 8 * perTask)
     }
@@ -97,11 +103,16 @@ struct SQLiteDurabilityTests {
     @Test func anotherProgramsDatabaseIsRefusedAndLeftUntouched() throws {
         let path = temporaryDatabasePath("foreign")
         let foreign = try DatabaseQueue(path: path)
-        try foreign.write { try $0.execute(sql: "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL); INSERT INTO invoices VALUES (1, 9.5)") }
+        try foreign.write {
+            try $0.execute(
+                sql: "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL); INSERT INTO invoices VALUES (1, 9.5)")
+        }
         try foreign.close()
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
 
-        #expect(throws: SQLiteCloudDatabase.OpenError.foreignDatabase(path: path)) { try SQLiteCloudDatabase(path: path) }
+        #expect(throws: SQLiteCloudDatabase.OpenError.foreignDatabase(path: path)) {
+            try SQLiteCloudDatabase(path: path)
+        }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
@@ -120,7 +131,8 @@ struct SQLiteDurabilityTests {
     }
 
     @Test func openErrorsSayWhatToDo() {
-        #expect(SQLiteCloudDatabase.OpenError.foreignDatabase(path: "/a.sqlite").description
+        #expect(
+            SQLiteCloudDatabase.OpenError.foreignDatabase(path: "/a.sqlite").description
                 == "/a.sqlite is a SQLite database of another program; it was left untouched: choose another path")
     }
 
@@ -132,7 +144,8 @@ struct SQLiteDurabilityTests {
 
     @Test func assetsSurviveAReopenAndGoWithTheirRecord() async throws {
         let path = temporaryDatabasePath("assets")
-        let source = FileManager.default.temporaryDirectory.appendingPathComponent("nckc-asset-\(UUID().uuidString).bin")
+        let source = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "nckc-asset-\(UUID().uuidString).bin")
         try Data([7, 7, 7]).write(to: source)
         var encoder = CKRecordEncoder()
         encoder.dataEncodingStrategy = .asset
@@ -172,7 +185,8 @@ struct SQLiteDurabilityTests {
         let database = try SQLiteCloudDatabase(path: temporaryDatabasePath("missing-asset"))
         let missing = record("Attachment", "missing", ["blob": .asset(CloudAsset(fileURL: URL(fileURLWithPath: path)))])
         let fine = record("Note", "fine", [:])
-        let results = try await database.modifyRecords(saving: [missing, fine], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let results = try await database.modifyRecords(
+            saving: [missing, fine], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         guard case .failure(.invalidArguments(let reason))? = results.saveResults[missing.id] else {
             Issue.record("unexpected \(String(describing: results.saveResults[missing.id]))")
             return
@@ -186,9 +200,12 @@ struct SQLiteDurabilityTests {
     /// The crash writer built beside the test bundle.
     func crashWriterURL() throws -> URL {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [directory, directory.deletingLastPathComponent()].map { $0.appendingPathComponent("SQLiteCrashWriter") }
-        return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
-                            "SQLiteCrashWriter isn't built beside \(directory.path)")
+        let candidates = [directory, directory.deletingLastPathComponent()].map {
+            $0.appendingPathComponent("SQLiteCrashWriter")
+        }
+        return try #require(
+            candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
+            "SQLiteCrashWriter isn't built beside \(directory.path)")
     }
 
     enum KillMoment: CustomStringConvertible {
@@ -207,7 +224,9 @@ struct SQLiteDurabilityTests {
 
     /// Runs the program until it prints "saving", then kills it with SIGKILL at the given moment; returns
     /// whether it had finished the save by then.
-    func runAndKill(_ program: URL, arguments: [String], at moment: KillMoment, walPath: String) async throws -> (finished: Bool, output: String) {
+    func runAndKill(_ program: URL, arguments: [String], at moment: KillMoment, walPath: String) async throws -> (
+        finished: Bool, output: String
+    ) {
         let process = Process()
         process.executableURL = program
         process.arguments = arguments

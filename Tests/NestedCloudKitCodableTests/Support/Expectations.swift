@@ -48,12 +48,16 @@ extension CKCodableError {
 }
 
 /// A record in the default zone, for building expectations.
-func record(_ type: String, _ name: String, _ fields: CloudRecord.Fields, zone: CloudRecord.ZoneID = .default) -> CloudRecord {
+func record(_ type: String, _ name: String, _ fields: CloudRecord.Fields, zone: CloudRecord.ZoneID = .default)
+    -> CloudRecord
+{
     CloudRecord(recordType: type, id: CloudRecord.ID(recordName: name, zoneID: zone), fields: fields)
 }
 
 /// A reference to a record in the default zone.
-func reference(_ name: String, _ action: CloudReference.Action = .none, zone: CloudRecord.ZoneID = .default) -> CloudValue {
+func reference(_ name: String, _ action: CloudReference.Action = .none, zone: CloudRecord.ZoneID = .default)
+    -> CloudValue
+{
     .reference(CloudReference(recordID: CloudRecord.ID(recordName: name, zoneID: zone), action: action))
 }
 
@@ -77,7 +81,8 @@ func roundTrip<Value: CKCodable>(
     let records = try encoder.encode(value)
     if let expected {
         #expect(records == expected, sourceLocation: sourceLocation)
-        #expect(records.map(\.fields.names) == expected.map(\.fields.names), "field order", sourceLocation: sourceLocation)
+        #expect(
+            records.map(\.fields.names) == expected.map(\.fields.names), "field order", sourceLocation: sourceLocation)
     }
     let database = InMemoryCloudDatabase()
     if encoder.zoneID != .default {

@@ -3,6 +3,7 @@ import CloudKitTestServer
 import Foundation
 import Logging
 import NestedCloudKitCodable
+
 @testable import NestedCloudKitWebServices
 
 /// A database pointed at a loopback server, with a client of its own so each test ends with no connection open.
@@ -37,7 +38,8 @@ enum WebServicesHarness {
                 )
                 if let assetCacheDirectory { configuration.assetCacheDirectory = assetCacheDirectory }
                 let cloud = try CloudKitWebServicesDatabase(
-                    configuration: configuration, httpClient: client, logger: logger, webAuthTokenRotated: webAuthTokenRotated
+                    configuration: configuration, httpClient: client, logger: logger,
+                    webAuthTokenRotated: webAuthTokenRotated
                 )
                 let result = try await body(cloud, server)
                 try await client.shutdown()

@@ -96,7 +96,9 @@ public actor InMemoryCloudDatabase: CloudDatabase {
 
     /// Every stored record, for tests that look at the whole state.
     public var allRecords: [CloudRecord] {
-        storage.records.values.sorted { ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName) }
+        storage.records.values.sorted {
+            ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName)
+        }
     }
 
     // MARK: CloudDatabase
@@ -141,7 +143,8 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         do {
             copies = try recordsToSave.map { try files.storingCopies(of: $0, in: assetCopies) }
         } catch {
-            throw CloudDatabaseError.internalError("the in-memory database couldn't copy an asset's file into \(assetCopies.path): \(error)")
+            throw CloudDatabaseError.internalError(
+                "the in-memory database couldn't copy an asset's file into \(assetCopies.path): \(error)")
         }
         let plan = try CloudModificationPlan(
             saving: copies, deleting: recordIDsToDelete, savePolicy: savePolicy,
@@ -159,7 +162,9 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        try await page(from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+        try await page(
+            from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys,
+            resultsLimit: resultsLimit)
     }
 
     /// Continues a query; see ``CloudDatabase/records(continuingMatchFrom:desiredKeys:resultsLimit:)``.
@@ -228,13 +233,18 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         }
         let query = cursor.query
         let matches = storage.records.values
-            .filter { $0.id.zoneID == cursor.zoneID && $0.recordType == query.recordType && query.predicate.matches($0) }
+            .filter {
+                $0.id.zoneID == cursor.zoneID && $0.recordType == query.recordType && query.predicate.matches($0)
+            }
             .sorted(by: query.sortsBefore)
-        let limit = resultsLimit == CloudQuery.maximumResults ? maximumItemsPerRequest : min(resultsLimit, maximumItemsPerRequest)
+        let limit =
+            resultsLimit == CloudQuery.maximumResults
+            ? maximumItemsPerRequest : min(resultsLimit, maximumItemsPerRequest)
         let page = matches.dropFirst(start).prefix(limit)
         statistics.recordsFetched += page.count
         let end = start + page.count
-        let next = end < matches.count ? CloudQuery.Cursor(query: query, zoneID: cursor.zoneID, position: String(end)) : nil
+        let next =
+            end < matches.count ? CloudQuery.Cursor(query: query, zoneID: cursor.zoneID, position: String(end)) : nil
         return (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, next)
     }
 

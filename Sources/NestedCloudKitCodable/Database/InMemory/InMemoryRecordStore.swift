@@ -47,7 +47,9 @@ struct InMemoryRecordStore: CloudRecordStore {
     }
 
     private mutating func index(_ record: CloudRecord) {
-        for (target, action) in record.references { holders[target, default: [:]][record.id, default: []].insert(action) }
+        for (target, action) in record.references {
+            holders[target, default: [:]][record.id, default: []].insert(action)
+        }
     }
 
     private mutating func unindex(_ record: CloudRecord) {

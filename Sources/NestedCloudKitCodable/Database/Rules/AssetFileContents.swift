@@ -46,7 +46,9 @@ package struct AssetFileContents: Sendable {
         var copy = record
         for (name, value) in record.fields {
             func copied(_ asset: CloudAsset, position: Int) throws -> CloudAsset {
-                guard let data = contents[AssetKey(recordID: record.id, field: name, position: position)] else { return asset }
+                guard let data = contents[AssetKey(recordID: record.id, field: name, position: position)] else {
+                    return asset
+                }
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 let file = directory.appendingPathComponent(UUID().uuidString)
                 try data.write(to: file, options: .atomic)
@@ -56,7 +58,8 @@ package struct AssetFileContents: Sendable {
             }
             switch value {
             case .asset(let asset): copy.fields[name] = .asset(try copied(asset, position: 0))
-            case .assetList(let list): copy.fields[name] = .assetList(try list.enumerated().map { try copied($1, position: $0) })
+            case .assetList(let list):
+                copy.fields[name] = .assetList(try list.enumerated().map { try copied($1, position: $0) })
             default: continue
             }
         }

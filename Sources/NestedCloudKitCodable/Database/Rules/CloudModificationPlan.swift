@@ -39,7 +39,8 @@ package struct CloudModificationPlan: Sendable {
     package static func refusal(saving record: CloudRecord) -> CloudDatabaseError? {
         if let problem = RecordValidator.problem(withNamesOf: record) { return .invalidArguments(problem) }
         for target in record.referencedRecordIDs where target.zoneID != record.id.zoneID {
-            return .invalidArguments("\(record.id) references \(target), in another zone; references must stay in their record's zone")
+            return .invalidArguments(
+                "\(record.id) references \(target), in another zone; references must stay in their record's zone")
         }
         for (name, value) in record.fields where value.storedByCloudKit == nil {
             return .invalidArguments(
@@ -51,7 +52,9 @@ package struct CloudModificationPlan: Sendable {
     }
 
     /// Why CloudKit would refuse the whole request, or `nil`: it saves or deletes a record more than once.
-    package static func refusal(saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID]) -> CloudDatabaseError? {
+    package static func refusal(saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID])
+        -> CloudDatabaseError?
+    {
         var mentioned: Set<CloudRecord.ID> = []
         for id in recordsToSave.map(\.id) + recordIDsToDelete where !mentioned.insert(id).inserted {
             return .invalidArguments("the request saves or deletes \(id) more than once")
@@ -94,8 +97,10 @@ package struct CloudModificationPlan: Sendable {
                 saveResults[client.id] = .failure(failure)
                 continue
             }
-            switch try Self.save(client, savePolicy: savePolicy, store: store, now: now,
-                                 userRecordName: userRecordName, makeChangeTag: makeChangeTag) {
+            switch try Self.save(
+                client, savePolicy: savePolicy, store: store, now: now,
+                userRecordName: userRecordName, makeChangeTag: makeChangeTag)
+            {
             case .success(let stored): writes[client.id] = stored
             case .failure(let error): saveResults[client.id] = .failure(error)
             }
@@ -124,7 +129,9 @@ package struct CloudModificationPlan: Sendable {
             changed = false
             let removed = removals.values.reduce(into: Set<CloudRecord.ID>()) { $0.formUnion($1) }
             for (id, record) in writes {
-                if let violation = try Self.referenceViolation(of: record, writes: writes, removed: removed, store: store) {
+                if let violation = try Self.referenceViolation(
+                    of: record, writes: writes, removed: removed, store: store)
+                {
                     saveResults[id] = .failure(violation)
                     writes[id] = nil
                     changed = true
@@ -132,16 +139,20 @@ package struct CloudModificationPlan: Sendable {
             }
             for (id, cascade) in removals {
                 if let holder = try Self.validatingHolder(of: cascade, writes: writes, removed: removed, store: store) {
-                    deleteResults[id] = .failure(.referenceViolation(
-                        id, reason: "\(holder) still points to it with a validate reference"
-                    ))
+                    deleteResults[id] = .failure(
+                        .referenceViolation(
+                            id, reason: "\(holder) still points to it with a validate reference"
+                        ))
                     removals[id] = nil
                     changed = true
                 }
             }
         }
 
-        if atomically { Self.rollBackFailedZones(writes: &writes, removals: &removals, saveResults: &saveResults, deleteResults: &deleteResults) }
+        if atomically {
+            Self.rollBackFailedZones(
+                writes: &writes, removals: &removals, saveResults: &saveResults, deleteResults: &deleteResults)
+        }
 
         for client in recordsToSave {
             if let stored = writes[client.id] {
@@ -153,7 +164,8 @@ package struct CloudModificationPlan: Sendable {
         for id in recordIDsToDelete {
             guard let cascade = removals[id] else { continue }
             deleteResults[id] = .success(())
-            for removedID in cascade.sorted(by: { $0.recordName < $1.recordName }) where removedIDs.insert(removedID).inserted {
+            for removedID in cascade.sorted(by: { $0.recordName < $1.recordName })
+            where removedIDs.insert(removedID).inserted {
                 recordIDsToRemove.append(removedID)
             }
         }
@@ -168,7 +180,9 @@ package struct CloudModificationPlan: Sendable {
         guard try store.containsZone(client.id.zoneID) else { return .failure(.zoneNotFound(client.id.zoneID)) }
         let server = try store.record(withID: client.id)
         if let server, server.recordType != client.recordType {
-            return .failure(.invalidArguments("\(client.id) is a \(server.recordType) on the server and can't become a \(client.recordType)"))
+            return .failure(
+                .invalidArguments(
+                    "\(client.id) is a \(server.recordType) on the server and can't become a \(client.recordType)"))
         }
         if savePolicy == .ifServerRecordUnchanged {
             let clientTag = client.systemFields?.changeTag
@@ -192,7 +206,8 @@ package struct CloudModificationPlan: Sendable {
             modificationDate: now,
             lastModifiedUserRecordName: userRecordName
         )
-        var stored = CloudRecord(recordType: client.recordType, id: client.id, fields: fields, systemFields: systemFields)
+        var stored = CloudRecord(
+            recordType: client.recordType, id: client.id, fields: fields, systemFields: systemFields)
         // Fields kept from the server stay encrypted; names of fields no longer there are ignored.
         stored.setEncrypted(true, fieldsNamed: client.encryptedFieldNames.union(server?.encryptedFieldNames ?? []))
         return .success(stored)
@@ -220,15 +235,25 @@ package struct CloudModificationPlan: Sendable {
             for reference in value.references {
                 switch reference.action {
                 case .validate:
-                    let exists = try writes[reference.recordID] != nil
+                    let exists =
+                        try writes[reference.recordID] != nil
                         || (!removed.contains(reference.recordID) && store.record(withID: reference.recordID) != nil)
                     if !exists {
-                        return .referenceViolation(record.id, reason: "its validate reference points to \(reference.recordID), which doesn't exist")
+                        return .referenceViolation(
+                            record.id,
+                            reason: "its validate reference points to \(reference.recordID), which doesn't exist")
                     }
                 case .deleteSelf:
-                    let count = try deleteSelfHolders(of: reference.recordID, besides: record.id, writes: writes, removed: removed, store: store) + 1
+                    let count =
+                        try deleteSelfHolders(
+                            of: reference.recordID, besides: record.id, writes: writes, removed: removed, store: store)
+                        + 1
                     if count > maximumDeleteSelfReferences {
-                        return .referenceViolation(record.id, reason: "\(count) records would point to \(reference.recordID) with deleteSelf; CloudKit allows \(maximumDeleteSelfReferences)")
+                        return .referenceViolation(
+                            record.id,
+                            reason:
+                                "\(count) records would point to \(reference.recordID) with deleteSelf; CloudKit allows \(maximumDeleteSelfReferences)"
+                        )
                     }
                 case .none:
                     break
@@ -260,7 +285,9 @@ package struct CloudModificationPlan: Sendable {
         store: some CloudRecordStore
     ) throws -> CloudRecord.ID? {
         for target in cascade.sorted(by: { $0.recordName < $1.recordName }) {
-            for (holder, action) in try store.referenceHolders(of: target).sorted(by: { $0.holder.recordName < $1.holder.recordName })
+            for (holder, action) in try store.referenceHolders(of: target).sorted(by: {
+                $0.holder.recordName < $1.holder.recordName
+            })
             where action == .validate && !removed.contains(holder) {
                 // A holder saved in the same request is judged by its new fields.
                 if let rewritten = writes[holder], !rewritten.references(target, withAction: .validate) { continue }
