@@ -2,7 +2,7 @@
 // fields, dangling and cyclic references, long lists and chains, odd names, malformed embedded JSON, huge, tiny and
 // non-finite numbers and dates), which are decoded into several models, from records in hand and through an
 // in-memory database. Any crash or sanitizer report is a bug; thrown errors are the expected outcome.
-// Built and run by scripts/fuzz.sh, compiled together with the library's sources.
+// Built and run by scripts/fuzz.sh, compiled together with the library's sources and CallingThreadExecutor.swift.
 import Foundation
 
 /// Reads the fuzzer's bytes as a stream of choices; past the end every choice is 0.
@@ -200,8 +200,9 @@ func decodeEverything(_ records: [CloudRecord], options choices: inout Choices) 
 
     // Through a database: resolution level by level, probing, schemas and the retry for unfetched records.
     let database = InMemoryCloudDatabase(maximumItemsPerRequest: 1 + choices.below(8))
-    let done = DispatchSemaphore(value: 0)
-    let task = Task {
+    // On this thread, to the last job: libFuzzer checks for leaks as soon as the input returns (see
+    // CallingThreadExecutor).
+    CallingThreadExecutor.run { [decoder] in
         // The zone first, so that the records of a custom zone are stored too; the database refuses, record by
         // record, what CloudKit would refuse.
         _ = try? await database.modifyRecordZones(saving: [root.id.zoneID], deleting: [])
@@ -210,10 +211,7 @@ func decodeEverything(_ records: [CloudRecord], options choices: inout Choices) 
         let start = stored.first { $0.id == root.id } ?? root
         _ = try? await decoder.decode(Everything.self, from: start, referenceDatabase: database)
         _ = try? await decoder.decode(Node.self, from: start, referenceDatabase: database)
-        done.signal()
     }
-    done.wait()
-    _ = task
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
