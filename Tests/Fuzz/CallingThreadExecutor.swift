@@ -27,7 +27,8 @@ final class CallingThreadExecutor: TaskExecutor, @unchecked Sendable {
             // The harness's own guarantee, not something data can break: if the last job ran elsewhere, the
             // leak checks would be flaky again, so say so at once.
             if pthread_equal(pthread_self(), runner) == 0 {
-                FileHandle.standardError.write(Data("CallingThreadExecutor: the operation ended on another thread\n".utf8))
+                let message = "CallingThreadExecutor: the operation ended on another thread\n"
+                FileHandle.standardError.write(Data(message.utf8))
                 abort()
             }
             executor.finish()

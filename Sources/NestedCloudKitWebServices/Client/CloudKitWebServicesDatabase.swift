@@ -33,7 +33,7 @@ import NestedCloudKitCodable
 ///   `CKDatabase`; a saved record keeps its local contents.
 /// - Throttling and "try again later" are retried after the `retryAfter` the server gives, as
 ///   ``CloudKitWebServicesConfiguration/retryPolicy`` allows, within its total time.
-/// - Fields CloudKit keeps encrypted (``CloudRecord/encryptedFieldNames``) can't be saved: CloudKit encrypts them on
+/// - Fields CloudKit keeps encrypted (`CloudRecord.encryptedFieldNames`) can't be saved: CloudKit encrypts them on
 ///   the user's devices, with keys a Web Services client never has, and Web Services documents no form for them. A
 ///   record with any fails before any request, with an error that names it and the field.
 /// - Logs go to the `logger` given, nowhere otherwise: each request and each retry at debug level.
@@ -89,7 +89,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     /// Where the user signs in, as CloudKit's last `AUTHENTICATION_REQUIRED` error said (its `redirectURL`), or
     /// `nil` while no request has needed a signed-in user.
     ///
-    /// A request that needs one throws ``CloudDatabaseError/notAuthenticated``; send the user here, and make the
+    /// A request that needs one throws `CloudDatabaseError.notAuthenticated`; send the user here, and make the
     /// database again with the web auth token the sign-in gives.
     public var signInURL: URL? {
         transport.signInURL.withLockedValue { $0 }
