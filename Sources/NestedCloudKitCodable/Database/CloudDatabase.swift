@@ -62,6 +62,59 @@ public protocol CloudDatabase: Sendable {
 
     /// Every zone of the database, the default zone included.
     func allRecordZones() async throws -> [CloudRecord.ZoneID]
+
+    // MARK: Changes since a token
+
+    /// The changes to one custom zone's records since a token, a page at a time
+    /// (`CKDatabase.recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)`).
+    ///
+    /// Only custom zones keep a history: the default zone (and so the public database) is refused with
+    /// ``CloudDatabaseError/invalidArguments(_:)``; sync it by querying on ``CloudQuery/SystemField/modificationDate``
+    /// instead.
+    ///
+    /// - Parameters:
+    ///   - zoneID: A custom zone.
+    ///   - token: The token an earlier page returned, or `nil` for every record of the zone.
+    ///   - desiredKeys: The fields to return with each changed record, `nil` for all, `[]` for system fields only.
+    ///   - resultsLimit: The most changes (modifications and deletions together) one page holds, or `nil` for the
+    ///     database's own page size.
+    /// - Throws: ``CloudDatabaseError/changeTokenExpired(_:)`` for a token the database no longer honours (start
+    ///   again with `nil`); ``CloudDatabaseError/zoneNotFound(_:)``, ``CloudDatabaseError/userDeletedZone(_:)``.
+    func recordZoneChanges(
+        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
+        resultsLimit: Int?
+    ) async throws -> CloudRecordZoneChanges
+
+    /// The zones created, changed and deleted since a token, a page at a time
+    /// (`CKDatabase.databaseChanges(since:resultsLimit:)`).
+    ///
+    /// - Parameters:
+    ///   - token: The token an earlier page returned, or `nil` for every zone.
+    ///   - resultsLimit: The most zones one page holds, or `nil` for the database's own page size.
+    /// - Throws: ``CloudDatabaseError/changeTokenExpired(_:)`` (with no zone) for a token the database no longer
+    ///   honours.
+    func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges
+
+    // MARK: The user
+
+    /// The record name of the current user's user record (`CKContainer.userRecordID()`): stable for an account
+    /// in a container, different for every account, so a client can tell when the user changed.
+    ///
+    /// - Throws: ``CloudDatabaseError/notAuthenticated`` when no user is signed in.
+    func userRecordName() async throws -> String
+
+    /// Whether the user can use the private database now (`CKContainer.accountStatus()`).
+    func accountStatus() async throws -> CloudAccountStatus
+
+    // MARK: Subscriptions
+
+    /// Saves and deletes subscriptions, with a result for each (`CKDatabase.modifySubscriptions(saving:deleting:)`).
+    func modifySubscriptions(
+        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
+    ) async throws -> CloudSubscriptionModifyResults
+
+    /// Every subscription of the database (`CKDatabase.allSubscriptions()`).
+    func allSubscriptions() async throws -> [CloudSubscription]
 }
 
 extension CloudDatabase {
@@ -84,6 +137,19 @@ extension CloudDatabase {
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID = .default
     ) async throws -> CloudQueryPage {
         try await records(matching: query, inZoneWith: zoneID, desiredKeys: nil, resultsLimit: 100)
+    }
+
+    /// The changes to one custom zone's records since a token: the first page, with every field, at the
+    /// database's own page size.
+    public func recordZoneChanges(
+        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?
+    ) async throws -> CloudRecordZoneChanges {
+        try await recordZoneChanges(inZoneWith: zoneID, since: token, desiredKeys: nil, resultsLimit: nil)
+    }
+
+    /// The zones created, changed and deleted since a token: the first page, at the database's own page size.
+    public func databaseChanges(since token: CloudChangeToken?) async throws -> CloudDatabaseChanges {
+        try await databaseChanges(since: token, resultsLimit: nil)
     }
 
     /// Fetches one record; throws ``CloudDatabaseError/unknownItem(_:)`` if it doesn't exist.

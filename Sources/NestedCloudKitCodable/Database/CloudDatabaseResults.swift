@@ -25,3 +25,10 @@ public typealias CloudZoneModifyResults = (
     saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
     deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
 )
+
+/// The result of saving and deleting subscriptions: for each subscription saved, the stored subscription or why it
+/// wasn't saved; for each deleted, whether it was.
+public typealias CloudSubscriptionModifyResults = (
+    saveResults: [CloudSubscription.ID: Result<CloudSubscription, CloudDatabaseError>],
+    deleteResults: [CloudSubscription.ID: Result<Void, CloudDatabaseError>]
+)

@@ -35,6 +35,16 @@ public struct CloudQuery: Sendable, Hashable {
         case references(CloudRecord.ID, in: String)
         /// Every one of the predicates holds.
         case and([Predicate])
+        /// The field's value compares with this value as the comparator says: numbers with numbers, dates with
+        /// dates, strings with strings. A field may be a ``SystemField`` (its ``SystemField/fieldName``), so a
+        /// client can ask for the records modified since a date.
+        case compare(field: String, Comparator, CloudValue)
+
+        /// The records modified after a date: how a client syncs the public database and the default zone, which
+        /// keep no change history.
+        public static func modified(after date: Date) -> Predicate {
+            .compare(field: SystemField.modificationDate.fieldName, .greaterThan, .date(date))
+        }
 
         /// Whether a record meets the condition.
         public func matches(_ record: CloudRecord) -> Bool {
@@ -42,7 +52,7 @@ public struct CloudQuery: Sendable, Hashable {
             case .all:
                 return true
             case .equals(let field, let value):
-                guard let stored = record[field] else { return false }
+                guard let stored = record.queryValue(field) else { return false }
                 if case .reference(let wanted) = value, case .reference(let reference) = stored {
                     return reference.recordID == wanted.recordID
                 }
@@ -55,7 +65,67 @@ public struct CloudQuery: Sendable, Hashable {
                 }
             case .and(let predicates):
                 return predicates.allSatisfy { $0.matches(record) }
+            case .compare(let field, let comparator, let value):
+                guard let stored = record.queryValue(field) else { return false }
+                return comparator.holds(stored, value)
             }
+        }
+    }
+
+    /// How ``Predicate/compare(field:_:_:)`` compares a field with a value (Web Services' comparators of the same
+    /// names).
+    public enum Comparator: String, Sendable, Hashable, Codable {
+        /// Smaller than the value.
+        case lessThan = "LESS_THAN"
+        /// Smaller than or equal to the value.
+        case lessThanOrEquals = "LESS_THAN_OR_EQUALS"
+        /// Greater than the value.
+        case greaterThan = "GREATER_THAN"
+        /// Greater than or equal to the value.
+        case greaterThanOrEquals = "GREATER_THAN_OR_EQUALS"
+        /// Equal to the value (a list field: holding it).
+        case equals = "EQUALS"
+        /// Not equal to the value.
+        case notEquals = "NOT_EQUALS"
+
+        /// Whether `stored` and `value` compare as the comparator says; values of types that don't compare
+        /// (a string with a number) never match.
+        func holds(_ stored: CloudValue, _ value: CloudValue) -> Bool {
+            switch self {
+            case .equals: return stored == value || stored.listContains(value)
+            case .notEquals: return stored != value && !stored.listContains(value)
+            case .lessThan: return stored.sortsBefore(value) == true
+            case .greaterThan: return value.sortsBefore(stored) == true
+            case .lessThanOrEquals: return stored == value || stored.sortsBefore(value) == true
+            case .greaterThanOrEquals: return stored == value || value.sortsBefore(stored) == true
+            }
+        }
+    }
+
+    /// A record's system fields, as queries filter and sort on them.
+    public enum SystemField: String, Sendable, Hashable, CaseIterable {
+        /// The record's name, compared as a string.
+        case recordName
+        /// When the record was first saved.
+        case creationDate
+        /// When the record was last saved.
+        case modificationDate
+
+        /// The name a predicate or sort descriptor uses for the field. Each is one of `CKRecord`'s reserved names, so
+        /// no record field can take it: `recordID` for the record name (compared as a string), `creationDate`,
+        /// `modificationDate`.
+        public var fieldName: String {
+            switch self {
+            case .recordName: "recordID"
+            case .creationDate: "creationDate"
+            case .modificationDate: "modificationDate"
+            }
+        }
+
+        /// The system field a predicate's or sort descriptor's field name stands for, if any.
+        public init?(fieldName: String) {
+            guard let field = Self.allCases.first(where: { $0.fieldName == fieldName }) else { return nil }
+            self = field
         }
     }
 
@@ -70,6 +140,11 @@ public struct CloudQuery: Sendable, Hashable {
         public init(field: String, ascending: Bool = true) {
             self.field = field
             self.ascending = ascending
+        }
+
+        /// Creates a sort descriptor on a system field: `SortDescriptor(.modificationDate)`.
+        public init(_ systemField: SystemField, ascending: Bool = true) {
+            self.init(field: systemField.fieldName, ascending: ascending)
         }
     }
 
@@ -95,7 +170,7 @@ public struct CloudQuery: Sendable, Hashable {
     /// Whether `lhs` comes before `rhs` in this query's order; ties and an empty order fall back to record name.
     public func sortsBefore(_ lhs: CloudRecord, _ rhs: CloudRecord) -> Bool {
         for descriptor in sortDescriptors {
-            switch (lhs[descriptor.field], rhs[descriptor.field]) {
+            switch (lhs.queryValue(descriptor.field), rhs.queryValue(descriptor.field)) {
             case (nil, nil): continue
             case (nil, _): return false
             case (_, nil): return true
@@ -131,6 +206,18 @@ extension CloudValue {
         case (.int64(let lhs), .double(let rhs)): Double(lhs) < rhs
         case (.double(let lhs), .int64(let rhs)): lhs < Double(rhs)
         default: nil
+        }
+    }
+}
+
+extension CloudRecord {
+    /// The value a query sees for a field name: a field, or a ``CloudQuery/SystemField``.
+    func queryValue(_ field: String) -> CloudValue? {
+        switch CloudQuery.SystemField(fieldName: field) {
+        case .recordName?: .string(id.recordName)
+        case .creationDate?: systemFields?.creationDate.map(CloudValue.date)
+        case .modificationDate?: systemFields?.modificationDate.map(CloudValue.date)
+        case nil: self[field]
         }
     }
 }

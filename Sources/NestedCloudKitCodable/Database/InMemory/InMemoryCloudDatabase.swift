@@ -6,9 +6,18 @@ import Foundation
 /// records; cascades `.deleteSelf` deletes; enforces `.validate` references; applies atomic requests all or
 /// nothing in custom zones; and refuses requests over its per-request limit with CloudKit's limit error.
 ///
+/// It tracks changes as CloudKit does, so a sync client can be tested against it: each custom zone keeps a log of
+/// the records saved and deleted, the database a log of the zones changed and deleted, and change tokens are
+/// positions in them (``recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)``,
+/// ``databaseChanges(since:resultsLimit:)``). Each user has a private database of their own; sign in, switch and
+/// sign out with ``signIn(as:)`` and ``signOut()``. Subscriptions are kept, and the pushes they would send are
+/// collected for ``takeNotifications()``.
+///
 /// For tests and benchmarks it counts requests and records (``statistics``), can wait before answering each
 /// request (``latency``), and can inject faults: fail a given request, throttle with a retry-after interval,
-/// drop the connection, or fail one record of a batch.
+/// drop the connection, fail one record of a batch, apply a request and lose its response
+/// (``loseNextResponse()``), expire every change token (``expireChangeTokens()``), and delete a zone as the user
+/// or CloudKit would (``deleteZone(_:reason:)``). Time comes from the injected clock: no test needs to sleep.
 ///
 /// ```swift
 /// let database = InMemoryCloudDatabase(latency: .milliseconds(10))
@@ -26,7 +35,16 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     /// What the database has been asked so far.
     public private(set) var statistics = Statistics()
 
-    private var storage = InMemoryRecordStore()
+    /// Each user's private database, by user record name.
+    private var users: [String: InMemoryUserDatabase] = [:]
+    /// The signed-in user, or `nil` when signed out.
+    private var currentUser: String?
+    private var accountStatusOverride: CloudAccountStatus?
+    /// The generation the next new change log gets; one counter for every log of every user, so that a token is
+    /// never valid in a log it wasn't made for.
+    private var nextGeneration = 1
+    private var notifications: [CloudNotification] = []
+    private var lostResponses: Set<Int> = []
     private var faults: [Int: CloudDatabaseError] = [:]
     private var recordFaults: [CloudRecord.ID: CloudDatabaseError] = [:]
     private let clock: @Sendable () -> Date
@@ -35,20 +53,27 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     private let assetCopies = FileManager.default.temporaryDirectory
         .appendingPathComponent("NestedCloudKitCodable-InMemory-\(UUID().uuidString)")
 
-    /// Creates an empty database holding only the default zone.
+    /// The user signed in when a database is made, unless it names another.
+    public static let defaultUserRecordName = "_defaultUser"
+
+    /// Creates an empty database holding only the default zone, with a user signed in.
     ///
     /// - Parameters:
     ///   - maximumItemsPerRequest: The per-request limit; 400 by default, as CloudKit's framework.
     ///   - latency: How long each request waits before it is answered.
+    ///   - userRecordName: The user signed in at first.
     ///   - clock: The time stamped on saved records.
     public init(
         maximumItemsPerRequest: Int = 400,
         latency: Duration = .zero,
+        userRecordName: String = InMemoryCloudDatabase.defaultUserRecordName,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.maximumItemsPerRequest = maximumItemsPerRequest
         self.latency = latency
         self.clock = clock
+        self.currentUser = userRecordName
+        self.users[userRecordName] = InMemoryUserDatabase(generation: 0)
     }
 
     deinit {
@@ -89,16 +114,78 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         recordFaults[id] = error
     }
 
+    /// Makes the next request take effect, then fail as if its response were lost on the way
+    /// (``CloudDatabaseError/serverResponseLost``): the client can't tell whether it was applied.
+    public func loseNextResponse() {
+        lostResponses.insert(statistics.requests + 1)
+    }
+
     /// Resets the counters.
     public func resetStatistics() {
         statistics = Statistics()
     }
 
-    /// Every stored record, for tests that look at the whole state.
+    /// Every record of the current user's database (none when signed out), for tests that look at the whole
+    /// state.
     public var allRecords: [CloudRecord] {
-        storage.records.values.sorted {
+        guard let currentUser, let database = users[currentUser] else { return [] }
+        return database.storage.records.values.sorted {
             ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName)
         }
+    }
+
+    // MARK: Test controls: users and accounts
+
+    /// Signs a user in, creating their private database on first use; the previous user's database stays as it
+    /// was, for when they sign in again.
+    public func signIn(as userRecordName: String) {
+        if users[userRecordName] == nil { users[userRecordName] = InMemoryUserDatabase(generation: takeGeneration()) }
+        currentUser = userRecordName
+    }
+
+    /// Signs the user out: the account status becomes ``CloudAccountStatus/noAccount`` and every request fails
+    /// with ``CloudDatabaseError/notAuthenticated``.
+    public func signOut() {
+        currentUser = nil
+    }
+
+    /// Makes the account report a status other than what signing in and out gives (`nil` to stop):
+    /// ``CloudAccountStatus/temporarilyUnavailable`` also fails every request with
+    /// ``CloudDatabaseError/accountTemporarilyUnavailable``, and ``CloudAccountStatus/restricted`` with
+    /// ``CloudDatabaseError/permissionFailure(_:)``.
+    public func setAccountStatus(_ status: CloudAccountStatus?) {
+        accountStatusOverride = status
+    }
+
+    // MARK: Test controls: change tracking
+
+    /// Expires every change token given so far, as CloudKit does after a while: the next change request with one
+    /// fails with ``CloudDatabaseError/changeTokenExpired(_:)``, and a client starts again with `nil`.
+    public func expireChangeTokens() {
+        guard let currentUser else { return }
+        let first = takeGeneration()
+        nextGeneration =
+            users[currentUser, default: InMemoryUserDatabase(generation: first)]
+            .expireTokens(firstGeneration: first) + 1
+    }
+
+    /// Deletes a zone and its records as something other than the app would: the user deleting the app's data in
+    /// Settings (``CloudZoneDeletion/Reason/purged``: requests for the zone then fail with
+    /// ``CloudDatabaseError/userDeletedZone(_:)`` until the app creates it again), or an encrypted-data reset.
+    /// Database changes report the deletion with its reason.
+    public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) {
+        guard let currentUser, zoneID != .default, users[currentUser]?.storage.zones.contains(zoneID) == true else {
+            return
+        }
+        users[currentUser]?.deleteZone(zoneID, reason: reason)
+        notifySubscribers(ofChangesIn: [zoneID])
+    }
+
+    /// The pushes the database's subscriptions would have sent since the last call, oldest first: one per
+    /// subscription and request that changed what it watches.
+    public func takeNotifications() -> [CloudNotification] {
+        defer { notifications = [] }
+        return notifications
     }
 
     // MARK: CloudDatabase
@@ -107,19 +194,20 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
     ) async throws -> CloudRecordResults {
-        try await beginRequest(counting: \.fetchRequests, items: ids.count)
+        let request = try await beginRequest(counting: \.fetchRequests, items: ids.count)
+        let database = try userDatabase()
         var results: CloudRecordResults = [:]
         for id in ids {
             if let fault = recordFaults.removeValue(forKey: id) {
                 results[id] = .failure(fault)
-            } else if let record = storage.records[id] {
+            } else if let record = database.storage.records[id] {
                 statistics.recordsFetched += 1
                 results[id] = .success(record.keepingFields(desiredKeys))
             } else {
-                results[id] = .failure(storage.zones.contains(id.zoneID) ? .unknownItem(id) : .zoneNotFound(id.zoneID))
+                results[id] = .failure(Self.missingZoneError(id.zoneID, in: database) ?? .unknownItem(id))
             }
         }
-        return results
+        return try respond(to: request, with: results)
     }
 
     /// Saves and deletes records under CloudKit's rules; see
@@ -130,11 +218,18 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         savePolicy: CloudRecordSavePolicy,
         atomically: Bool
     ) async throws -> CloudModifyResults {
-        try await beginRequest(counting: \.modifyRequests, items: recordsToSave.count + recordIDsToDelete.count)
+        let request = try await beginRequest(
+            counting: \.modifyRequests, items: recordsToSave.count + recordIDsToDelete.count)
+        let user = try signedInUser()
         // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
         var injected: [CloudRecord.ID: CloudDatabaseError] = [:]
         for id in recordsToSave.map(\.id) + recordIDsToDelete {
             if let fault = recordFaults.removeValue(forKey: id) { injected[id] = fault }
+        }
+        // A zone the user deleted from Settings stays deleted until the app creates it again.
+        let purged = users[user]?.purgedZones ?? []
+        for id in recordsToSave.map(\.id) + recordIDsToDelete where purged.contains(id.zoneID) && injected[id] == nil {
+            injected[id] = .userDeletedZone(id.zoneID)
         }
         // CloudKit keeps a copy of an asset's file from the moment of the save, and refuses a file it can't read.
         let files = AssetFileContents(readingFilesOf: recordsToSave)
@@ -146,16 +241,27 @@ public actor InMemoryCloudDatabase: CloudDatabase {
             throw CloudDatabaseError.internalError(
                 "the in-memory database couldn't copy an asset's file into \(assetCopies.path): \(error)")
         }
-        let plan = try CloudModificationPlan(
-            saving: copies, deleting: recordIDsToDelete, savePolicy: savePolicy,
-            atomically: atomically, store: storage, failures: injected, now: clock(), makeChangeTag: nextChangeTag
-        )
-        storage.apply(writing: plan.recordsToWrite, removing: plan.recordIDsToRemove)
+        let plan: CloudModificationPlan
+        let removed: [(id: CloudRecord.ID, recordType: String)]
+        do {
+            // In a scope of its own: a copy of the store still alive when it is changed below would copy it whole.
+            let storage = users[user]?.storage ?? InMemoryRecordStore()
+            plan = try CloudModificationPlan(
+                saving: copies, deleting: recordIDsToDelete, savePolicy: savePolicy,
+                atomically: atomically, store: storage, failures: injected, now: clock(), makeChangeTag: nextChangeTag
+            )
+            removed = plan.recordIDsToRemove.compactMap { id in
+                storage.records[id].map { (id: id, recordType: $0.recordType) }
+            }
+        }
+        users[user]?.storage.apply(writing: plan.recordsToWrite, removing: plan.recordIDsToRemove)
+        users[user]?.logRecordChanges(written: plan.recordsToWrite, removed: removed)
+        notifySubscribers(ofChangesIn: plan.recordsToWrite.map(\.id.zoneID) + removed.map(\.id.zoneID))
         let saveResults = plan.saveResults
         let deleteResults = plan.deleteResults
         statistics.recordsSaved += saveResults.values.count { !$0.failed }
         statistics.recordsDeleted += deleteResults.values.count { !$0.failed }
-        return (saveResults, deleteResults)
+        return try respond(to: request, with: (saveResults, deleteResults))
     }
 
     /// Finds matching records a page at a time; see ``CloudDatabase/records(matching:inZoneWith:desiredKeys:resultsLimit:)``.
@@ -178,61 +284,269 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
     ) async throws -> CloudZoneModifyResults {
-        try await beginRequest(counting: \.zoneRequests, items: zonesToSave.count + zonesToDelete.count)
+        let request = try await beginRequest(counting: \.zoneRequests, items: zonesToSave.count + zonesToDelete.count)
+        let user = try signedInUser()
         var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
+        var changed: [CloudRecord.ZoneID] = []
         for zone in zonesToSave {
             if let refusal = CloudModificationPlan.refusal(creating: zone) {
                 saveResults[zone] = .failure(refusal)
                 continue
             }
-            storage.zones.insert(zone)
+            if users[user]?.storage.zones.contains(zone) == false { changed.append(zone) }
+            let generation = takeGeneration()
+            users[user]?.createZone(zone, generation: generation)
             saveResults[zone] = .success(())
         }
         for zone in zonesToDelete {
             if zone == .default {
                 deleteResults[zone] = .failure(.invalidArguments("the default zone can't be deleted"))
-            } else if storage.zones.contains(zone) {
-                storage.removeZone(zone)
+            } else if users[user]?.storage.zones.contains(zone) == true {
+                users[user]?.deleteZone(zone, reason: .deleted)
+                changed.append(zone)
                 deleteResults[zone] = .success(())
             } else {
                 deleteResults[zone] = .failure(.zoneNotFound(zone))
             }
         }
-        return (saveResults, deleteResults)
+        notifySubscribers(ofChangesIn: changed)
+        return try respond(to: request, with: (saveResults, deleteResults))
     }
 
     /// Every zone, the default zone first among equals, sorted by name.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
-        try await beginRequest(counting: \.zoneRequests, items: 0)
-        return storage.zones.sorted { ($0.zoneName, $0.ownerName) < ($1.zoneName, $1.ownerName) }
+        let request = try await beginRequest(counting: \.zoneRequests, items: 0)
+        let zones = try userDatabase().storage.zones
+        return try respond(
+            to: request, with: zones.sorted { ($0.zoneName, $0.ownerName) < ($1.zoneName, $1.ownerName) })
+    }
+
+    // MARK: Changes since a token
+
+    /// The changes to a custom zone's records since a token; see
+    /// ``CloudDatabase/recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)``. A page holds at most
+    /// ``maximumItemsPerRequest`` changes.
+    public func recordZoneChanges(
+        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
+        resultsLimit: Int?
+    ) async throws -> CloudRecordZoneChanges {
+        let request = try await beginRequest(counting: \.changeRequests, items: 0)
+        let database = try userDatabase()
+        guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
+        if let missing = Self.missingZoneError(zoneID, in: database) { throw missing }
+        guard let log = database.zoneLogs[zoneID] else { throw CloudDatabaseError.zoneNotFound(zoneID) }
+        let limit = try Self.pageSize(resultsLimit, maximum: maximumItemsPerRequest)
+        let start = try position(of: token, for: zoneID, generation: log.generation) ?? log.startSequence
+        let page = log.changes(after: start, limit: limit)
+        var changes = CloudRecordZoneChanges(
+            changeToken: ChangeLogPosition(zoneID: zoneID, generation: log.generation, sequence: page.through).token,
+            moreComing: page.more)
+        for (id, change) in page.changes {
+            switch change {
+            case .saved:
+                guard let record = database.storage.records[id] else { continue }
+                changes.modifications.append(record.keepingFields(desiredKeys))
+            case .deleted(let recordType):
+                changes.deletions.append(CloudRecordDeletion(id: id, recordType: recordType))
+            }
+        }
+        statistics.recordsFetched += changes.modifications.count
+        return try respond(to: request, with: changes)
+    }
+
+    /// The zones created, changed and deleted since a token; see
+    /// ``CloudDatabase/databaseChanges(since:resultsLimit:)``.
+    public func databaseChanges(
+        since token: CloudChangeToken?, resultsLimit: Int?
+    ) async throws -> CloudDatabaseChanges {
+        let request = try await beginRequest(counting: \.changeRequests, items: 0)
+        let log = try userDatabase().databaseLog
+        let limit = try Self.pageSize(resultsLimit, maximum: maximumItemsPerRequest)
+        let start = try position(of: token, for: nil, generation: log.generation) ?? log.startSequence
+        let page = log.changes(after: start, limit: limit)
+        var changes = CloudDatabaseChanges(
+            changeToken: ChangeLogPosition(zoneID: nil, generation: log.generation, sequence: page.through).token,
+            moreComing: page.more)
+        for (zoneID, deletion) in page.changes {
+            if let reason = deletion {
+                changes.deletions.append(CloudZoneDeletion(zoneID: zoneID, reason: reason))
+            } else {
+                changes.modifiedZoneIDs.append(zoneID)
+            }
+        }
+        return try respond(to: request, with: changes)
+    }
+
+    // MARK: The user
+
+    /// The signed-in user's record name; see ``CloudDatabase/userRecordName()``.
+    public func userRecordName() async throws -> String {
+        let request = try await beginRequest(counting: \.accountRequests, items: 0)
+        return try respond(to: request, with: try signedInUser())
+    }
+
+    /// Whether a user is signed in, or the status ``setAccountStatus(_:)`` set; see
+    /// ``CloudDatabase/accountStatus()``.
+    public func accountStatus() async throws -> CloudAccountStatus {
+        let request = try await beginRequest(counting: \.accountRequests, items: 0)
+        return try respond(to: request, with: accountStatusOverride ?? (currentUser == nil ? .noAccount : .available))
+    }
+
+    // MARK: Subscriptions
+
+    /// Saves and deletes subscriptions; see ``CloudDatabase/modifySubscriptions(saving:deleting:)``.
+    public func modifySubscriptions(
+        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
+    ) async throws -> CloudSubscriptionModifyResults {
+        let request = try await beginRequest(
+            counting: \.subscriptionRequests, items: subscriptionsToSave.count + subscriptionIDsToDelete.count)
+        let user = try signedInUser()
+        var saveResults: [CloudSubscription.ID: Result<CloudSubscription, CloudDatabaseError>] = [:]
+        var deleteResults: [CloudSubscription.ID: Result<Void, CloudDatabaseError>] = [:]
+        for subscription in subscriptionsToSave {
+            if subscription.id.isEmpty {
+                saveResults[subscription.id] = .failure(.invalidArguments("a subscription needs an ID"))
+            } else if case .zone(let zoneID) = subscription.kind, zoneID == .default {
+                saveResults[subscription.id] = .failure(
+                    .invalidArguments("the default zone has no zone subscriptions: subscribe to a custom zone"))
+            } else if case .zone(let zoneID) = subscription.kind,
+                let database = users[user], let missing = Self.missingZoneError(zoneID, in: database)
+            {
+                saveResults[subscription.id] = .failure(missing)
+            } else {
+                users[user]?.subscriptions[subscription.id] = subscription
+                saveResults[subscription.id] = .success(subscription)
+            }
+        }
+        for id in subscriptionIDsToDelete {
+            if users[user]?.subscriptions.removeValue(forKey: id) != nil {
+                deleteResults[id] = .success(())
+            } else {
+                deleteResults[id] = .failure(.invalidArguments("no subscription has the ID \(id)"))
+            }
+        }
+        return try respond(to: request, with: (saveResults, deleteResults))
+    }
+
+    /// Every subscription of the signed-in user's database, by ID.
+    public func allSubscriptions() async throws -> [CloudSubscription] {
+        let request = try await beginRequest(counting: \.subscriptionRequests, items: 0)
+        let subscriptions = try userDatabase().subscriptions.values.sorted { $0.id < $1.id }
+        return try respond(to: request, with: subscriptions)
     }
 
     // MARK: Requests
 
-    /// Counts the request, waits out the latency, and fails it if a fault or the limit says so.
-    private func beginRequest(counting counter: WritableKeyPath<Statistics, Int>, items: Int) async throws {
+    /// Counts the request, waits out the latency, and fails it if a fault or the limit says so; returns its
+    /// number.
+    private func beginRequest(counting counter: WritableKeyPath<Statistics, Int>, items: Int) async throws -> Int {
         statistics.requests += 1
         statistics[keyPath: counter] += 1
         let number = statistics.requests
         if latency > .zero { try await Task.sleep(for: latency) }
-        if let fault = faults.removeValue(forKey: number) { throw fault }
+        if let fault = faults.removeValue(forKey: number) {
+            lostResponses.remove(number)
+            throw fault
+        }
         guard items <= maximumItemsPerRequest else {
+            lostResponses.remove(number)
             throw CloudDatabaseError.limitExceeded(limit: maximumItemsPerRequest, requested: items)
+        }
+        return number
+    }
+
+    /// The response to a request, unless a test asked for it to be lost after the request took effect.
+    private func respond<Response>(to request: Int, with response: Response) throws -> Response {
+        if lostResponses.remove(request) != nil { throw CloudDatabaseError.serverResponseLost }
+        return response
+    }
+
+    /// The signed-in user, or the error CloudKit gives when the account can't be used.
+    private func signedInUser() throws -> String {
+        switch accountStatusOverride {
+        case .temporarilyUnavailable?, .couldNotDetermine?: throw CloudDatabaseError.accountTemporarilyUnavailable
+        case .restricted?: throw CloudDatabaseError.permissionFailure("the account is restricted on this device")
+        case .noAccount?: throw CloudDatabaseError.notAuthenticated
+        case .available?, nil: break
+        }
+        guard let currentUser else { throw CloudDatabaseError.notAuthenticated }
+        return currentUser
+    }
+
+    /// The signed-in user's database.
+    private func userDatabase() throws -> InMemoryUserDatabase {
+        let user = try signedInUser()
+        return users[user] ?? InMemoryUserDatabase(generation: 0)
+    }
+
+    private func takeGeneration() -> Int {
+        defer { nextGeneration += 1 }
+        return nextGeneration
+    }
+
+    /// Why a zone can't be used, or `nil` when it exists.
+    private static func missingZoneError(
+        _ zoneID: CloudRecord.ZoneID, in database: InMemoryUserDatabase
+    ) -> CloudDatabaseError? {
+        if database.storage.zones.contains(zoneID) { return nil }
+        return database.purgedZones.contains(zoneID) ? .userDeletedZone(zoneID) : .zoneNotFound(zoneID)
+    }
+
+    /// The page size a change request asks for, within what the database allows.
+    private static func pageSize(_ resultsLimit: Int?, maximum: Int) throws -> Int {
+        guard let resultsLimit else { return max(1, maximum) }
+        guard resultsLimit > 0 else {
+            throw CloudDatabaseError.invalidArguments("resultsLimit must be at least 1, or nil for the default")
+        }
+        return min(resultsLimit, max(1, maximum))
+    }
+
+    /// Where a token points in a log of this generation; `nil` for a `nil` token.
+    private func position(
+        of token: CloudChangeToken?, for zoneID: CloudRecord.ZoneID?, generation: Int
+    ) throws -> Int? {
+        guard let token else { return nil }
+        let position = try ChangeLogPosition(token: token, for: zoneID)
+        guard position.generation == generation else { throw CloudDatabaseError.changeTokenExpired(zoneID) }
+        return position.sequence
+    }
+
+    /// Collects the pushes the signed-in user's subscriptions send for changes in these zones.
+    private func notifySubscribers(ofChangesIn zones: [CloudRecord.ZoneID]) {
+        guard let currentUser, let subscriptions = users[currentUser]?.subscriptions, !subscriptions.isEmpty else {
+            return
+        }
+        let changed = Set(zones)
+        for subscription in subscriptions.values.sorted(by: { $0.id < $1.id }) {
+            let kind: CloudNotification.Kind
+            switch subscription.kind {
+            case .database:
+                guard changed.contains(where: { $0 != .default }) else { continue }
+                kind = .database
+            case .zone(let zoneID):
+                guard changed.contains(zoneID) else { continue }
+                kind = .recordZone(zoneID)
+            }
+            notifications.append(
+                CloudNotification(
+                    kind: kind, subscriptionID: subscription.id, databaseScope: .private,
+                    userRecordName: currentUser))
         }
     }
 
     private func page(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        try await beginRequest(counting: \.queryRequests, items: 0)
+        let request = try await beginRequest(counting: \.queryRequests, items: 0)
+        let database = try userDatabase()
         guard resultsLimit >= 0 else { throw CloudDatabaseError.invalidArguments("resultsLimit can't be negative") }
-        guard storage.zones.contains(cursor.zoneID) else { throw CloudDatabaseError.zoneNotFound(cursor.zoneID) }
+        if let missing = Self.missingZoneError(cursor.zoneID, in: database) { throw missing }
         guard let start = Int(cursor.position), start >= 0 else {
             throw CloudDatabaseError.invalidArguments("the cursor wasn't made by this database")
         }
         let query = cursor.query
-        let matches = storage.records.values
+        let matches = database.storage.records.values
             .filter {
                 $0.id.zoneID == cursor.zoneID && $0.recordType == query.recordType && query.predicate.matches($0)
             }
@@ -245,7 +559,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         let end = start + page.count
         let next =
             end < matches.count ? CloudQuery.Cursor(query: query, zoneID: cursor.zoneID, position: String(end)) : nil
-        return (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, next)
+        return try respond(to: request, with: (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, next))
     }
 
     private func nextChangeTag() -> String {
@@ -267,6 +581,12 @@ extension InMemoryCloudDatabase {
         public var queryRequests = 0
         /// Requests that listed, created or deleted zones.
         public var zoneRequests = 0
+        /// Requests for the changes of a zone or of the database since a token.
+        public var changeRequests = 0
+        /// Requests for the user's identity or account status.
+        public var accountRequests = 0
+        /// Requests that listed, saved or deleted subscriptions.
+        public var subscriptionRequests = 0
         /// Records returned by fetches and queries.
         public var recordsFetched = 0
         /// Records saved.
