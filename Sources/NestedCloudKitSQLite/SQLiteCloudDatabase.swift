@@ -15,6 +15,9 @@ import NestedCloudKitCodable
 ///
 /// - **Durable.** The file is in WAL mode and every request is one transaction: a process killed in the middle of
 ///   a save leaves all of it or none of it. Reopening the file gives back everything.
+/// - **Change tracking.** Each custom zone keeps a change log in the file, committed with the changes it records:
+///   `recordZoneChanges` and `databaseChanges` answer what changed since a token, at a cost proportional to the
+///   changes, and the log survives restarts. Tombstones of deleted records are bounded (``maximumTombstones``).
 /// - **Concurrent.** Any number of tasks may read and write at once; reads run in parallel, writes one at a time.
 /// - **Assets** are stored in the file with their record and deleted with it. A fetched record's assets point to
 ///   files in a cache folder beside the database (`<path>.assets/`), as CloudKit downloads assets into a cache.
@@ -28,6 +31,10 @@ public final class SQLiteCloudDatabase: CloudDatabase {
     /// The most items one request may hold; 400 by default, as CloudKit's framework.
     public let maximumItemsPerRequest: Int
 
+    /// The most tombstones of deleted records the change log keeps; older ones are compacted away as records are
+    /// deleted, so the file stays bounded, and a token that could miss one of them is expired.
+    public let maximumTombstones: Int
+
     private let pool: DatabasePool
     private let assets: AssetFiles
     private let clock: @Sendable () -> Date
@@ -37,13 +44,16 @@ public final class SQLiteCloudDatabase: CloudDatabase {
     /// - Parameters:
     ///   - path: The file's path.
     ///   - maximumItemsPerRequest: The per-request limit.
+    ///   - maximumTombstones: The most tombstones of deleted records the change log keeps (100,000 by default).
     ///   - clock: The time stamped on saved records.
     /// - Throws: ``OpenError`` when the file can't be used; the file is left as it was.
     public init(
-        path: String, maximumItemsPerRequest: Int = 400, clock: @escaping @Sendable () -> Date = { Date() }
+        path: String, maximumItemsPerRequest: Int = 400, maximumTombstones: Int = 100_000,
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         self.path = path
         self.maximumItemsPerRequest = maximumItemsPerRequest
+        self.maximumTombstones = max(0, maximumTombstones)
         self.clock = clock
         self.assets = AssetFiles(directory: URL(fileURLWithPath: path + ".assets"))
         var configuration = Configuration()
@@ -124,6 +134,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         let files = AssetFileContents(readingFilesOf: recordsToSave)
         let now = clock()
         let assets = assets
+        let maximumTombstones = maximumTombstones
         let (results, deletedRows) = try await write { database in
             let store = SQLiteRecordStore(database: database, assets: assets)
             var counter =
@@ -135,9 +146,15 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                 counter += 1
                 return String(counter, radix: 36)
             }
+            let removed = try plan.recordIDsToRemove.compactMap { id in
+                try store.storedRecord(withID: id).map { (id: id, recordType: $0["record_type"] as String) }
+            }
             let deletedRows = try store.apply(plan, contents: files.contents)
             try database.execute(
                 sql: "UPDATE metadata SET value = ? WHERE key = 'change_counter'", arguments: [counter])
+            let log = SQLiteChangeLog(database: database)
+            try log.logRecordChanges(written: plan.recordsToWrite.map(\.id), removed: removed)
+            if !removed.isEmpty { try log.compact(keepingTombstones: maximumTombstones) }
             return ((plan.saveResults, plan.deleteResults), deletedRows)
         }
         assets.removeFiles(ofRows: deletedRows)
@@ -178,6 +195,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                 try database.execute(
                     sql: "INSERT OR IGNORE INTO zone (zone_name, owner_name) VALUES (?, ?)",
                     arguments: [zone.zoneName, zone.ownerName])
+                if database.changesCount > 0 { try SQLiteChangeLog(database: database).logZoneCreated(zone) }
                 saveResults[zone] = .success(())
             }
             for zone in zonesToDelete {
@@ -191,7 +209,12 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                 try database.execute(
                     sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?",
                     arguments: [zone.zoneName, zone.ownerName])
-                deleteResults[zone] = database.changesCount > 0 ? .success(()) : .failure(.zoneNotFound(zone))
+                guard database.changesCount > 0 else {
+                    deleteResults[zone] = .failure(.zoneNotFound(zone))
+                    continue
+                }
+                try SQLiteChangeLog(database: database).logZoneDeleted(zone, reason: .deleted)
+                deleteResults[zone] = .success(())
             }
             return ((saveResults, deleteResults), deletedRows)
         }
@@ -207,7 +230,161 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         }
     }
 
+    // MARK: Changes since a token
+
+    /// The changes to a custom zone's records since a token, from the file's change log; see
+    /// `CloudDatabase.recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)`. A page holds at most
+    /// ``maximumItemsPerRequest`` changes; a token older than the zone's compaction horizon (see
+    /// ``maximumTombstones``) is expired.
+    public func recordZoneChanges(
+        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
+        resultsLimit: Int?
+    ) async throws -> CloudRecordZoneChanges {
+        guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
+        let limit = try pageSize(resultsLimit)
+        let position = try token.map { try ChangeLogPosition(token: $0, for: zoneID) }
+        let assets = assets
+        return try await read { database in
+            let log = SQLiteChangeLog(database: database)
+            guard let zone = try log.zone(zoneID) else { throw CloudDatabaseError.zoneNotFound(zoneID) }
+            if let position, position.generation != zone.generation || position.sequence < zone.horizon {
+                throw CloudDatabaseError.changeTokenExpired(zoneID)
+            }
+            let start = position?.sequence ?? zone.startSequence
+            let page = try log.recordChanges(in: zoneID, after: start, limit: limit, zone: zone)
+            let store = SQLiteRecordStore(database: database, assets: assets)
+            var changes = CloudRecordZoneChanges(
+                changeToken: ChangeLogPosition(zoneID: zoneID, generation: zone.generation, sequence: page.through)
+                    .token,
+                moreComing: page.more)
+            for change in page.changes {
+                let id = CloudRecord.ID(recordName: change.recordName, zoneID: zoneID)
+                if let recordType = change.deletedRecordType {
+                    changes.deletions.append(CloudRecordDeletion(id: id, recordType: recordType))
+                } else if let row = try store.storedRecord(withID: id) {
+                    // Assets are attached only when a field of them is returned: `desiredKeys: []` reads no file.
+                    let withAssets = desiredKeys.map { !$0.isEmpty } ?? true
+                    changes.modifications.append(
+                        try store.decode(row, id: id, withAssets: withAssets).keepingFields(desiredKeys))
+                }
+            }
+            return changes
+        }
+    }
+
+    /// The zones created, changed and deleted since a token; see `CloudDatabase.databaseChanges(since:resultsLimit:)`.
+    public func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges
+    {
+        let limit = try pageSize(resultsLimit)
+        let position = try token.map { try ChangeLogPosition(token: $0, for: nil) }
+        return try await read { database in
+            let log = SQLiteChangeLog(database: database)
+            let generation = try log.databaseLog().generation
+            if let position, position.generation != generation { throw CloudDatabaseError.changeTokenExpired(nil) }
+            let page = try log.zoneChanges(after: position?.sequence ?? 0, limit: limit)
+            var changes = CloudDatabaseChanges(
+                changeToken: ChangeLogPosition(zoneID: nil, generation: generation, sequence: page.through).token,
+                moreComing: page.more)
+            for (zoneID, deletion) in page.changes {
+                if let reason = deletion {
+                    changes.deletions.append(CloudZoneDeletion(zoneID: zoneID, reason: reason))
+                } else {
+                    changes.modifiedZoneIDs.append(zoneID)
+                }
+            }
+            return changes
+        }
+    }
+
+    /// Deletes the oldest tombstones of deleted records until at most `limit` remain. Each write already keeps the
+    /// file within ``maximumTombstones``; call this to shrink it further. A token that could miss a deletion
+    /// compacted away is expired afterwards: its client fetches the zone again from a `nil` token.
+    public func compactChangeLog(keepingTombstones limit: Int) async throws {
+        _ = try await write { database in try SQLiteChangeLog(database: database).compact(keepingTombstones: limit) }
+    }
+
+    // MARK: The user
+
+    /// The file's own user: a record name made when the file was created, the same every time it is opened.
+    public func userRecordName() async throws -> String {
+        try await read { database in
+            try String.fetchOne(database, sql: "SELECT value FROM text_metadata WHERE key = 'user_record_name'")
+                ?? "_defaultUser"
+        }
+    }
+
+    /// Always ``CloudAccountStatus/available``: a local file has no account to lose.
+    public func accountStatus() async throws -> CloudAccountStatus {
+        .available
+    }
+
+    // MARK: Subscriptions
+
+    /// Saves and deletes subscriptions in the file. A local database sends no pushes: subscriptions are kept so
+    /// that code written for CloudKit runs unchanged, and a client polls instead.
+    public func modifySubscriptions(
+        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
+    ) async throws -> CloudSubscriptionModifyResults {
+        try checkLimit(subscriptionsToSave.count + subscriptionIDsToDelete.count)
+        return try await write { database in
+            var saveResults: [CloudSubscription.ID: Result<CloudSubscription, CloudDatabaseError>] = [:]
+            var deleteResults: [CloudSubscription.ID: Result<Void, CloudDatabaseError>] = [:]
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let log = SQLiteChangeLog(database: database)
+            for subscription in subscriptionsToSave {
+                if subscription.id.isEmpty {
+                    saveResults[subscription.id] = .failure(.invalidArguments("a subscription needs an ID"))
+                    continue
+                }
+                if case .zone(let zoneID) = subscription.kind {
+                    if zoneID == .default {
+                        saveResults[subscription.id] = .failure(
+                            .invalidArguments("the default zone has no zone subscriptions: subscribe to a custom zone"))
+                        continue
+                    }
+                    if try log.zone(zoneID) == nil {
+                        saveResults[subscription.id] = .failure(.zoneNotFound(zoneID))
+                        continue
+                    }
+                }
+                let body = String(decoding: try encoder.encode(subscription), as: UTF8.self)
+                try database.execute(
+                    sql: "INSERT OR REPLACE INTO subscription (id, body) VALUES (?, ?)",
+                    arguments: [subscription.id, body])
+                saveResults[subscription.id] = .success(subscription)
+            }
+            for id in subscriptionIDsToDelete {
+                try database.execute(sql: "DELETE FROM subscription WHERE id = ?", arguments: [id])
+                deleteResults[id] =
+                    database.changesCount > 0
+                    ? .success(()) : .failure(.invalidArguments("no subscription has the ID \(id)"))
+            }
+            return (saveResults, deleteResults)
+        }
+    }
+
+    /// Every subscription saved in the file, by ID.
+    public func allSubscriptions() async throws -> [CloudSubscription] {
+        try await read { database in
+            let decoder = JSONDecoder()
+            return try String.fetchAll(database, sql: "SELECT body FROM subscription ORDER BY id").compactMap {
+                // A subscription a newer version wrote in a form this one doesn't read is skipped, not fatal.
+                try? decoder.decode(CloudSubscription.self, from: Data($0.utf8))
+            }
+        }
+    }
+
     // MARK: Requests
+
+    /// The page size a change request asks for, within the per-request limit.
+    private func pageSize(_ resultsLimit: Int?) throws -> Int {
+        guard let resultsLimit else { return max(1, maximumItemsPerRequest) }
+        guard resultsLimit > 0 else {
+            throw CloudDatabaseError.invalidArguments("resultsLimit must be at least 1, or nil for the default")
+        }
+        return min(resultsLimit, max(1, maximumItemsPerRequest))
+    }
 
     private func checkLimit(_ items: Int) throws {
         guard items <= maximumItemsPerRequest else {

@@ -8,15 +8,30 @@ enum Schema {
     /// `PRAGMA application_id`: "NCKC", marking the file as this library's.
     static let applicationID: Int32 = 0x4E43_4B43
 
-    /// `PRAGMA user_version`: the schema version this library writes. Later versions migrate from it.
-    static let currentVersion = 1
+    /// `PRAGMA user_version`: the schema version this library writes. Files of an earlier version are migrated
+    /// when opened: 2 added the change log.
+    static let currentVersion = 2
 
-    /// Creates the schema in a new file, after checking that the file is new or this library's.
+    /// Creates the schema in a new file, or migrates an earlier version's, after checking that the file is new or
+    /// this library's.
     static func prepare(_ database: Database, path: String) throws {
-        if try check(database, path: path) == .new { try create(database) }
+        switch try check(database, path: path) {
+        case .new:
+            try create(database)
+            try addChangeLog(database)
+            try database.execute(sql: "PRAGMA user_version = \(currentVersion)")
+        case .current(let version) where version < 2:
+            try addChangeLog(database)
+            try database.execute(sql: "PRAGMA user_version = \(currentVersion)")
+        case .current:
+            break
+        }
     }
 
-    enum State { case new, current }
+    enum State: Equatable {
+        case new
+        case current(version: Int)
+    }
 
     /// Whether the file is new (empty) or this library's, in a version it reads; any other file is an
     /// ``SQLiteCloudDatabase/OpenError``. Reads only.
@@ -33,7 +48,7 @@ enum Schema {
             throw SQLiteCloudDatabase.OpenError.unsupportedSchemaVersion(
                 path: path, found: version, supported: currentVersion)
         }
-        return .current
+        return .current(version: version)
     }
 
     private static func create(_ database: Database) throws {
@@ -107,6 +122,73 @@ enum Schema {
             arguments: [CloudRecord.ZoneID.default.zoneName, CloudRecord.ZoneID.default.ownerName]
         )
         try database.execute(sql: "PRAGMA application_id = \(applicationID)")
-        try database.execute(sql: "PRAGMA user_version = \(currentVersion)")
+    }
+
+    /// Version 2: the change log. Each record row carries the sequence number of its latest change; deleted
+    /// records leave a tombstone; each zone has a generation (a zone created again starts a new one, so tokens of
+    /// its earlier life are expired), the sequence number it started at, its latest change, and the horizon below
+    /// which its tombstones were compacted away. Records that exist when a file is migrated get sequence numbers
+    /// in the order they were first saved.
+    private static func addChangeLog(_ database: Database) throws {
+        try database.execute(
+            sql: """
+                ALTER TABLE record ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+                UPDATE record SET change_seq = id;
+                CREATE INDEX record_by_change ON record (zone_name, owner_name, change_seq);
+                CREATE INDEX record_by_modification ON record (zone_name, owner_name, modified_at);
+
+                ALTER TABLE zone ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE zone ADD COLUMN start_seq INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE zone ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE zone ADD COLUMN horizon_seq INTEGER NOT NULL DEFAULT 0;
+                UPDATE zone SET change_seq = coalesce((SELECT max(id) FROM record
+                    WHERE record.zone_name = zone.zone_name AND record.owner_name = zone.owner_name), 0);
+                CREATE INDEX zone_by_change ON zone (change_seq);
+
+                CREATE TABLE record_tombstone (
+                    zone_name TEXT NOT NULL,
+                    owner_name TEXT NOT NULL,
+                    record_name TEXT NOT NULL,
+                    record_type TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (zone_name, owner_name, record_name)
+                ) WITHOUT ROWID;
+                CREATE INDEX record_tombstone_by_seq ON record_tombstone (zone_name, owner_name, seq);
+                CREATE INDEX record_tombstone_by_age ON record_tombstone (seq);
+
+                CREATE TABLE zone_tombstone (
+                    zone_name TEXT NOT NULL,
+                    owner_name TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (zone_name, owner_name)
+                ) WITHOUT ROWID;
+                CREATE INDEX zone_tombstone_by_seq ON zone_tombstone (seq);
+
+                CREATE TABLE subscription (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    body TEXT NOT NULL
+                );
+
+                CREATE TABLE text_metadata (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL
+                );
+                """)
+        // Every zone gets a generation of its own; the counters continue from there.
+        let zones = try Row.fetchAll(database, sql: "SELECT zone_name, owner_name FROM zone ORDER BY zone_name")
+        for (index, zone) in zones.enumerated() {
+            try database.execute(
+                sql: "UPDATE zone SET generation = ? WHERE zone_name = ? AND owner_name = ?",
+                arguments: [index + 1, zone["zone_name"] as String, zone["owner_name"] as String])
+        }
+        let sequence = try Int.fetchOne(database, sql: "SELECT coalesce(max(id), 0) FROM record") ?? 0
+        try database.execute(
+            sql: """
+                INSERT INTO metadata (key, value) VALUES ('change_sequence', ?), ('next_generation', ?),
+                    ('database_generation', 0);
+                INSERT INTO text_metadata (key, value) VALUES ('user_record_name', ?);
+                """,
+            arguments: [sequence, zones.count + 1, "_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")])
     }
 }

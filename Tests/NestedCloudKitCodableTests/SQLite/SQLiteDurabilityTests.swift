@@ -58,6 +58,14 @@ struct SQLiteDurabilityTests {
                 stored.matchResults.count == 0 || stored.matchResults.count == count,
                 "killed \(moment): \(stored.matchResults.count) of \(count) records")
             #expect(outcome.finished == (stored.matchResults.count == count))
+            // The change log is committed with the records it logs: it lists exactly what is stored.
+            if try await database.allRecordZones().contains(zone) {
+                let logged = try await database.recordZoneChanges(
+                    inZoneWith: zone, since: nil, desiredKeys: [], resultsLimit: nil)
+                #expect(
+                    logged.modifications.count == stored.matchResults.count && !logged.moreComing,
+                    "killed \(moment): \(logged.modifications.count) logged, \(stored.matchResults.count) stored")
+            }
         }
         #expect(killedWhileWriting > 0, "no run was killed while the save was writing")
     }
@@ -124,7 +132,7 @@ struct SQLiteDurabilityTests {
         try queue.close()
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
 
-        #expect(throws: SQLiteCloudDatabase.OpenError.unsupportedSchemaVersion(path: path, found: 99, supported: 1)) {
+        #expect(throws: SQLiteCloudDatabase.OpenError.unsupportedSchemaVersion(path: path, found: 99, supported: 2)) {
             try SQLiteCloudDatabase(path: path)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)

@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+import NestedCloudKitSQLite
+import Testing
+
+/// The SQLite database's change log: persistent, migrated into older files, bounded.
+@Suite("SQLite change log")
+struct SQLiteChangeLogTests {
+    private let zone = CloudRecord.ZoneID(zoneName: "Synced")
+
+    private func note(_ name: String) -> CloudRecord {
+        record("Note", name, ["text": .string(name)], zone: zone)
+    }
+
+    @Test func theLogAndItsTokensSurviveARestart() async throws {
+        let path = temporaryDatabasePath("restart")
+        var database = try SQLiteCloudDatabase(path: path)
+        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
+        _ = try await database.saveRecords([note("a"), note("b")])
+        let token = try await database.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
+        let databaseToken = try await database.databaseChanges(since: nil).changeToken
+        let user = try await database.userRecordName()
+        try await database.deleteRecord(withID: CloudRecord.ID(recordName: "a", zoneID: zone))
+        _ = try await database.save(note("c"))
+        try database.close()
+
+        database = try SQLiteCloudDatabase(path: path)
+        let changes = try await database.recordZoneChanges(inZoneWith: zone, since: token)
+        #expect(changes.modifications.map(\.id.recordName) == ["c"])
+        #expect(
+            changes.deletions == [
+                CloudRecordDeletion(id: CloudRecord.ID(recordName: "a", zoneID: zone), recordType: "Note")
+            ])
+        #expect(try await database.databaseChanges(since: databaseToken).modifiedZoneIDs == [zone])
+        #expect(try await database.userRecordName() == user)
+        try database.close()
+    }
+
+    @Test func aFileOfTheFirstSchemaIsMigratedWithItsRecordsInTheLog() async throws {
+        let path = temporaryDatabasePath("version-1")
+        let database = try SQLiteCloudDatabase(path: path)
+        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
+        let saved = try await database.saveRecords([note("a"), note("b")])
+        try database.close()
+        // Back to version 1's layout: what a file written by the previous release holds.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.writeWithoutTransaction { database in
+            try database.execute(
+                sql: """
+                    DROP INDEX record_by_change; DROP INDEX record_by_modification; DROP INDEX zone_by_change;
+                    ALTER TABLE record DROP COLUMN change_seq;
+                    ALTER TABLE zone DROP COLUMN generation; ALTER TABLE zone DROP COLUMN start_seq;
+                    ALTER TABLE zone DROP COLUMN change_seq; ALTER TABLE zone DROP COLUMN horizon_seq;
+                    DROP TABLE record_tombstone; DROP TABLE zone_tombstone; DROP TABLE subscription;
+                    DROP TABLE text_metadata;
+                    DELETE FROM metadata WHERE key <> 'change_counter';
+                    PRAGMA user_version = 1;
+                    """)
+        }
+        try queue.close()
+
+        let migrated = try SQLiteCloudDatabase(path: path)
+        let changes = try await migrated.recordZoneChanges(inZoneWith: zone, since: nil)
+        #expect(changes.modifications == saved)
+        let token = changes.changeToken
+        _ = try await migrated.save(note("c"))
+        #expect(
+            try await migrated.recordZoneChanges(inZoneWith: zone, since: token).modifications.map(\.id.recordName) == [
+                "c"
+            ])
+        #expect(try await migrated.databaseChanges(since: nil).modifiedZoneIDs == [zone])
+        try migrated.close()
+    }
+
+    @Test func tombstonesAreBoundedAndATokenThatCouldMissOneIsExpired() async throws {
+        let path = temporaryDatabasePath("bounded")
+        let database = try SQLiteCloudDatabase(path: path, maximumTombstones: 10)
+        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
+        _ = try await database.saveRecords((0..<40).map { note("n\($0)") })
+        let early = try await database.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
+        for index in 0..<30 {
+            try await database.deleteRecord(withID: CloudRecord.ID(recordName: "n\(index)", zoneID: zone))
+        }
+        let late = try await database.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
+
+        let tombstones = try await DatabaseQueue(path: path).read {
+            try Int.fetchOne($0, sql: "SELECT count(*) FROM record_tombstone") ?? -1
+        }
+        #expect(tombstones <= 10)
+        await #expect(throws: CloudDatabaseError.changeTokenExpired(zone)) {
+            _ = try await database.recordZoneChanges(inZoneWith: zone, since: early)
+        }
+        let current = try await database.recordZoneChanges(inZoneWith: zone, since: late)
+        #expect(current.modifications.isEmpty && current.deletions.isEmpty)
+        let everything = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
+        #expect(Set(everything.modifications.map(\.id.recordName)) == Set((30..<40).map { "n\($0)" }))
+        try database.close()
+    }
+}
