@@ -57,4 +57,34 @@ actor RequestCountingDatabase: CloudDatabase {
     func allRecordZones() async throws -> [CloudRecord.ZoneID] {
         try await base.allRecordZones()
     }
+
+    func recordZoneChanges(
+        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
+        resultsLimit: Int?
+    ) async throws -> CloudRecordZoneChanges {
+        try await base.recordZoneChanges(
+            inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    }
+
+    func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges {
+        try await base.databaseChanges(since: token, resultsLimit: resultsLimit)
+    }
+
+    func userRecordName() async throws -> String {
+        try await base.userRecordName()
+    }
+
+    func accountStatus() async throws -> CloudAccountStatus {
+        try await base.accountStatus()
+    }
+
+    func modifySubscriptions(
+        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
+    ) async throws -> CloudSubscriptionModifyResults {
+        try await base.modifySubscriptions(saving: subscriptionsToSave, deleting: subscriptionIDsToDelete)
+    }
+
+    func allSubscriptions() async throws -> [CloudSubscription] {
+        try await base.allSubscriptions()
+    }
 }

@@ -21,7 +21,13 @@ struct DatabaseBackend: Sendable, CustomTestStringConvertible {
     var reportsAncestors = true
     /// Whether the backend stores encrypted fields. CloudKit Web Services can't: it refuses them.
     var keepsEncryptedFields = true
-    let make: @Sendable (_ maximumItemsPerRequest: Int) async throws -> any CloudDatabase
+    let make:
+        @Sendable (_ maximumItemsPerRequest: Int, _ clock: @escaping @Sendable () -> Date) async throws ->
+            any CloudDatabase
+    /// Makes the change tokens a database of this backend gave expire, as CloudKit does after a while: every
+    /// token for the in-memory database (and the Web Services stand-in, which answers from one); for SQLite, every
+    /// token that could miss a deletion, by compacting every tombstone away.
+    let expireChangeTokens: @Sendable (any CloudDatabase) async throws -> Void
 
     var testDescription: String { name }
 
@@ -34,32 +40,74 @@ struct DatabaseBackend: Sendable, CustomTestStringConvertible {
             })
     }
 
-    /// A fresh, empty database; 400 items per request, as CloudKit's framework, unless a test needs another limit.
-    func makeDatabase(maximumItemsPerRequest: Int = 400) async throws -> any CloudDatabase {
-        try await make(maximumItemsPerRequest)
+    /// A fresh, empty database; 400 items per request, as CloudKit's framework, unless a test needs another limit;
+    /// records stamped with the time now, unless a test gives a clock.
+    func makeDatabase(
+        maximumItemsPerRequest: Int = 400, clock: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> any CloudDatabase {
+        try await make(maximumItemsPerRequest, clock)
     }
 }
+
+/// The in-memory database behind each Web Services database the suite made, so a test can reach past HTTP to
+/// the server's controls.
+actor StandInDatabases {
+    static let shared = StandInDatabases()
+    private var databases: [ObjectIdentifier: InMemoryCloudDatabase] = [:]
+
+    func register(_ database: InMemoryCloudDatabase, behind client: CloudKitWebServicesDatabase) {
+        databases[ObjectIdentifier(client)] = database
+    }
+
+    func database(behind client: any CloudDatabase) -> InMemoryCloudDatabase? {
+        (client as? CloudKitWebServicesDatabase).flatMap { databases[ObjectIdentifier($0)] }
+    }
+}
+
+/// A backend refused a test control it doesn't have.
+struct UnsupportedTestControl: Error {}
 
 extension DatabaseBackend {
     /// Every backend the conformance suite runs against.
     static let all: [DatabaseBackend] = [.inMemory, .sqlite, .webServices]
 
-    static let inMemory = DatabaseBackend(name: "in-memory") { limit in
-        InMemoryCloudDatabase(maximumItemsPerRequest: limit)
-    }
+    static let inMemory = DatabaseBackend(
+        name: "in-memory",
+        make: { limit, clock in InMemoryCloudDatabase(maximumItemsPerRequest: limit, clock: clock) },
+        expireChangeTokens: { database in
+            guard let database = database as? InMemoryCloudDatabase else { throw UnsupportedTestControl() }
+            await database.expireChangeTokens()
+        })
 
-    static let sqlite = DatabaseBackend(name: "SQLite") { limit in
-        try SQLiteCloudDatabase(path: temporaryDatabasePath(), maximumItemsPerRequest: limit)
-    }
+    static let sqlite = DatabaseBackend(
+        name: "SQLite",
+        make: { limit, clock in
+            try SQLiteCloudDatabase(path: temporaryDatabasePath(), maximumItemsPerRequest: limit, clock: clock)
+        },
+        expireChangeTokens: { database in
+            guard let database = database as? SQLiteCloudDatabase else { throw UnsupportedTestControl() }
+            try await database.compactChangeLog(keepingTombstones: 0)
+        })
 
     /// The CloudKit Web Services client over real HTTP, against a loopback server that answers as the
     /// documentation says from an in-memory database (``WebServicesStandIn``), as a signed-in user of the private
     /// database.
     static let webServices = DatabaseBackend(
         name: "Web Services", keepsFieldOrder: false, keepsEmptyListTypes: false, reportsAncestors: false,
-        keepsEncryptedFields: false
-    ) { limit in
-        let standIn = WebServicesStandIn(database: InMemoryCloudDatabase(maximumItemsPerRequest: 400))
+        keepsEncryptedFields: false,
+        make: { limit, clock in try await makeWebServicesDatabase(maximumItemsPerRequest: limit, clock: clock) },
+        expireChangeTokens: { database in
+            guard let standIn = await StandInDatabases.shared.database(behind: database) else {
+                throw UnsupportedTestControl()
+            }
+            await standIn.expireChangeTokens()
+        })
+
+    private static func makeWebServicesDatabase(
+        maximumItemsPerRequest limit: Int, clock: @escaping @Sendable () -> Date
+    ) async throws -> any CloudDatabase {
+        let inMemory = InMemoryCloudDatabase(maximumItemsPerRequest: 400, clock: clock)
+        let standIn = WebServicesStandIn(database: inMemory)
         let server = try await LoopbackCloudKitServer.start { await standIn.respond(to: $0) }
         var configuration = CloudKitWebServicesConfiguration(
             containerIdentifier: "iCloud.com.example.Conformance", environment: .development, database: .private,
@@ -69,7 +117,9 @@ extension DatabaseBackend {
             retryPolicy: .never, requestTimeout: .seconds(120)
         )
         configuration.maximumOperationsPerRequest = limit
-        return try CloudKitWebServicesDatabase(configuration: configuration)
+        let client = try CloudKitWebServicesDatabase(configuration: configuration)
+        await StandInDatabases.shared.register(inMemory, behind: client)
+        return client
     }
 }
 
