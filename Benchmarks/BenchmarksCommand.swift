@@ -43,6 +43,7 @@ struct BenchmarksCommand: AsyncParsableCommand {
         if wanted("resolve.chain") { results.append(try await workloads.resolveChain()) }
         if wanted("resolve.wide") { results.append(try await workloads.resolveWide()) }
         if wanted("sqlite") { results += try await workloads.sqlite() }
+        if wanted("changes") { results += try await workloads.changes() }
         if wanted("webservices") { results += try workloads.webServices() }
 
         if json {

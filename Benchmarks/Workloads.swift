@@ -12,10 +12,14 @@ struct Sizes {
     var treeFanOuts = [20, 20, 24]
     var sqliteRecords = 10_000
     var latency = Duration.milliseconds(10)
+    /// The zones in which one change is read (changes since a token).
+    var smallZone = 1_000
+    var largeZone = 100_000
 
     static let full = Sizes()
     static let quick = Sizes(
-        flatValues: 2_000, students: 100, books: 500, chainDepth: 5, treeFanOuts: [5, 5, 8], sqliteRecords: 1_000)
+        flatValues: 2_000, students: 100, books: 500, chainDepth: 5, treeFanOuts: [5, 5, 8], sqliteRecords: 1_000,
+        smallZone: 200, largeZone: 2_000)
 }
 
 struct Workloads {
