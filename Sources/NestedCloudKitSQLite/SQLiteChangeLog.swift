@@ -35,20 +35,39 @@ struct SQLiteChangeLog {
     }
 
     /// Logs the records a modify request wrote and removed, in order.
+    ///
+    /// The sequence counter is read and written once per request, and tombstones are looked for only in zones
+    /// that have some: a large save costs one extra statement per record.
     func logRecordChanges(written: [CloudRecord.ID], removed: [(id: CloudRecord.ID, recordType: String)]) throws {
+        guard !written.isEmpty || !removed.isEmpty else { return }
+        var sequence =
+            try Int.fetchOne(database, sql: "SELECT value FROM metadata WHERE key = 'change_sequence'") ?? 0
         var lastChange: [CloudRecord.ZoneID: Int] = [:]
+        var zonesWithTombstones: [CloudRecord.ZoneID: Bool] = [:]
+        let setSequence = try database.cachedStatement(
+            sql: "UPDATE record SET change_seq = ? WHERE zone_name = ? AND owner_name = ? AND record_name = ?")
         for id in written {
-            let sequence = try nextSequence()
-            try database.execute(
-                sql: "UPDATE record SET change_seq = ? WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
-                arguments: [sequence, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
-            try database.execute(
-                sql: "DELETE FROM record_tombstone WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
-                arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+            sequence += 1
+            try setSequence.execute(arguments: [sequence, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
             lastChange[id.zoneID] = sequence
+            let hasTombstones = try zonesWithTombstones[id.zoneID] ?? {
+                let found =
+                    try Bool.fetchOne(
+                        database,
+                        sql: "SELECT EXISTS (SELECT 1 FROM record_tombstone WHERE zone_name = ? AND owner_name = ?)",
+                        arguments: [id.zoneID.zoneName, id.zoneID.ownerName]) ?? false
+                zonesWithTombstones[id.zoneID] = found
+                return found
+            }()
+            if hasTombstones {
+                // A record saved again is no longer deleted: its tombstone would report it gone.
+                try database.execute(
+                    sql: "DELETE FROM record_tombstone WHERE zone_name = ? AND owner_name = ? AND record_name = ?",
+                    arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
+            }
         }
         for (id, recordType) in removed where id.zoneID != .default {
-            let sequence = try nextSequence()
+            sequence += 1
             try database.execute(
                 sql: """
                     INSERT OR REPLACE INTO record_tombstone (zone_name, owner_name, record_name, record_type, seq)
@@ -57,6 +76,8 @@ struct SQLiteChangeLog {
                 arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName, recordType, sequence])
             lastChange[id.zoneID] = sequence
         }
+        try database.execute(
+            sql: "UPDATE metadata SET value = ? WHERE key = 'change_sequence'", arguments: [sequence])
         for (zone, sequence) in lastChange where zone != .default {
             // The zone's latest change: what its tokens cover, and what orders it among the database's changes.
             try database.execute(
