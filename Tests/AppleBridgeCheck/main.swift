@@ -133,38 +133,46 @@ func describe(_ comparisons: [QueryComparison]) -> [String] {
                 "ref:\(reference.recordID.recordName):\(reference.action.rawValue)"
             case let string as NSString: "string:\(string)"
             case let number as NSNumber: "number:\(number)"
+            case let date as NSDate: "date:\(Int(date.timeIntervalSince1970))"
+            case let id as CKRecord.ID: "id:\(id.recordName)@\(id.zoneID.zoneName)"
             default: "\(type(of: comparison.argument))"
             }
         return "\(comparison.field) \(comparison.format) \(argument)"
     }
 }
 check(
-    (try? describe(QueryComparison.comparisons(of: .references(school, in: "school"), listFields: people))) == [
-        "school %K == %@ ref:s1:0"
-    ],
+    (try? describe(QueryComparison.comparisons(of: .references(school, in: "school"), listFields: people, zoneID: zone)))
+        == [
+            "school %K == %@ ref:s1:0"
+        ],
     "a reference to a record is == on a single reference field, with a reference that has no action")
 check(
-    (try? describe(QueryComparison.comparisons(of: .references(club, in: "clubs"), listFields: people))) == [
-        "clubs %K CONTAINS %@ ref:c1:0"
-    ],
+    (try? describe(QueryComparison.comparisons(of: .references(club, in: "clubs"), listFields: people, zoneID: zone)))
+        == [
+            "clubs %K CONTAINS %@ ref:c1:0"
+        ],
     "a reference to a record is CONTAINS on a reference list field")
 check(
-    (try? describe(QueryComparison.comparisons(of: .equals(field: "tags", value: .string("swift")), listFields: people)))
+    (try? describe(
+        QueryComparison.comparisons(
+            of: .equals(field: "tags", value: .string("swift")), listFields: people, zoneID: zone)))
         == ["tags %K CONTAINS %@ string:swift"],
     ".equals on a list field tests membership with CONTAINS")
 check(
-    (try? describe(QueryComparison.comparisons(of: .equals(field: "name", value: .string("Ann")), listFields: people)))
+    (try? describe(
+        QueryComparison.comparisons(of: .equals(field: "name", value: .string("Ann")), listFields: people, zoneID: zone)
+    ))
         == ["name %K == %@ string:Ann"],
     ".equals on a single field is ==")
 check(
     (try? describe(
         QueryComparison.comparisons(
             of: .equals(field: "school", value: .reference(CloudReference(recordID: school, action: .deleteSelf))),
-            listFields: people
+            listFields: people, zoneID: zone
         ))) == ["school %K == %@ ref:s1:0"], ".equals with a reference matches by record, whatever the action")
 let compound = try QueryComparison.comparisons(
     of: .and([.references(school, in: "school"), .all, .and([.equals(field: "grade", value: .int64(3))])]),
-    listFields: people
+    listFields: people, zoneID: zone
 )
 check(
     describe(compound) == ["school %K == %@ ref:s1:0", "grade %K == %@ number:3"],
@@ -173,13 +181,15 @@ check(compound.allSatisfy { !$0.format.contains("OR") }, "no comparison uses OR,
 check(
     (try? database.ckQuery(
         CloudQuery(
-            recordType: "Person", predicate: .and([.references(school, in: "school"), .references(club, in: "clubs")]))))
+            recordType: "Person", predicate: .and([.references(school, in: "school"), .references(club, in: "clubs")])),
+        zoneID: zone))
         .map { ($0.predicate as? NSCompoundPredicate)?.compoundPredicateType == .and } == true,
     "several comparisons are one AND compound")
 check(
-    (try? database.ckQuery(CloudQuery(recordType: "Person", predicate: .references(school, in: "school")))).map {
-        !($0.predicate is NSCompoundPredicate)
-    } == true,
+    (try? database.ckQuery(CloudQuery(recordType: "Person", predicate: .references(school, in: "school")), zoneID: zone))
+        .map {
+            !($0.predicate is NSCompoundPredicate)
+        } == true,
     "one comparison is no compound")
 check(
     (await thrownError {
