@@ -133,38 +133,46 @@ func describe(_ comparisons: [QueryComparison]) -> [String] {
                 "ref:\(reference.recordID.recordName):\(reference.action.rawValue)"
             case let string as NSString: "string:\(string)"
             case let number as NSNumber: "number:\(number)"
+            case let date as NSDate: "date:\(Int(date.timeIntervalSince1970))"
+            case let id as CKRecord.ID: "id:\(id.recordName)@\(id.zoneID.zoneName)"
             default: "\(type(of: comparison.argument))"
             }
         return "\(comparison.field) \(comparison.format) \(argument)"
     }
 }
 check(
-    (try? describe(QueryComparison.comparisons(of: .references(school, in: "school"), listFields: people))) == [
-        "school %K == %@ ref:s1:0"
-    ],
+    (try? describe(QueryComparison.comparisons(of: .references(school, in: "school"), listFields: people, zoneID: zone)))
+        == [
+            "school %K == %@ ref:s1:0"
+        ],
     "a reference to a record is == on a single reference field, with a reference that has no action")
 check(
-    (try? describe(QueryComparison.comparisons(of: .references(club, in: "clubs"), listFields: people))) == [
-        "clubs %K CONTAINS %@ ref:c1:0"
-    ],
+    (try? describe(QueryComparison.comparisons(of: .references(club, in: "clubs"), listFields: people, zoneID: zone)))
+        == [
+            "clubs %K CONTAINS %@ ref:c1:0"
+        ],
     "a reference to a record is CONTAINS on a reference list field")
 check(
-    (try? describe(QueryComparison.comparisons(of: .equals(field: "tags", value: .string("swift")), listFields: people)))
+    (try? describe(
+        QueryComparison.comparisons(
+            of: .equals(field: "tags", value: .string("swift")), listFields: people, zoneID: zone)))
         == ["tags %K CONTAINS %@ string:swift"],
     ".equals on a list field tests membership with CONTAINS")
 check(
-    (try? describe(QueryComparison.comparisons(of: .equals(field: "name", value: .string("Ann")), listFields: people)))
+    (try? describe(
+        QueryComparison.comparisons(of: .equals(field: "name", value: .string("Ann")), listFields: people, zoneID: zone)
+    ))
         == ["name %K == %@ string:Ann"],
     ".equals on a single field is ==")
 check(
     (try? describe(
         QueryComparison.comparisons(
             of: .equals(field: "school", value: .reference(CloudReference(recordID: school, action: .deleteSelf))),
-            listFields: people
+            listFields: people, zoneID: zone
         ))) == ["school %K == %@ ref:s1:0"], ".equals with a reference matches by record, whatever the action")
 let compound = try QueryComparison.comparisons(
     of: .and([.references(school, in: "school"), .all, .and([.equals(field: "grade", value: .int64(3))])]),
-    listFields: people
+    listFields: people, zoneID: zone
 )
 check(
     describe(compound) == ["school %K == %@ ref:s1:0", "grade %K == %@ number:3"],
@@ -173,13 +181,15 @@ check(compound.allSatisfy { !$0.format.contains("OR") }, "no comparison uses OR,
 check(
     (try? database.ckQuery(
         CloudQuery(
-            recordType: "Person", predicate: .and([.references(school, in: "school"), .references(club, in: "clubs")]))))
+            recordType: "Person", predicate: .and([.references(school, in: "school"), .references(club, in: "clubs")])),
+        zoneID: zone))
         .map { ($0.predicate as? NSCompoundPredicate)?.compoundPredicateType == .and } == true,
     "several comparisons are one AND compound")
 check(
-    (try? database.ckQuery(CloudQuery(recordType: "Person", predicate: .references(school, in: "school")))).map {
-        !($0.predicate is NSCompoundPredicate)
-    } == true,
+    (try? database.ckQuery(CloudQuery(recordType: "Person", predicate: .references(school, in: "school")), zoneID: zone))
+        .map {
+            !($0.predicate is NSCompoundPredicate)
+        } == true,
     "one comparison is no compound")
 check(
     (await thrownError {
@@ -471,6 +481,271 @@ cancelled.cancel()
 check(
     await thrownError { try await cancelled.value } is CancellationError,
     "a cancelled task's request ends with CancellationError")
+
+// MARK: 7. Changes since a token, on a fresh container.
+
+let changesContainer = CKContainer(identifier: "iCloud.changes")
+let changes = CloudKitDatabase(changesContainer.privateCloudDatabase, container: changesContainer)
+let sync = CloudRecord.ZoneID(zoneName: "Sync")
+_ = try await changes.modifyRecordZones(saving: [sync], deleting: [])
+func note(_ name: String, in zoneID: CloudRecord.ZoneID = sync) -> CloudRecord {
+    CloudRecord(
+        recordType: "Note", id: CloudRecord.ID(recordName: name, zoneID: zoneID), fields: ["text": .string(name)])
+}
+/// The CloudDatabaseError a call throws, or `nil`.
+@MainActor
+func databaseError<T>(_ body: () async throws -> T) async -> CloudDatabaseError? {
+    await thrownError(body) as? CloudDatabaseError
+}
+
+_ = try await changes.saveRecords([note("z")])
+_ = try await changes.saveRecords([note("b"), note("a")])
+let firstPage = try await changes.recordZoneChanges(inZoneWith: sync, since: nil)
+check(
+    firstPage.modifications.map(\.id.recordName) == ["z", "a", "b"] && !firstPage.moreComing,
+    "changed records come by modification date, then by name (a request's records share a date)")
+check(
+    firstPage.modifications.first?["text"] == .string("z")
+        && firstPage.modifications.first?.systemFields?.changeTag != nil,
+    "changed records carry their fields and system fields")
+let storedToken = try JSONDecoder().decode(CloudChangeToken.self, from: JSONEncoder().encode(firstPage.changeToken))
+check(
+    storedToken == firstPage.changeToken && (try? CloudKitDatabase.serverChangeToken(storedToken)) != nil,
+    "a token is CloudKit's CKServerChangeToken, securely archived, and survives being stored as JSON")
+_ = try await changes.saveRecords([note("c")])
+try await changes.deleteRecord(withID: note("a").id)
+let secondPage = try await changes.recordZoneChanges(inZoneWith: sync, since: storedToken)
+check(
+    secondPage.modifications.map(\.id.recordName) == ["c"]
+        && secondPage.deletions == [CloudRecordDeletion(id: note("a").id, recordType: "Note")],
+    "a stored token sees only what changed after it: saves, and deletions with their type")
+let systemOnly = try await changes.recordZoneChanges(
+    inZoneWith: sync, since: nil, desiredKeys: [], resultsLimit: nil)
+check(
+    systemOnly.modifications.allSatisfy { $0.fields.isEmpty && $0.systemFields?.changeTag != nil }
+        && systemOnly.modifications.count == 3,
+    "desiredKeys: [] returns system fields only")
+var paged: [String] = []
+var pageToken: CloudChangeToken? = nil
+var pages = 0
+repeat {
+    let page = try await changes.recordZoneChanges(
+        inZoneWith: sync, since: pageToken, desiredKeys: nil, resultsLimit: 1)
+    paged += page.modifications.map(\.id.recordName) + page.deletions.map(\.id.recordName)
+    pageToken = page.changeToken
+    pages += 1
+    if !page.moreComing { break }
+} while pages < 10
+check(paged == ["z", "b", "c", "a"] && pages == 4, "pages of one change add up to every change, each once")
+changesContainer.privateCloudDatabase.standInFailChange(of: note("b").id.ckRecordID)
+_ = try await changes.saveRecords([note("b")], savePolicy: .allKeys)
+let failedPage = try await changes.recordZoneChanges(inZoneWith: sync, since: pageToken)
+check(
+    failedPage.modifications.isEmpty && failedPage.modificationFailures.keys.map(\.recordName) == ["b"],
+    "a changed record CloudKit couldn't return is a modification failure, keyed by ID")
+check(
+    await databaseError { try await changes.recordZoneChanges(inZoneWith: .default, since: nil) }
+        == CloudDatabaseError.defaultZoneHasNoChanges,
+    "the default zone is refused before asking CloudKit, as on every backend")
+check(
+    {
+        if case .invalidArguments(let reason)? = $0 { reason.contains("nil") } else { false }
+    }(
+        await databaseError {
+            try await changes.recordZoneChanges(inZoneWith: sync, since: CloudChangeToken(string: "not CloudKit's"))
+        }),
+    "a token that isn't an archived CKServerChangeToken is invalidArguments, saying to pass nil")
+changesContainer.privateCloudDatabase.standInExpireChangeTokens()
+check(
+    await databaseError { try await changes.recordZoneChanges(inZoneWith: sync, since: pageToken) }
+        == .changeTokenExpired(sync),
+    "an expired token is changeTokenExpired naming the zone")
+let missingZone = CloudRecord.ZoneID(zoneName: "Missing")
+check(
+    await databaseError { try await changes.recordZoneChanges(inZoneWith: missingZone, since: nil) }
+        == .zoneNotFound(missingZone),
+    "zone changes in a missing zone are zoneNotFound naming it")
+
+// Database changes: zones created, changed and deleted, with the reason.
+let databaseStart = try await changes.databaseChanges(since: nil)
+check(
+    databaseStart.modifiedZoneIDs == [sync] && databaseStart.deletions.isEmpty,
+    "database changes list the zones created or changed, not the default zone")
+let purgedZone = CloudRecord.ZoneID(zoneName: "Purged")
+let resetZone = CloudRecord.ZoneID(zoneName: "Reset")
+let gone2 = CloudRecord.ZoneID(zoneName: "Deleted")
+_ = try await changes.modifyRecordZones(saving: [purgedZone, resetZone, gone2], deleting: [])
+_ = try await changes.modifyRecordZones(saving: [], deleting: [gone2])
+changesContainer.privateCloudDatabase.standInDeleteZone(purgedZone.ckZoneID, reason: .purged)
+changesContainer.privateCloudDatabase.standInDeleteZone(resetZone.ckZoneID, reason: .encryptedDataReset)
+let databaseNext = try await changes.databaseChanges(since: databaseStart.changeToken)
+check(
+    databaseNext.deletions == [
+        CloudZoneDeletion(zoneID: gone2, reason: .deleted), CloudZoneDeletion(zoneID: purgedZone, reason: .purged),
+        CloudZoneDeletion(zoneID: resetZone, reason: .encryptedDataReset),
+    ] && databaseNext.modifiedZoneIDs.isEmpty,
+    "zone deletions keep CloudKit's reason: deleted, purged, encrypted data reset")
+check(
+    await databaseError { try await changes.recordZoneChanges(inZoneWith: purgedZone, since: nil) }
+        == .userDeletedZone(purgedZone),
+    "a zone the user purged is userDeletedZone naming it")
+check(
+    await databaseError { try await changes.databaseChanges(since: firstPage.changeToken) } != nil,
+    "a zone's token isn't taken for the database's")
+
+// The user and the account status, from the container.
+let statuses: [(CKAccountStatus, CloudAccountStatus)] = [
+    (.available, .available), (.noAccount, .noAccount), (.restricted, .restricted),
+    (.couldNotDetermine, .couldNotDetermine), (.temporarilyUnavailable, .temporarilyUnavailable),
+]
+for (ckStatus, status) in statuses {
+    changesContainer.standInSetAccount(ckStatus)
+    check(try await changes.accountStatus() == status, "CKAccountStatus \(ckStatus) is \(status)")
+}
+changesContainer.standInSetAccount(.available, userRecordName: "_ann")
+check(try await changes.userRecordName() == "_ann", "the user record name is the container's user record ID's")
+changesContainer.standInSetAccount(.noAccount)
+check(
+    await databaseError { try await changes.userRecordName() } == .notAuthenticated,
+    "without an account, the user record name is notAuthenticated")
+changesContainer.standInSetAccount(.available)
+
+// Subscriptions.
+let databaseSubscription = CloudSubscription(id: "db", kind: .database)
+let zoneSubscription = CloudSubscription(id: "zone", kind: .zone(sync), sendsContentAvailable: false)
+let savedSubscriptions = try await changes.modifySubscriptions(
+    saving: [zoneSubscription, databaseSubscription], deleting: [])
+check(
+    savedSubscriptions.saveResults["db"] == .success(databaseSubscription)
+        && savedSubscriptions.saveResults["zone"] == .success(zoneSubscription),
+    "database and zone subscriptions save and come back as they were")
+let ckZoneSubscription = zoneSubscription.ckSubscription as? CKRecordZoneSubscription
+check(
+    ckZoneSubscription?.zoneID == sync.ckZoneID
+        && ckZoneSubscription?.notificationInfo?.shouldSendContentAvailable == false
+        && databaseSubscription.ckSubscription is CKDatabaseSubscription
+        && databaseSubscription.ckSubscription.notificationInfo?.shouldSendContentAvailable == true,
+    "a zone subscription is a CKRecordZoneSubscription, a database one a CKDatabaseSubscription, content-available as asked"
+)
+changesContainer.privateCloudDatabase.standInStore(
+    CKQuerySubscription(recordType: "Note", predicate: NSPredicate(value: true), subscriptionID: "query"))
+check(
+    try await changes.allSubscriptions() == [databaseSubscription, zoneSubscription],
+    "all subscriptions come by ID, leaving out query subscriptions")
+let subscriptionChanges = try await changes.modifySubscriptions(
+    saving: [
+        CloudSubscription(id: "default", kind: .zone(.default)),
+        CloudSubscription(id: "missing", kind: .zone(missingZone)),
+    ],
+    deleting: ["db", "nope"])
+check(
+    {
+        if case .failure(.invalidArguments)? = subscriptionChanges.saveResults["default"] { true } else { false }
+    }() && subscriptionChanges.saveResults["missing"] == .failure(.zoneNotFound(missingZone)),
+    "a subscription to the default zone is refused, one to a missing zone is zoneNotFound naming it")
+check(
+    {
+        if case .success? = subscriptionChanges.deleteResults["db"] { true } else { false }
+    }()
+        && {
+            if case .failure(.invalidArguments(let reason))? = subscriptionChanges.deleteResults["nope"] {
+                reason.contains("nope")
+            } else {
+                false
+            }
+        }(),
+    "deleting a subscription succeeds; deleting a missing one names it")
+
+// Notifications CloudKit parsed.
+let databasePush = CloudNotification(
+    CKNotification.standInDatabase(subscriptionID: "db", containerIdentifier: "iCloud.changes", scope: .private))
+check(
+    databasePush
+        == CloudNotification(
+            kind: .database, subscriptionID: "db", databaseScope: .private, containerIdentifier: "iCloud.changes"),
+    "a CKDatabaseNotification is a database push with its subscription, scope and container")
+let zonePush = CloudNotification(
+    CKNotification.standInZone(
+        sync.ckZoneID, subscriptionID: "zone", scope: .shared, owner: CKRecord.ID(recordName: "_ann")))
+check(
+    zonePush.kind == .recordZone(sync) && zonePush.databaseScope == .shared && zonePush.userRecordName == "_ann",
+    "a CKRecordZoneNotification is a zone push, with the subscription owner's record name")
+check(
+    CloudNotification(CKNotification.standInZone(nil, subscriptionID: nil, scope: .private)).kind == .unknown,
+    "a zone push without its zone is unknown")
+let queryPush = CloudNotification(
+    CKNotification.standInQuery(
+        CKRecord.ID(recordName: "n1", zoneID: sync.ckZoneID), reason: .recordUpdated,
+        fields: [
+            "title": "Hi", "count": NSNumber(value: 3),
+            "owner": CKRecord.Reference(
+                recordID: CKRecord.ID(recordName: "p1"), action: .none),
+            "when": NSDate(),
+        ], subscriptionID: "q", scope: .public))
+check(
+    queryPush.kind
+        == .query(
+            recordID: CloudRecord.ID(recordName: "n1", zoneID: sync), reason: .recordUpdated,
+            fields: ["title": "Hi", "count": "3", "owner": "p1"]) && queryPush.databaseScope == .public,
+    "a CKQueryNotification keeps its record, reason and the fields that read as text")
+check(
+    CloudNotification(CKNotification(standInSubscriptionID: "x", containerIdentifier: nil)).kind == .unknown,
+    "another notification is unknown")
+
+// Queries on system fields, as CloudKit's keys.
+let since = Date(timeIntervalSince1970: 1_000)
+check(
+    (try? describe(QueryComparison.comparisons(of: .modified(after: since), listFields: [], zoneID: zone))) == [
+        "modificationDate %K > %@ date:1000"
+    ],
+    "modified(after:) is modificationDate > an NSDate")
+check(
+    (try? describe(
+        QueryComparison.comparisons(
+            of: .and([
+                .compare(field: "creationDate", .lessThanOrEquals, .date(since)),
+                .compare(field: "recordID", .greaterThanOrEquals, .string("n5")),
+                .equals(field: "recordID", value: .string("n7")),
+            ]), listFields: [], zoneID: zone))) == [
+            "creationDate %K <= %@ date:1000", "recordID %K >= %@ id:n5@Z", "recordID %K == %@ id:n7@Z",
+        ],
+    "system fields compare as creationDate and recordID, a record name as a CKRecord.ID in the query's zone")
+check(
+    (try? describe(
+        QueryComparison.comparisons(
+            of: .and([
+                .compare(field: "grade", .notEquals, .int64(3)), .compare(field: "name", .lessThan, .string("M")),
+                .compare(field: "tags", .equals, .string("swift")),
+            ]), listFields: people, zoneID: zone))) == [
+            "grade %K != %@ number:3", "name %K < %@ string:M", "tags %K CONTAINS %@ string:swift",
+        ],
+    "comparators become CloudKit's operators; equality with a list field is CONTAINS")
+let refusedComparisons: [(CloudQuery.Predicate, String)] = [
+    (.compare(field: "school", .lessThan, .reference(CloudReference(recordID: school))), "an order on a reference"),
+    (.compare(field: "tags", .notEquals, .string("swift")), "a list field compared other than by membership"),
+    (.compare(field: "modificationDate", .greaterThan, .string("yesterday")), "a date system field with a string"),
+    (.compare(field: "recordID", .equals, .int64(1)), "the record name with a number"),
+    (.compare(field: "grade", .greaterThan, .int64List([1])), "a comparison with a list value"),
+]
+for (predicate, what) in refusedComparisons {
+    check(
+        {
+            do {
+                _ = try QueryComparison.comparisons(of: predicate, listFields: people, zoneID: zone)
+                return false
+            } catch {
+                if case .invalidArguments? = error as? CloudDatabaseError { return true }
+                return false
+            }
+        }(), "\(what) is refused before CloudKit sees it")
+}
+check(
+    (try? changes.ckQuery(
+        CloudQuery(
+            recordType: "Note", predicate: .modified(after: since),
+            sortDescriptors: [CloudQuery.SortDescriptor(.modificationDate, ascending: false)]), zoneID: sync))?
+        .sortDescriptors?.map(\.ascending) == [false],
+    "a sort on a system field becomes a sort descriptor")
 
 try? FileManager.default.removeItem(at: file)
 for failure in failures { print("FAILED: \(failure)") }

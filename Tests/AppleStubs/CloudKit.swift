@@ -12,6 +12,13 @@
 //   `AND`; an encrypted reference or asset, or an encrypted field in the public database, is `invalidArguments`);
 // - it reads an asset's file when it saves the record, and hands fetched assets out as files of its own;
 // - `desiredKeys: []` fetches the system fields only;
+// - it keeps a change log per custom zone and one of zones for the database: zone changes and database changes
+//   answer what changed since a token (each record or zone once, in the order of its latest change), in pages;
+//   the default zone keeps no history; tokens are `CKServerChangeToken`s that archive securely; every record saved
+//   by one request gets the same modification date, as one server timestamp;
+// - subscriptions are kept by ID; the account status and user record come from the container;
+// - the controls under "Test controls" aren't CloudKit's API: only the checks call them, to make the server do what
+//   CloudKit does on its own (expire tokens, delete a zone for a reason, fail one change, change the account).
 // - a query returns every record of the type in the zone: Linux's Foundation can't build or evaluate the
 //   predicate's comparisons, so the bridge's comparisons are checked before they become an `NSPredicate`.
 import CoreLocation
@@ -286,6 +293,7 @@ open class CKContainer: NSObject, @unchecked Sendable {
     public let privateCloudDatabase: CKDatabase
     public let publicCloudDatabase: CKDatabase
     public let sharedCloudDatabase: CKDatabase
+    let account = StandInAccount()
     public init(identifier containerIdentifier: String) {
         self.containerIdentifier = containerIdentifier
         privateCloudDatabase = CKDatabase(scope: .private)
@@ -306,6 +314,16 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     private var stored: [CKRecord.ID: CKRecord] = [:]
     private var assetBytes: [URL: Data] = [:]
     private var nextTag = 0
+    private var nextRequest = 0
+    // The change logs: one per custom zone (a record saved, or deleted with its type), one of zones for the
+    // database (a zone created or changed, or deleted with a reason). Positions count across all logs.
+    private var sequence = 0
+    private var zoneLogs: [CKRecordZone.ID: [(sequence: Int, recordID: CKRecord.ID, deletedType: String?)]] = [:]
+    private var databaseLog: [(sequence: Int, zoneID: CKRecordZone.ID, deletion: DatabaseChange.Deletion.Reason?)] = []
+    private var generation = 0
+    private var userDeletedZones: [CKRecordZone.ID] = []
+    private var failingChanges: Set<CKRecord.ID> = []
+    private var subscriptions: [CKSubscription.ID: CKSubscription] = [:]
     private let staging = FileManager.default.temporaryDirectory.appendingPathComponent(
         "CloudKitStandIn-\(UUID().uuidString)")
 
@@ -401,15 +419,20 @@ open class CKDatabase: NSObject, @unchecked Sendable {
                 writes.removeAll { failedZones.contains($0.recordID.zoneID) }
                 removals.removeAll { failedZones.contains($0.zoneID) }
             }
+            nextRequest += 1
+            let requestDate = Date(timeIntervalSince1970: TimeInterval(100_000 + nextRequest))
             for record in writes {
                 nextTag += 1
                 record.recordChangeTag = "tag-\(nextTag)"
-                record.modificationDate = Date(timeIntervalSince1970: TimeInterval(1_000 + nextTag))
+                record.modificationDate = requestDate
+                if stored[record.recordID] == nil { record.creationDate = requestDate }
                 stored[record.recordID] = record
+                log(record.recordID, deletedType: nil)
                 saveResults[record.recordID] = .success(handedOut(record, desiredKeys: nil))
             }
             assetBytes.merge(uploads) { _, new in new }
             for id in removals {
+                log(id, deletedType: stored[id]?.recordType ?? "")
                 stored[id] = nil
                 deleteResults[id] = .success(())
             }
@@ -458,7 +481,7 @@ open class CKDatabase: NSObject, @unchecked Sendable {
             savePolicy == .allKeys || server == nil
             ? CKRecord(recordType: client.recordType, recordID: client.recordID)
             : server?.serverCopy { $0 } ?? CKRecord(recordType: client.recordType, recordID: client.recordID)
-        record.creationDate = server?.creationDate ?? Date(timeIntervalSince1970: 1_000)
+        record.creationDate = server?.creationDate
         let keys: (FieldStore) -> [String] = { savePolicy == .allKeys ? $0.allKeys() : $0.changedKeys() }
         for key in keys(client.plain) { record.plain.values[key] = client.plain.values[key] }
         for key in keys(client.encrypted) { record.encrypted.values[key] = client.encrypted.values[key] }
@@ -509,7 +532,12 @@ open class CKDatabase: NSObject, @unchecked Sendable {
                     saveResults[zone.zoneID] = .failure(CKError(.permissionFailure))
                     continue
                 }
-                if !zones.contains(zone.zoneID) { zones.append(zone.zoneID) }
+                if !zones.contains(zone.zoneID) {
+                    zones.append(zone.zoneID)
+                    userDeletedZones.removeAll { $0.isEqual(zone.zoneID) }
+                    zoneLogs[zone.zoneID] = []
+                    logZone(zone.zoneID, deletion: nil)
+                }
                 saveResults[zone.zoneID] = .success(zone)
             }
             for id in recordZoneIDsToDelete {
@@ -517,8 +545,7 @@ open class CKDatabase: NSObject, @unchecked Sendable {
                     deleteResults[id] = .failure(CKError(.zoneNotFound))
                     continue
                 }
-                zones.removeAll { $0.isEqual(id) }
-                stored = stored.filter { !$0.key.zoneID.isEqual(id) }
+                removeZone(id, reason: .deleted)
                 deleteResults[id] = .success(())
             }
             return (saveResults, deleteResults)
@@ -528,5 +555,428 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     open func allRecordZones() async throws -> [CKRecordZone] {
         try checkCancellation()
         return locked { zones.map { CKRecordZone(zoneID: $0) } }
+    }
+}
+
+// MARK: Changes since a token
+
+/// An opaque position in a database's or a zone's change history; it archives with secure coding, as Apple's does.
+open class CKServerChangeToken: NSObject, NSSecureCoding, @unchecked Sendable {
+    public static var supportsSecureCoding: Bool { true }
+    /// The zone whose log this is a position in (its name and owner), or `nil` for the database's log of zones.
+    let zoneName: String?
+    let ownerName: String?
+    let generation: Int
+    let sequence: Int
+
+    init(zoneID: CKRecordZone.ID?, generation: Int, sequence: Int) {
+        zoneName = zoneID?.zoneName
+        ownerName = zoneID?.ownerName
+        self.generation = generation
+        self.sequence = sequence
+    }
+
+    public required init?(coder: NSCoder) {
+        // Linux's unarchiver reports a missing key as an error (Apple's returns nil): look before reading.
+        if coder.containsValue(forKey: "zoneName"), coder.containsValue(forKey: "ownerName") {
+            zoneName = coder.decodeObject(of: NSString.self, forKey: "zoneName") as String?
+            ownerName = coder.decodeObject(of: NSString.self, forKey: "ownerName") as String?
+        } else {
+            zoneName = nil
+            ownerName = nil
+        }
+        guard coder.containsValue(forKey: "generation"), coder.containsValue(forKey: "sequence") else { return nil }
+        generation = coder.decodeInteger(forKey: "generation")
+        sequence = coder.decodeInteger(forKey: "sequence")
+    }
+
+    open func encode(with coder: NSCoder) {
+        if let zoneName, let ownerName {
+            coder.encode(zoneName as NSString, forKey: "zoneName")
+            coder.encode(ownerName as NSString, forKey: "ownerName")
+        }
+        coder.encode(generation, forKey: "generation")
+        coder.encode(sequence, forKey: "sequence")
+    }
+
+    func isFor(_ zoneID: CKRecordZone.ID?) -> Bool {
+        zoneName == zoneID?.zoneName && ownerName == zoneID?.ownerName
+    }
+}
+
+extension CKDatabase {
+    /// A change to a record of a zone.
+    public enum RecordZoneChange {
+        /// A record created or changed.
+        public struct Modification: Sendable {
+            public var record: CKRecord
+        }
+
+        /// A record deleted.
+        public struct Deletion: Sendable, Hashable {
+            public var recordID: CKRecord.ID
+            public var recordType: CKRecord.RecordType
+        }
+    }
+
+    /// A change to a database's zones.
+    public enum DatabaseChange {
+        /// A zone created or changed.
+        public struct Modification: Sendable, Hashable {
+            public var zoneID: CKRecordZone.ID
+        }
+
+        /// A zone deleted.
+        public struct Deletion: Sendable, Hashable {
+            public var zoneID: CKRecordZone.ID
+            /// Deprecated in iOS 17 and macOS 14 for `reason`; not marked so here, as Linux ignores the versions the
+            /// bridge's `#available` check names and would warn about the fallback that older systems run.
+            public var purged: Bool
+            @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+            public var reason: Reason { storedReason }
+            let storedReason: Reason
+
+            @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+            public enum Reason: Sendable, Hashable {
+                case deleted
+                case purged
+                case encryptedDataReset
+            }
+        }
+    }
+
+    /// The largest page CloudKit hands out when the caller sets no limit.
+    private static var changePageSize: Int { itemLimit }
+
+    public func recordZoneChanges(
+        inZoneWith zoneID: CKRecordZone.ID, since changeToken: CKServerChangeToken?,
+        desiredKeys: [CKRecord.FieldKey]? = nil, resultsLimit: Int? = nil
+    ) async throws -> (
+        modificationResultsByID: [CKRecord.ID: Result<CKDatabase.RecordZoneChange.Modification, any Error>],
+        deletions: [CKDatabase.RecordZoneChange.Deletion], changeToken: CKServerChangeToken, moreComing: Bool
+    ) {
+        try checkCancellation()
+        return try locked {
+            if userDeletedZones.contains(zoneID) { throw CKError(.userDeletedZone) }
+            guard zones.contains(zoneID) else { throw CKError(.zoneNotFound) }
+            // The default zone keeps no history.
+            guard let log = zoneLogs[zoneID] else { throw CKError(.invalidArguments) }
+            let start = try position(of: changeToken, for: zoneID)
+            let (page, through, more) = Self.page(
+                log.filter { $0.sequence > start }, key: \.recordID, sequence: \.sequence, limit: resultsLimit,
+                upTo: sequence)
+            var modifications: [CKRecord.ID: Result<CKDatabase.RecordZoneChange.Modification, any Error>] = [:]
+            var deletions: [CKDatabase.RecordZoneChange.Deletion] = []
+            for entry in page {
+                if let type = entry.deletedType {
+                    deletions.append(.init(recordID: entry.recordID, recordType: type))
+                } else if failingChanges.contains(entry.recordID) {
+                    modifications[entry.recordID] = .failure(CKError(.assetNotAvailable))
+                } else if let record = stored[entry.recordID] {
+                    modifications[entry.recordID] = .success(.init(record: handedOut(record, desiredKeys: desiredKeys)))
+                }
+            }
+            let token = CKServerChangeToken(zoneID: zoneID, generation: generation, sequence: through)
+            return (modifications, deletions, token, more)
+        }
+    }
+
+    public func databaseChanges(
+        since changeToken: CKServerChangeToken?, resultsLimit: Int? = nil
+    ) async throws -> (
+        modifications: [CKDatabase.DatabaseChange.Modification], deletions: [CKDatabase.DatabaseChange.Deletion],
+        changeToken: CKServerChangeToken, moreComing: Bool
+    ) {
+        try checkCancellation()
+        return try locked {
+            let start = try position(of: changeToken, for: nil)
+            let (page, through, more) = Self.page(
+                databaseLog.filter { $0.sequence > start }, key: \.zoneID, sequence: \.sequence, limit: resultsLimit,
+                upTo: sequence)
+            var modifications: [CKDatabase.DatabaseChange.Modification] = []
+            var deletions: [CKDatabase.DatabaseChange.Deletion] = []
+            for entry in page {
+                if let reason = entry.deletion {
+                    deletions.append(.init(zoneID: entry.zoneID, purged: reason == .purged, storedReason: reason))
+                } else {
+                    modifications.append(.init(zoneID: entry.zoneID))
+                }
+            }
+            let token = CKServerChangeToken(zoneID: nil, generation: generation, sequence: through)
+            return (modifications, deletions, token, more)
+        }
+    }
+
+    /// Where a token starts, or the error CloudKit gives for a token it won't honour.
+    private func position(of token: CKServerChangeToken?, for zoneID: CKRecordZone.ID?) throws -> Int {
+        guard let token else { return 0 }
+        guard token.isFor(zoneID) else { throw CKError(.invalidArguments) }
+        guard token.generation == generation else { throw CKError(.changeTokenExpired) }
+        return token.sequence
+    }
+
+    /// A page of a log: each key once, at its latest change, in the order of those changes; the position the
+    /// page covers through; whether more follow.
+    private static func page<Entry, Key: Hashable>(
+        _ entries: [Entry], key: (Entry) -> Key, sequence: (Entry) -> Int, limit: Int?, upTo end: Int
+    ) -> (page: [Entry], through: Int, more: Bool) {
+        var latest: [Key: Int] = [:]
+        for (index, entry) in entries.enumerated() { latest[key(entry)] = index }
+        let collapsed = entries.enumerated().filter { latest[key($0.element)] == $0.offset }.map(\.element)
+        let size = limit.flatMap { $0 > 0 ? min($0, changePageSize) : nil } ?? changePageSize
+        guard collapsed.count > size else { return (collapsed, end, false) }
+        let page = Array(collapsed.prefix(size))
+        // The page covers the log up to its last entry's latest change.
+        return (page, page.last.map(sequence) ?? end, true)
+    }
+
+    private func log(_ recordID: CKRecord.ID, deletedType: String?) {
+        guard zoneLogs[recordID.zoneID] != nil else { return }
+        sequence += 1
+        zoneLogs[recordID.zoneID]?.append((sequence, recordID, deletedType))
+        logZone(recordID.zoneID, deletion: nil)
+    }
+
+    private func logZone(_ zoneID: CKRecordZone.ID, deletion: DatabaseChange.Deletion.Reason?) {
+        sequence += 1
+        databaseLog.append((sequence, zoneID, deletion))
+    }
+
+    private func removeZone(_ zoneID: CKRecordZone.ID, reason: DatabaseChange.Deletion.Reason) {
+        zones.removeAll { $0.isEqual(zoneID) }
+        stored = stored.filter { !$0.key.zoneID.isEqual(zoneID) }
+        zoneLogs[zoneID] = nil
+        if reason == .purged { userDeletedZones.append(zoneID) }
+        logZone(zoneID, deletion: reason)
+    }
+
+    // MARK: Subscriptions
+
+    public func modifySubscriptions(
+        saving subscriptionsToSave: [CKSubscription], deleting subscriptionIDsToDelete: [CKSubscription.ID]
+    ) async throws -> (
+        saveResults: [CKSubscription.ID: Result<CKSubscription, any Error>],
+        deleteResults: [CKSubscription.ID: Result<Void, any Error>]
+    ) {
+        try checkCancellation()
+        return locked {
+            var saveResults: [CKSubscription.ID: Result<CKSubscription, any Error>] = [:]
+            var deleteResults: [CKSubscription.ID: Result<Void, any Error>] = [:]
+            for subscription in subscriptionsToSave {
+                if let zoneSubscription = subscription as? CKRecordZoneSubscription,
+                    !zones.contains(zoneSubscription.zoneID)
+                {
+                    saveResults[subscription.subscriptionID] = .failure(CKError(.zoneNotFound))
+                } else {
+                    subscriptions[subscription.subscriptionID] = subscription
+                    saveResults[subscription.subscriptionID] = .success(subscription)
+                }
+            }
+            for id in subscriptionIDsToDelete {
+                deleteResults[id] =
+                    subscriptions.removeValue(forKey: id) == nil ? .failure(CKError(.unknownItem)) : .success(())
+            }
+            return (saveResults, deleteResults)
+        }
+    }
+
+    /// The subscriptions, in no particular order, as CloudKit documents none.
+    public func allSubscriptions() async throws -> [CKSubscription] {
+        try checkCancellation()
+        return locked { Array(subscriptions.values) }
+    }
+
+    // MARK: Test controls (not CloudKit's API)
+
+    /// Makes every change token given so far expired, as CloudKit may at any time.
+    public func standInExpireChangeTokens() {
+        locked { generation += 1 }
+    }
+
+    /// Deletes a zone as the user or the system would: `purged` from Settings, `encryptedDataReset` when the user
+    /// reset their encrypted data.
+    public func standInDeleteZone(_ zoneID: CKRecordZone.ID, reason: DatabaseChange.Deletion.Reason) {
+        locked { removeZone(zoneID, reason: reason) }
+    }
+
+    /// Makes zone changes report this record as a change that couldn't be fetched.
+    public func standInFailChange(of recordID: CKRecord.ID) {
+        locked { _ = failingChanges.insert(recordID) }
+    }
+
+    /// Stores a subscription made elsewhere (by other code, or the CloudKit console).
+    public func standInStore(_ subscription: CKSubscription) {
+        locked { subscriptions[subscription.subscriptionID] = subscription }
+    }
+}
+
+// MARK: The user
+
+public enum CKAccountStatus: Int, Sendable {
+    case couldNotDetermine = 0
+    case available = 1
+    case restricted = 2
+    case noAccount = 3
+    case temporarilyUnavailable = 4
+}
+
+extension CKContainer {
+    /// The user record ID of the signed-in user; `notAuthenticated` without an available account, as documented.
+    public func userRecordID() async throws -> CKRecord.ID {
+        let (status, name) = account.read()
+        guard status == .available else { throw CKError(.notAuthenticated) }
+        return CKRecord.ID(recordName: name)
+    }
+
+    public func accountStatus() async throws -> CKAccountStatus {
+        account.read().status
+    }
+
+    // MARK: Test controls (not CloudKit's API)
+
+    /// Signs a user in or out, or makes the account unavailable.
+    public func standInSetAccount(_ status: CKAccountStatus, userRecordName: String = "_stand-in-user") {
+        account.write(status, userRecordName)
+    }
+}
+
+/// The container's account, behind a lock.
+final class StandInAccount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var status = CKAccountStatus.available
+    private var userRecordName = "_stand-in-user"
+
+    func read() -> (status: CKAccountStatus, name: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (status, userRecordName)
+    }
+
+    func write(_ status: CKAccountStatus, _ name: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        self.status = status
+        userRecordName = name
+    }
+}
+
+// MARK: Subscriptions
+
+open class CKSubscription: NSObject, @unchecked Sendable {
+    public typealias ID = String
+
+    /// How a subscription's pushes are delivered.
+    open class NotificationInfo: NSObject, @unchecked Sendable {
+        open var shouldSendContentAvailable = false
+        public override init() {}
+    }
+
+    public let subscriptionID: ID
+    open var notificationInfo: NotificationInfo?
+
+    init(subscriptionID: ID) {
+        self.subscriptionID = subscriptionID
+    }
+}
+
+open class CKDatabaseSubscription: CKSubscription, @unchecked Sendable {
+    public override init(subscriptionID: CKSubscription.ID) {
+        super.init(subscriptionID: subscriptionID)
+    }
+}
+
+open class CKRecordZoneSubscription: CKSubscription, @unchecked Sendable {
+    public let zoneID: CKRecordZone.ID
+    public init(zoneID: CKRecordZone.ID, subscriptionID: CKSubscription.ID) {
+        self.zoneID = zoneID
+        super.init(subscriptionID: subscriptionID)
+    }
+}
+
+open class CKQuerySubscription: CKSubscription, @unchecked Sendable {
+    public struct Options: OptionSet, Sendable {
+        public let rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+        public static let firesOnRecordCreation = Options(rawValue: 1)
+        public static let firesOnRecordUpdate = Options(rawValue: 2)
+        public static let firesOnRecordDeletion = Options(rawValue: 4)
+    }
+    public let recordType: CKRecord.RecordType?
+    public init(
+        recordType: CKRecord.RecordType, predicate: NSPredicate, subscriptionID: CKSubscription.ID,
+        options: Options = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]
+    ) {
+        self.recordType = recordType
+        super.init(subscriptionID: subscriptionID)
+    }
+}
+
+// MARK: Notifications
+
+open class CKNotification: NSObject, @unchecked Sendable {
+    public internal(set) var subscriptionID: CKSubscription.ID?
+    public internal(set) var containerIdentifier: String?
+    public internal(set) var subscriptionOwnerUserRecordID: CKRecord.ID?
+
+    // Test control (not CloudKit's API): Apple's notifications come from a push's payload only.
+    public init(standInSubscriptionID: String?, containerIdentifier: String?, owner: CKRecord.ID? = nil) {
+        subscriptionID = standInSubscriptionID
+        self.containerIdentifier = containerIdentifier
+        subscriptionOwnerUserRecordID = owner
+    }
+}
+
+open class CKDatabaseNotification: CKNotification, @unchecked Sendable {
+    public internal(set) var databaseScope: CKDatabase.Scope = .private
+}
+
+open class CKRecordZoneNotification: CKNotification, @unchecked Sendable {
+    public internal(set) var recordZoneID: CKRecordZone.ID?
+    public internal(set) var databaseScope: CKDatabase.Scope = .private
+}
+
+open class CKQueryNotification: CKNotification, @unchecked Sendable {
+    public enum Reason: Int, Sendable {
+        case recordCreated = 1
+        case recordUpdated = 2
+        case recordDeleted = 3
+    }
+    public internal(set) var recordID: CKRecord.ID?
+    public internal(set) var queryNotificationReason: Reason = .recordCreated
+    public internal(set) var recordFields: [String: Any]?
+    public internal(set) var databaseScope: CKDatabase.Scope = .public
+}
+
+// Test controls (not CloudKit's API): the subclasses' properties, which Apple's fill from a push's payload.
+extension CKNotification {
+    public static func standInDatabase(
+        subscriptionID: String?, containerIdentifier: String?, scope: CKDatabase.Scope
+    ) -> CKDatabaseNotification {
+        let notification = CKDatabaseNotification(
+            standInSubscriptionID: subscriptionID, containerIdentifier: containerIdentifier)
+        notification.databaseScope = scope
+        return notification
+    }
+
+    public static func standInZone(
+        _ zoneID: CKRecordZone.ID?, subscriptionID: String?, scope: CKDatabase.Scope, owner: CKRecord.ID? = nil
+    ) -> CKRecordZoneNotification {
+        let notification = CKRecordZoneNotification(
+            standInSubscriptionID: subscriptionID, containerIdentifier: nil, owner: owner)
+        notification.recordZoneID = zoneID
+        notification.databaseScope = scope
+        return notification
+    }
+
+    public static func standInQuery(
+        _ recordID: CKRecord.ID?, reason: CKQueryNotification.Reason, fields: [String: Any]?,
+        subscriptionID: String?, scope: CKDatabase.Scope
+    ) -> CKQueryNotification {
+        let notification = CKQueryNotification(standInSubscriptionID: subscriptionID, containerIdentifier: nil)
+        notification.recordID = recordID
+        notification.queryNotificationReason = reason
+        notification.recordFields = fields
+        notification.databaseScope = scope
+        return notification
     }
 }

@@ -25,9 +25,21 @@ import Foundation
 ///   told which fields are lists: see ``listFields``.
 /// - Errors: every failure of a whole request is a ``CloudDatabaseError`` naming the request's zone; cancelling
 ///   the task ends the request with `CancellationError`, as Swift's own APIs do.
+/// - Changes since a token: tokens are CloudKit's `CKServerChangeToken`s, archived; the changed records of a page
+///   come in a fixed order (CloudKit hands them out by ID, in no order); see
+///   ``recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)``.
+/// - The user and the account status come from the database's container: see ``container``.
 public struct CloudKitDatabase: CloudDatabase {
     /// The CloudKit database requests go to.
     public let database: CKDatabase
+
+    /// The container that ``userRecordName()`` and ``accountStatus()`` ask, or `nil` for `CKContainer.default()`.
+    ///
+    /// CloudKit doesn't say which container a `CKDatabase` belongs to, so pass the one the database came from when
+    /// it isn't the app's default container. `nil` asks `CKContainer.default()` only when one of those two is
+    /// called: the default container exists only for an app entitled to it, and a database of another container
+    /// works without it.
+    public let container: CKContainer?
 
     /// The most items one request may hold: CloudKit's framework takes about 400.
     public let maximumItemsPerRequest: Int
@@ -43,13 +55,24 @@ public struct CloudKitDatabase: CloudDatabase {
 
     /// Wraps a CloudKit database.
     ///
+    /// ```swift
+    /// let container = CKContainer(identifier: "iCloud.com.example.app")
+    /// let database = CloudKitDatabase(container.privateCloudDatabase, container: container)
+    /// ```
+    ///
     /// - Parameters:
     ///   - database: The CloudKit database.
+    ///   - container: The container the database belongs to, for the user and the account status; `nil` (the
+    ///     default) for `CKContainer.default()`, asked only when needed (see ``container``).
     ///   - maximumItemsPerRequest: The most items a request may hold; larger batches are split by the callers
     ///     that split (``CloudDatabase/fetchRecords(_:desiredKeys:)``, ``CloudDatabase/saveRecords(_:savePolicy:)``).
     ///   - listFields: The fields that hold lists, by record type, for queries (see ``listFields``).
-    public init(_ database: CKDatabase, maximumItemsPerRequest: Int = 400, listFields: [String: Set<String>] = [:]) {
+    public init(
+        _ database: CKDatabase, container: CKContainer? = nil, maximumItemsPerRequest: Int = 400,
+        listFields: [String: Set<String>] = [:]
+    ) {
         self.database = database
+        self.container = container
         self.maximumItemsPerRequest = maximumItemsPerRequest
         self.listFields = listFields
     }
@@ -232,14 +255,20 @@ public struct CloudKitDatabase: CloudDatabase {
 
     /// Runs a query through `CKDatabase.records(matching:inZoneWith:desiredKeys:resultsLimit:)`.
     ///
+    /// System fields are CloudKit's own keys (``CloudQuery/SystemField/fieldName``): `creationDate` and
+    /// `modificationDate` compare with dates, `recordID` with the record ID of a name in the query's zone; they sort
+    /// the same way (`NSSortDescriptor(key: "modificationDate", ascending: true)`). CloudKit runs these only where
+    /// the schema marks the field queryable (or sortable), as for any field.
+    ///
     /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a predicate CloudKit can't run: a comparison with
-    ///   a list or an asset.
+    ///   a list or an asset, an order (`<`, `>`, ...) on a reference, bytes or a location, a list field compared
+    ///   other than by membership, a system field compared with a value of another type.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> (
         matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
     ) {
-        let ckQuery = try ckQuery(query)
+        let ckQuery = try ckQuery(query, zoneID: zoneID)
         let page = try await request(zoneID: zoneID, items: nil) {
             try await database.records(
                 matching: ckQuery, inZoneWith: zoneID.ckZoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
@@ -250,10 +279,11 @@ public struct CloudKitDatabase: CloudDatabase {
         )
     }
 
-    /// The CloudKit query of a portable query.
-    func ckQuery(_ query: CloudQuery) throws(CloudDatabaseError) -> CKQuery {
+    /// The CloudKit query of a portable query run in a zone (a comparison with the record name compares record IDs,
+    /// which name their zone).
+    func ckQuery(_ query: CloudQuery, zoneID: CloudRecord.ZoneID) throws(CloudDatabaseError) -> CKQuery {
         let comparisons = try QueryComparison.comparisons(
-            of: query.predicate, listFields: listFields[query.recordType] ?? [])
+            of: query.predicate, listFields: listFields[query.recordType] ?? [], zoneID: zoneID)
         let ckQuery = CKQuery(recordType: query.recordType, predicate: QueryFormat.predicate(comparisons))
         if !query.sortDescriptors.isEmpty {
             ckQuery.sortDescriptors = query.sortDescriptors.map {
@@ -322,7 +352,7 @@ public struct CloudKitDatabase: CloudDatabase {
     /// - Parameters:
     ///   - zoneID: The request's zone (its first, for a request across zones), which errors about a zone name.
     ///   - items: The request's item count, for `limitExceeded`.
-    private func request<T>(zoneID: CloudRecord.ZoneID?, items: Int?, _ call: () async throws -> T) async throws -> T {
+    func request<T>(zoneID: CloudRecord.ZoneID?, items: Int?, _ call: () async throws -> T) async throws -> T {
         do {
             return try await call()
         } catch {
@@ -340,7 +370,7 @@ public struct CloudKitDatabase: CloudDatabase {
         return CloudDatabaseError(error, recordID: nil, zoneID: zoneID, requestedItems: items, client: nil)
     }
 
-    private static func convert(_ result: Result<CKRecord, any Error>, id: CloudRecord.ID) -> Result<
+    static func convert(_ result: Result<CKRecord, any Error>, id: CloudRecord.ID) -> Result<
         CloudRecord, CloudDatabaseError
     > {
         switch result {
