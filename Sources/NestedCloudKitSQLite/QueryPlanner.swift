@@ -47,7 +47,7 @@ struct QueryPlanner {
         case .references(let target, let field): return (target, field)
         case .equals(let field, .reference(let reference)): return (reference.recordID, field)
         case .and(let predicates): return predicates.lazy.compactMap(referenceCondition).first
-        case .all, .equals: return nil
+        case .all, .equals, .compare: return nil
         }
     }
 }
