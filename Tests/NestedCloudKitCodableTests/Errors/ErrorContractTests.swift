@@ -200,6 +200,19 @@ struct ThrowingDatabase: CloudDatabase {
         -> CloudZoneModifyResults
     { throw Failure() }
     func allRecordZones() async throws -> [CloudRecord.ZoneID] { throw Failure() }
+    func recordZoneChanges(
+        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
+        resultsLimit: Int?
+    ) async throws -> CloudRecordZoneChanges { throw Failure() }
+    func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges {
+        throw Failure()
+    }
+    func userRecordName() async throws -> String { throw Failure() }
+    func accountStatus() async throws -> CloudAccountStatus { throw Failure() }
+    func modifySubscriptions(saving: [CloudSubscription], deleting: [CloudSubscription.ID]) async throws
+        -> CloudSubscriptionModifyResults
+    { throw Failure() }
+    func allSubscriptions() async throws -> [CloudSubscription] { throw Failure() }
 }
 
 /// Keys named at run time.
