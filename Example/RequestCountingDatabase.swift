@@ -6,6 +6,9 @@ actor RequestCountingDatabase: CloudDatabase {
     private(set) var fetchRequests = 0
     private(set) var recordsFetched = 0
     private(set) var modifyRequests = 0
+    private(set) var changeRequests = 0
+    private(set) var accountRequests = 0
+    private(set) var subscriptionRequests = 0
 
     init(_ base: any CloudDatabase) {
         self.base = base
@@ -17,6 +20,9 @@ actor RequestCountingDatabase: CloudDatabase {
         fetchRequests = 0
         recordsFetched = 0
         modifyRequests = 0
+        changeRequests = 0
+        accountRequests = 0
+        subscriptionRequests = 0
     }
 
     func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
@@ -62,29 +68,35 @@ actor RequestCountingDatabase: CloudDatabase {
         inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
         resultsLimit: Int?
     ) async throws -> CloudRecordZoneChanges {
-        try await base.recordZoneChanges(
+        changeRequests += 1
+        return try await base.recordZoneChanges(
             inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges {
-        try await base.databaseChanges(since: token, resultsLimit: resultsLimit)
+        changeRequests += 1
+        return try await base.databaseChanges(since: token, resultsLimit: resultsLimit)
     }
 
     func userRecordName() async throws -> String {
-        try await base.userRecordName()
+        accountRequests += 1
+        return try await base.userRecordName()
     }
 
     func accountStatus() async throws -> CloudAccountStatus {
-        try await base.accountStatus()
+        accountRequests += 1
+        return try await base.accountStatus()
     }
 
     func modifySubscriptions(
         saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
     ) async throws -> CloudSubscriptionModifyResults {
-        try await base.modifySubscriptions(saving: subscriptionsToSave, deleting: subscriptionIDsToDelete)
+        subscriptionRequests += 1
+        return try await base.modifySubscriptions(saving: subscriptionsToSave, deleting: subscriptionIDsToDelete)
     }
 
     func allSubscriptions() async throws -> [CloudSubscription] {
-        try await base.allSubscriptions()
+        subscriptionRequests += 1
+        return try await base.allSubscriptions()
     }
 }

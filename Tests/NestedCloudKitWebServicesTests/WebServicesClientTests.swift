@@ -508,29 +508,6 @@ import Testing
         }
     }
 
-    @Test func zoneChangesSeparateChangedAndDeletedRecords() async throws {
-        try await Harness.with(
-            database: .private, authentication: .apiToken("api", webAuthToken: "web"),
-            handler: { _ in
-                .json([
-                    "zoneID": ["zoneName": "Schools", "ownerRecordName": "_7c3f2a9d"],
-                    "records": [
-                        Harness.serverRecord("a", zone: "Schools"),
-                        ["recordName": "b", "deleted": true, "zoneID": ["zoneName": "Schools"]],
-                    ],
-                    "syncToken": "token-2", "moreComing": true,
-                ])
-            }
-        ) { database, server in
-            let changes = try await database.recordZoneChanges(in: Self.schools, since: "token-1")
-            #expect(changes.changedRecords.map(\.id) == [CloudRecord.ID(recordName: "a", zoneID: Self.schools)])
-            #expect(changes.deletedRecordIDs == [CloudRecord.ID(recordName: "b", zoneID: Self.schools)])
-            #expect(changes.syncToken == "token-2")
-            #expect(changes.moreComing)
-            #expect(try server.requests.first?.json()["syncToken"] as? String == "token-1")
-        }
-    }
-
     @Test func recordsCloudKitCantTakeAreRefusedBeforeAnyRequest() async throws {
         try await Harness.with(handler: { _ in .json(["records": []]) }) { database, server in
             var record = Self.student("ada")

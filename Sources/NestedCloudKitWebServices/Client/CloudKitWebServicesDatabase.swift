@@ -350,7 +350,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         let limit =
             resultsLimit <= 0 ? Self.maximumOperationsPerRequest : min(resultsLimit, Self.maximumOperationsPerRequest)
         let request = WireQueryRequest(
-            zoneID: WireZoneID(zone), resultsLimit: limit, query: try WireQuery(query),
+            zoneID: WireZoneID(zone), resultsLimit: limit, query: try WireQuery(query, in: zone),
             continuationMarker: continuationMarker, desiredKeys: desiredKeys
         )
         let response = try await transport.post("records/query", request, as: WireRecordsResponse.self)
@@ -367,45 +367,6 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         }
         let cursor = response.continuationMarker.map { CloudQuery.Cursor(query: query, zoneID: zone, position: $0) }
         return (matches, cursor)
-    }
-
-    // MARK: Changes
-
-    /// The records of a zone that changed since a sync token, a page at a time (`records/changes`).
-    ///
-    /// Change tracking works in custom zones only, as in CloudKit.
-    ///
-    /// - Parameters:
-    ///   - zoneID: The zone.
-    ///   - syncToken: The token an earlier call returned, or `nil` for every record of the zone.
-    ///   - desiredKeys: The fields to return, or `nil` for all of them.
-    ///   - resultsLimit: The most records of one page, 1 to 200.
-    public func recordZoneChanges(
-        in zoneID: CloudRecord.ZoneID, since syncToken: String?, desiredKeys: [String]? = nil, resultsLimit: Int = 200
-    ) async throws -> CloudKitZoneChanges {
-        let request = WireChangesRequest(
-            zoneID: WireZoneID(zoneID), syncToken: syncToken,
-            resultsLimit: min(max(resultsLimit, 1), Self.maximumOperationsPerRequest), desiredKeys: desiredKeys
-        )
-        let response = try await transport.post("records/changes", request, as: WireChangesResponse.self)
-        let owners = ZoneOwners(requested: zoneID, answers: response.records.map { $0.item?.zoneID })
-        var changes = CloudKitZoneChanges(
-            syncToken: response.syncToken ?? syncToken ?? "", moreComing: response.moreComing ?? false
-        )
-        for item in response.records {
-            if let record = item.item {
-                let converted = record.cloudRecord(in: zoneID, owners: owners)
-                if record.deleted == true {
-                    changes.deletedRecordIDs.append(converted.id)
-                } else {
-                    changes.changedRecords.append(try await withLocalAssets(converted).get())
-                }
-            } else if let error = item.error {
-                throw error.databaseError(
-                    recordID: error.recordName.map { CloudRecord.ID(recordName: $0, zoneID: zoneID) }, zoneID: zoneID)
-            }
-        }
-        return changes
     }
 
     // MARK: Zones
@@ -481,7 +442,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     // MARK: Helpers
 
     /// The fetched record with its assets downloaded, when the configuration asks for it.
-    private func withLocalAssets(_ record: CloudRecord) async -> Result<CloudRecord, CloudDatabaseError> {
+    func withLocalAssets(_ record: CloudRecord) async -> Result<CloudRecord, CloudDatabaseError> {
         guard configuration.downloadsAssets else { return .success(record) }
         do {
             return .success(try await AssetDownloader(transport: transport).downloadingAssets(of: record))
@@ -492,7 +453,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         }
     }
 
-    private func checkLimit(_ count: Int) throws {
+    func checkLimit(_ count: Int) throws {
         if count > maximumItemsPerRequest {
             throw CloudDatabaseError.limitExceeded(limit: maximumItemsPerRequest, requested: count)
         }

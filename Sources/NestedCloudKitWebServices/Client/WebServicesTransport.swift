@@ -47,31 +47,44 @@ struct WebServicesTransport: Sendable {
         return encoder
     }
 
+    /// How an error dictionary for a whole request becomes the error thrown, unless the caller knows better.
+    typealias ErrorMapping = @Sendable (WireServerError) -> CloudDatabaseError
+
     /// POSTs a JSON body to an endpoint of the database (`records/modify`, say) and decodes the response.
-    func post<Response: Decodable>(_ endpoint: String, _ body: some Encodable, as: Response.Type) async throws
-        -> Response
-    {
+    ///
+    /// - Parameter mapError: The error of an error dictionary for the whole request; by default, the error as
+    ///   for any request, without a record or zone.
+    func post<Response: Decodable>(
+        _ endpoint: String, _ body: some Encodable, as: Response.Type,
+        mapError: ErrorMapping? = nil
+    ) async throws -> Response {
         let data: Data
         do {
             data = try Self.makeEncoder().encode(body)
         } catch let error as EncodingError {
             throw CloudDatabaseError.invalidArguments(Self.describe(error))
         }
-        return try await send(.POST, endpoint, body: data, as: Response.self)
+        return try await send(.POST, endpoint, body: data, as: Response.self, mapError: mapError)
     }
 
     /// GETs an endpoint of the database (`zones/list`) and decodes the response.
-    func get<Response: Decodable>(_ endpoint: String, as: Response.Type) async throws -> Response {
-        try await send(.GET, endpoint, body: nil, as: Response.self)
+    ///
+    /// - Parameter database: The database whose path the endpoint is under, when it isn't the configuration's:
+    ///   `users/caller` is under the public database's path whichever database the requests reach.
+    func get<Response: Decodable>(
+        _ endpoint: String, in database: CloudKitWebServicesConfiguration.Database? = nil, as: Response.Type
+    ) async throws -> Response {
+        try await send(.GET, endpoint, in: database, body: nil, as: Response.self)
     }
 
     private func send<Response: Decodable>(
-        _ method: HTTPMethod, _ endpoint: String, body: Data?, as: Response.Type
+        _ method: HTTPMethod, _ endpoint: String, in database: CloudKitWebServicesConfiguration.Database? = nil,
+        body: Data?, as: Response.Type, mapError: ErrorMapping? = nil
     ) async throws -> Response {
         var retry = 0
         let started = ContinuousClock.now
         while true {
-            let (status, bytes) = try await exchange(method, endpoint, body: body)
+            let (status, bytes) = try await exchange(method, endpoint, in: database, body: body)
             if status == 200 {
                 do {
                     return try JSONDecoder().decode(Response.self, from: bytes)
@@ -84,7 +97,7 @@ struct WebServicesTransport: Sendable {
             let serverError = try? JSONDecoder().decode(WireServerError.self, from: bytes)
             if let signIn = serverError?.signInURL { signInURL.withLockedValue { $0 = signIn } }
             let error =
-                serverError?.databaseError(recordID: nil, zoneID: .default)
+                serverError.map { mapError?($0) ?? $0.databaseError(recordID: nil, zoneID: .default) }
                 ?? WireServerError.databaseError(status: status, body: String(decoding: bytes, as: UTF8.self))
             retry += 1
             let elapsed = ContinuousClock.now - started
@@ -113,8 +126,12 @@ struct WebServicesTransport: Sendable {
     }
 
     /// One HTTP exchange: the status and the body.
-    private func exchange(_ method: HTTPMethod, _ endpoint: String, body: Data?) async throws -> (Int, Data) {
-        let subpath = "\(configuration.databasePath)/\(endpoint)"
+    private func exchange(
+        _ method: HTTPMethod, _ endpoint: String, in database: CloudKitWebServicesConfiguration.Database?, body: Data?
+    ) async throws -> (Int, Data) {
+        var databaseConfiguration = configuration
+        if let database { databaseConfiguration.database = database }
+        let subpath = "\(databaseConfiguration.databasePath)/\(endpoint)"
         var request = HTTPClientRequest(url: "")
         request.method = method
         request.headers.add(name: "Content-Type", value: "application/json")

@@ -59,6 +59,12 @@ struct ZoneOwners: Sendable {
         }
     }
 
+    /// Owner names known to mean the current user: in the private database, every zone's owner (the database
+    /// holds only the user's own zones).
+    init(currentUserAliases: some Sequence<String>) {
+        self.currentUserAliases = Set(currentUserAliases)
+    }
+
     /// The portable zone ID of a response's zone dictionary; `zone` when the response leaves it out.
     func zoneID(_ wire: WireZoneID?, default zone: CloudRecord.ZoneID) -> CloudRecord.ZoneID {
         guard let wire else { return zone }

@@ -51,6 +51,29 @@ extension WireServerError {
         }
     }
 
+    /// Whether the error says a sync token is no longer honoured.
+    ///
+    /// CloudKit Web Services documents no error code for an expired sync token (the reference's error codes are
+    /// ACCESS_DENIED through ZONE_NOT_FOUND, none of them about tokens), while the framework has
+    /// `CKError.Code.changeTokenExpired`. Recognised, as the best that can be done without a documented form:
+    /// - `CHANGE_TOKEN_EXPIRED`, the framework's name in Web Services' spelling, should the server send it;
+    /// - `BAD_REQUEST` whose reason speaks of an expired or reset token (`"sync token expired"`, `"syncToken has
+    ///   been reset"`): the documented code for a request the server won't take, with the reason saying why.
+    /// Any other `BAD_REQUEST` stays ``CloudDatabaseError/invalidArguments(_:)``.
+    var isExpiredSyncToken: Bool {
+        if serverErrorCode == "CHANGE_TOKEN_EXPIRED" { return true }
+        guard serverErrorCode == "BAD_REQUEST", let reason = reason?.lowercased() else { return false }
+        return reason.contains("token") && (reason.contains("expired") || reason.contains("reset"))
+    }
+
+    /// The portable error for an error dictionary answering `changes/zone` or `changes/database`: an expired sync
+    /// token is ``CloudDatabaseError/changeTokenExpired(_:)`` (with the zone, or `nil` for the database's token),
+    /// `ZONE_NOT_FOUND` names the zone asked for, and anything else maps as for any request.
+    func changesError(zoneID: CloudRecord.ZoneID?) -> CloudDatabaseError {
+        if isExpiredSyncToken { return .changeTokenExpired(zoneID) }
+        return databaseError(recordID: nil, zoneID: zoneID ?? .default)
+    }
+
     /// The error of a response whose body isn't an error dictionary, from its HTTP status.
     static func databaseError(status: Int, body: String) -> CloudDatabaseError {
         let detail = "HTTP \(status)" + (body.isEmpty ? "" : ": \(body.prefix(200))")

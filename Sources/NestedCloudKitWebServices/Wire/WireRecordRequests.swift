@@ -78,20 +78,3 @@ struct WireQuery: Codable, Hashable, Sendable {
     var filterBy: [Filter]?
     var sortBy: [Sort]?
 }
-
-/// `records/changes`: what changed in a zone since a sync token.
-struct WireChangesRequest: Codable, Hashable, Sendable {
-    var zoneID: WireZoneID
-    var syncToken: String?
-    var resultsLimit: Int?
-    var desiredKeys: [String]?
-}
-
-/// The `records/changes` response: changed records (deleted ones with `deleted: true`), the token to ask from next
-/// time, and whether more changes wait.
-struct WireChangesResponse: Decodable, Sendable {
-    var zoneID: WireZoneID?
-    var records: [WireItemResult<WireRecord>]
-    var syncToken: String?
-    var moreComing: Bool?
-}

@@ -5,6 +5,8 @@ import Foundation
 struct WireServerError: Codable, Hashable, Sendable, Error {
     var recordName: String?
     var zoneID: WireZoneID?
+    /// The subscription the error is about, in `subscriptions/modify`'s response.
+    var subscriptionID: String?
     var serverErrorCode: String
     var reason: String?
     /// Seconds to wait before trying again; the documentation says to retry only where the server gives it.
@@ -20,11 +22,13 @@ struct WireServerError: Codable, Hashable, Sendable, Error {
     }
 
     init(
-        recordName: String? = nil, zoneID: WireZoneID? = nil, serverErrorCode: String, reason: String? = nil,
+        recordName: String? = nil, zoneID: WireZoneID? = nil, subscriptionID: String? = nil,
+        serverErrorCode: String, reason: String? = nil,
         retryAfter: Double? = nil, uuid: String? = nil, redirectURL: String? = nil
     ) {
         self.recordName = recordName
         self.zoneID = zoneID
+        self.subscriptionID = subscriptionID
         self.serverErrorCode = serverErrorCode
         self.reason = reason
         self.retryAfter = retryAfter

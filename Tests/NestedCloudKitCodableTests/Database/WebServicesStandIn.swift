@@ -44,11 +44,19 @@ actor WebServicesStandIn {
             case "zones/list":
                 return .json(["zones": try await database.allRecordZones().map { ["zoneID": Self.json($0)] }])
             case "zones/modify": return try await modifyZones(body)
+            case "changes/zone": return try await zoneChanges(body)
+            case "changes/database": return try await databaseChanges(body)
+            case "users/caller" where !request.path.contains("/public/users/caller"):
+                return .serverError(404, "NOT_FOUND", reason: "users/caller is under the public database's path")
+            case "users/caller": return .json(["users": [["userRecordName": try await database.userRecordName()]]])
+            case "subscriptions/list":
+                return .json(["subscriptions": try await database.allSubscriptions().map { Self.json($0) }])
+            case "subscriptions/modify": return try await modifySubscriptions(body)
             default: return .serverError(404, "NOT_FOUND", reason: "no endpoint \(request.endpoint)")
             }
         } catch let error as CloudDatabaseError {
             let (status, code) = Self.code(of: error)
-            return .serverError(status, code, reason: error.description, retryAfter: error.retryAfter)
+            return .serverError(status, code, reason: Self.reason(of: error), retryAfter: error.retryAfter)
         } catch {
             return .serverError(400, "BAD_REQUEST", reason: "\(error)")
         }
@@ -184,18 +192,27 @@ actor WebServicesStandIn {
             let wire = body["query"] as? [String: Any] ?? [:]
             var predicates: [CloudQuery.Predicate] = []
             for filter in wire["filterBy"] as? [[String: Any]] ?? [] {
-                guard filter["comparator"] as? String == "EQUALS", let field = filter["fieldName"] as? String,
-                    let value = try fieldValue(filter["fieldValue"] as? [String: Any] ?? [:])
+                guard let comparator = (filter["comparator"] as? String).flatMap(CloudQuery.Comparator.init),
+                    let wireField = filter["fieldName"] as? String,
+                    var value = try fieldValue(filter["fieldValue"] as? [String: Any] ?? [:])
                 else { throw CloudDatabaseError.invalidArguments("unsupported filter \(filter)") }
-                if case .reference(let reference) = value {
+                let field = Self.fieldName(wireField)
+                if case .reference(let reference) = value, field == CloudQuery.SystemField.recordName.fieldName {
+                    // `___recordID` is compared with a reference to the record; the portable query compares names.
+                    value = .string(reference.recordID.recordName)
+                }
+                if case .reference(let reference) = value, comparator == .equals {
                     predicates.append(.references(reference.recordID, in: field))
-                } else {
+                } else if comparator == .equals {
                     predicates.append(.equals(field: field, value: value))
+                } else {
+                    predicates.append(.compare(field: field, comparator, value))
                 }
             }
             let sorts = (wire["sortBy"] as? [[String: Any]] ?? []).map {
                 CloudQuery.SortDescriptor(
-                    field: $0["fieldName"] as? String ?? "", ascending: $0["ascending"] as? Bool ?? true)
+                    field: Self.fieldName($0["fieldName"] as? String ?? ""),
+                    ascending: $0["ascending"] as? Bool ?? true)
             }
             let query = CloudQuery(
                 recordType: wire["recordType"] as? String ?? "",
@@ -238,6 +255,151 @@ actor WebServicesStandIn {
         return .json(["zones": items])
     }
 
+    // MARK: Changes, the user, subscriptions
+
+    /// `changes/zone`: each zone's changes since its token, as the in-memory database has them. The in-memory
+    /// token's bytes go as the `syncToken`, in base64.
+    private func zoneChanges(_ body: [String: Any]) async throws -> LoopbackResponse {
+        var results: [[String: Any]] = []
+        for zone in body["zones"] as? [[String: Any]] ?? [] {
+            let zoneID = try Self.zoneID(zone["zoneID"])
+            do {
+                let changes = try await database.recordZoneChanges(
+                    inZoneWith: zoneID, since: try Self.token(zone["syncToken"]),
+                    desiredKeys: zone["desiredKeys"] as? [String], resultsLimit: zone["resultsLimit"] as? Int)
+                let tombstones: [[String: Any]] = changes.deletions.map {
+                    [
+                        "recordName": $0.id.recordName, "recordType": $0.recordType, "deleted": true,
+                        "zoneID": Self.json($0.id.zoneID),
+                    ]
+                }
+                results.append([
+                    "zoneID": Self.json(zoneID), "syncToken": changes.changeToken.data.base64EncodedString(),
+                    "moreComing": changes.moreComing, "records": changes.modifications.map { json($0) } + tombstones,
+                ])
+            } catch let error as CloudDatabaseError {
+                var item = Self.errorItem(error, name: nil)
+                item["zoneID"] = Self.json(zoneID)
+                results.append(item)
+            }
+        }
+        return .json(["zones": results])
+    }
+
+    /// `changes/database`: the zones changed since the token, deleted ones flagged `deleted`, `purged` or
+    /// `encryptedDataReset`.
+    private func databaseChanges(_ body: [String: Any]) async throws -> LoopbackResponse {
+        let changes = try await database.databaseChanges(
+            since: try Self.token(body["syncToken"]), resultsLimit: body["resultsLimit"] as? Int)
+        let deleted: [[String: Any]] = changes.deletions.map { deletion in
+            let flag =
+                switch deletion.reason {
+                case .deleted: "deleted"
+                case .purged: "purged"
+                case .encryptedDataReset: "encryptedDataReset"
+                }
+            return ["zoneID": Self.json(deletion.zoneID), flag: true]
+        }
+        return .json([
+            "zones": changes.modifiedZoneIDs.map { ["zoneID": Self.json($0)] } + deleted,
+            "syncToken": changes.changeToken.data.base64EncodedString(), "moreComing": changes.moreComing,
+        ])
+    }
+
+    /// The portable name of a query's field: Web Services names the system fields `___recordID`,
+    /// `___createTime` and `___modTime`.
+    private static func fieldName(_ wire: String) -> String {
+        switch wire {
+        case "___recordID": CloudQuery.SystemField.recordName.fieldName
+        case "___createTime": CloudQuery.SystemField.creationDate.fieldName
+        case "___modTime": CloudQuery.SystemField.modificationDate.fieldName
+        default: wire
+        }
+    }
+
+    private static func token(_ object: Any?) throws -> CloudChangeToken? {
+        guard let string = object as? String else { return nil }
+        guard let data = Data(base64Encoded: string) else {
+            throw CloudDatabaseError.invalidArguments("the syncToken isn't one the stand-in gave")
+        }
+        return CloudChangeToken(data: data)
+    }
+
+    /// `subscriptions/modify`: creates and updates save (an existing one is `EXISTS` for a create, as CloudKit
+    /// answers), deletes delete; an answer for each operation, in order.
+    private func modifySubscriptions(_ body: [String: Any]) async throws -> LoopbackResponse {
+        let existing = Set(try await database.allSubscriptions().map(\.id))
+        var items: [[String: Any]] = []
+        for operation in body["operations"] as? [[String: Any]] ?? [] {
+            let wire = operation["subscription"] as? [String: Any] ?? [:]
+            let id = wire["subscriptionID"] as? String ?? ""
+            let type = operation["operationType"] as? String ?? ""
+            func failure(_ error: CloudDatabaseError, code: String? = nil) -> [String: Any] {
+                var item = Self.errorItem(error, name: nil)
+                if let code { item["serverErrorCode"] = code }
+                item["subscriptionID"] = id
+                return item
+            }
+            switch type {
+            case "delete":
+                guard existing.contains(id) else {
+                    items.append(failure(.invalidArguments("no subscription \(id)"), code: "NOT_FOUND"))
+                    continue
+                }
+                let results = try await database.modifySubscriptions(saving: [], deleting: [id])
+                if case .failure(let error)? = results.deleteResults[id] {
+                    items.append(failure(error))
+                } else {
+                    items.append(["subscriptionID": id])
+                }
+            case "create", "update":
+                if type == "create", existing.contains(id) {
+                    items.append(failure(.invalidArguments("subscription \(id) exists"), code: "EXISTS"))
+                    continue
+                }
+                let subscription = try Self.subscription(wire)
+                let results = try await database.modifySubscriptions(saving: [subscription], deleting: [])
+                switch results.saveResults[id] {
+                case .success(let saved)?: items.append(Self.json(saved))
+                case .failure(let error)?: items.append(failure(error))
+                case nil: items.append(failure(.internalError("no result")))
+                }
+            default:
+                throw CloudDatabaseError.invalidArguments("unknown operation type \(type)")
+            }
+        }
+        return .json(["subscriptions": items])
+    }
+
+    private static func subscription(_ object: [String: Any]) throws -> CloudSubscription {
+        let id = object["subscriptionID"] as? String ?? ""
+        let info = object["notificationInfo"] as? [String: Any] ?? [:]
+        let sendsContentAvailable = info["shouldSendContentAvailable"] as? Bool ?? false
+        switch object["subscriptionType"] as? String {
+        case "database": return CloudSubscription(id: id, kind: .database, sendsContentAvailable: sendsContentAvailable)
+        case "zone":
+            return CloudSubscription(
+                id: id, kind: .zone(try zoneID(object["zoneID"])), sendsContentAvailable: sendsContentAvailable)
+        default: throw CloudDatabaseError.invalidArguments("the stand-in takes zone and database subscriptions")
+        }
+    }
+
+    private static func json(_ subscription: CloudSubscription) -> [String: Any] {
+        var object: [String: Any] = [
+            "subscriptionID": subscription.id,
+            "notificationInfo": ["shouldSendContentAvailable": subscription.sendsContentAvailable],
+        ]
+        switch subscription.kind {
+        case .database:
+            object["subscriptionType"] = "database"
+        case .zone(let zoneID):
+            object["subscriptionType"] = "zone"
+            object["zoneID"] = json(zoneID)
+            object["zoneWide"] = true
+        }
+        return object
+    }
+
     // MARK: JSON
 
     private func item(_ result: Result<CloudRecord, CloudDatabaseError>?, name: String) -> [String: Any] {
@@ -249,10 +411,17 @@ actor WebServicesStandIn {
     }
 
     private static func errorItem(_ error: CloudDatabaseError, name: String?) -> [String: Any] {
-        var item: [String: Any] = ["serverErrorCode": code(of: error).code, "reason": error.description]
+        var item: [String: Any] = ["serverErrorCode": code(of: error).code, "reason": reason(of: error)]
         if let name { item["recordName"] = name }
         if let retryAfter = error.retryAfter { item["retryAfter"] = retryAfter }
         return item
+    }
+
+    /// The reason an error dictionary gives. Web Services documents no code for an expired sync token; the client
+    /// recognises `BAD_REQUEST` with a reason that says the token expired, which is what the stand-in sends.
+    private static func reason(of error: CloudDatabaseError) -> String {
+        if case .changeTokenExpired = error { return "sync token expired: fetch again without a syncToken" }
+        return error.description
     }
 
     private static func code(of error: CloudDatabaseError) -> (status: Int, code: String) {
