@@ -218,7 +218,10 @@ extension CloudKitWebServicesDatabase {
         for subscription in creates {
             switch outcomes[.create]?[subscription.id] {
             case let result? where result.error != nil:
-                saveResults[subscription.id] = .failure(Self.subscriptionError(result.error))
+                // A zone subscription's failure names its zone (ZONE_NOT_FOUND is about that zone).
+                let zoneID: CloudRecord.ZoneID
+                if case .zone(let subscribed) = subscription.kind { zoneID = subscribed } else { zoneID = .default }
+                saveResults[subscription.id] = .failure(Self.subscriptionError(result.error, zoneID: zoneID))
             case let result?:
                 // The saved subscription as the server describes it, or as sent when it says nothing more.
                 let owners = zoneOwners(answers: [result.item?.zoneID])
@@ -274,13 +277,15 @@ extension CloudKitWebServicesDatabase {
     }
 
     /// The portable error of a subscription's error dictionary.
-    private static func subscriptionError(_ error: WireServerError?) -> CloudDatabaseError {
+    private static func subscriptionError(
+        _ error: WireServerError?, zoneID: CloudRecord.ZoneID = .default
+    ) -> CloudDatabaseError {
         guard let error else { return .internalError("CloudKit's response to subscriptions/modify has no error") }
         if error.serverErrorCode == "NOT_FOUND" {
             return .invalidArguments(
                 "no subscription has the ID \(error.subscriptionID ?? "given") (NOT_FOUND): list the database's "
                     + "subscriptions with allSubscriptions()")
         }
-        return error.databaseError(recordID: nil, zoneID: .default)
+        return error.databaseError(recordID: nil, zoneID: zoneID)
     }
 }
