@@ -50,15 +50,18 @@ struct SQLiteChangeLog {
             sequence += 1
             try setSequence.execute(arguments: [sequence, id.zoneID.zoneName, id.zoneID.ownerName, id.recordName])
             lastChange[id.zoneID] = sequence
-            let hasTombstones = try zonesWithTombstones[id.zoneID] ?? {
-                let found =
-                    try Bool.fetchOne(
-                        database,
-                        sql: "SELECT EXISTS (SELECT 1 FROM record_tombstone WHERE zone_name = ? AND owner_name = ?)",
-                        arguments: [id.zoneID.zoneName, id.zoneID.ownerName]) ?? false
-                zonesWithTombstones[id.zoneID] = found
-                return found
-            }()
+            let hasTombstones =
+                try zonesWithTombstones[id.zoneID]
+                ?? {
+                    let found =
+                        try Bool.fetchOne(
+                            database,
+                            sql:
+                                "SELECT EXISTS (SELECT 1 FROM record_tombstone WHERE zone_name = ? AND owner_name = ?)",
+                            arguments: [id.zoneID.zoneName, id.zoneID.ownerName]) ?? false
+                    zonesWithTombstones[id.zoneID] = found
+                    return found
+                }()
             if hasTombstones {
                 // A record saved again is no longer deleted: its tombstone would report it gone.
                 try database.execute(
