@@ -313,7 +313,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         }
     }
 
-    /// Always ``CloudAccountStatus/available``: a local file has no account to lose.
+    /// Always `CloudAccountStatus.available`: a local file has no account to lose.
     public func accountStatus() async throws -> CloudAccountStatus {
         .available
     }

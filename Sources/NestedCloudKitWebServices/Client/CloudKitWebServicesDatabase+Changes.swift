@@ -8,7 +8,7 @@ extension CloudKitWebServicesDatabase {
     ///
     /// The default zone keeps no change history, and is refused before any request with
     /// `CloudDatabaseError.invalidArguments(_:)`, as CloudKit refuses it. The token is the `syncToken` the server
-    /// gave, as a string (``CloudChangeToken/string``). Changed records come with their assets downloaded, as
+    /// gave, as a string (`CloudChangeToken.string`). Changed records come with their assets downloaded, as
     /// from ``records(for:desiredKeys:)``; a record whose assets can't be downloaded is among the
     /// `modificationFailures`. Deleted records come as CloudKit's tombstones (`deleted: true`), with their record
     /// type when the server sends it, and `""` when it doesn't.
@@ -181,7 +181,7 @@ extension CloudKitWebServicesDatabase {
     /// A save is a `create`; a subscription that already exists (`EXISTS`) is then sent again as an `update`, so
     /// saving replaces, as `CKDatabase.modifySubscriptions(saving:deleting:)` does. A zone subscription goes as
     /// `subscriptionType: "zone"` with its zone and `zoneWide: true`; a database subscription as `"database"`,
-    /// which the reference doesn't list (see ``WireSubscription``). The default zone has no zone subscriptions,
+    /// which the reference doesn't list (see the wire form of a subscription in this module). The default zone has no zone subscriptions,
     /// and is refused before any request.
     public func modifySubscriptions(
         saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
