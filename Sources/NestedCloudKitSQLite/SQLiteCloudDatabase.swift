@@ -241,7 +241,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         resultsLimit: Int?
     ) async throws -> CloudRecordZoneChanges {
         guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
-        let limit = try pageSize(resultsLimit)
+        let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
         let position = try token.map { try ChangeLogPosition(token: $0, for: zoneID) }
         let assets = assets
         return try await read { database in
@@ -275,7 +275,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
     /// The zones created, changed and deleted since a token; see `CloudDatabase.databaseChanges(since:resultsLimit:)`.
     public func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges
     {
-        let limit = try pageSize(resultsLimit)
+        let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
         let position = try token.map { try ChangeLogPosition(token: $0, for: nil) }
         return try await read { database in
             let log = SQLiteChangeLog(database: database)
@@ -333,16 +333,11 @@ public final class SQLiteCloudDatabase: CloudDatabase {
             encoder.outputFormatting = .sortedKeys
             let log = SQLiteChangeLog(database: database)
             for subscription in subscriptionsToSave {
-                if subscription.id.isEmpty {
-                    saveResults[subscription.id] = .failure(.invalidArguments("a subscription needs an ID"))
+                if let refusal = subscription.refusal {
+                    saveResults[subscription.id] = .failure(refusal)
                     continue
                 }
                 if case .zone(let zoneID) = subscription.kind {
-                    if zoneID == .default {
-                        saveResults[subscription.id] = .failure(
-                            .invalidArguments("the default zone has no zone subscriptions: subscribe to a custom zone"))
-                        continue
-                    }
                     if try log.zone(zoneID) == nil {
                         saveResults[subscription.id] = .failure(.zoneNotFound(zoneID))
                         continue
@@ -358,7 +353,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
                 try database.execute(sql: "DELETE FROM subscription WHERE id = ?", arguments: [id])
                 deleteResults[id] =
                     database.changesCount > 0
-                    ? .success(()) : .failure(.invalidArguments("no subscription has the ID \(id)"))
+                    ? .success(()) : .failure(.unknownSubscription(id))
             }
             return (saveResults, deleteResults)
         }
@@ -376,15 +371,6 @@ public final class SQLiteCloudDatabase: CloudDatabase {
     }
 
     // MARK: Requests
-
-    /// The page size a change request asks for, within the per-request limit.
-    private func pageSize(_ resultsLimit: Int?) throws -> Int {
-        guard let resultsLimit else { return max(1, maximumItemsPerRequest) }
-        guard resultsLimit > 0 else {
-            throw CloudDatabaseError.invalidArguments("resultsLimit must be at least 1, or nil for the default")
-        }
-        return min(resultsLimit, max(1, maximumItemsPerRequest))
-    }
 
     private func checkLimit(_ items: Int) throws {
         guard items <= maximumItemsPerRequest else {

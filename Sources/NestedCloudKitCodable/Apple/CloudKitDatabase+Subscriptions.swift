@@ -18,14 +18,11 @@ extension CloudKitDatabase {
         var ckSubscriptions: [CKSubscription] = []
         var zones: [CloudSubscription.ID: CloudRecord.ZoneID] = [:]
         for subscription in subscriptionsToSave {
-            if case .zone(let zoneID) = subscription.kind {
-                guard zoneID.zoneName != CloudRecord.ZoneID.defaultZoneName else {
-                    saveResults[subscription.id] = .failure(
-                        .invalidArguments("the default zone has no zone subscriptions: subscribe to a custom zone"))
-                    continue
-                }
-                zones[subscription.id] = zoneID
+            if let refusal = subscription.refusal {
+                saveResults[subscription.id] = .failure(refusal)
+                continue
             }
+            if case .zone(let zoneID) = subscription.kind { zones[subscription.id] = zoneID }
             ckSubscriptions.append(subscription.ckSubscription)
         }
         var deleteResults: [CloudSubscription.ID: Result<Void, CloudDatabaseError>] = [:]
@@ -53,7 +50,7 @@ extension CloudKitDatabase {
             case .success?:
                 deleteResults[id] = .success(())
             case .failure(let error as CKError)? where error.code == .unknownItem:
-                deleteResults[id] = .failure(.invalidArguments("no subscription has the ID \(id)"))
+                deleteResults[id] = .failure(.unknownSubscription(id))
             case .failure(let error)?:
                 deleteResults[id] = .failure(CloudDatabaseError(error))
             case nil:

@@ -132,10 +132,7 @@ extension CloudKitWebServicesDatabase {
     /// A results limit as CloudKit Web Services takes it: 1 to 200, or left out for the server's own page size.
     static func wireResultsLimit(_ resultsLimit: Int?) throws -> Int? {
         guard let resultsLimit else { return nil }
-        guard resultsLimit > 0 else {
-            throw CloudDatabaseError.invalidArguments("resultsLimit must be at least 1, or nil for the default")
-        }
-        return min(resultsLimit, maximumOperationsPerRequest)
+        return try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumOperationsPerRequest)
     }
 }
 
@@ -191,11 +188,8 @@ extension CloudKitWebServicesDatabase {
         var deleteResults: [CloudSubscription.ID: Result<Void, CloudDatabaseError>] = [:]
         var creates: [CloudSubscription] = []
         for subscription in subscriptionsToSave {
-            if subscription.id.isEmpty {
-                saveResults[subscription.id] = .failure(.invalidArguments("a subscription needs an ID"))
-            } else if case .zone(let zoneID) = subscription.kind, zoneID == .default {
-                saveResults[subscription.id] = .failure(
-                    .invalidArguments("the default zone has no zone subscriptions: subscribe to a custom zone"))
+            if let refusal = subscription.refusal {
+                saveResults[subscription.id] = .failure(refusal)
             } else {
                 creates.append(subscription)
             }

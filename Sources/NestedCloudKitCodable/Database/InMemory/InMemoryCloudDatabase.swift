@@ -336,7 +336,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
         if let missing = Self.missingZoneError(zoneID, in: database) { throw missing }
         guard let log = database.zoneLogs[zoneID] else { throw CloudDatabaseError.zoneNotFound(zoneID) }
-        let limit = try Self.pageSize(resultsLimit, maximum: maximumItemsPerRequest)
+        let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
         let start = try position(of: token, for: zoneID, generation: log.generation) ?? log.startSequence
         let page = log.changes(after: start, limit: limit)
         var changes = CloudRecordZoneChanges(
@@ -362,7 +362,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     ) async throws -> CloudDatabaseChanges {
         let request = try await beginRequest(counting: \.changeRequests, items: 0)
         let log = try userDatabase().databaseLog
-        let limit = try Self.pageSize(resultsLimit, maximum: maximumItemsPerRequest)
+        let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
         let start = try position(of: token, for: nil, generation: log.generation) ?? log.startSequence
         let page = log.changes(after: start, limit: limit)
         var changes = CloudDatabaseChanges(
@@ -405,11 +405,8 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         var saveResults: [CloudSubscription.ID: Result<CloudSubscription, CloudDatabaseError>] = [:]
         var deleteResults: [CloudSubscription.ID: Result<Void, CloudDatabaseError>] = [:]
         for subscription in subscriptionsToSave {
-            if subscription.id.isEmpty {
-                saveResults[subscription.id] = .failure(.invalidArguments("a subscription needs an ID"))
-            } else if case .zone(let zoneID) = subscription.kind, zoneID == .default {
-                saveResults[subscription.id] = .failure(
-                    .invalidArguments("the default zone has no zone subscriptions: subscribe to a custom zone"))
+            if let refusal = subscription.refusal {
+                saveResults[subscription.id] = .failure(refusal)
             } else if case .zone(let zoneID) = subscription.kind,
                 let database = users[user], let missing = Self.missingZoneError(zoneID, in: database)
             {
@@ -423,7 +420,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
             if users[user]?.subscriptions.removeValue(forKey: id) != nil {
                 deleteResults[id] = .success(())
             } else {
-                deleteResults[id] = .failure(.invalidArguments("no subscription has the ID \(id)"))
+                deleteResults[id] = .failure(.unknownSubscription(id))
             }
         }
         return try respond(to: request, with: (saveResults, deleteResults))
@@ -491,15 +488,6 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     ) -> CloudDatabaseError? {
         if database.storage.zones.contains(zoneID) { return nil }
         return database.purgedZones.contains(zoneID) ? .userDeletedZone(zoneID) : .zoneNotFound(zoneID)
-    }
-
-    /// The page size a change request asks for, within what the database allows.
-    private static func pageSize(_ resultsLimit: Int?, maximum: Int) throws -> Int {
-        guard let resultsLimit else { return max(1, maximum) }
-        guard resultsLimit > 0 else {
-            throw CloudDatabaseError.invalidArguments("resultsLimit must be at least 1, or nil for the default")
-        }
-        return min(resultsLimit, max(1, maximum))
     }
 
     /// Where a token points in a log of this generation; `nil` for a `nil` token.
