@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "NestedCloudKitCodable", targets: ["NestedCloudKitCodable"]),
         .library(name: "NestedCloudKitSQLite", targets: ["NestedCloudKitSQLite"]),
         .library(name: "NestedCloudKitWebServices", targets: ["NestedCloudKitWebServices"]),
+        .library(name: "NestedCloudKitSync", targets: ["NestedCloudKitSync"]),
         .executable(name: "ckws", targets: ["ckws"]),
         .executable(name: "Example", targets: ["Example"]),
     ],
@@ -44,6 +45,19 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 // Only to tell a refused connection from other failures, in words.
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // A local store of models that syncs with any CloudDatabase: GRDB for the store, nothing else.
+        .target(
+            name: "NestedCloudKitSync",
+            dependencies: ["NestedCloudKitCodable", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "NestedCloudKitSyncTests",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitSync",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         // What the example and ckws share: printing records as trees.

@@ -122,7 +122,7 @@ public typealias CKCodable = CKEncodable & CKDecodable
 ///
 /// The common identifier types are recognized by comparing types, which costs nothing, before any dynamic cast,
 /// which costs more than encoding a small record's fields.
-func recordName<Identifier>(describing identifier: Identifier) -> String {
+package func recordName<Identifier>(describing identifier: Identifier) -> String {
     if Identifier.self == String.self, let string = identifier as? String { return string }
     if Identifier.self == UUID.self, let uuid = identifier as? UUID { return uuid.uuidString }
     if Identifier.self == Int.self, let int = identifier as? Int { return String(int) }

@@ -1,0 +1,95 @@
+import NestedCloudKitCodable
+
+extension SyncEngine {
+    /// Checks that the signed-in user is the one whose data the store holds (Seam3's
+    /// `verifyCloudKitConnectionAndUser`), and applies the account-change policy if not.
+    func checkAccount() async throws {
+        let status = try await withRetries { try await database.accountStatus() }
+        let current: String?
+        switch status {
+        case .available: current = try await withRetries { try await database.userRecordName() }
+        case .noAccount: current = nil
+        case .restricted, .temporarilyUnavailable, .couldNotDetermine:
+            throw SyncError.halted(.accountUnavailable(status))
+        }
+        let previous = try await store.syncedUserRecordName()
+        guard let previous else {
+            guard let current else { throw SyncError.halted(.accountUnavailable(.noAccount)) }
+            // The first sync: the local data, and whatever is queued, belongs to this user from now on.
+            return try await store.setSyncedUserRecordName(current)
+        }
+        guard previous != current else { return }
+        switch configuration.accountChangePolicy {
+        case .resetLocalStore:
+            try await store.resetLocalStore()
+            emit(.accountChanged(previous: previous, current: current, action: .resetLocalStore))
+            guard let current else { throw SyncError.halted(.accountUnavailable(.noAccount)) }
+            try await store.setSyncedUserRecordName(current)
+        case .pause:
+            let reason = SyncHaltReason.accountChanged(previous: previous, current: current)
+            pausedReason = reason
+            emit(.accountChanged(previous: previous, current: current, action: .paused))
+            throw SyncError.halted(reason)
+        }
+    }
+
+    /// Deletes the local data of the previous user and syncs the current user's from now on; ends a pause after an
+    /// account change.
+    public func resetLocalStoreForCurrentAccount() async throws {
+        let current = try await database.userRecordName()
+        try await store.resetLocalStore()
+        try await store.setSyncedUserRecordName(current)
+        pausedReason = nil
+    }
+
+    /// Keeps the local data, pending changes included, and uploads all of it to the current user's account; ends a
+    /// pause after an account change. Only when the user asked for it: the data was another account's.
+    public func adoptCurrentAccount() async throws {
+        let current = try await database.userRecordName()
+        let previous = try await store.syncedUserRecordName()
+        for zone in try await store.zonesWithData() { _ = try await store.prepareZoneForReupload(zone) }
+        try await store.setDatabaseToken(nil)
+        try await store.setSyncedUserRecordName(current)
+        pausedReason = nil
+        emit(.accountChanged(previous: previous, current: current, action: .adopted))
+    }
+
+    /// Creates the synced zones that don't exist yet, and the database subscription.
+    func prepareZones() async throws {
+        for zone in zones where zone.hasChangeTokens {
+            guard try await !store.zoneState(zone.zoneID).created else { continue }
+            try await createZone(zone.zoneID)
+        }
+        try await saveSubscriptionIfNeeded()
+    }
+
+    func createZone(_ zoneID: CloudRecord.ZoneID) async throws {
+        let results = try await withRetries {
+            try await database.modifyRecordZones(saving: [zoneID], deleting: [])
+        }
+        if case .failure(let error)? = results.saveResults[zoneID] { throw error }
+        try await store.updateZoneState(zoneID) { $0.created = true }
+    }
+
+    private func saveSubscriptionIfNeeded() async throws {
+        guard let id = configuration.subscriptionID, zones.contains(where: \.hasChangeTokens),
+            try await !store.hasSavedSubscription(id)
+        else { return }
+        let subscription = CloudSubscription(id: id, kind: .database)
+        do {
+            let results = try await withRetries {
+                try await database.modifySubscriptions(saving: [subscription], deleting: [])
+            }
+            if case .failure(let error)? = results.saveResults[id] { throw error }
+            try await store.setSavedSubscription(id)
+        } catch let error as CloudDatabaseError {
+            // Pushes only make syncs sooner; a database without subscriptions still syncs (by polling).
+            switch error {
+            case .quotaExceeded, .notAuthenticated, .requestRateLimited, .serviceUnavailable, .networkFailure,
+                .serverResponseLost, .accountTemporarilyUnavailable:
+                throw error
+            default: return
+            }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import NestedCloudKitCodable
+
+extension SyncEngine {
+    /// Fetches the database's changes, then each changed zone's until none are left; zones without change tokens
+    /// by modification date.
+    func fetchChanges(complete: Bool) async throws {
+        let tokenZones = zones.filter(\.hasChangeTokens).map(\.zoneID)
+        if !tokenZones.isEmpty {
+            if complete {
+                for zone in tokenZones { try await store.beginFullFetch(of: zone) }
+                try await store.setDatabaseToken(nil)
+            }
+            var databaseToken = try await store.databaseToken()
+            var zonesToFetch: [CloudRecord.ZoneID] = []
+            for zone in tokenZones where try await store.zoneState(zone).token == nil { zonesToFetch.append(zone) }
+            while true {
+                let changes: CloudDatabaseChanges
+                do {
+                    changes = try await withRetries { [databaseToken] in
+                        try await database.databaseChanges(
+                            since: databaseToken, resultsLimit: configuration.fetchResultsLimit)
+                    }
+                } catch CloudDatabaseError.changeTokenExpired {
+                    emit(.changeTokenExpired(nil))
+                    databaseToken = nil
+                    continue
+                }
+                for zone in changes.modifiedZoneIDs where tokenZones.contains(zone) && !zonesToFetch.contains(zone) {
+                    zonesToFetch.append(zone)
+                }
+                for deletion in changes.deletions where tokenZones.contains(deletion.zoneID) {
+                    try await zoneWasDeleted(deletion.zoneID, reason: deletion.reason)
+                    zonesToFetch.removeAll { $0 == deletion.zoneID }
+                }
+                databaseToken = changes.changeToken
+                if !changes.moreComing { break }
+            }
+            for zone in zonesToFetch { try await fetchZoneChanges(zone) }
+            // Saved only once every changed zone is fetched: a failure before leaves the zones to fetch next time.
+            try await store.setDatabaseToken(databaseToken)
+        }
+        for zone in zones where !zone.hasChangeTokens { try await fetchByDate(zone, complete: complete) }
+    }
+
+    /// Fetches a zone's changes since its token, page by page, each page committed with its token.
+    func fetchZoneChanges(_ zoneID: CloudRecord.ZoneID) async throws {
+        var token = try await store.zoneState(zoneID).token
+        var fullFetch = token == nil
+        if fullFetch { try await store.beginFullFetch(of: zoneID) }
+        while true {
+            let page: CloudRecordZoneChanges
+            do {
+                page = try await withRetries { [token] in
+                    try await database.recordZoneChanges(
+                        inZoneWith: zoneID, since: token, desiredKeys: nil,
+                        resultsLimit: configuration.fetchResultsLimit)
+                }
+            } catch CloudDatabaseError.changeTokenExpired {
+                // Start over from nothing, then delete what the server no longer has (never unsent records).
+                emit(.changeTokenExpired(zoneID))
+                try await store.beginFullFetch(of: zoneID)
+                token = nil
+                fullFetch = true
+                continue
+            } catch CloudDatabaseError.zoneNotFound {
+                return try await zoneWasDeleted(zoneID, reason: .deleted)
+            } catch CloudDatabaseError.userDeletedZone {
+                return try await zoneWasDeleted(zoneID, reason: .purged)
+            } catch CloudDatabaseError.encryptedDataReset {
+                return try await zoneWasDeleted(zoneID, reason: .encryptedDataReset)
+            }
+            if !page.modificationFailures.isEmpty {
+                // Committing the token would skip these records for good: fail, and fetch them next time.
+                throw CloudDatabaseError(combiningFetchFailures: page.modificationFailures)
+            }
+            try await apply(
+                page.modifications, deletions: page.deletions.map(\.id), in: zoneID, token: page.changeToken,
+                modifiedAfter: nil)
+            token = page.changeToken
+            if !page.moreComing { break }
+        }
+        if fullFetch { try await reconcile(zoneID) }
+    }
+
+    /// Applies fetched records and deletions with the token that covers them, resolving conflicts with local
+    /// changes by the policy.
+    func apply(
+        _ modifications: [CloudRecord], deletions: [CloudRecord.ID], in zoneID: CloudRecord.ZoneID,
+        token: CloudChangeToken?, modifiedAfter: Date?
+    ) async throws {
+        // A local write between the resolution and the commit makes the commit refuse; resolve again.
+        for _ in 0..<8 {
+            let states = try await store.localStates(modifications.map(\.id))
+            var outcomes: [CloudRecord.ID: ConflictOutcome] = [:]
+            var versions: [CloudRecord.ID: Int64] = [:]
+            for server in modifications {
+                guard let state = states[server.id], let stored = state.stored, state.conflicts(with: server) else {
+                    continue
+                }
+                outcomes[server.id] = try await ConflictResolver.resolve(
+                    ConflictSides(server: server, local: stored), policy: configuration.conflictPolicy)
+                versions[server.id] = stored.version
+            }
+            guard
+                let summary = try await store.commitFetched(
+                    in: zoneID, modifications: modifications, deletions: deletions, outcomes: outcomes,
+                    versions: versions, deletePolicy: configuration.deleteConflictPolicy, token: token,
+                    modifiedAfter: modifiedAfter)
+            else { continue }
+            report(summary, in: zoneID)
+            return
+        }
+        throw SyncError.store(
+            "local writes kept changing records of \(zoneID) while their conflicts were resolved; sync again")
+    }
+
+    func report(_ summary: FetchSummary, in zoneID: CloudRecord.ZoneID) {
+        if !summary.saved.isEmpty || !summary.deleted.isEmpty {
+            emit(.fetchedChanges(SyncFetchedChanges(zoneID: zoneID, saved: summary.saved, deleted: summary.deleted)))
+        }
+        for resolution in summary.resolutions { emit(.conflictResolved(resolution)) }
+    }
+
+    private func reconcile(_ zoneID: CloudRecord.ZoneID) async throws {
+        let summary = try await store.reconcileAfterFullFetch(
+            of: zoneID, deletePolicy: configuration.deleteConflictPolicy)
+        report(summary, in: zoneID)
+    }
+
+    /// A zone without change tokens: the records modified since the last fetch, type by type; and on schedule, the
+    /// full set of record names, to find the records deleted on the server (kSyncEngine's method).
+    private func fetchByDate(_ zone: SyncZone, complete: Bool) async throws {
+        guard !zone.recordTypes.isEmpty else {
+            throw SyncError.invalidConfiguration(
+                "the zone \(zone.zoneID) has no change tokens, so it syncs by modification date, type by type: "
+                    + "list its record types in SyncZone(_:recordTypes:)")
+        }
+        let state = try await store.zoneState(zone.zoneID)
+        let fullCheck =
+            complete
+            || state.lastFullCheck.map { clock.now().timeIntervalSince($0) >= Self.seconds(zone.fullCheckInterval) }
+                ?? true
+        if fullCheck { try await store.beginFullFetch(of: zone.zoneID) }
+        // A second of overlap: records saved in the same instant as the last one fetched aren't missed; fetching
+        // one again changes nothing.
+        let since = complete ? nil : state.modifiedAfter.map { $0.addingTimeInterval(-1) }
+        for recordType in zone.recordTypes {
+            let query = CloudQuery(
+                recordType: recordType, predicate: since.map { .modified(after: $0) } ?? .all,
+                sortDescriptors: [CloudQuery.SortDescriptor(.modificationDate)])
+            try await forEachPage(of: query, in: zone.zoneID, desiredKeys: nil) { records in
+                let latest = records.compactMap(\.systemFields?.modificationDate).max()
+                try await self.apply(records, deletions: [], in: zone.zoneID, token: nil, modifiedAfter: latest)
+            }
+        }
+        guard fullCheck else { return }
+        for recordType in zone.recordTypes {
+            let query = CloudQuery(recordType: recordType)
+            try await forEachPage(of: query, in: zone.zoneID, desiredKeys: []) { records in
+                try await self.store.markSeen(records.map(\.id), in: zone.zoneID)
+            }
+        }
+        try await reconcile(zone.zoneID)
+    }
+
+    private func forEachPage(
+        of query: CloudQuery, in zoneID: CloudRecord.ZoneID, desiredKeys: [String]?,
+        _ body: ([CloudRecord]) async throws -> Void
+    ) async throws {
+        let limit = configuration.fetchResultsLimit ?? 200
+        var page = try await withRetries {
+            try await database.records(
+                matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: limit)
+        }
+        while true {
+            // A record the query matched but couldn't read is skipped by a fetch by date; the next full check
+            // sees it again.
+            try await body(page.matchResults.compactMap { try? $0.1.get() })
+            guard let cursor = page.queryCursor else { return }
+            page = try await withRetries {
+                try await database.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: limit)
+            }
+        }
+    }
+
+    /// A synced zone is gone from the server: re-created with the local records, or, if the user purged it and
+    /// the app agrees, deleted locally too.
+    func zoneWasDeleted(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async throws {
+        if reason == .purged, await configuration.zonePurgeAction(zoneID) == .deleteLocalData {
+            _ = try await store.deleteLocalData(in: zoneID)
+            return emit(.zoneDeleted(zoneID, reason: reason, action: .deletedLocalData))
+        }
+        _ = try await store.prepareZoneForReupload(zoneID)
+        try await createZone(zoneID)
+        emit(.zoneDeleted(zoneID, reason: reason, action: .recreated))
+    }
+}
+
+extension CloudDatabaseError {
+    /// The failures of records a fetch couldn't read, as one error.
+    init(combiningFetchFailures failures: [CloudRecord.ID: CloudDatabaseError]) {
+        if failures.count == 1, let only = failures.first {
+            self = only.value
+        } else {
+            self = .partialFailure(failures)
+        }
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// Keeps a ``SyncStore`` in sync with a ``CloudDatabase``: sends local changes, fetches other devices' changes,
+/// resolves conflicts by the configured policy.
+///
+/// ```swift
+/// let engine = SyncEngine(store: store, database: database)
+/// for await event in await engine.events() { ... }    // in a task of its own
+/// try await engine.sync()                              // or: await engine.start() to sync by itself
+/// ```
+///
+/// A sync checks the user, creates the zones (and a database subscription), fetches the database's and then each
+/// changed zone's changes until none are left, then sends the pending changes in batches. Local reads and writes go
+/// on during a sync; a second ``sync(complete:)`` while one runs joins it.
+///
+/// Nothing is lost: a pending change leaves the store's queue only when the server acknowledged that version of
+/// it, or a policy decided (with an event). Transient failures wait and retry; failures retrying can't fix halt
+/// with an event that says what to do.
+public actor SyncEngine {
+    /// The local store.
+    public nonisolated let store: SyncStore
+    /// The database it syncs with.
+    public nonisolated let database: any CloudDatabase
+    /// How it syncs.
+    public nonisolated let configuration: SyncConfiguration
+
+    var running: Task<Void, any Error>?
+    var pausedReason: SyncHaltReason?
+    var lastError: SyncError?
+    /// The size of the next upload batch: halved on `limitExceeded`, grown back slowly after successes.
+    var batchSize: Int
+    var random: SplitMix64
+    private var continuations: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
+    private var automaticTasks: [Task<Void, Never>] = []
+    private var debounceTask: Task<Void, Never>?
+    private var observerToken: ObserverList.Token?
+
+    /// Creates an engine; nothing happens until ``sync(complete:)`` or ``start()``.
+    public init(store: SyncStore, database: any CloudDatabase, configuration: SyncConfiguration = SyncConfiguration()) {
+        self.store = store
+        self.database = database
+        self.configuration = configuration
+        batchSize = max(1, database.maximumItemsPerRequest)
+        random = SplitMix64(seed: configuration.retry.seed ?? UInt64.random(in: 0...UInt64.max))
+    }
+
+    /// The zones synced: the configured ones, or the store's zone.
+    nonisolated var zones: [SyncZone] {
+        configuration.zones.isEmpty ? [SyncZone(store.zoneID)] : configuration.zones
+    }
+
+    var clock: any SyncClock { store.clock }
+
+    // MARK: Events and status
+
+    /// A new stream of everything the engine reports from now on; each caller gets its own.
+    public func events() -> AsyncStream<SyncEvent> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
+        continuations[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeContinuation(id) }
+        }
+        return stream
+    }
+
+    private func removeContinuation(_ id: UUID) {
+        continuations[id] = nil
+    }
+
+    func emit(_ event: SyncEvent) {
+        for continuation in continuations.values { continuation.yield(event) }
+    }
+
+    /// What the engine and the store's queue look like now.
+    public func status() async throws -> SyncStatus {
+        let counts = try await store.pendingCounts()
+        return SyncStatus(
+            pendingChanges: counts.pending, haltedChanges: counts.halted,
+            lastSuccessfulSync: try await store.lastSuccessfulSync(), lastError: lastError,
+            isSyncing: running != nil, pausedReason: pausedReason)
+    }
+
+    // MARK: Syncing
+
+    /// Fetches the server's changes and sends the local ones.
+    ///
+    /// - Parameter complete: Fetch everything again instead of the changes since the stored tokens, and delete
+    ///   local records the server no longer has (never those not yet uploaded): Seam3's `triggerSync(complete:)`.
+    /// - Throws: ``SyncError``; the same error ends the ``SyncEvent/syncFinished(_:)`` event.
+    public func sync(complete: Bool = false) async throws {
+        // A second request joins the running sync; a complete one waits for it, then runs in full.
+        if !complete, let running { return try await running.value }
+        while let running { _ = try? await running.value }
+        let task = Task { try await self.performSync(complete: complete) }
+        running = task
+        defer { running = nil }
+        try await task.value
+    }
+
+    private func performSync(complete: Bool) async throws {
+        emit(.syncStarted)
+        do {
+            if let pausedReason { throw SyncError.halted(pausedReason) }
+            if configuration.checksAccount { try await checkAccount() }
+            try await prepareZones()
+            try await fetchChanges(complete: complete)
+            try await sendChanges()
+            try await store.setLastSuccessfulSync(clock.now())
+            lastError = nil
+            emit(.syncFinished(nil))
+        } catch {
+            let syncError = Self.syncError(error)
+            lastError = syncError
+            if case .halted(let reason) = syncError { emit(.halted(reason)) }
+            emit(.syncFinished(syncError))
+            if error is CancellationError { throw error }
+            throw syncError
+        }
+    }
+
+    /// The public form of any failure: database errors that retrying can't fix become halts.
+    static func syncError(_ error: any Error) -> SyncError {
+        switch error {
+        case let error as SyncError: error
+        case CloudDatabaseError.quotaExceeded: .halted(.quotaExceeded)
+        case CloudDatabaseError.permissionFailure(let reason): .halted(.permissionFailure(reason))
+        case CloudDatabaseError.notAuthenticated: .halted(.notAuthenticated)
+        case CloudDatabaseError.accountTemporarilyUnavailable: .halted(.accountUnavailable(.temporarilyUnavailable))
+        case let error as CloudDatabaseError: .database(error)
+        case is CancellationError: .database(.operationCancelled)
+        default: .store(String(describing: error))
+        }
+    }
+
+    /// Runs a request, waiting and trying again on transient failures as the retry policy says.
+    func withRetries<T: Sendable>(_ request: () async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try await request()
+            } catch let error as CloudDatabaseError where error.isRetryable {
+                attempt += 1
+                guard attempt < configuration.retry.maximumAttempts else { throw error }
+                try await wait(after: error, attempt: attempt)
+            }
+        }
+    }
+
+    /// Waits before the next attempt: exponential backoff with jitter, at least the server's `retryAfter`.
+    func wait(after error: CloudDatabaseError, attempt: Int) async throws {
+        let policy = configuration.retry
+        let initial = Self.seconds(policy.initialDelay)
+        let backoff = min(Self.seconds(policy.maximumDelay), initial * pow(2, Double(max(0, attempt - 1))))
+        let base = max(backoff, error.retryAfter ?? 0)
+        let jitter = policy.jitter > 0 ? Double.random(in: 0...policy.jitter, using: &random) : 0
+        let delay = Duration.milliseconds(Int64((base * (1 + jitter) * 1000).rounded()))
+        emit(.retrying(after: delay, because: error))
+        try await clock.sleep(for: delay)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    // MARK: Automatic mode
+
+    /// Syncs by itself from now on: after local saves (debounced by ``SyncConfiguration/automaticSyncDelay``), every
+    /// ``SyncConfiguration/pollingInterval`` if set, and on pushes given to ``handleNotification(_:)``.
+    public func start() {
+        guard observerToken == nil else { return }
+        observerToken = store.observeLocalChanges { [weak self] in
+            Task { await self?.scheduleSync() }
+        }
+        if let interval = configuration.pollingInterval {
+            let clock = self.clock
+            automaticTasks.append(
+                Task { [weak self] in
+                    while !Task.isCancelled {
+                        do { try await clock.sleep(for: interval) } catch { return }
+                        try? await self?.sync()
+                    }
+                })
+        }
+        scheduleSync()
+    }
+
+    /// Stops syncing by itself; a running sync finishes.
+    public func stop() {
+        if let observerToken { store.removeObserver(observerToken) }
+        observerToken = nil
+        for task in automaticTasks { task.cancel() }
+        automaticTasks = []
+        debounceTask?.cancel()
+        debounceTask = nil
+    }
+
+    private func scheduleSync() {
+        debounceTask?.cancel()
+        let clock = self.clock
+        let delay = configuration.automaticSyncDelay
+        debounceTask = Task { [weak self] in
+            do { try await clock.sleep(for: delay) } catch { return }
+            try? await self?.sync()
+        }
+    }
+
+    /// Syncs because of a push: CloudKit's notification payload (`userInfo`), parsed by ``CloudNotification``.
+    ///
+    /// - Returns: `false` if the payload isn't CloudKit's (nothing is done).
+    @discardableResult
+    public nonisolated func handleNotification(_ userInfo: [AnyHashable: Any]) -> Bool {
+        guard let notification = CloudNotification(userInfo: userInfo) else { return false }
+        Task { try? await self.handle(notification) }
+        return true
+    }
+
+    /// Syncs because of a push. The payload is a hint only (pushes coalesce and can be dropped), so the engine
+    /// fetches every change since its tokens.
+    public func handle(_ notification: CloudNotification) async throws {
+        try await sync()
+    }
+}

@@ -1,0 +1,55 @@
+import NestedCloudKitCodable
+
+/// Why a sync, or a call on a ``SyncStore``, failed. Local data and pending changes are always kept.
+public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The local SQLite store failed: the file is unreadable, full or not a store.
+    case store(String)
+    /// The database kept failing after the retries the ``SyncConfiguration/retry`` policy allows, or failed in a
+    /// way retrying can't fix; the next sync tries again.
+    case database(CloudDatabaseError)
+    /// The engine stopped: retrying can't help until the user or the app does what the reason says.
+    case halted(SyncHaltReason)
+    /// The configuration can't work; the message says what to change.
+    case invalidConfiguration(String)
+
+    public var description: String {
+        switch self {
+        case .store(let reason): "The local store failed: \(reason)"
+        case .database(let error): "Sync failed: \(error)"
+        case .halted(let reason): "Sync halted: \(reason)"
+        case .invalidConfiguration(let reason): "Invalid sync configuration: \(reason)"
+        }
+    }
+}
+
+/// Why the engine halted, and what makes it go again.
+public enum SyncHaltReason: Sendable, Hashable, CustomStringConvertible {
+    /// The user's iCloud storage is full. Local changes stay queued; ask the user to free space or buy more.
+    case quotaExceeded
+    /// The server refused the request (a security role, a production schema that lacks a type or field).
+    case permissionFailure(String)
+    /// The request needs a signed-in user (CloudKit Web Services: a web auth token).
+    case notAuthenticated
+    /// The account can't be used now (no account, restricted, not yet ready).
+    case accountUnavailable(CloudAccountStatus)
+    /// Another user signed in, or the user signed out, and the ``SyncConfiguration/accountChangePolicy`` said to
+    /// wait for the app: call ``SyncEngine/resetLocalStoreForCurrentAccount()`` or ``SyncEngine/adoptCurrentAccount()``.
+    case accountChanged(previous: String?, current: String?)
+
+    public var description: String {
+        switch self {
+        case .quotaExceeded:
+            "the user's iCloud storage is full; local changes stay queued until the user frees space"
+        case .permissionFailure(let reason):
+            "the server refused the request (\(reason)); check the container's security roles and deployed schema"
+        case .notAuthenticated:
+            "no user is signed in; sign the user in (Web Services: get a new web auth token) and sync again"
+        case .accountUnavailable(let status):
+            "the iCloud account is \(status); local changes stay queued until it is available"
+        case .accountChanged(let previous, let current):
+            "the account changed from \(previous ?? "no user") to \(current ?? "no user"); call "
+                + "resetLocalStoreForCurrentAccount() to start over with the new account's data, or "
+                + "adoptCurrentAccount() to keep the local data and upload it to the new account"
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// What a ``SyncEngine`` reports while it works, through ``SyncEngine/events()``.
+public enum SyncEvent: Sendable, Hashable {
+    /// A sync began.
+    case syncStarted
+    /// A sync ended; with the error that ended it, or `nil`.
+    case syncFinished(SyncError?)
+    /// Changes from the server were written to the local store: refresh what shows them.
+    case fetchedChanges(SyncFetchedChanges)
+    /// The server acknowledged local changes.
+    case sentChanges(SyncSentChanges)
+    /// A conflict was resolved by the configured policy.
+    case conflictResolved(ConflictResolution)
+    /// The server refused a change; `halted` if the engine stopped sending it until the app acts.
+    case uploadFailed(CloudRecord.ID, CloudDatabaseError, halted: Bool)
+    /// The signed-in user changed, and what the engine did about it.
+    case accountChanged(previous: String?, current: String?, action: AccountChangeAction)
+    /// A zone was deleted on the server, and what the engine did about it.
+    case zoneDeleted(CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason, action: ZoneDeletionAction)
+    /// A change token expired: the zone (or, for `nil`, the database) is fetched in full and reconciled.
+    case changeTokenExpired(CloudRecord.ZoneID?)
+    /// A transient failure: the engine waits, then tries again.
+    case retrying(after: Duration, because: CloudDatabaseError)
+    /// The engine stopped until the reason is dealt with; pending changes are kept.
+    case halted(SyncHaltReason)
+}
+
+/// The changes a fetch wrote to the local store.
+public struct SyncFetchedChanges: Sendable, Hashable {
+    /// The zone.
+    public var zoneID: CloudRecord.ZoneID
+    /// The records saved or updated locally.
+    public var saved: [CloudRecord.ID]
+    /// The records deleted locally.
+    public var deleted: [CloudRecord.ID]
+}
+
+/// The changes the server acknowledged in one request.
+public struct SyncSentChanges: Sendable, Hashable {
+    /// The records saved.
+    public var saved: [CloudRecord.ID]
+    /// The records deleted.
+    public var deleted: [CloudRecord.ID]
+}
+
+/// What the engine did when the user changed.
+public enum AccountChangeAction: String, Sendable, Hashable {
+    /// The local data of the previous user was deleted.
+    case resetLocalStore
+    /// Syncing stopped until the app decides.
+    case paused
+    /// The local data was kept and will be uploaded to the new account (``SyncEngine/adoptCurrentAccount()``).
+    case adopted
+}
+
+/// What the engine did when a zone was deleted on the server.
+public enum ZoneDeletionAction: String, Sendable, Hashable {
+    /// The zone was created again and the local records queued for upload.
+    case recreated
+    /// The local records of the zone were deleted too.
+    case deletedLocalData
+}
+
+/// A snapshot of the engine's state, for a status line or a debug screen.
+public struct SyncStatus: Sendable, Hashable {
+    /// Changes not yet on the server, halted ones included.
+    public var pendingChanges: Int
+    /// Changes the engine stopped sending until the app acts.
+    public var haltedChanges: Int
+    /// When a sync last finished without an error.
+    public var lastSuccessfulSync: Date?
+    /// The error that ended the last sync, if it failed.
+    public var lastError: SyncError?
+    /// Whether a sync is running.
+    public var isSyncing: Bool
+    /// Why the engine is paused, if it is.
+    public var pausedReason: SyncHaltReason?
+}

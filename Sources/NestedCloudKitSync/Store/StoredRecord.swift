@@ -1,0 +1,217 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+/// One row of `ncs_record`: a record as the app sees it, with what the engine needs to sync it.
+struct StoredRecord: Sendable {
+    /// The app's record: its fields, and the system fields of the server copy it was last saved or fetched with.
+    var record: CloudRecord
+    /// The last copy of the record the server gave: the base of three-way merges; `nil` if it never reached it.
+    var ancestor: CloudRecord?
+    /// When the user last changed any field, in milliseconds since 1970.
+    var editTime: Int64
+    /// When the user last changed each field.
+    var fieldEditTimes: [String: Int64]
+    /// Bumped on every write to the row, so that a write prepared from an older read can tell.
+    var version: Int64
+
+    var id: CloudRecord.ID { record.id }
+}
+
+/// One row of `ncs_outbox`: a change the server doesn't have yet.
+struct OutboxEntry: Sendable, Hashable {
+    enum Operation: String, Sendable { case save, delete }
+
+    var id: CloudRecord.ID
+    var operation: Operation
+    var recordType: String
+    /// The version of the record that must reach the server; an acknowledgement of an older one leaves the entry.
+    var version: Int64
+    /// The order changes were first made in: references are saved after their targets, as the encoder ordered them.
+    var sequence: Int64
+    /// For a delete: the server copy of the deleted record, so a re-created record updates it instead of conflicting.
+    var ancestor: CloudRecord?
+    var failures: Int
+    var lastError: String?
+    var halted: Bool
+}
+
+/// Reading and writing rows, inside a transaction the caller holds.
+enum StoreTables {
+    // MARK: Records
+
+    static func record(_ id: CloudRecord.ID, in db: Database) throws -> StoredRecord? {
+        let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record
+                WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
+                """,
+            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        return try row.map(storedRecord)
+    }
+
+    static func storedRecord(_ row: Row) throws -> StoredRecord {
+        let decoder = JSONDecoder()
+        let record = try decoder.decode(CloudRecord.self, from: row["record"] as Data)
+        let ancestor = try (row["ancestor"] as Data?).map { try decoder.decode(CloudRecord.self, from: $0) }
+        return StoredRecord(
+            record: record, ancestor: ancestor, editTime: row["edit_time"],
+            fieldEditTimes: EditTimes.decode(row["field_edit_times"]), version: row["version"])
+    }
+
+    /// Writes a record's row and its references; the row's version becomes a new one, returned.
+    @discardableResult
+    static func write(_ stored: StoredRecord, epoch: Int64? = nil, in db: Database) throws -> Int64 {
+        let encoder = JSONEncoder()
+        var record = stored.record
+        record.clearedFieldNames = []
+        let version = try nextCounter(in: db)
+        let id = record.id
+        try db.execute(
+            sql: """
+                INSERT INTO ncs_record (zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
+                    field_edit_times, version, fetch_epoch)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
+                    record_type = excluded.record_type, record = excluded.record, ancestor = excluded.ancestor,
+                    edit_time = excluded.edit_time, field_edit_times = excluded.field_edit_times,
+                    version = excluded.version,
+                    fetch_epoch = CASE WHEN ? IS NULL THEN ncs_record.fetch_epoch ELSE excluded.fetch_epoch END
+                """,
+            arguments: [
+                id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, record.recordType,
+                try encoder.encode(record), try stored.ancestor.map { try encoder.encode($0) },
+                stored.editTime, EditTimes.encode(stored.fieldEditTimes), version, epoch ?? 0, epoch,
+            ])
+        try deleteReferences(of: id, in: db)
+        for (field, value) in record.fields {
+            for reference in value.references {
+                let target = reference.recordID
+                try db.execute(
+                    sql: """
+                        INSERT INTO ncs_reference (holder_zone_owner, holder_zone_name, holder_name, field, action,
+                            target_zone_owner, target_zone_name, target_name)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, field,
+                        String(describing: reference.action), target.zoneID.ownerName, target.zoneID.zoneName,
+                        target.recordName,
+                    ])
+            }
+        }
+        return version
+    }
+
+    static func deleteRecord(_ id: CloudRecord.ID, in db: Database) throws {
+        try db.execute(
+            sql: "DELETE FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name = ?",
+            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        try deleteReferences(of: id, in: db)
+    }
+
+    private static func deleteReferences(of id: CloudRecord.ID, in db: Database) throws {
+        try db.execute(
+            sql: "DELETE FROM ncs_reference WHERE holder_zone_owner = ? AND holder_zone_name = ? AND holder_name = ?",
+            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+    }
+
+    /// The records that reference a record, with the field and the reference's action.
+    static func holders(
+        of id: CloudRecord.ID, field: String? = nil, in db: Database
+    ) throws -> [(holder: CloudRecord.ID, field: String, action: String)] {
+        var sql = """
+            SELECT holder_zone_owner, holder_zone_name, holder_name, field, action FROM ncs_reference
+            WHERE target_zone_owner = ? AND target_zone_name = ? AND target_name = ?
+            """
+        var arguments: StatementArguments = [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName]
+        if let field {
+            sql += " AND field = ?"
+            arguments += [field]
+        }
+        sql += " ORDER BY holder_name"
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            let zone = CloudRecord.ZoneID(zoneName: row["holder_zone_name"], ownerName: row["holder_zone_owner"])
+            return (CloudRecord.ID(recordName: row["holder_name"], zoneID: zone), row["field"], row["action"])
+        }
+    }
+
+    // MARK: Outbox
+
+    static func outboxEntry(_ id: CloudRecord.ID, in db: Database) throws -> OutboxEntry? {
+        let row = try Row.fetchOne(
+            db,
+            sql: "SELECT * FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?",
+            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        return try row.map(outboxEntry)
+    }
+
+    static func outboxEntry(_ row: Row) throws -> OutboxEntry {
+        let zone = CloudRecord.ZoneID(zoneName: row["zone_name"], ownerName: row["zone_owner"])
+        let operation = OutboxEntry.Operation(rawValue: row["operation"]) ?? .save
+        return OutboxEntry(
+            id: CloudRecord.ID(recordName: row["record_name"], zoneID: zone), operation: operation,
+            recordType: row["record_type"], version: row["version"], sequence: row["sequence"],
+            ancestor: try (row["ancestor"] as Data?).map { try JSONDecoder().decode(CloudRecord.self, from: $0) },
+            failures: row["failures"], lastError: row["last_error"], halted: row["halted"])
+    }
+
+    /// Queues a change, or replaces the one queued for the record; the first change keeps its place in the order.
+    static func enqueue(
+        _ operation: OutboxEntry.Operation, id: CloudRecord.ID, recordType: String, version: Int64,
+        ancestor: CloudRecord? = nil, in db: Database
+    ) throws {
+        let sequence = try nextCounter(in: db)
+        try db.execute(
+            sql: """
+                INSERT INTO ncs_outbox (zone_owner, zone_name, record_name, operation, record_type, version, sequence,
+                    ancestor)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
+                    operation = excluded.operation, record_type = excluded.record_type, version = excluded.version,
+                    ancestor = excluded.ancestor, failures = 0, last_error = NULL, halted = 0
+                """,
+            arguments: [
+                id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, operation.rawValue, recordType, version,
+                sequence, try ancestor.map { try JSONEncoder().encode($0) },
+            ])
+    }
+
+    static func dequeue(_ id: CloudRecord.ID, in db: Database) throws {
+        try db.execute(
+            sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?",
+            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+    }
+
+    static func recordFailure(_ id: CloudRecord.ID, error: String, halt: Bool, in db: Database) throws {
+        try db.execute(
+            sql: """
+                UPDATE ncs_outbox SET failures = failures + 1, last_error = ?, halted = ?
+                WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
+                """,
+            arguments: [error, halt, id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+    }
+
+    // MARK: State
+
+    static func state(_ key: String, in db: Database) throws -> Data? {
+        try Data.fetchOne(db, sql: "SELECT value FROM ncs_state WHERE key = ?", arguments: [key])
+    }
+
+    static func setState(_ key: String, _ value: Data?, in db: Database) throws {
+        if let value {
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO ncs_state (key, value) VALUES (?, ?)", arguments: [key, value])
+        } else {
+            try db.execute(sql: "DELETE FROM ncs_state WHERE key = ?", arguments: [key])
+        }
+    }
+
+    /// A number never handed out before in this store: versions and the outbox's order.
+    static func nextCounter(in db: Database) throws -> Int64 {
+        let current = try state("counter", in: db).flatMap { Int64(String(decoding: $0, as: UTF8.self)) } ?? 0
+        try setState("counter", Data(String(current + 1).utf8), in: db)
+        return current + 1
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+/// A record's local row and pending change, read before a fetched page's conflicts are resolved.
+struct LocalState: Sendable {
+    var stored: StoredRecord?
+    var outbox: OutboxEntry?
+
+    /// Whether a fetched server copy conflicts with local changes: the server's copy isn't the one the local changes
+    /// were made on.
+    func conflicts(with server: CloudRecord) -> Bool {
+        guard let stored, outbox?.operation == .save else { return false }
+        return server.systemFields?.changeTag != stored.record.systemFields?.changeTag
+    }
+}
+
+/// What applying fetched changes did to the local store.
+struct FetchSummary: Sendable {
+    var saved: [CloudRecord.ID] = []
+    var deleted: [CloudRecord.ID] = []
+    var resolutions: [ConflictResolution] = []
+
+    mutating func add(_ other: FetchSummary) {
+        saved += other.saved
+        deleted += other.deleted
+        resolutions += other.resolutions
+    }
+}
+
+extension SyncStore {
+    func localStates(_ ids: [CloudRecord.ID]) async throws -> [CloudRecord.ID: LocalState] {
+        try await read { db in
+            var states: [CloudRecord.ID: LocalState] = [:]
+            for id in ids {
+                states[id] = LocalState(
+                    stored: try StoreTables.record(id, in: db), outbox: try StoreTables.outboxEntry(id, in: db))
+            }
+            return states
+        }
+    }
+
+    /// Applies a page of fetched changes and the token that covers them, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - outcomes: The resolutions of the conflicts the page holds, computed from `versions`.
+    ///   - versions: The local versions the resolutions were computed from.
+    /// - Returns: What changed locally, or `nil` if a local write changed a conflicting record since the
+    ///   resolutions were computed: nothing was written, and the caller resolves again.
+    func commitFetched(
+        in zoneID: CloudRecord.ZoneID, modifications: [CloudRecord], deletions: [CloudRecord.ID],
+        outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
+        deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?
+    ) async throws -> FetchSummary? {
+        do {
+            return try await commitFetchedOrThrow(
+                in: zoneID, modifications: modifications, deletions: deletions, outcomes: outcomes,
+                versions: versions, deletePolicy: deletePolicy, token: token, modifiedAfter: modifiedAfter)
+        } catch is StaleResolution {
+            return nil
+        }
+    }
+
+    private func commitFetchedOrThrow(
+        in zoneID: CloudRecord.ZoneID, modifications: [CloudRecord], deletions: [CloudRecord.ID],
+        outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
+        deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?
+    ) async throws -> FetchSummary {
+        try await write { db in
+            var summary = FetchSummary()
+            let zone = try Self.zoneState(zoneID, in: db)
+            for server in modifications {
+                guard
+                    try Self.applyFetched(
+                        server, outcome: outcomes[server.id], version: versions[server.id], epoch: zone.epoch,
+                        deletePolicy: deletePolicy, summary: &summary, in: db)
+                else {
+                    // Abandons the transaction: a local write came in between.
+                    throw StaleResolution()
+                }
+            }
+            for id in deletions {
+                try Self.applyServerDeletion(id, deletePolicy: deletePolicy, summary: &summary, in: db)
+            }
+            var state = zone
+            if let token { state.token = token }
+            if let modifiedAfter { state.modifiedAfter = max(modifiedAfter, state.modifiedAfter ?? modifiedAfter) }
+            try Self.setZoneState(zoneID, state, in: db)
+            return summary
+        }
+    }
+
+    /// Writes one fetched record; `false` if its conflict must be resolved again.
+    private static func applyFetched(
+        _ fetched: CloudRecord, outcome: ConflictOutcome?, version: Int64?, epoch: Int64,
+        deletePolicy: DeleteConflictPolicy, summary: inout FetchSummary, in db: Database
+    ) throws -> Bool {
+        let split = SyncMetadataFields.split(fetched)
+        let server = split.record
+        let id = server.id
+        let state = LocalState(
+            stored: try StoreTables.record(id, in: db), outbox: try StoreTables.outboxEntry(id, in: db))
+        let synced = StoredRecord(
+            record: server, ancestor: server, editTime: split.editTime ?? state.stored?.editTime ?? 0,
+            fieldEditTimes: split.fieldTimes, version: 0)
+        switch (state.stored, state.outbox?.operation) {
+        case (nil, .delete?):
+            if state.outbox?.ancestor?.systemFields?.changeTag == server.systemFields?.changeTag {
+                // The copy the pending deletion deletes (our own earlier upload, fetched back): no conflict.
+                return true
+            }
+            if deletePolicy == .deleteWins {
+                try StoreTables.enqueue(
+                    .delete, id: id, recordType: server.recordType, version: state.outbox?.version ?? 0,
+                    ancestor: server, in: db)
+                summary.resolutions.append(ConflictResolution(recordID: id, decision: .keptLocalDeletion))
+            } else {
+                try StoreTables.dequeue(id, in: db)
+                try StoreTables.write(synced, epoch: epoch, in: db)
+                summary.saved.append(id)
+                summary.resolutions.append(ConflictResolution(recordID: id, decision: .restoredFromServer))
+            }
+        case (let stored?, .save?):
+            guard state.conflicts(with: server) else {
+                try markSeen(id, epoch: epoch, in: db)
+                return true
+            }
+            guard let outcome, version == stored.version else { return false }
+            let written = try StoreTables.write(
+                StoredRecord(
+                    record: outcome.record, ancestor: server, editTime: outcome.editTime,
+                    fieldEditTimes: outcome.fieldTimes, version: 0),
+                epoch: epoch, in: db)
+            if outcome.needsUpload {
+                try StoreTables.enqueue(.save, id: id, recordType: server.recordType, version: written, in: db)
+            } else {
+                try StoreTables.dequeue(id, in: db)
+            }
+            summary.saved.append(id)
+            summary.resolutions.append(ConflictResolution(recordID: id, decision: outcome.decision))
+        default:
+            if let stored = state.stored, stored.record.systemFields?.changeTag == server.systemFields?.changeTag,
+                stored.record.fields == server.fields
+            {
+                try markSeen(id, epoch: epoch, in: db)
+            } else {
+                try StoreTables.write(synced, epoch: epoch, in: db)
+                summary.saved.append(id)
+            }
+        }
+        return true
+    }
+
+    /// Applies the server's deletion of a record.
+    static func applyServerDeletion(
+        _ id: CloudRecord.ID, deletePolicy: DeleteConflictPolicy, summary: inout FetchSummary, in db: Database
+    ) throws {
+        let stored = try StoreTables.record(id, in: db)
+        let entry = try StoreTables.outboxEntry(id, in: db)
+        switch entry?.operation {
+        case .save?:
+            guard var stored else {
+                try StoreTables.dequeue(id, in: db)
+                return
+            }
+            if deletePolicy == .deleteWins {
+                try StoreTables.deleteRecord(id, in: db)
+                try StoreTables.dequeue(id, in: db)
+                summary.deleted.append(id)
+                summary.resolutions.append(ConflictResolution(recordID: id, decision: .deletedWithServer))
+            } else {
+                stored.record.systemFields = nil
+                stored.ancestor = nil
+                let version = try StoreTables.write(stored, in: db)
+                try StoreTables.enqueue(.save, id: id, recordType: stored.record.recordType, version: version, in: db)
+                summary.resolutions.append(ConflictResolution(recordID: id, decision: .recreatedFromClient))
+            }
+        case .delete?:
+            try StoreTables.dequeue(id, in: db)
+        case nil:
+            if stored != nil {
+                try StoreTables.deleteRecord(id, in: db)
+                summary.deleted.append(id)
+            }
+        }
+    }
+
+    private static func markSeen(_ id: CloudRecord.ID, epoch: Int64, in db: Database) throws {
+        try db.execute(
+            sql: "UPDATE ncs_record SET fetch_epoch = ? WHERE zone_owner = ? AND zone_name = ? AND record_name = ?",
+            arguments: [epoch, id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+    }
+
+    /// Marks records as present on the server, for a comparison of the full set (zones without change tokens).
+    func markSeen(_ ids: [CloudRecord.ID], in zoneID: CloudRecord.ZoneID) async throws {
+        try await write { db in
+            let epoch = try Self.zoneState(zoneID, in: db).epoch
+            for id in ids { try Self.markSeen(id, epoch: epoch, in: db) }
+        }
+    }
+
+    /// Starts a fetch of everything in a zone: the token is forgotten, and records the fetch doesn't see are
+    /// deleted by ``reconcileAfterFullFetch(of:deletePolicy:)``.
+    func beginFullFetch(of zoneID: CloudRecord.ZoneID) async throws {
+        try await updateZoneState(zoneID) { state in
+            state.token = nil
+            state.epoch += 1
+        }
+    }
+
+    /// After a full fetch: the records that were on the server but aren't any more are deleted locally, unless
+    /// the delete policy keeps a local edit; records that never reached the server stay.
+    func reconcileAfterFullFetch(of zoneID: CloudRecord.ZoneID, deletePolicy: DeleteConflictPolicy) async throws
+        -> FetchSummary
+    {
+        try await write { db in
+            let epoch = try Self.zoneState(zoneID, in: db).epoch
+            let gone = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT record_name FROM ncs_record
+                    WHERE zone_owner = ? AND zone_name = ? AND fetch_epoch < ? AND ancestor IS NOT NULL
+                    """,
+                arguments: [zoneID.ownerName, zoneID.zoneName, epoch]
+            ).map { CloudRecord.ID(recordName: $0["record_name"], zoneID: zoneID) }
+            var summary = FetchSummary()
+            for id in gone {
+                try Self.applyServerDeletion(id, deletePolicy: deletePolicy, summary: &summary, in: db)
+            }
+            try db.execute(
+                sql: "UPDATE ncs_zone SET last_full_check = ? WHERE zone_owner = ? AND zone_name = ?",
+                arguments: [self.clock.now().timeIntervalSince1970, zoneID.ownerName, zoneID.zoneName])
+            return summary
+        }
+    }
+}
+
+/// A local write changed a record between the resolution of its conflict and the commit.
+struct StaleResolution: Error {}

@@ -1,0 +1,63 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+extension SyncStore {
+    /// Writes one record the app saved and queues it; `false` if it holds what the store already has.
+    static func applyLocalSave(_ incoming: CloudRecord, at now: Int64, in db: Database) throws -> Bool {
+        var record = SyncMetadataFields.split(incoming).record
+        record.clearedFieldNames = []
+        if let stored = try StoreTables.record(record.id, in: db) {
+            let changed = changedFieldNames(from: stored.record, to: record)
+            guard !changed.isEmpty || stored.record.recordType != record.recordType else { return false }
+            record.systemFields = stored.record.systemFields
+            var times = stored.fieldEditTimes
+            // A cleared field keeps its time too: a merge must know that clearing it was the newer change.
+            for name in changed { times[name] = now }
+            let version = try StoreTables.write(
+                StoredRecord(
+                    record: record, ancestor: stored.ancestor, editTime: now, fieldEditTimes: times, version: 0),
+                in: db)
+            try StoreTables.enqueue(.save, id: record.id, recordType: record.recordType, version: version, in: db)
+        } else {
+            // Saved again after a delete that hasn't reached the server: the save updates the server's copy,
+            // so that the delete and the new record don't race (and the delete alone doesn't win).
+            let pending = try StoreTables.outboxEntry(record.id, in: db)
+            let ancestor = pending?.operation == .delete ? pending?.ancestor : nil
+            record.systemFields = ancestor?.systemFields
+            let times = Dictionary(uniqueKeysWithValues: record.fields.names.map { ($0, now) })
+            let version = try StoreTables.write(
+                StoredRecord(record: record, ancestor: ancestor, editTime: now, fieldEditTimes: times, version: 0),
+                in: db)
+            try StoreTables.enqueue(.save, id: record.id, recordType: record.recordType, version: version, in: db)
+        }
+        return true
+    }
+
+    /// Deletes one record the app deleted and queues the deletion; `false` if the store doesn't have it.
+    static func applyLocalDelete(_ id: CloudRecord.ID, in db: Database) throws -> Bool {
+        guard let stored = try StoreTables.record(id, in: db) else { return false }
+        try StoreTables.deleteRecord(id, in: db)
+        if stored.ancestor == nil, stored.record.systemFields == nil {
+            // Never reached the server: there is nothing to delete there. (An upload in flight is caught when its
+            // acknowledgement finds the record gone: it queues the deletion then.)
+            try StoreTables.dequeue(id, in: db)
+        } else {
+            let version = try StoreTables.nextCounter(in: db)
+            try StoreTables.enqueue(
+                .delete, id: id, recordType: stored.record.recordType, version: version,
+                ancestor: stored.ancestor ?? stored.record, in: db)
+        }
+        return true
+    }
+
+    /// The names of the fields whose values differ between two records, in a fixed order.
+    static func changedFieldNames(from old: CloudRecord, to new: CloudRecord) -> [String] {
+        var names: [String] = []
+        var seen: Set<String> = []
+        for name in old.fields.names + new.fields.names where seen.insert(name).inserted {
+            if old[name] != new[name] { names.append(name) }
+        }
+        return names
+    }
+}

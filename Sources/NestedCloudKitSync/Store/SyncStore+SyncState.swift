@@ -1,0 +1,181 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+/// What the store remembers about a synced zone.
+struct ZoneState: Sendable {
+    /// The zone's change token; `nil` before the first fetch and after an expiry.
+    var token: CloudChangeToken?
+    /// Whether the engine created the zone on the server (or found it there).
+    var created: Bool
+    /// For a zone without change tokens (the default zone, the public database): the latest modification date
+    /// fetched, where the next fetch by date starts.
+    var modifiedAfter: Date?
+    /// When the set of the zone's records on the server was last compared with the local set.
+    var lastFullCheck: Date?
+    /// Which full fetch last saw each record: records the latest full fetch didn't see are gone from the server.
+    var epoch: Int64
+}
+
+extension SyncStore {
+    private static let userKey = "userRecordName"
+    private static let databaseTokenKey = "databaseToken"
+    private static let lastSyncKey = "lastSuccessfulSync"
+
+    /// The user whose data the store holds; `nil` before the first sync.
+    func syncedUserRecordName() async throws -> String? {
+        try await read { db in
+            try StoreTables.state(Self.userKey, in: db).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    func setSyncedUserRecordName(_ name: String?) async throws {
+        try await write { db in try StoreTables.setState(Self.userKey, name.map { Data($0.utf8) }, in: db) }
+    }
+
+    func databaseToken() async throws -> CloudChangeToken? {
+        try await read { db in try StoreTables.state(Self.databaseTokenKey, in: db).map(CloudChangeToken.init(data:)) }
+    }
+
+    func setDatabaseToken(_ token: CloudChangeToken?) async throws {
+        try await write { db in try StoreTables.setState(Self.databaseTokenKey, token?.data, in: db) }
+    }
+
+    func hasSavedSubscription(_ id: String) async throws -> Bool {
+        try await read { db in
+            try StoreTables.state("subscription", in: db).map { String(decoding: $0, as: UTF8.self) } == id
+        }
+    }
+
+    func setSavedSubscription(_ id: String) async throws {
+        try await write { db in try StoreTables.setState("subscription", Data(id.utf8), in: db) }
+    }
+
+    /// When a sync last finished without an error.
+    func lastSuccessfulSync() async throws -> Date? {
+        try await read { db in
+            try StoreTables.state(Self.lastSyncKey, in: db)
+                .flatMap { Double(String(decoding: $0, as: UTF8.self)) }
+                .map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    func setLastSuccessfulSync(_ date: Date) async throws {
+        try await write { db in
+            try StoreTables.setState(Self.lastSyncKey, Data(String(date.timeIntervalSince1970).utf8), in: db)
+        }
+    }
+
+    func zoneState(_ zoneID: CloudRecord.ZoneID) async throws -> ZoneState {
+        try await read { db in try Self.zoneState(zoneID, in: db) }
+    }
+
+    static func zoneState(_ zoneID: CloudRecord.ZoneID, in db: Database) throws -> ZoneState {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?",
+                arguments: [zoneID.ownerName, zoneID.zoneName])
+        else { return ZoneState(token: nil, created: false, modifiedAfter: nil, lastFullCheck: nil, epoch: 0) }
+        return ZoneState(
+            token: (row["token"] as Data?).map(CloudChangeToken.init(data:)), created: row["created"],
+            modifiedAfter: (row["modified_after"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            lastFullCheck: (row["last_full_check"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            epoch: row["fetch_epoch"])
+    }
+
+    static func setZoneState(_ zoneID: CloudRecord.ZoneID, _ state: ZoneState, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO ncs_zone (zone_owner, zone_name, token, created, modified_after, last_full_check,
+                    fetch_epoch)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                zoneID.ownerName, zoneID.zoneName, state.token?.data, state.created,
+                state.modifiedAfter?.timeIntervalSince1970, state.lastFullCheck?.timeIntervalSince1970, state.epoch,
+            ])
+    }
+
+    func updateZoneState(
+        _ zoneID: CloudRecord.ZoneID, _ change: @escaping @Sendable (inout ZoneState) -> Void
+    ) async throws {
+        try await write { db in
+            var state = try Self.zoneState(zoneID, in: db)
+            change(&state)
+            try Self.setZoneState(zoneID, state, in: db)
+        }
+    }
+
+    /// The zones the store has records or pending changes in.
+    func zonesWithData() async throws -> [CloudRecord.ZoneID] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT zone_owner, zone_name FROM ncs_record UNION SELECT zone_owner, zone_name FROM ncs_outbox
+                    ORDER BY 2, 1
+                    """
+            ).map { CloudRecord.ZoneID(zoneName: $0["zone_name"], ownerName: $0["zone_owner"]) }
+        }
+    }
+
+    /// How many changes wait for upload, and how many of them are halted.
+    func pendingCounts() async throws -> (pending: Int, halted: Int) {
+        try await read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT COUNT(*) AS pending, COALESCE(SUM(halted), 0) AS halted FROM ncs_outbox")
+            return (row?["pending"] ?? 0, row?["halted"] ?? 0)
+        }
+    }
+
+    // MARK: Zones deleted on the server
+
+    /// The server lost the zone (deleted on another device, or an encrypted-data reset): every local record is
+    /// queued to be created again, and pending deletions are done (there is nothing left to delete).
+    func prepareZoneForReupload(_ zoneID: CloudRecord.ZoneID) async throws -> Int {
+        try await write { db in
+            try db.execute(
+                sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND operation = 'delete'",
+                arguments: [zoneID.ownerName, zoneID.zoneName])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record
+                    WHERE zone_owner = ? AND zone_name = ?
+                    """,
+                arguments: [zoneID.ownerName, zoneID.zoneName])
+            var stored = try rows.map(StoreTables.storedRecord)
+            // Targets before the records that reference them, as they were first saved.
+            stored.sort { $0.version < $1.version }
+            for var record in stored {
+                record.record.systemFields = nil
+                record.ancestor = nil
+                let version = try StoreTables.write(record, in: db)
+                try StoreTables.enqueue(
+                    .save, id: record.id, recordType: record.record.recordType, version: version, in: db)
+            }
+            try Self.setZoneState(
+                zoneID, ZoneState(token: nil, created: false, modifiedAfter: nil, lastFullCheck: nil, epoch: 0),
+                in: db)
+            return stored.count
+        }
+    }
+
+    /// The user deleted the zone's data: the local copy goes too, pending changes with it.
+    func deleteLocalData(in zoneID: CloudRecord.ZoneID) async throws -> Int {
+        try await write { db in
+            let arguments: StatementArguments = [zoneID.ownerName, zoneID.zoneName]
+            let count =
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM ncs_record WHERE zone_owner = ? AND zone_name = ?",
+                    arguments: arguments) ?? 0
+            try db.execute(sql: "DELETE FROM ncs_record WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+            try db.execute(sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+            try db.execute(
+                sql: "DELETE FROM ncs_reference WHERE holder_zone_owner = ? AND holder_zone_name = ?",
+                arguments: arguments)
+            try db.execute(sql: "DELETE FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+            return count
+        }
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+/// A pending change ready to send.
+struct Upload: Sendable {
+    /// The outbox entry, as it was when the change was read.
+    var entry: OutboxEntry
+    /// The record as it goes to the server (with the engine's fields and the fields to clear); `nil` for a deletion.
+    var record: CloudRecord?
+
+    var key: UploadKey { UploadKey(id: entry.id, version: entry.version) }
+}
+
+/// One version of one record's change: what a sync has already tried to send.
+struct UploadKey: Hashable, Sendable {
+    var id: CloudRecord.ID
+    var version: Int64
+}
+
+extension SyncStore {
+    /// The next changes to send, at most `limit`: saves before deletions; a save after the saves of the records it
+    /// references; a deletion before the deletions of the records its record referenced.
+    func nextUploads(limit: Int, excluding attempted: Set<UploadKey>) async throws -> [Upload] {
+        try await read { db in
+            let saves = try Self.nextSaves(limit: limit, excluding: attempted, in: db)
+            if !saves.isEmpty { return saves }
+            return try Self.nextDeletions(limit: limit, excluding: attempted, in: db)
+        }
+    }
+
+    private static func pendingEntries(
+        _ operation: OutboxEntry.Operation, excluding attempted: Set<UploadKey>, in db: Database,
+        until enough: (OutboxEntry) throws -> Bool
+    ) throws {
+        let window = 256
+        var offset = 0
+        while true {
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM ncs_outbox WHERE halted = 0 AND operation = ? ORDER BY sequence LIMIT ? OFFSET ?
+                    """,
+                arguments: [operation.rawValue, window, offset])
+            for row in rows {
+                let entry = try StoreTables.outboxEntry(row)
+                if attempted.contains(UploadKey(id: entry.id, version: entry.version)) { continue }
+                if try enough(entry) { return }
+            }
+            if rows.count < window { return }
+            offset += window
+        }
+    }
+
+    private static func nextSaves(limit: Int, excluding attempted: Set<UploadKey>, in db: Database) throws
+        -> [Upload]
+    {
+        var uploads: [Upload] = []
+        var placed: Set<CloudRecord.ID> = []
+        func place(_ entry: OutboxEntry, depth: Int) throws {
+            guard uploads.count < limit, placed.insert(entry.id).inserted,
+                let stored = try StoreTables.record(entry.id, in: db)
+            else { return }
+            // The records it references go first, so a `.validate` reference finds its target on the server.
+            // Depth is bounded so a long chain can't exhaust the stack; what doesn't fit goes in a later batch.
+            if depth < 32 {
+                for target in stored.record.referencedRecordIDs where !placed.contains(target) {
+                    guard let pending = try StoreTables.outboxEntry(target, in: db), pending.operation == .save,
+                        !pending.halted, !attempted.contains(UploadKey(id: target, version: pending.version))
+                    else { continue }
+                    try place(pending, depth: depth + 1)
+                }
+            }
+            if uploads.count < limit { uploads.append(Upload(entry: entry, record: outgoing(stored))) }
+        }
+        try pendingEntries(.save, excluding: attempted, in: db) { entry in
+            try place(entry, depth: 0)
+            return uploads.count >= limit
+        }
+        return uploads
+    }
+
+    private static func nextDeletions(limit: Int, excluding attempted: Set<UploadKey>, in db: Database) throws
+        -> [Upload]
+    {
+        var entries: [OutboxEntry] = []
+        try pendingEntries(.delete, excluding: attempted, in: db) { entry in
+            entries.append(entry)
+            return entries.count >= limit
+        }
+        // A record's deletion before the deletions of the records it referenced, so a `.validate` reference never
+        // blocks a deletion in the same batch.
+        let ids = Set(entries.map(\.id))
+        var referencedInBatch: [CloudRecord.ID: Int] = [:]
+        for entry in entries {
+            for target in Set(entry.ancestor?.referencedRecordIDs ?? []) where ids.contains(target) {
+                referencedInBatch[target, default: 0] += 1
+            }
+        }
+        var ordered: [OutboxEntry] = []
+        var remaining = entries
+        while !remaining.isEmpty {
+            let index = remaining.firstIndex { referencedInBatch[$0.id, default: 0] == 0 } ?? 0
+            let entry = remaining.remove(at: index)
+            ordered.append(entry)
+            for target in Set(entry.ancestor?.referencedRecordIDs ?? []) where ids.contains(target) {
+                referencedInBatch[target, default: 0] -= 1
+            }
+        }
+        return ordered.map { Upload(entry: $0, record: nil) }
+    }
+
+    /// The record as it goes to the server: its fields, the fields the server's copy has and it doesn't (to
+    /// clear), the server's system fields and the engine's edit times.
+    static func outgoing(_ stored: StoredRecord) -> CloudRecord {
+        var record = stored.record
+        if record.systemFields != nil, let ancestor = stored.ancestor {
+            record.clearedFieldNames = ancestor.fields.names.filter { record[$0] == nil }
+        } else {
+            record.clearedFieldNames = []
+        }
+        return SyncMetadataFields.attach(
+            to: record, editTime: stored.editTime, fieldTimes: stored.fieldEditTimes)
+    }
+
+    /// Records what the server acknowledged, in one transaction. A save leaves the outbox only if the record
+    /// wasn't changed again since it was read; either way the record takes the server's system fields.
+    func acknowledge(saved: [(Upload, CloudRecord)], deleted: [Upload]) async throws {
+        try await write { db in
+            for (upload, server) in saved { try Self.acknowledgeSaved(upload, server: server, in: db) }
+            for upload in deleted { try Self.acknowledgeDeleted(upload, in: db) }
+        }
+    }
+
+    private static func acknowledgeSaved(_ upload: Upload, server: CloudRecord, in db: Database) throws {
+        let id = upload.entry.id
+        let copy = SyncMetadataFields.split(server).record
+        let entry = try StoreTables.outboxEntry(id, in: db)
+        if var stored = try StoreTables.record(id, in: db) {
+            stored.record.systemFields = server.systemFields
+            stored.ancestor = copy
+            let epoch = try zoneState(id.zoneID, in: db).epoch
+            let version = try StoreTables.write(stored, epoch: epoch, in: db)
+            guard let entry, entry.operation == .save else { return }
+            if entry.version == upload.entry.version {
+                try StoreTables.dequeue(id, in: db)
+            } else {
+                // Changed again while it was uploading: the newer version goes next, on the new change tag.
+                try StoreTables.enqueue(.save, id: id, recordType: stored.record.recordType, version: version, in: db)
+            }
+        } else {
+            // Deleted locally while it was uploading: now the server has it, the deletion must follow.
+            try StoreTables.enqueue(
+                .delete, id: id, recordType: copy.recordType,
+                version: entry?.version ?? StoreTables.nextCounter(in: db), ancestor: copy, in: db)
+        }
+    }
+
+    private static func acknowledgeDeleted(_ upload: Upload, in db: Database) throws {
+        let id = upload.entry.id
+        guard let entry = try StoreTables.outboxEntry(id, in: db) else { return }
+        if entry.operation == .delete, entry.version == upload.entry.version {
+            try StoreTables.dequeue(id, in: db)
+        } else if entry.operation == .save, var stored = try StoreTables.record(id, in: db) {
+            // Saved again while the deletion was uploading: the record is created anew.
+            stored.record.systemFields = nil
+            stored.ancestor = nil
+            let version = try StoreTables.write(stored, in: db)
+            try StoreTables.enqueue(.save, id: id, recordType: stored.record.recordType, version: version, in: db)
+        }
+    }
+
+    /// Writes a conflict's resolution; `false` if the record changed locally since `version` was read.
+    func commitResolution(
+        _ outcome: ConflictOutcome, server: CloudRecord, version: Int64
+    ) async throws -> Bool {
+        try await write { db in
+            let id = server.id
+            guard let stored = try StoreTables.record(id, in: db), stored.version == version,
+                try StoreTables.outboxEntry(id, in: db)?.operation == .save
+            else { return false }
+            let written = try StoreTables.write(
+                StoredRecord(
+                    record: outcome.record, ancestor: SyncMetadataFields.split(server).record,
+                    editTime: outcome.editTime, fieldEditTimes: outcome.fieldTimes, version: 0),
+                epoch: try Self.zoneState(id.zoneID, in: db).epoch, in: db)
+            if outcome.needsUpload {
+                try StoreTables.enqueue(.save, id: id, recordType: server.recordType, version: written, in: db)
+            } else {
+                try StoreTables.dequeue(id, in: db)
+            }
+            return true
+        }
+    }
+
+    /// The server doesn't have a record a save updates: it was deleted there.
+    func applyServerDeletion(_ id: CloudRecord.ID, deletePolicy: DeleteConflictPolicy) async throws -> FetchSummary {
+        try await write { db in
+            var summary = FetchSummary()
+            try Self.applyServerDeletion(id, deletePolicy: deletePolicy, summary: &summary, in: db)
+            return summary
+        }
+    }
+
+    /// Notes a failed upload; a halted change waits for the app.
+    func recordUploadFailure(_ upload: Upload, error: CloudDatabaseError, halt: Bool) async throws {
+        try await write { db in
+            guard let entry = try StoreTables.outboxEntry(upload.entry.id, in: db),
+                entry.version == upload.entry.version
+            else { return }
+            try StoreTables.recordFailure(upload.entry.id, error: error.description, halt: halt, in: db)
+        }
+    }
+}

@@ -1,0 +1,291 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+/// The app's local copy of its models: a SQLite database that reads and writes at local speed, online or not, and
+/// remembers every change the server doesn't have yet.
+///
+/// ```swift
+/// let store = try SyncStore(path: documents.appending(path: "school.sqlite").path)
+/// try await store.save(school)                        // durable when it returns, queued for upload
+/// let again = try await store.fetch(School.self, id: school.id)
+/// let engine = SyncEngine(store: store, database: CloudKitDatabase(container.privateCloudDatabase))
+/// try await engine.sync()
+/// ```
+///
+/// Saving a model writes the records the encoder makes of it (the whole graph) and queues them, in one transaction.
+/// The store keeps each record's system fields, so a model needs no property for them: a decoded, changed and saved
+/// again model updates its records instead of conflicting. Saving a value that didn't change queues nothing.
+///
+/// A store is safe to use from any task, also while a ``SyncEngine`` syncs it.
+public final class SyncStore: Sendable {
+    /// The zone models are saved in unless a call names another: a custom zone of the private database, created on
+    /// the first sync.
+    public static let defaultZoneID = CloudRecord.ZoneID(zoneName: "NestedCloudKitSync")
+
+    /// The zone this store saves models in unless a call names another.
+    public let zoneID: CloudRecord.ZoneID
+    /// The file, or `nil` for a store in memory.
+    public let path: String?
+
+    let writer: any DatabaseWriter
+    let clock: any SyncClock
+    private let editClock: EditClock
+    private let observers = ObserverList()
+
+    /// Opens the store in a SQLite file, creating it if needed.
+    ///
+    /// - Parameters:
+    ///   - path: The file. Its directory must exist.
+    ///   - zoneID: The zone models are saved in unless a call names another.
+    ///   - clock: The time of the user's edits, which conflict policies compare.
+    /// - Throws: ``SyncError/store(_:)`` if the file can't be opened or isn't a store.
+    public convenience init(
+        path: String, zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any SyncClock = SystemSyncClock()
+    ) throws {
+        let pool: DatabasePool
+        do {
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw SyncError.store("can't open the store at \(path): \(error)")
+        }
+        try self.init(writer: pool, path: path, zoneID: zoneID, clock: clock)
+    }
+
+    /// Opens a store that lives in memory only, for tests and previews.
+    public static func inMemory(
+        zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any SyncClock = SystemSyncClock()
+    ) throws -> SyncStore {
+        let queue: DatabaseQueue
+        do { queue = try DatabaseQueue() } catch { throw SyncError.store("can't open a store in memory: \(error)") }
+        return try SyncStore(writer: queue, path: nil, zoneID: zoneID, clock: clock)
+    }
+
+    private init(writer: any DatabaseWriter, path: String?, zoneID: CloudRecord.ZoneID, clock: any SyncClock) throws {
+        self.writer = writer
+        self.path = path
+        self.zoneID = zoneID
+        self.clock = clock
+        do {
+            try StoreSchema.migrator().migrate(writer)
+            let latest = try writer.read { db in
+                try Int64.fetchOne(db, sql: "SELECT MAX(edit_time) FROM ncs_record") ?? 0
+            }
+            editClock = EditClock(clock: clock, latest: latest)
+        } catch {
+            throw SyncError.store("can't prepare the store\(path.map { " at \($0)" } ?? ""): \(error)")
+        }
+    }
+
+    /// The store as a read-only ``CloudDatabase``: what ``CKRecordDecoder`` reads references from, offline.
+    public var localDatabase: LocalCloudDatabase { LocalCloudDatabase(store: self) }
+
+    // MARK: Saving and deleting
+
+    /// Saves a model and everything it references, and queues the records that changed for upload.
+    ///
+    /// - Parameters:
+    ///   - value: The model.
+    ///   - zoneID: The zone of its records; the store's ``zoneID`` if omitted.
+    /// - Returns: The IDs of the records written, the root last.
+    /// - Throws: ``CKCodableError`` if the value can't be encoded; ``SyncError/store(_:)`` if the write fails.
+    @discardableResult
+    public func save<Value: CKEncodable>(_ value: Value, in zoneID: CloudRecord.ZoneID? = nil) async throws
+        -> [CloudRecord.ID]
+    {
+        let records = try CKRecordEncoder(zoneID: zoneID ?? self.zoneID).encodeRecords(value)
+        try await save(records)
+        return records.map(\.id)
+    }
+
+    /// Saves records as the app's own changes, and queues those that changed for upload.
+    ///
+    /// A record's fields replace the stored ones: a field the record doesn't hold is cleared, on the server too.
+    /// The record's system fields are ignored; the store keeps the server's.
+    public func save(_ records: [CloudRecord]) async throws {
+        guard !records.isEmpty else { return }
+        let changed = try await write { db in
+            let now = self.editClock.next()
+            var changed = 0
+            for record in records where try Self.applyLocalSave(record, at: now, in: db) { changed += 1 }
+            return changed
+        }
+        if changed > 0 { observers.notify() }
+    }
+
+    /// Deletes a model's record and queues the deletion; records that hold a `.deleteSelf` reference to it go too,
+    /// as they will on the server.
+    public func delete<Value: CKRecordRepresentable>(_ value: Value, in zoneID: CloudRecord.ZoneID? = nil)
+        async throws
+    {
+        try await deleteRecords(
+            withIDs: [CloudRecord.ID(recordName: value.cloudKitIdentifier, zoneID: zoneID ?? self.zoneID)])
+    }
+
+    /// Deletes records and queues the deletions, with the records that hold `.deleteSelf` references to them.
+    public func deleteRecords(withIDs ids: [CloudRecord.ID]) async throws {
+        let deleted = try await write { db in
+            var deleted = 0
+            var pending = ids
+            var seen: Set<CloudRecord.ID> = []
+            while let id = pending.popLast() {
+                guard seen.insert(id).inserted else { continue }
+                for holder in try StoreTables.holders(of: id, in: db) where holder.action == "deleteSelf" {
+                    pending.append(holder.holder)
+                }
+                if try Self.applyLocalDelete(id, in: db) { deleted += 1 }
+            }
+            return deleted
+        }
+        if deleted > 0 { observers.notify() }
+    }
+
+    // MARK: Reading
+
+    /// The record with an ID, with the system fields of its last server copy; `nil` if the store doesn't have it.
+    public func record(withID id: CloudRecord.ID) async throws -> CloudRecord? {
+        try await read { db in try StoreTables.record(id, in: db)?.record }
+    }
+
+    /// Every record of a type in a zone, by record name.
+    public func records(ofType recordType: String, in zoneID: CloudRecord.ZoneID? = nil) async throws
+        -> [CloudRecord]
+    {
+        let zone = zoneID ?? self.zoneID
+        return try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record
+                    WHERE record_type = ? AND zone_owner = ? AND zone_name = ? ORDER BY record_name
+                    """,
+                arguments: [recordType, zone.ownerName, zone.zoneName]
+            ).map { try StoreTables.storedRecord($0).record }
+        }
+    }
+
+    /// The records that reference a record, optionally through one field: "the students of this school", through
+    /// the students' `school` field, with no limit on their number.
+    public func records(referencing target: CloudRecord.ID, field: String? = nil) async throws -> [CloudRecord] {
+        try await read { db in
+            try StoreTables.holders(of: target, field: field, in: db).compactMap {
+                try StoreTables.record($0.holder, in: db)?.record
+            }
+        }
+    }
+
+    /// Decodes the model whose record has a name, with everything it references, from the store.
+    ///
+    /// - Returns: The model, or `nil` if the store has no record with that name.
+    public func fetch<Value: CKDecodable>(
+        _ type: Value.Type, recordName: String, in zoneID: CloudRecord.ZoneID? = nil
+    ) async throws -> Value? {
+        let id = CloudRecord.ID(recordName: recordName, zoneID: zoneID ?? self.zoneID)
+        guard let record = try await record(withID: id) else { return nil }
+        return try await CKRecordDecoder().decode(type, from: record, referenceDatabase: localDatabase)
+    }
+
+    /// Decodes the model with an identifier, with everything it references, from the store.
+    public func fetch<Value: CKDecodable & Identifiable>(
+        _ type: Value.Type, id: Value.ID, in zoneID: CloudRecord.ZoneID? = nil
+    ) async throws -> Value? {
+        try await fetch(type, recordName: NestedCloudKitCodable.recordName(describing: id), in: zoneID)
+    }
+
+    /// Decodes every model of a type in a zone, by record name.
+    ///
+    /// - Parameter recordType: The type's record type; its name unless the type declares another
+    ///   ``CKRecordRepresentable/cloudKitRecordType``.
+    public func fetchAll<Value: CKDecodable>(
+        _ type: Value.Type, recordType: String? = nil, in zoneID: CloudRecord.ZoneID? = nil
+    ) async throws -> [Value] {
+        let records = try await records(ofType: recordType ?? String(describing: type), in: zoneID)
+        var values: [Value] = []
+        values.reserveCapacity(records.count)
+        for record in records {
+            values.append(try await CKRecordDecoder().decode(type, from: record, referenceDatabase: localDatabase))
+        }
+        return values
+    }
+
+    /// Decodes every model that references a record, optionally through one field.
+    public func fetch<Value: CKDecodable>(
+        _ type: Value.Type, referencing target: CloudRecord.ID, field: String? = nil
+    ) async throws -> [Value] {
+        var values: [Value] = []
+        for record in try await records(referencing: target, field: field) {
+            values.append(try await CKRecordDecoder().decode(type, from: record, referenceDatabase: localDatabase))
+        }
+        return values
+    }
+
+    // MARK: Pending changes
+
+    /// The changes the server doesn't have yet, in the order they will be sent.
+    public func pendingChanges() async throws -> [PendingChange] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM ncs_outbox ORDER BY sequence").map {
+                PendingChange(try StoreTables.outboxEntry($0))
+            }
+        }
+    }
+
+    /// Makes halted uploads eligible again, after the app fixed what their ``PendingChange/lastError`` says.
+    public func retryHaltedChanges() async throws {
+        try await write { db in try db.execute(sql: "UPDATE ncs_outbox SET halted = 0, failures = 0") }
+        observers.notify()
+    }
+
+    /// Deletes every record, pending change, token and the account the data belonged to: what an app does when
+    /// the user signs out or another user signs in. The next sync fetches everything again.
+    public func resetLocalStore() async throws {
+        try await write { db in
+            for table in ["ncs_record", "ncs_reference", "ncs_outbox", "ncs_zone"] {
+                try db.execute(sql: "DELETE FROM \(table)")
+            }
+            try db.execute(sql: "DELETE FROM ncs_state WHERE key <> 'counter'")
+        }
+    }
+
+    // MARK: Plumbing
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await writer.read(body)
+        } catch let error as SyncError {
+            throw error
+        } catch let error as CKCodableError {
+            throw error
+        } catch {
+            throw SyncError.store("reading the store failed: \(error)")
+        }
+    }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await writer.write(body)
+        } catch let error as SyncError {
+            throw error
+        } catch let error as CKCodableError {
+            throw error
+        } catch let error as StaleResolution {
+            throw error
+        } catch {
+            throw SyncError.store("writing the store failed: \(error)")
+        }
+    }
+
+    /// Calls `body` after each local change: how an engine in automatic mode learns there is something to send.
+    func observeLocalChanges(_ body: @escaping @Sendable () -> Void) -> ObserverList.Token {
+        observers.add(body)
+    }
+
+    func removeObserver(_ token: ObserverList.Token) {
+        observers.remove(token)
+    }
+
+    /// The current edit time, for writes the engine makes on the user's behalf.
+    func nextEditTime() -> Int64 { editClock.next() }
+}

@@ -1,0 +1,26 @@
+import NestedCloudKitCodable
+
+/// A flat model: one record.
+struct Note: CKCodable, Identifiable, Equatable, Sendable {
+    var id: String
+    var title: String
+    var body: String
+    var pinned: Bool = false
+}
+
+/// A graph: a school references its director (`.validate`, so the director must be on the server first) and its
+/// students.
+struct School: CKCodable, Identifiable, Equatable, Sendable {
+    var id: String
+    var name: String
+    var director: Person
+    var students: [Person]
+
+    static let cloudKitFieldOptions = CloudFieldOptions(
+        keyedBy: CodingKeys.self, referenceActions: [.director: .validate, .students: .validate])
+}
+
+struct Person: CKCodable, Identifiable, Equatable, Sendable {
+    var id: String
+    var name: String
+}
