@@ -1,7 +1,7 @@
 import NestedCloudKitCodable
 
 /// A flat model: one record.
-struct Note: CKCodable, Identifiable, Equatable, Sendable {
+struct Note: CKCodable, Identifiable, Hashable, Sendable {
     var id: String
     var title: String
     var body: String
