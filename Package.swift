@@ -55,10 +55,17 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitSyncTests",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSync",
+                // SyncCrashWriter only to have it built: the tests run it as a process and kill it.
+                "NestedCloudKitCodable", "NestedCloudKitSync", "NestedCloudKitSQLite", "SyncCrashWriter",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
+        ),
+        // A process the sync tests start and kill at the moments a sync must survive.
+        .executableTarget(
+            name: "SyncCrashWriter",
+            dependencies: ["NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitSync"],
+            path: "Tests/SyncCrashWriter"
         ),
         // What the example and ckws share: printing records as trees.
         .target(name: "ToolSupport", dependencies: ["NestedCloudKitCodable"], path: "Tools/ToolSupport"),

@@ -61,7 +61,8 @@ private struct Simulation {
         let paths = (0..<3).map { directory.appendingPathComponent("device\($0).sqlite").path }
         var devices: [Device] = []
         for path in paths {
-            devices.append(try await Device(server: server, clock: scenario.clock, path: path, configuration: configuration))
+            devices.append(
+                try await Device(server: server, clock: scenario.clock, path: path, configuration: configuration))
         }
         // Per device: the last value written to each record and not yet covered by a successful sync.
         var unsent: [[String: Note]] = Array(repeating: [:], count: 3)
@@ -136,10 +137,9 @@ private struct Simulation {
 }
 
 /// The in-memory server, recording every note it accepted.
-private actor AcceptedSaves: CloudDatabase {
+private actor AcceptedSaves: ForwardingCloudDatabase {
     let base: InMemoryCloudDatabase
     private(set) var accepted: Set<Note> = []
-    nonisolated var maximumItemsPerRequest: Int { base.maximumItemsPerRequest }
 
     init(base: InMemoryCloudDatabase) { self.base = base }
 
@@ -154,52 +154,4 @@ private actor AcceptedSaves: CloudDatabase {
         }
         return results
     }
-
-    func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
-        try await base.records(for: ids, desiredKeys: desiredKeys)
-    }
-
-    func records(
-        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        try await base.records(
-            matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
-    }
-
-    func records(
-        continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        try await base.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
-    }
-
-    func modifyRecordZones(
-        saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
-    ) async throws -> CloudZoneModifyResults {
-        try await base.modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete)
-    }
-
-    func allRecordZones() async throws -> [CloudRecord.ZoneID] { try await base.allRecordZones() }
-
-    func recordZoneChanges(
-        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
-        resultsLimit: Int?
-    ) async throws -> CloudRecordZoneChanges {
-        try await base.recordZoneChanges(
-            inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
-    }
-
-    func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges {
-        try await base.databaseChanges(since: token, resultsLimit: resultsLimit)
-    }
-
-    func userRecordName() async throws -> String { try await base.userRecordName() }
-    func accountStatus() async throws -> CloudAccountStatus { try await base.accountStatus() }
-
-    func modifySubscriptions(
-        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
-    ) async throws -> CloudSubscriptionModifyResults {
-        try await base.modifySubscriptions(saving: subscriptionsToSave, deleting: subscriptionIDsToDelete)
-    }
-
-    func allSubscriptions() async throws -> [CloudSubscription] { try await base.allSubscriptions() }
 }

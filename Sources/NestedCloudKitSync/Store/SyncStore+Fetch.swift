@@ -10,8 +10,17 @@ struct LocalState: Sendable {
     /// Whether a fetched server copy conflicts with local changes: the server's copy isn't the one the local changes
     /// were made on.
     func conflicts(with server: CloudRecord) -> Bool {
+        guard let stored, outbox?.operation == .save,
+            server.systemFields?.changeTag != stored.record.systemFields?.changeTag
+        else { return false }
+        return !isOwnWrite(server)
+    }
+
+    /// Whether the server's copy is exactly the pending save (edit times included): our own upload whose answer
+    /// was lost (a crash, a dropped connection), not another device's change.
+    func isOwnWrite(_ server: CloudRecord) -> Bool {
         guard let stored, outbox?.operation == .save else { return false }
-        return server.systemFields?.changeTag != stored.record.systemFields?.changeTag
+        return server.fields == SyncStore.outgoing(stored).fields
     }
 }
 
@@ -120,8 +129,16 @@ extension SyncStore {
                 summary.saved.append(id)
                 summary.resolutions.append(ConflictResolution(recordID: id, decision: .restoredFromServer))
             }
-        case (let stored?, .save?):
-            guard state.conflicts(with: server) else {
+        case (var stored?, .save?):
+            if state.isOwnWrite(fetched) {
+                // Acknowledged now: the answer to the upload was lost.
+                stored.record.systemFields = server.systemFields
+                stored.ancestor = server
+                try StoreTables.write(stored, epoch: epoch, in: db)
+                try StoreTables.dequeue(id, in: db)
+                return true
+            }
+            guard state.conflicts(with: fetched) else {
                 try markSeen(id, epoch: epoch, in: db)
                 return true
             }
