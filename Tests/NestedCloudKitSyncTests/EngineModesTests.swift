@@ -1,0 +1,90 @@
+import Foundation
+import NestedCloudKitCodable
+import Testing
+
+@testable import NestedCloudKitSync
+
+@Suite("Sync: automatic mode, pushes and zones without tokens")
+struct EngineModesTests {
+    @Test func inAutomaticModeALocalSaveIsSentAfterTheDelay() async throws {
+        let scenario = Scenario()
+        var configuration = Scenario.configuration()
+        configuration.automaticSyncDelay = .seconds(2)
+        let a = try await scenario.device(configuration)
+        await a.engine.start()
+        await a.recorder.waitForFinish()  // the sync start() schedules
+        try await a.store.save(Note(id: "n", title: "t", body: ""))
+        await a.recorder.waitForFinish()
+        await a.engine.stop()
+        #expect(await scenario.serverNotes()["n"]?.title == "t")
+        #expect(scenario.clock.waits.allSatisfy { $0 == .seconds(2) })
+        #expect(scenario.clock.waits.count >= 2)
+    }
+
+    @Test func aPushMakesTheEngineFetch() async throws {
+        let scenario = Scenario()
+        let (a, b) = (try await scenario.device(), try await scenario.device())
+        try await b.sync()
+        try await a.store.save(Note(id: "n", title: "pushed", body: ""))
+        try await a.sync()
+        #expect(!b.engine.handleNotification(["aps": ["content-available": 1]]))
+        #expect(b.engine.handleNotification(["ck": ["met": ["dbs": 2, "sid": "NestedCloudKitSync"], "nid": "1"]]))
+        await b.recorder.waitForFinish()
+        #expect(try await b.note("n")?.title == "pushed")
+    }
+
+    @Test func pollingSyncsWithoutPushes() async throws {
+        let scenario = Scenario()
+        var configuration = Scenario.configuration()
+        configuration.pollingInterval = .seconds(60)
+        let (a, b) = (try await scenario.device(), try await scenario.device(configuration))
+        try await a.store.save(Note(id: "n", title: "polled", body: ""))
+        try await a.sync()
+        await b.engine.start()
+        await b.recorder.waitForFinish()
+        await b.recorder.waitForFinish()
+        await b.engine.stop()
+        #expect(try await b.note("n")?.title == "polled")
+        #expect(scenario.clock.waits.contains(.seconds(60)))
+    }
+
+    @Test func theDefaultZoneSyncsByDateAndFindsDeletionsOnSchedule() async throws {
+        let scenario = Scenario()
+        let zone = SyncZone(.default, recordTypes: ["Note"], fullCheckInterval: .seconds(600))
+        let configuration = SyncConfiguration(zones: [zone], retry: SyncRetryPolicy(jitter: 0))
+        let (a, b) = (try await scenario.device(configuration), try await scenario.device(configuration))
+        try await a.store.save(Note(id: "n", title: "one", body: ""), in: .default)
+        try await a.store.save(Note(id: "m", title: "m", body: ""), in: .default)
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.store.fetch(Note.self, id: "n", in: .default)?.title == "one")
+
+        scenario.clock.advance(by: .seconds(5))
+        try await a.store.save(Note(id: "n", title: "two", body: ""), in: .default)
+        try await a.store.deleteRecords(withIDs: [CloudRecord.ID(recordName: "m", zoneID: .default)])
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.store.fetch(Note.self, id: "n", in: .default)?.title == "two")
+        // A fetch by date can't see a deletion; the full check, when due, does.
+        #expect(try await b.store.fetch(Note.self, id: "m", in: .default) != nil)
+        scenario.clock.advance(by: .seconds(600))
+        try await b.sync()
+        #expect(try await b.store.fetch(Note.self, id: "m", in: .default) == nil)
+        #expect(
+            b.recorder.events.contains(
+                .fetchedChanges(
+                    SyncFetchedChanges(
+                        zoneID: .default, saved: [], deleted: [CloudRecord.ID(recordName: "m", zoneID: .default)]))))
+    }
+
+    @Test func aZoneWithoutTokensNeedsItsRecordTypes() async throws {
+        let scenario = Scenario()
+        let a = try await scenario.device(SyncConfiguration(zones: [SyncZone(.default)]))
+        await #expect(throws: SyncError.self) { try await a.sync() }
+        guard case .invalidConfiguration(let reason)? = try await a.engine.status().lastError else {
+            Issue.record("expected an invalid configuration")
+            return
+        }
+        #expect(reason.contains("SyncZone(_:recordTypes:)"))
+    }
+}
