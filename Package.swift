@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "NestedCloudKitSync", targets: ["NestedCloudKitSync"]),
         .executable(name: "ckws", targets: ["ckws"]),
         .executable(name: "Example", targets: ["Example"]),
+        .executable(name: "SyncExample", targets: ["SyncExample"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -86,6 +87,15 @@ let package = Package(
             ],
             path: "Example"
         ),
+        // Two devices, one server, a conflict: swift run SyncExample.
+        .executableTarget(
+            name: "SyncExample",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitSync", "ToolSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "SyncExample"
+        ),
         .testTarget(
             name: "NestedCloudKitCodableTests",
             dependencies: [
@@ -123,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices",
+                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices", "NestedCloudKitSync",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

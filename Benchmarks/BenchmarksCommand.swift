@@ -44,6 +44,10 @@ struct BenchmarksCommand: AsyncParsableCommand {
         if wanted("resolve.wide") { results.append(try await workloads.resolveWide()) }
         if wanted("sqlite") { results += try await workloads.sqlite() }
         if wanted("changes") { results += try await workloads.changes() }
+        if wanted("sync") || only?.hasPrefix("sync.") == true {
+            results += try await workloads.sync { name in only.map { name.hasPrefix($0) || $0.hasPrefix(name) } ?? true
+            }
+        }
         if wanted("webservices") { results += try workloads.webServices() }
 
         if json {

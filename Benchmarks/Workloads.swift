@@ -15,11 +15,13 @@ struct Sizes {
     /// The zones in which one change is read (changes since a token).
     var smallZone = 1_000
     var largeZone = 100_000
+    /// The records of the sync engine's initial sync and of its large store.
+    var syncRecords = 100_000
 
     static let full = Sizes()
     static let quick = Sizes(
         flatValues: 2_000, students: 100, books: 500, chainDepth: 5, treeFanOuts: [5, 5, 8], sqliteRecords: 1_000,
-        smallZone: 200, largeZone: 2_000)
+        smallZone: 200, largeZone: 2_000, syncRecords: 2_000)
 }
 
 struct Workloads {

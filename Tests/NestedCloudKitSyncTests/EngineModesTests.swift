@@ -88,3 +88,18 @@ struct EngineModesTests {
         #expect(reason.contains("SyncZone(_:recordTypes:)"))
     }
 }
+
+extension EngineModesTests {
+    @Test func aZoneTheAppSavedInIsSyncedEvenIfTheConfigurationForgotIt() async throws {
+        let scenario = Scenario()
+        let (a, b) = (try await scenario.device(), try await scenario.device())
+        let other = CloudRecord.ZoneID(zoneName: "Other")
+        try await a.store.save(Note(id: "n", title: "elsewhere", body: ""), in: other)
+        try await a.sync()
+        #expect(!a.recorder.events.contains { if case .zoneDeleted = $0 { true } else { false } })
+        // b learns of the zone from the database's changes only once it has data there; a's own next sync fetches it.
+        try await b.store.save(Note(id: "m", title: "", body: ""), in: other)
+        try await b.sync()
+        #expect(try await b.store.fetch(Note.self, id: "n", in: other)?.title == "elsewhere")
+    }
+}

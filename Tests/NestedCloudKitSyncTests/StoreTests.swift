@@ -56,6 +56,23 @@ struct StoreTests {
         #expect(page.matchResults.map(\.0.recordName) == ["n1", "n3"])
     }
 
+    @Test func anAssetFileIsKeptByTheStoreAndReachesAnotherDevice() async throws {
+        let scenario = Scenario()
+        let (a, b) = (try await scenario.device(), try await scenario.device())
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("photo-\(UUID()).jpg")
+        try Data([1, 2, 3, 4]).write(to: file)
+        try await a.store.save(Photo(id: "p", caption: "beach", image: file))
+        // The app's file can go once the save returned: the store has its own copy.
+        try FileManager.default.removeItem(at: file)
+        let local = try #require(try await a.store.fetch(Photo.self, id: "p"))
+        #expect(try Data(contentsOf: local.image) == Data([1, 2, 3, 4]))
+        try await a.sync()
+        try await b.sync()
+        let fetched = try #require(try await b.store.fetch(Photo.self, id: "p"))
+        #expect(fetched.caption == "beach")
+        #expect(try Data(contentsOf: fetched.image) == Data([1, 2, 3, 4]))
+    }
+
     @Test func aStoreFileKeepsRecordsAndTheQueueAcrossRestarts() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID()).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }

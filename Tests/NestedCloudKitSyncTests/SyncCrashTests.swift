@@ -20,7 +20,7 @@ struct SyncCrashTests {
     @Test(arguments: [1, 25, 60])
     func aKillDuringLocalSavesLosesNoAcknowledgedSave(killAfter: Int) async throws {
         let (storePath, serverPath) = (temporaryPath("store"), temporaryPath("server"))
-        let output = try await run(storePath, serverPath, mode: "saves", count: 400) { output in
+        let output = try await run(storePath, serverPath, mode: "saves", count: 20_000) { output in
             output.contains("saved \(killAfter)\n")
         }
         let acknowledged = output.split(separator: "\n").compactMap { line -> String? in

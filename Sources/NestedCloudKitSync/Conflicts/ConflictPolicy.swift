@@ -57,6 +57,18 @@ public struct SyncConflict: Sendable, Hashable {
     public var locallyChangedKeys: [String]
     /// The fields the server's record changed since the ancestor.
     public var serverChangedKeys: [String]
+
+    /// A conflict; for testing a custom policy.
+    public init(
+        server: CloudRecord, client: CloudRecord, ancestor: CloudRecord?, locallyChangedKeys: [String],
+        serverChangedKeys: [String]
+    ) {
+        self.server = server
+        self.client = client
+        self.ancestor = ancestor
+        self.locallyChangedKeys = locallyChangedKeys
+        self.serverChangedKeys = serverChangedKeys
+    }
 }
 
 /// How a conflict was resolved, as ``SyncEvent/conflictResolved(_:)`` reports it.
@@ -83,4 +95,10 @@ public struct ConflictResolution: Sendable, Hashable {
     public var recordID: CloudRecord.ID
     /// What won.
     public var decision: Decision
+
+    /// A resolution; for tests and previews of an app's event handling.
+    public init(recordID: CloudRecord.ID, decision: Decision) {
+        self.recordID = recordID
+        self.decision = decision
+    }
 }

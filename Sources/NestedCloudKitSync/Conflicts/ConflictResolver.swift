@@ -45,7 +45,13 @@ enum ConflictResolver {
                 server: sides.server, client: sides.local.record, ancestor: sides.ancestor,
                 locallyChangedKeys: changedKeys(from: sides.ancestor, to: sides.local.record),
                 serverChangedKeys: changedKeys(from: sides.ancestor, to: sides.server))
-            switch try await decide(conflict) {
+            let resolution: SyncConflict.Resolution
+            do {
+                resolution = try await decide(conflict)
+            } catch {
+                throw SyncError.conflictPolicyFailed(sides.server.id, String(describing: error))
+            }
+            switch resolution {
             case .keepServer: return keepServer(sides)
             case .keepClient: return keepClient(sides)
             case .merged(let merged):

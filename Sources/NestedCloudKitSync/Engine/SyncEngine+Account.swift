@@ -35,32 +35,61 @@ extension SyncEngine {
 
     /// Deletes the local data of the previous user and syncs the current user's from now on; ends a pause after an
     /// account change.
+    ///
+    /// - Throws: ``SyncError``, if the current user can't be read.
     public func resetLocalStoreForCurrentAccount() async throws {
-        let current = try await database.userRecordName()
+        let current = try await currentUser()
+        let previous = try await store.syncedUserRecordName()
         try await store.resetLocalStore()
         try await store.setSyncedUserRecordName(current)
         pausedReason = nil
+        emit(.accountChanged(previous: previous, current: current, action: .resetLocalStore))
     }
 
     /// Keeps the local data, pending changes included, and uploads all of it to the current user's account; ends a
     /// pause after an account change. Only when the user asked for it: the data was another account's.
+    ///
+    /// - Throws: ``SyncError``, if the current user can't be read.
     public func adoptCurrentAccount() async throws {
-        let current = try await database.userRecordName()
+        let current = try await currentUser()
         let previous = try await store.syncedUserRecordName()
-        for zone in try await store.zonesWithData() { _ = try await store.prepareZoneForReupload(zone) }
+        // Every zone starts over in the new account: created again, fetched from nothing, its records uploaded.
+        var zoneIDs = zones.map(\.zoneID)
+        for zone in try await store.zonesWithData() where !zoneIDs.contains(zone) { zoneIDs.append(zone) }
+        for zone in zoneIDs { _ = try await store.prepareZoneForReupload(zone) }
         try await store.setDatabaseToken(nil)
         try await store.setSyncedUserRecordName(current)
         pausedReason = nil
         emit(.accountChanged(previous: previous, current: current, action: .adopted))
     }
 
+    /// The signed-in user's record name, with retries, failures as ``SyncError``.
+    private func currentUser() async throws -> String {
+        do {
+            return try await withRetries { try await database.userRecordName() }
+        } catch {
+            throw Self.syncError(error)
+        }
+    }
+
     /// Creates the synced zones that don't exist yet, and the database subscription.
     func prepareZones() async throws {
-        for zone in zones where zone.hasChangeTokens {
-            guard try await !store.zoneState(zone.zoneID).created else { continue }
-            try await createZone(zone.zoneID)
+        for zone in try await zonesWithChangeTokens() {
+            guard try await !store.zoneState(zone).created else { continue }
+            try await createZone(zone)
         }
         try await saveSubscriptionIfNeeded()
+    }
+
+    /// The custom zones synced: the configured ones, and any other the app saved records in (a zone the
+    /// configuration forgot is synced rather than uploaded to and never fetched).
+    func zonesWithChangeTokens() async throws -> [CloudRecord.ZoneID] {
+        var zoneIDs = zones.filter(\.hasChangeTokens).map(\.zoneID)
+        for zone in try await store.zonesWithData()
+        where zone.zoneName != CloudRecord.ZoneID.defaultZoneName && !zoneIDs.contains(zone) {
+            zoneIDs.append(zone)
+        }
+        return zoneIDs
     }
 
     func createZone(_ zoneID: CloudRecord.ZoneID) async throws {

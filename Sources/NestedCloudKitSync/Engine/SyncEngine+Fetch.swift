@@ -5,7 +5,7 @@ extension SyncEngine {
     /// Fetches the database's changes, then each changed zone's until none are left; zones without change tokens
     /// by modification date.
     func fetchChanges(complete: Bool) async throws {
-        let tokenZones = zones.filter(\.hasChangeTokens).map(\.zoneID)
+        let tokenZones = try await zonesWithChangeTokens()
         if !tokenZones.isEmpty {
             if complete {
                 for zone in tokenZones { try await store.beginFullFetch(of: zone) }
@@ -91,7 +91,7 @@ extension SyncEngine {
     ) async throws {
         // A local write between the resolution and the commit makes the commit refuse; resolve again.
         for _ in 0..<8 {
-            let states = try await store.localStates(modifications.map(\.id))
+            let states = try await store.pendingStates(modifications.map(\.id))
             var outcomes: [CloudRecord.ID: ConflictOutcome] = [:]
             var versions: [CloudRecord.ID: Int64] = [:]
             for server in modifications {

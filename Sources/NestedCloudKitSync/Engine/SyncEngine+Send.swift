@@ -21,6 +21,14 @@ extension SyncEngine {
             } catch CloudDatabaseError.limitExceeded where uploads.count > 1 {
                 batchSize = max(1, uploads.count / 2)
                 continue
+            } catch let error as CloudDatabaseError where Self.isTooLarge(error) {
+                // One change alone is too large (a record over 1 MB): retrying can't help, and it mustn't hold up
+                // the changes behind it.
+                for upload in uploads {
+                    attempted.insert(upload.key)
+                    try await refuse(upload, error: error)
+                }
+                continue
             } catch let error as CloudDatabaseError {
                 guard let zone = Self.lostZone(error), !recreatedZones.contains(zone.zoneID) else { throw error }
                 recreatedZones.insert(zone.zoneID)
@@ -107,11 +115,7 @@ extension SyncEngine {
                 let summary = try await store.applyServerDeletion(id, deletePolicy: configuration.deleteConflictPolicy)
                 report(summary, in: id.zoneID)
             }
-            for (upload, error) in refused {
-                let halted = upload.entry.failures + 1 >= configuration.maximumRecordFailures
-                try await store.recordUploadFailure(upload, error: error, halt: halted)
-                emit(.uploadFailed(upload.entry.id, error, halted: halted))
-            }
+            for (upload, error) in refused { try await refuse(upload, error: error) }
             for zone in lostZones where !recreatedZones.contains(zone.zoneID) {
                 recreatedZones.insert(zone.zoneID)
                 try await zoneWasDeleted(zone.zoneID, reason: zone.reason)
@@ -123,6 +127,18 @@ extension SyncEngine {
                 try await wait(after: transient, attempt: transientFailures)
             }
         }
+    }
+
+    /// Notes a change the server refused; after ``SyncConfiguration/maximumRecordFailures`` in a row it is halted
+    /// until the app saves the record again or calls ``SyncStore/retryHaltedChanges()``.
+    private func refuse(_ upload: Upload, error: CloudDatabaseError) async throws {
+        let halted = upload.entry.failures + 1 >= configuration.maximumRecordFailures
+        try await store.recordUploadFailure(upload, error: error, halt: halted)
+        emit(.uploadFailed(upload.entry.id, error, halted: halted))
+    }
+
+    private static func isTooLarge(_ error: CloudDatabaseError) -> Bool {
+        if case .limitExceeded = error { true } else { false }
     }
 
     /// Resolves a save's conflict with the server's record and writes the outcome; a record changed locally

@@ -1,7 +1,7 @@
 import Foundation
 import NestedCloudKitCodable
 
-/// Keeps a ``SyncStore`` in sync with a ``CloudDatabase``: sends local changes, fetches other devices' changes,
+/// Keeps a ``SyncStore`` in sync with a `CloudDatabase`: sends local changes, fetches other devices' changes,
 /// resolves conflicts by the configured policy.
 ///
 /// ```swift
@@ -106,6 +106,9 @@ public actor SyncEngine {
             if configuration.checksAccount { try await checkAccount() }
             try await prepareZones()
             try await fetchChanges(complete: complete)
+            // The user may have changed while the fetch ran: check again before anything is uploaded, so the
+            // previous user's queue never reaches another account.
+            if configuration.checksAccount, try await store.pendingCounts().pending > 0 { try await checkAccount() }
             try await sendChanges()
             try await store.setLastSuccessfulSync(clock.now())
             lastError = nil
@@ -206,7 +209,7 @@ public actor SyncEngine {
         }
     }
 
-    /// Syncs because of a push: CloudKit's notification payload (`userInfo`), parsed by ``CloudNotification``.
+    /// Syncs because of a push: CloudKit's notification payload (`userInfo`), parsed by `CloudNotification`.
     ///
     /// - Returns: `false` if the payload isn't CloudKit's (nothing is done).
     @discardableResult

@@ -7,10 +7,15 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The database kept failing after the retries the ``SyncConfiguration/retry`` policy allows, or failed in a
     /// way retrying can't fix; the next sync tries again.
     case database(CloudDatabaseError)
-    /// The engine stopped: retrying can't help until the user or the app does what the reason says.
+    /// The sync stopped: retrying at once can't help until the user or the app does what the reason says. Pending
+    /// changes are kept; the next sync tries again (after an account change with the `.pause` policy, only once
+    /// the app decided).
     case halted(SyncHaltReason)
     /// The configuration can't work; the message says what to change.
     case invalidConfiguration(String)
+    /// A ``ConflictPolicy/custom(_:)`` policy threw while resolving the conflict on a record; the record stays
+    /// queued with its local changes, and the next sync asks the policy again.
+    case conflictPolicyFailed(CloudRecord.ID, String)
 
     public var description: String {
         switch self {
@@ -18,11 +23,13 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .database(let error): "Sync failed: \(error)"
         case .halted(let reason): "Sync halted: \(reason)"
         case .invalidConfiguration(let reason): "Invalid sync configuration: \(reason)"
+        case .conflictPolicyFailed(let id, let reason):
+            "The custom conflict policy failed on \(id): \(reason); the local changes stay queued"
         }
     }
 }
 
-/// Why the engine halted, and what makes it go again.
+/// Why a sync halted, and what makes syncing work again.
 public enum SyncHaltReason: Sendable, Hashable, CustomStringConvertible {
     /// The user's iCloud storage is full. Local changes stay queued; ask the user to free space or buy more.
     case quotaExceeded

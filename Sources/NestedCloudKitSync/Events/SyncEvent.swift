@@ -23,7 +23,8 @@ public enum SyncEvent: Sendable, Hashable {
     case changeTokenExpired(CloudRecord.ZoneID?)
     /// A transient failure: the engine waits, then tries again.
     case retrying(after: Duration, because: CloudDatabaseError)
-    /// The engine stopped until the reason is dealt with; pending changes are kept.
+    /// The sync stopped for a reason retrying at once can't fix; pending changes are kept, and the reason says
+    /// what makes syncing work again.
     case halted(SyncHaltReason)
 }
 
@@ -35,6 +36,13 @@ public struct SyncFetchedChanges: Sendable, Hashable {
     public var saved: [CloudRecord.ID]
     /// The records deleted locally.
     public var deleted: [CloudRecord.ID]
+
+    /// Changes fetched into a zone; for tests and previews of an app's event handling.
+    public init(zoneID: CloudRecord.ZoneID, saved: [CloudRecord.ID], deleted: [CloudRecord.ID]) {
+        self.zoneID = zoneID
+        self.saved = saved
+        self.deleted = deleted
+    }
 }
 
 /// The changes the server acknowledged in one request.
@@ -43,6 +51,12 @@ public struct SyncSentChanges: Sendable, Hashable {
     public var saved: [CloudRecord.ID]
     /// The records deleted.
     public var deleted: [CloudRecord.ID]
+
+    /// Changes the server acknowledged; for tests and previews of an app's event handling.
+    public init(saved: [CloudRecord.ID], deleted: [CloudRecord.ID]) {
+        self.saved = saved
+        self.deleted = deleted
+    }
 }
 
 /// What the engine did when the user changed.
@@ -77,4 +91,17 @@ public struct SyncStatus: Sendable, Hashable {
     public var isSyncing: Bool
     /// Why the engine is paused, if it is.
     public var pausedReason: SyncHaltReason?
+
+    /// A status; for tests and previews of an app's status display.
+    public init(
+        pendingChanges: Int, haltedChanges: Int, lastSuccessfulSync: Date?, lastError: SyncError?, isSyncing: Bool,
+        pausedReason: SyncHaltReason?
+    ) {
+        self.pendingChanges = pendingChanges
+        self.haltedChanges = haltedChanges
+        self.lastSuccessfulSync = lastSuccessfulSync
+        self.lastError = lastError
+        self.isSyncing = isSyncing
+        self.pausedReason = pausedReason
+    }
 }

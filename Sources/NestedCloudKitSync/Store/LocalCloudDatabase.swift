@@ -2,10 +2,10 @@ import Foundation
 import GRDB
 import NestedCloudKitCodable
 
-/// A ``SyncStore`` as a ``CloudDatabase``: records by ID and queries answer from the local store, offline, so
-/// ``CKRecordDecoder`` decodes models from it; saves and deletes are the app's own changes, queued for upload.
+/// A ``SyncStore`` as a `CloudDatabase`: records by ID and queries answer from the local store, offline, so
+/// `CKRecordDecoder` decodes models from it; saves and deletes are the app's own changes, queued for upload.
 ///
-/// Change tracking and subscriptions belong to the server: those calls throw ``CloudDatabaseError/invalidArguments(_:)``.
+/// Change tracking and subscriptions belong to the server: those calls throw `CloudDatabaseError/invalidArguments(_:)`.
 public struct LocalCloudDatabase: CloudDatabase {
     /// The store it reads.
     public let store: SyncStore

@@ -7,7 +7,12 @@ struct StoredRecord: Sendable {
     /// The app's record: its fields, and the system fields of the server copy it was last saved or fetched with.
     var record: CloudRecord
     /// The last copy of the record the server gave: the base of three-way merges; `nil` if it never reached it.
-    var ancestor: CloudRecord?
+    var ancestor: CloudRecord? {
+        didSet { ancestorBytes = nil }
+    }
+    /// The ancestor's bytes as read, written back as they are while the ancestor is unchanged: a local edit
+    /// rewrites the record, not the server's copy.
+    var ancestorBytes: Data?
     /// When the user last changed any field, in milliseconds since 1970.
     var editTime: Int64
     /// When the user last changed each field.
@@ -42,22 +47,27 @@ enum StoreTables {
 
     static func record(_ id: CloudRecord.ID, in db: Database) throws -> StoredRecord? {
         let row = try Row.fetchOne(
-            db,
-            sql: """
-                SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record
-                WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
-                """,
-            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+            try db.cachedStatement(
+                sql: """
+                    SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record
+                    WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
+                    """), arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
         return try row.map(storedRecord)
     }
 
     static func storedRecord(_ row: Row) throws -> StoredRecord {
         let decoder = JSONDecoder()
-        let record = try decoder.decode(CloudRecord.self, from: row["record"] as Data)
-        let ancestor = try (row["ancestor"] as Data?).map { try decoder.decode(CloudRecord.self, from: $0) }
-        return StoredRecord(
+        let cache = DecodedRecordCache.shared
+        let record = try cache.record(from: row["record"], decoder: decoder)
+        // An empty ancestor is the record itself: a synced record, stored once.
+        let ancestor = try (row["ancestor"] as Data?).map {
+            $0.isEmpty ? record : try cache.record(from: $0, decoder: decoder)
+        }
+        var stored = StoredRecord(
             record: record, ancestor: ancestor, editTime: row["edit_time"],
             fieldEditTimes: EditTimes.decode(row["field_edit_times"]), version: row["version"])
+        stored.ancestorBytes = row["ancestor"]
+        return stored
     }
 
     /// Writes a record's row and its references; the row's version becomes a new one, returned.
@@ -68,7 +78,9 @@ enum StoreTables {
         record.clearedFieldNames = []
         let version = try nextCounter(in: db)
         let id = record.id
-        try db.execute(
+        let bytes = try encoder.encode(record)
+        DecodedRecordCache.shared.remember(record, as: bytes)
+        try db.cachedStatement(
             sql: """
                 INSERT INTO ncs_record (zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
                     field_edit_times, version, fetch_epoch)
@@ -78,43 +90,53 @@ enum StoreTables {
                     edit_time = excluded.edit_time, field_edit_times = excluded.field_edit_times,
                     version = excluded.version,
                     fetch_epoch = CASE WHEN ? IS NULL THEN ncs_record.fetch_epoch ELSE excluded.fetch_epoch END
-                """,
-            arguments: [
-                id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, record.recordType,
-                try encoder.encode(record), try stored.ancestor.map { try encoder.encode($0) },
-                stored.editTime, EditTimes.encode(stored.fieldEditTimes), version, epoch ?? 0, epoch,
-            ])
+                """
+        ).execute(arguments: [
+            id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, record.recordType,
+            bytes, try ancestorBytes(of: stored, record: record, encoder: encoder),
+            stored.editTime, EditTimes.encode(stored.fieldEditTimes), version, epoch ?? 0, epoch,
+        ])
         try deleteReferences(of: id, in: db)
         for (field, value) in record.fields {
             for reference in value.references {
                 let target = reference.recordID
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         INSERT INTO ncs_reference (holder_zone_owner, holder_zone_name, holder_name, field, action,
                             target_zone_owner, target_zone_name, target_name)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, field,
-                        String(describing: reference.action), target.zoneID.ownerName, target.zoneID.zoneName,
-                        target.recordName,
-                    ])
+                        """
+                ).execute(arguments: [
+                    id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, field,
+                    String(describing: reference.action), target.zoneID.ownerName, target.zoneID.zoneName,
+                    target.recordName,
+                ])
             }
         }
         return version
     }
 
+    /// The ancestor column: empty for a record equal to its ancestor (a synced record), the bytes read if the
+    /// ancestor is unchanged, else the ancestor encoded.
+    private static func ancestorBytes(of stored: StoredRecord, record: CloudRecord, encoder: JSONEncoder) throws
+        -> Data?
+    {
+        guard let ancestor = stored.ancestor else { return nil }
+        if ancestor == record { return Data() }
+        if let bytes = stored.ancestorBytes, !bytes.isEmpty { return bytes }
+        return try encoder.encode(ancestor)
+    }
+
     static func deleteRecord(_ id: CloudRecord.ID, in db: Database) throws {
-        try db.execute(
-            sql: "DELETE FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name = ?",
-            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        try db.cachedStatement(sql: "DELETE FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name = ?")
+            .execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
         try deleteReferences(of: id, in: db)
     }
 
     private static func deleteReferences(of id: CloudRecord.ID, in db: Database) throws {
-        try db.execute(
-            sql: "DELETE FROM ncs_reference WHERE holder_zone_owner = ? AND holder_zone_name = ? AND holder_name = ?",
-            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        try db.cachedStatement(
+            sql: "DELETE FROM ncs_reference WHERE holder_zone_owner = ? AND holder_zone_name = ? AND holder_name = ?"
+        ).execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
     }
 
     /// The records that reference a record, with the field and the reference's action.
@@ -141,8 +163,8 @@ enum StoreTables {
 
     static func outboxEntry(_ id: CloudRecord.ID, in db: Database) throws -> OutboxEntry? {
         let row = try Row.fetchOne(
-            db,
-            sql: "SELECT * FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?",
+            try db.cachedStatement(
+                sql: "SELECT * FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?"),
             arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
         return try row.map(outboxEntry)
     }
@@ -162,8 +184,9 @@ enum StoreTables {
         _ operation: OutboxEntry.Operation, id: CloudRecord.ID, recordType: String, version: Int64,
         ancestor: CloudRecord? = nil, in db: Database
     ) throws {
-        let sequence = try nextCounter(in: db)
-        try db.execute(
+        // The version is a fresh counter value too, so it orders a new entry; a replaced entry keeps its place.
+        let sequence = version
+        try db.cachedStatement(
             sql: """
                 INSERT INTO ncs_outbox (zone_owner, zone_name, record_name, operation, record_type, version, sequence,
                     ancestor)
@@ -171,47 +194,52 @@ enum StoreTables {
                 ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
                     operation = excluded.operation, record_type = excluded.record_type, version = excluded.version,
                     ancestor = excluded.ancestor, failures = 0, last_error = NULL, halted = 0
-                """,
-            arguments: [
-                id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, operation.rawValue, recordType, version,
-                sequence, try ancestor.map { try JSONEncoder().encode($0) },
-            ])
+                """
+        ).execute(arguments: [
+            id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, operation.rawValue, recordType, version,
+            sequence, try ancestor.map { try JSONEncoder().encode($0) },
+        ])
     }
 
     static func dequeue(_ id: CloudRecord.ID, in db: Database) throws {
-        try db.execute(
-            sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?",
-            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        try db.cachedStatement(sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?")
+            .execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
     }
 
     static func recordFailure(_ id: CloudRecord.ID, error: String, halt: Bool, in db: Database) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 UPDATE ncs_outbox SET failures = failures + 1, last_error = ?, halted = ?
                 WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
-                """,
-            arguments: [error, halt, id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+                """
+        ).execute(arguments: [error, halt, id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
     }
 
     // MARK: State
 
     static func state(_ key: String, in db: Database) throws -> Data? {
-        try Data.fetchOne(db, sql: "SELECT value FROM ncs_state WHERE key = ?", arguments: [key])
+        try Data.fetchOne(try db.cachedStatement(sql: "SELECT value FROM ncs_state WHERE key = ?"), arguments: [key])
     }
 
     static func setState(_ key: String, _ value: Data?, in db: Database) throws {
         if let value {
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO ncs_state (key, value) VALUES (?, ?)", arguments: [key, value])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO ncs_state (key, value) VALUES (?, ?)").execute(
+                arguments: [key, value])
         } else {
-            try db.execute(sql: "DELETE FROM ncs_state WHERE key = ?", arguments: [key])
+            try db.cachedStatement(sql: "DELETE FROM ncs_state WHERE key = ?").execute(arguments: [key])
         }
     }
 
-    /// A number never handed out before in this store: versions and the outbox's order.
+    /// A number never handed out before in this store: versions and the outbox's order. One statement, as it runs
+    /// for every write.
     static func nextCounter(in db: Database) throws -> Int64 {
-        let current = try state("counter", in: db).flatMap { Int64(String(decoding: $0, as: UTF8.self)) } ?? 0
-        try setState("counter", Data(String(current + 1).utf8), in: db)
-        return current + 1
+        let next = try Int64.fetchOne(
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO ncs_state (key, value) VALUES ('counter', 1)
+                    ON CONFLICT (key) DO UPDATE SET value = value + 1 RETURNING value
+                    """))
+        guard let next else { throw SyncError.store("the store's counter is missing") }
+        return next
     }
 }

@@ -48,6 +48,7 @@ public enum SyncMetadataFields {
 /// Edit times as stored: a JSON object with sorted keys, so the same times give the same bytes on every device.
 enum EditTimes {
     static func json(_ times: [String: Int64]) -> String {
+        if times.isEmpty { return "{}" }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         guard let data = try? encoder.encode(times) else { return "{}" }
@@ -55,7 +56,9 @@ enum EditTimes {
     }
 
     static func decode(_ data: Data?) -> [String: Int64] {
-        guard let data, let times = try? JSONDecoder().decode([String: Int64].self, from: data) else { return [:] }
+        guard let data, data.count > 2, let times = try? JSONDecoder().decode([String: Int64].self, from: data) else {
+            return [:]
+        }
         return times
     }
 

@@ -38,6 +38,19 @@ struct FetchSummary: Sendable {
 }
 
 extension SyncStore {
+    /// The local state of the records among `ids` that have a pending change: only those can conflict.
+    func pendingStates(_ ids: [CloudRecord.ID]) async throws -> [CloudRecord.ID: LocalState] {
+        try await read { db in
+            guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ncs_outbox") ?? 0 > 0 else { return [:] }
+            var states: [CloudRecord.ID: LocalState] = [:]
+            for id in ids {
+                guard let entry = try StoreTables.outboxEntry(id, in: db) else { continue }
+                states[id] = LocalState(stored: try StoreTables.record(id, in: db), outbox: entry)
+            }
+            return states
+        }
+    }
+
     func localStates(_ ids: [CloudRecord.ID]) async throws -> [CloudRecord.ID: LocalState] {
         try await read { db in
             var states: [CloudRecord.ID: LocalState] = [:]
@@ -61,6 +74,8 @@ extension SyncStore {
         outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
         deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?
     ) async throws -> FetchSummary? {
+        // A fetched asset's file belongs to the database's cache: keep a copy of our own.
+        let modifications = try modifications.map(assetFiles.adopt)
         do {
             return try await commitFetchedOrThrow(
                 in: zoneID, modifications: modifications, deletions: deletions, outcomes: outcomes,
@@ -203,9 +218,9 @@ extension SyncStore {
     }
 
     private static func markSeen(_ id: CloudRecord.ID, epoch: Int64, in db: Database) throws {
-        try db.execute(
-            sql: "UPDATE ncs_record SET fetch_epoch = ? WHERE zone_owner = ? AND zone_name = ? AND record_name = ?",
-            arguments: [epoch, id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        try db.cachedStatement(
+            sql: "UPDATE ncs_record SET fetch_epoch = ? WHERE zone_owner = ? AND zone_name = ? AND record_name = ?"
+        ).execute(arguments: [epoch, id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
     }
 
     /// Marks records as present on the server, for a comparison of the full set (zones without change tokens).
@@ -233,20 +248,19 @@ extension SyncStore {
         try await write { db in
             let epoch = try Self.zoneState(zoneID, in: db).epoch
             let gone = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT record_name FROM ncs_record
-                    WHERE zone_owner = ? AND zone_name = ? AND fetch_epoch < ? AND ancestor IS NOT NULL
-                    """,
-                arguments: [zoneID.ownerName, zoneID.zoneName, epoch]
+                try db.cachedStatement(
+                    sql: """
+                        SELECT record_name FROM ncs_record
+                        WHERE zone_owner = ? AND zone_name = ? AND fetch_epoch < ? AND ancestor IS NOT NULL
+                        """), arguments: [zoneID.ownerName, zoneID.zoneName, epoch]
             ).map { CloudRecord.ID(recordName: $0["record_name"], zoneID: zoneID) }
             var summary = FetchSummary()
             for id in gone {
                 try Self.applyServerDeletion(id, deletePolicy: deletePolicy, summary: &summary, in: db)
             }
-            try db.execute(
-                sql: "UPDATE ncs_zone SET last_full_check = ? WHERE zone_owner = ? AND zone_name = ?",
-                arguments: [self.clock.now().timeIntervalSince1970, zoneID.ownerName, zoneID.zoneName])
+            try db.cachedStatement(
+                sql: "UPDATE ncs_zone SET last_full_check = ? WHERE zone_owner = ? AND zone_name = ?"
+            ).execute(arguments: [self.clock.now().timeIntervalSince1970, zoneID.ownerName, zoneID.zoneName])
             return summary
         }
     }

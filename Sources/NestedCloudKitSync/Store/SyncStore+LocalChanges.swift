@@ -7,17 +7,15 @@ extension SyncStore {
     static func applyLocalSave(_ incoming: CloudRecord, at now: Int64, in db: Database) throws -> Bool {
         var record = SyncMetadataFields.split(incoming).record
         record.clearedFieldNames = []
-        if let stored = try StoreTables.record(record.id, in: db) {
+        if var stored = try StoreTables.record(record.id, in: db) {
             let changed = changedFieldNames(from: stored.record, to: record)
             guard !changed.isEmpty || stored.record.recordType != record.recordType else { return false }
             record.systemFields = stored.record.systemFields
-            var times = stored.fieldEditTimes
             // A cleared field keeps its time too: a merge must know that clearing it was the newer change.
-            for name in changed { times[name] = now }
-            let version = try StoreTables.write(
-                StoredRecord(
-                    record: record, ancestor: stored.ancestor, editTime: now, fieldEditTimes: times, version: 0),
-                in: db)
+            for name in changed { stored.fieldEditTimes[name] = now }
+            stored.record = record
+            stored.editTime = now
+            let version = try StoreTables.write(stored, in: db)
             try StoreTables.enqueue(.save, id: record.id, recordType: record.recordType, version: version, in: db)
         } else {
             // Saved again after a delete that hasn't reached the server: the save updates the server's copy,

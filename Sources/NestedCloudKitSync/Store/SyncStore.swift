@@ -30,6 +30,7 @@ public final class SyncStore: Sendable {
 
     let writer: any DatabaseWriter
     let clock: any SyncClock
+    let assetFiles: AssetFiles
     private let editClock: EditClock
     private let observers = ObserverList()
 
@@ -68,6 +69,11 @@ public final class SyncStore: Sendable {
         self.path = path
         self.zoneID = zoneID
         self.clock = clock
+        assetFiles = AssetFiles(
+            directory: path.map { URL(fileURLWithPath: $0 + "-assets").standardizedFileURL }
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "NestedCloudKitSync-\(UUID().uuidString)"
+                ).standardizedFileURL)
         do {
             try StoreSchema.migrator().migrate(writer)
             let latest = try writer.read { db in
@@ -79,7 +85,12 @@ public final class SyncStore: Sendable {
         }
     }
 
-    /// The store as a read-only ``CloudDatabase``: what ``CKRecordDecoder`` reads references from, offline.
+    deinit {
+        // A store in memory takes its asset copies with it; a file's stay beside the file.
+        if path == nil { try? FileManager.default.removeItem(at: assetFiles.directory) }
+    }
+
+    /// The store as a `CloudDatabase`: what `CKRecordDecoder` reads references from, offline.
     public var localDatabase: LocalCloudDatabase { LocalCloudDatabase(store: self) }
 
     // MARK: Saving and deleting
@@ -90,7 +101,7 @@ public final class SyncStore: Sendable {
     ///   - value: The model.
     ///   - zoneID: The zone of its records; the store's ``zoneID`` if omitted.
     /// - Returns: The IDs of the records written, the root last.
-    /// - Throws: ``CKCodableError`` if the value can't be encoded; ``SyncError/store(_:)`` if the write fails.
+    /// - Throws: `CKCodableError` if the value can't be encoded; ``SyncError/store(_:)`` if the write fails.
     @discardableResult
     public func save<Value: CKEncodable>(_ value: Value, in zoneID: CloudRecord.ZoneID? = nil) async throws
         -> [CloudRecord.ID]
@@ -104,8 +115,11 @@ public final class SyncStore: Sendable {
     ///
     /// A record's fields replace the stored ones: a field the record doesn't hold is cleared, on the server too.
     /// The record's system fields are ignored; the store keeps the server's.
+    /// A file asset is copied into the store's folder (beside the store's file), so the app may delete its own
+    /// file once the call returns.
     public func save(_ records: [CloudRecord]) async throws {
         guard !records.isEmpty else { return }
+        let records = try records.map(assetFiles.adopt)
         let changed = try await write { db in
             let now = self.editClock.next()
             var changed = 0
@@ -196,8 +210,11 @@ public final class SyncStore: Sendable {
 
     /// Decodes every model of a type in a zone, by record name.
     ///
-    /// - Parameter recordType: The type's record type; its name unless the type declares another
-    ///   ``CKRecordRepresentable/cloudKitRecordType``.
+    /// - Parameters:
+    ///   - type: The model's type.
+    ///   - recordType: The type's record type; its name unless the type declares another
+    ///     `CKRecordRepresentable/cloudKitRecordType`.
+    ///   - zoneID: The zone; the store's ``zoneID`` if omitted.
     public func fetchAll<Value: CKDecodable>(
         _ type: Value.Type, recordType: String? = nil, in zoneID: CloudRecord.ZoneID? = nil
     ) async throws -> [Value] {
@@ -247,6 +264,7 @@ public final class SyncStore: Sendable {
             }
             try db.execute(sql: "DELETE FROM ncs_state WHERE key <> 'counter'")
         }
+        try? FileManager.default.removeItem(at: assetFiles.directory)
     }
 
     // MARK: Plumbing

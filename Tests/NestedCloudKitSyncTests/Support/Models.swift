@@ -1,3 +1,4 @@
+import Foundation
 import NestedCloudKitCodable
 
 /// A flat model: one record.
@@ -23,4 +24,11 @@ struct School: CKCodable, Identifiable, Equatable, Sendable {
 struct Person: CKCodable, Identifiable, Equatable, Sendable {
     var id: String
     var name: String
+}
+
+/// A model with a file: a file URL is stored as an asset.
+struct Photo: CKCodable, Identifiable, Equatable, Sendable {
+    var id: String
+    var caption: String
+    var image: URL
 }
