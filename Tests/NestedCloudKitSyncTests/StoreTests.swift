@@ -36,6 +36,28 @@ struct StoreTests {
         #expect(try await store.note("n") == nil)
     }
 
+    @Test func deletingATargetDeletesItsDeleteSelfHoldersAsTheServerWill() async throws {
+        let scenario = Scenario()
+        let a = try await scenario.device()
+        let zone = a.store.zoneID
+        let target = CloudRecord(recordType: "Folder", id: CloudRecord.ID(recordName: "folder", zoneID: zone))
+        let holder = CloudRecord(
+            recordType: "File", id: CloudRecord.ID(recordName: "file", zoneID: zone),
+            fields: ["folder": .reference(CloudReference(recordID: target.id, action: .deleteSelf))])
+        let bystander = CloudRecord(
+            recordType: "File", id: CloudRecord.ID(recordName: "link", zoneID: zone),
+            fields: ["folder": .reference(CloudReference(recordID: target.id, action: .none))])
+        try await a.store.save([target, holder, bystander])
+        try await a.sync()
+        try await a.store.deleteRecords(withIDs: [target.id])
+        #expect(try await a.store.record(withID: holder.id) == nil)
+        #expect(try await a.store.record(withID: bystander.id) != nil)
+        #expect(
+            Set(try await a.store.pendingChanges().map(\.recordID.recordName)) == ["folder", "file"])
+        try await a.sync()
+        #expect(await scenario.server.allRecords.map(\.id.recordName) == ["link"])
+    }
+
     @Test func recordsReferencingATargetAreFoundWithoutAListLimit() async throws {
         let store = try SyncStore.inMemory(clock: clock)
         let students = (0..<1_000).map { Person(id: "p\($0)", name: "Student \($0)") }

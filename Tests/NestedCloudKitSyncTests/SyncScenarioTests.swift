@@ -316,6 +316,22 @@ struct SyncScenarioTests {
         #expect(await scenario.serverNotes().keys.sorted() == ["good"])
     }
 
+    @Test(arguments: [
+        CloudDatabaseError.batchRequestFailed(CloudRecord.ID(recordName: "stuck", zoneID: SyncStore.defaultZoneID)),
+        .zoneNotFound(SyncStore.defaultZoneID),
+        .serviceUnavailable(retryAfter: nil),
+    ])
+    func aServerThatKeepsRefusingTheSameWayCantHoldTheSyncInALoop(refusal: CloudDatabaseError) async throws {
+        let scenario = Scenario()
+        let server = InterceptingDatabase(base: scenario.server, refused: [scenario.recordID("stuck"): refusal])
+        let a = try await Device(server: server, clock: scenario.clock)
+        try await a.store.save(Note(id: "stuck", title: "", body: ""))
+        try await a.store.save(Note(id: "fine", title: "", body: ""))
+        do { try await a.sync() } catch is SyncError {}
+        #expect(try await a.store.pendingChanges().map(\.recordID.recordName) == ["stuck"])
+        #expect(await scenario.serverNotes().keys.sorted() == ["fine"])
+    }
+
     // MARK: Tokens, zones, accounts
 
     @Test func anExpiredTokenRefetchesAndReconcilesWithoutLosingUnsentRecords() async throws {

@@ -21,7 +21,7 @@ extension SyncEngine {
                         try await database.databaseChanges(
                             since: databaseToken, resultsLimit: configuration.fetchResultsLimit)
                     }
-                } catch CloudDatabaseError.changeTokenExpired {
+                } catch CloudDatabaseError.changeTokenExpired where databaseToken != nil {
                     emit(.changeTokenExpired(nil))
                     databaseToken = nil
                     continue
@@ -56,7 +56,7 @@ extension SyncEngine {
                         inZoneWith: zoneID, since: token, desiredKeys: nil,
                         resultsLimit: configuration.fetchResultsLimit)
                 }
-            } catch CloudDatabaseError.changeTokenExpired {
+            } catch CloudDatabaseError.changeTokenExpired where token != nil {
                 // Start over from nothing, then delete what the server no longer has (never unsent records).
                 emit(.changeTokenExpired(zoneID))
                 try await store.beginFullFetch(of: zoneID)

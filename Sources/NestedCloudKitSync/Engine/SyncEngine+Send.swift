@@ -7,6 +7,13 @@ extension SyncEngine {
         var rounds: [CloudRecord.ID: Int] = [:]
         var transientFailures = 0
         var recreatedZones: Set<CloudRecord.ZoneID> = []
+        // A change sent again at once (its batch failed because of another, or its zone was re-created) is sent
+        // again a bounded number of times, so a server that keeps answering so can't hold the sync in a loop.
+        var resends: [UploadKey: Int] = [:]
+        func sendAgain(_ key: UploadKey) {
+            resends[key, default: 0] += 1
+            if resends[key, default: 0] <= 3 { attempted.remove(key) }
+        }
         while true {
             let uploads = try await store.nextUploads(limit: batchSize, excluding: attempted)
             guard !uploads.isEmpty else { return }
@@ -84,18 +91,19 @@ extension SyncEngine {
                 }
                 switch error {
                 case .batchRequestFailed:
-                    attempted.remove(upload.key)
+                    sendAgain(upload.key)
                 case let error where error.isRetryable:
-                    attempted.remove(upload.key)
+                    sendAgain(upload.key)
                     transient = error
                 case .quotaExceeded, .permissionFailure, .notAuthenticated:
-                    attempted.remove(upload.key)
                     halt = error
                 case let error where Self.lostZone(error) != nil:
-                    attempted.remove(upload.key)
-                    if let zone = Self.lostZone(error), !lostZones.contains(where: { $0.zoneID == zone.zoneID }) {
-                        lostZones.append(zone)
+                    guard let zone = Self.lostZone(error), !recreatedZones.contains(zone.zoneID) else {
+                        // Lost again right after being re-created: left for the next sync.
+                        continue
                     }
+                    sendAgain(upload.key)
+                    if !lostZones.contains(where: { $0.zoneID == zone.zoneID }) { lostZones.append(zone) }
                 default:
                     refused.append((upload, error))
                 }

@@ -108,7 +108,7 @@ enum StoreTables {
                         """
                 ).execute(arguments: [
                     id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, field,
-                    String(describing: reference.action), target.zoneID.ownerName, target.zoneID.zoneName,
+                    reference.action.rawValue, target.zoneID.ownerName, target.zoneID.zoneName,
                     target.recordName,
                 ])
             }
@@ -142,7 +142,7 @@ enum StoreTables {
     /// The records that reference a record, with the field and the reference's action.
     static func holders(
         of id: CloudRecord.ID, field: String? = nil, in db: Database
-    ) throws -> [(holder: CloudRecord.ID, field: String, action: String)] {
+    ) throws -> [(holder: CloudRecord.ID, field: String, action: CloudReference.Action?)] {
         var sql = """
             SELECT holder_zone_owner, holder_zone_name, holder_name, field, action FROM ncs_reference
             WHERE target_zone_owner = ? AND target_zone_name = ? AND target_name = ?
@@ -155,7 +155,8 @@ enum StoreTables {
         sql += " ORDER BY holder_name"
         return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
             let zone = CloudRecord.ZoneID(zoneName: row["holder_zone_name"], ownerName: row["holder_zone_owner"])
-            return (CloudRecord.ID(recordName: row["holder_name"], zoneID: zone), row["field"], row["action"])
+            let action = CloudReference.Action(rawValue: row["action"])
+            return (CloudRecord.ID(recordName: row["holder_name"], zoneID: zone), row["field"], action)
         }
     }
 

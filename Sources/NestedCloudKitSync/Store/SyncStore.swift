@@ -146,7 +146,7 @@ public final class SyncStore: Sendable {
             var seen: Set<CloudRecord.ID> = []
             while let id = pending.popLast() {
                 guard seen.insert(id).inserted else { continue }
-                for holder in try StoreTables.holders(of: id, in: db) where holder.action == "deleteSelf" {
+                for holder in try StoreTables.holders(of: id, in: db) where holder.action == .deleteSelf {
                     pending.append(holder.holder)
                 }
                 if try Self.applyLocalDelete(id, in: db) { deleted += 1 }

@@ -5,20 +5,24 @@ import NestedCloudKitCodable
 /// what the store holds without decoding that again, which costs more than the rest of a local save.
 ///
 /// Keyed by the bytes themselves, so an entry can't go stale: the same bytes always decode to the same record,
-/// whatever store or transaction they came from. Bounded; the oldest entries go first.
+/// whatever store or transaction they came from. Bounded by bytes (a record can hold up to 1 MB); the oldest
+/// entries go first, and a record too large to be worth keeping is never kept.
 ///
-/// `@unchecked Sendable` is sound: `entries` and `order` are only touched while `lock` is held.
+/// `@unchecked Sendable` is sound: `entries`, `order` and `totalBytes` are only touched while `lock` is held.
 final class DecodedRecordCache: @unchecked Sendable {
-    static let shared = DecodedRecordCache(capacity: 4_096)
+    static let shared = DecodedRecordCache(capacityBytes: 16 << 20, maximumEntryBytes: 64 << 10)
 
-    private let capacity: Int
+    private let capacityBytes: Int
+    private let maximumEntryBytes: Int
     private var entries: [Data: CloudRecord] = [:]
     private var order: [Data] = []
     private var oldest = 0
+    private var totalBytes = 0
     private let lock = NSLock()
 
-    init(capacity: Int) {
-        self.capacity = capacity
+    init(capacityBytes: Int, maximumEntryBytes: Int) {
+        self.capacityBytes = capacityBytes
+        self.maximumEntryBytes = maximumEntryBytes
     }
 
     /// The record the bytes encode, decoded once.
@@ -31,14 +35,21 @@ final class DecodedRecordCache: @unchecked Sendable {
 
     /// Notes the bytes a record was just encoded to.
     func remember(_ record: CloudRecord, as bytes: Data) {
+        guard bytes.count <= maximumEntryBytes else { return }
         lock.withLock {
             guard entries.updateValue(record, forKey: bytes) == nil else { return }
-            if order.count < capacity {
-                order.append(bytes)
-            } else {
-                entries[order[oldest]] = nil
-                order[oldest] = bytes
-                oldest = (oldest + 1) % capacity
+            order.append(bytes)
+            totalBytes += bytes.count
+            while totalBytes > capacityBytes, oldest < order.count {
+                let evicted = order[oldest]
+                // Bytes evicted, added again and listed twice are counted once: only while present.
+                if entries.removeValue(forKey: evicted) != nil { totalBytes -= evicted.count }
+                oldest += 1
+            }
+            // Drop the evicted prefix now and then, so `order` doesn't grow without bound.
+            if oldest > 1_024, oldest * 2 > order.count {
+                order.removeFirst(oldest)
+                oldest = 0
             }
         }
     }
