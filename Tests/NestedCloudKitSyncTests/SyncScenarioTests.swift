@@ -332,6 +332,44 @@ struct SyncScenarioTests {
         #expect(await scenario.serverNotes().keys.sorted() == ["fine"])
     }
 
+    @Test func aRecordDeletedAfterAnUploadWhoseAnswerWasLostStaysDeleted() async throws {
+        for existing in [false, true] {
+            let scenario = Scenario()
+            let a = try await scenario.device(
+                SyncConfiguration(retry: SyncRetryPolicy(maximumAttempts: 1, jitter: 0)))
+            try await a.sync()
+            if existing {
+                try await a.store.save(Note(id: "n", title: "first", body: ""))
+                try await a.sync()
+            }
+            try await a.store.save(Note(id: "n", title: "second", body: ""))
+            // The server applies the upload; the answer is lost and the sync gives up.
+            await scenario.server.loseNextResponse()
+            await #expect(throws: SyncError.self) { try await a.sync() }
+            try await a.store.deleteRecords(withIDs: [scenario.recordID("n")])
+            try await a.sync()
+            #expect(try await a.note("n") == nil, "existing: \(existing)")
+            #expect(await scenario.serverNotes().isEmpty, "existing: \(existing)")
+            #expect(a.recorder.resolutions.isEmpty, "existing: \(existing)")
+        }
+    }
+
+    @Test func aServerDeletionOfAnotherDevicesRecordKeepsANeverUploadedOneWithTheSameName() async throws {
+        let scenario = Scenario()
+        let a = try await scenario.device(Scenario.configuration(deletes: .deleteWins))
+        let b = try await scenario.device(Scenario.configuration(deletes: .deleteWins))
+        try await a.sync()
+        try await b.sync()
+        try await b.store.save(Note(id: "n", title: "b's own", body: ""))
+        try await a.store.save(Note(id: "n", title: "a's", body: ""))
+        try await a.sync()
+        try await a.store.deleteRecords(withIDs: [scenario.recordID("n")])
+        try await a.sync()
+        try await b.sync()
+        #expect(try await b.note("n")?.title == "b's own")
+        #expect(await scenario.serverNotes()["n"]?.title == "b's own")
+    }
+
     // MARK: Tokens, zones, accounts
 
     @Test func anExpiredTokenRefetchesAndReconcilesWithoutLosingUnsentRecords() async throws {

@@ -38,6 +38,8 @@ extension SyncEngine {
     ///
     /// - Throws: ``SyncError``, if the current user can't be read.
     public func resetLocalStoreForCurrentAccount() async throws {
+        // Not in the middle of a sync: its answers would write the previous user's data into the new store.
+        while let running { _ = try? await running.value }
         let current = try await currentUser()
         let previous = try await store.syncedUserRecordName()
         try await store.resetLocalStore()
@@ -51,6 +53,7 @@ extension SyncEngine {
     ///
     /// - Throws: ``SyncError``, if the current user can't be read.
     public func adoptCurrentAccount() async throws {
+        while let running { _ = try? await running.value }
         let current = try await currentUser()
         let previous = try await store.syncedUserRecordName()
         // Every zone starts over in the new account: created again, fetched from nothing, its records uploaded.
@@ -58,6 +61,7 @@ extension SyncEngine {
         for zone in try await store.zonesWithData() where !zoneIDs.contains(zone) { zoneIDs.append(zone) }
         for zone in zoneIDs { _ = try await store.prepareZoneForReupload(zone) }
         try await store.setDatabaseToken(nil)
+        try await store.forgetSavedSubscription()
         try await store.setSyncedUserRecordName(current)
         pausedReason = nil
         emit(.accountChanged(previous: previous, current: current, action: .adopted))

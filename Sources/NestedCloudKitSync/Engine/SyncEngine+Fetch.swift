@@ -45,9 +45,14 @@ extension SyncEngine {
 
     /// Fetches a zone's changes since its token, page by page, each page committed with its token.
     func fetchZoneChanges(_ zoneID: CloudRecord.ZoneID) async throws {
-        var token = try await store.zoneState(zoneID).token
-        var fullFetch = token == nil
-        if fullFetch { try await store.beginFullFetch(of: zoneID) }
+        let state = try await store.zoneState(zoneID)
+        var token = state.token
+        // A full fetch that was interrupted (a failure, a restart) goes on from its last page and still reconciles.
+        var fullFetch = state.reconcilePending
+        if token == nil, !fullFetch {
+            try await store.beginFullFetch(of: zoneID)
+            fullFetch = true
+        }
         while true {
             let page: CloudRecordZoneChanges
             do {
@@ -80,7 +85,7 @@ extension SyncEngine {
             token = page.changeToken
             if !page.moreComing { break }
         }
-        if fullFetch { try await reconcile(zoneID) }
+        if fullFetch { try await reconcile(zoneID, recordTypes: nil) }
     }
 
     /// Applies fetched records and deletions with the token that covers them, resolving conflicts with local
@@ -122,9 +127,9 @@ extension SyncEngine {
         for resolution in summary.resolutions { emit(.conflictResolved(resolution)) }
     }
 
-    private func reconcile(_ zoneID: CloudRecord.ZoneID) async throws {
+    private func reconcile(_ zoneID: CloudRecord.ZoneID, recordTypes: [String]?) async throws {
         let summary = try await store.reconcileAfterFullFetch(
-            of: zoneID, deletePolicy: configuration.deleteConflictPolicy)
+            of: zoneID, recordTypes: recordTypes, deletePolicy: configuration.deleteConflictPolicy)
         report(summary, in: zoneID)
     }
 
@@ -157,15 +162,17 @@ extension SyncEngine {
         guard fullCheck else { return }
         for recordType in zone.recordTypes {
             let query = CloudQuery(recordType: recordType)
-            try await forEachPage(of: query, in: zone.zoneID, desiredKeys: []) { records in
+            try await forEachPage(of: query, in: zone.zoneID, desiredKeys: [], includingFailures: true) { records in
                 try await self.store.markSeen(records.map(\.id), in: zone.zoneID)
             }
         }
-        try await reconcile(zone.zoneID)
+        try await reconcile(zone.zoneID, recordTypes: zone.recordTypes)
     }
 
+    /// - Parameter includingFailures: Also hand over the matches the server couldn't read, as records with their
+    ///   ID only: a comparison of the full set must not take them for deleted.
     private func forEachPage(
-        of query: CloudQuery, in zoneID: CloudRecord.ZoneID, desiredKeys: [String]?,
+        of query: CloudQuery, in zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, includingFailures: Bool = false,
         _ body: ([CloudRecord]) async throws -> Void
     ) async throws {
         let limit = configuration.fetchResultsLimit ?? 200
@@ -174,9 +181,12 @@ extension SyncEngine {
                 matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: limit)
         }
         while true {
-            // A record the query matched but couldn't read is skipped by a fetch by date; the next full check
-            // sees it again.
-            try await body(page.matchResults.compactMap { try? $0.1.get() })
+            // A record the query matched but couldn't read is skipped by a fetch by date (and by the next ones
+            // until it changes); a full check counts it as present.
+            try await body(
+                page.matchResults.compactMap { id, result in
+                    (try? result.get()) ?? (includingFailures ? CloudRecord(recordType: query.recordType, id: id) : nil)
+                })
             guard let cursor = page.queryCursor else { return }
             page = try await withRetries {
                 try await database.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: limit)

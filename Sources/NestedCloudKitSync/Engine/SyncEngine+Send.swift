@@ -19,6 +19,7 @@ extension SyncEngine {
             guard !uploads.isEmpty else { return }
             let saves = uploads.compactMap(\.record)
             let deletions = uploads.filter { $0.record == nil }.map(\.entry.id)
+            try await store.markSent(uploads)
             let results: CloudModifyResults
             do {
                 results = try await withRetries {

@@ -157,8 +157,11 @@ public actor SyncEngine {
         let initial = Self.seconds(policy.initialDelay)
         let backoff = min(Self.seconds(policy.maximumDelay), initial * pow(2, Double(max(0, attempt - 1))))
         let base = max(backoff, error.retryAfter ?? 0)
-        let jitter = policy.jitter > 0 ? Double.random(in: 0...policy.jitter, using: &random) : 0
-        let delay = Duration.milliseconds(Int64((base * (1 + jitter) * 1000).rounded()))
+        let jitter =
+            policy.jitter > 0 && policy.jitter.isFinite ? Double.random(in: 0...policy.jitter, using: &random) : 0
+        // Bounded, so a huge `retryAfter` from a server (or a policy's delay) can't overflow the conversion.
+        let milliseconds = min(base * (1 + jitter) * 1000, 86_400_000 * 365)
+        let delay = Duration.milliseconds(Int64(milliseconds.isFinite ? max(0, milliseconds).rounded() : 0))
         emit(.retrying(after: delay, because: error))
         try await clock.sleep(for: delay)
     }
@@ -199,14 +202,22 @@ public actor SyncEngine {
         debounceTask = nil
     }
 
+    /// Schedules a sync after the delay, unless one is scheduled already: saves in quick succession share it, and
+    /// a user who keeps saving can't postpone uploads forever.
     private func scheduleSync() {
-        debounceTask?.cancel()
+        guard debounceTask == nil else { return }
         let clock = self.clock
         let delay = configuration.automaticSyncDelay
         debounceTask = Task { [weak self] in
             do { try await clock.sleep(for: delay) } catch { return }
-            try? await self?.sync()
+            await self?.runScheduledSync()
         }
+    }
+
+    private func runScheduledSync() async {
+        // Cleared before the sync starts: a save during the sync schedules the next one.
+        debounceTask = nil
+        try? await sync()
     }
 
     /// Syncs because of a push: CloudKit's notification payload (`userInfo`), parsed by `CloudNotification`.

@@ -35,7 +35,9 @@ public struct LocalCloudDatabase: CloudDatabase {
                 try await store.record(withID: record.id).map { .success($0) }
                 ?? .failure(.unknownItem(record.id))
         }
-        return (saved, Dictionary(uniqueKeysWithValues: recordIDsToDelete.map { ($0, .success(())) }))
+        return (
+            saved, Dictionary(recordIDsToDelete.map { ($0, .success(())) }, uniquingKeysWith: { first, _ in first })
+        )
     }
 
     public func records(

@@ -7,7 +7,8 @@ import GRDB
 /// - `ncs_reference`: who references whom, so "the students of this school" is an index lookup.
 /// - `ncs_outbox`: one row per record with a change the server doesn't have yet. A row leaves only when the server
 ///   acknowledged that version, or a policy decided (with an event).
-/// - `ncs_zone`: each synced zone's change token (or date cursor) and whether it exists on the server.
+/// - `ncs_zone`: every zone the store has data in or syncs: its change token (or date cursor), whether it exists on
+///   the server, and whether a full fetch is under way (so an interrupted one still reconciles when it ends).
 /// - `ncs_state`: the database's change token, the user the data belongs to, counters.
 enum StoreSchema {
     static func migrator() -> DatabaseMigrator {
@@ -55,6 +56,7 @@ enum StoreSchema {
                         failures INTEGER NOT NULL DEFAULT 0,
                         last_error TEXT,
                         halted INTEGER NOT NULL DEFAULT 0,
+                        sent INTEGER NOT NULL DEFAULT 0,
                         PRIMARY KEY (zone_owner, zone_name, record_name)
                     ) WITHOUT ROWID;
                     CREATE INDEX ncs_outbox_by_sequence ON ncs_outbox (halted, sequence);
@@ -66,6 +68,7 @@ enum StoreSchema {
                         modified_after REAL,
                         last_full_check REAL,
                         fetch_epoch INTEGER NOT NULL DEFAULT 0,
+                        reconcile_pending INTEGER NOT NULL DEFAULT 0,
                         PRIMARY KEY (zone_owner, zone_name)
                     ) WITHOUT ROWID;
                     CREATE TABLE ncs_state (key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;

@@ -39,6 +39,8 @@ struct OutboxEntry: Sendable, Hashable {
     var failures: Int
     var lastError: String?
     var halted: Bool
+    /// Whether a version of the change was ever sent: the server may have applied it even if no answer came.
+    var sent: Bool
 }
 
 /// Reading and writing rows, inside a transaction the caller holds.
@@ -177,7 +179,7 @@ enum StoreTables {
             id: CloudRecord.ID(recordName: row["record_name"], zoneID: zone), operation: operation,
             recordType: row["record_type"], version: row["version"], sequence: row["sequence"],
             ancestor: try (row["ancestor"] as Data?).map { try JSONDecoder().decode(CloudRecord.self, from: $0) },
-            failures: row["failures"], lastError: row["last_error"], halted: row["halted"])
+            failures: row["failures"], lastError: row["last_error"], halted: row["halted"], sent: row["sent"])
     }
 
     /// Queues a change, or replaces the one queued for the record; the first change keeps its place in the order.
@@ -200,6 +202,15 @@ enum StoreTables {
             id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, operation.rawValue, recordType, version,
             sequence, try ancestor.map { try JSONEncoder().encode($0) },
         ])
+    }
+
+    /// Notes that changes are about to be sent, before the request leaves: from then on the server may have them.
+    static func markSent(_ ids: [CloudRecord.ID], in db: Database) throws {
+        for id in ids {
+            try db.cachedStatement(
+                sql: "UPDATE ncs_outbox SET sent = 1 WHERE zone_owner = ? AND zone_name = ? AND record_name = ?"
+            ).execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        }
     }
 
     static func dequeue(_ id: CloudRecord.ID, in db: Database) throws {

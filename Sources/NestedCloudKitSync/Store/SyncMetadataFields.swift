@@ -67,6 +67,8 @@ enum EditTimes {
     }
 
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard value.isFinite else { return 0 }
+        return Int64(max(-9.2e18, min(9.2e18, value)))
     }
 }

@@ -76,6 +76,8 @@ extension SyncStore {
     ) async throws -> FetchSummary? {
         // A fetched asset's file belongs to the database's cache: keep a copy of our own.
         let modifications = try modifications.map(assetFiles.adopt)
+        var outcomes = outcomes
+        for (id, outcome) in outcomes { outcomes[id]?.record = try assetFiles.adopt(outcome.record) }
         do {
             return try await commitFetchedOrThrow(
                 in: zoneID, modifications: modifications, deletions: deletions, outcomes: outcomes,
@@ -129,8 +131,14 @@ extension SyncStore {
             fieldEditTimes: split.fieldTimes, version: 0)
         switch (state.stored, state.outbox?.operation) {
         case (nil, .delete?):
-            if state.outbox?.ancestor?.systemFields?.changeTag == server.systemFields?.changeTag {
-                // The copy the pending deletion deletes (our own earlier upload, fetched back): no conflict.
+            if let copy = state.outbox?.ancestor,
+                copy.systemFields?.changeTag == server.systemFields?.changeTag || copy.fields == fetched.fields
+            {
+                // The copy the pending deletion deletes (our own earlier upload, fetched back, maybe one whose
+                // answer was lost): no conflict; the deletion now knows the server's copy.
+                try StoreTables.enqueue(
+                    .delete, id: id, recordType: server.recordType, version: state.outbox?.version ?? 0,
+                    ancestor: server, in: db)
                 return true
             }
             if deletePolicy == .deleteWins {
@@ -195,6 +203,11 @@ extension SyncStore {
                 try StoreTables.dequeue(id, in: db)
                 return
             }
+            if stored.ancestor == nil, stored.record.systemFields == nil {
+                // A record this device created and never uploaded: the deletion is of another device's record
+                // with the same name, not of this one.
+                return
+            }
             if deletePolicy == .deleteWins {
                 try StoreTables.deleteRecord(id, in: db)
                 try StoreTables.dequeue(id, in: db)
@@ -237,30 +250,36 @@ extension SyncStore {
         try await updateZoneState(zoneID) { state in
             state.token = nil
             state.epoch += 1
+            state.reconcilePending = true
         }
     }
 
     /// After a full fetch: the records that were on the server but aren't any more are deleted locally, unless
     /// the delete policy keeps a local edit; records that never reached the server stay.
-    func reconcileAfterFullFetch(of zoneID: CloudRecord.ZoneID, deletePolicy: DeleteConflictPolicy) async throws
-        -> FetchSummary
-    {
+    ///
+    /// - Parameter recordTypes: For a zone checked type by type (no change tokens): the types the check listed;
+    ///   records of other types weren't looked for, so they aren't taken for gone.
+    func reconcileAfterFullFetch(
+        of zoneID: CloudRecord.ZoneID, recordTypes: [String]? = nil, deletePolicy: DeleteConflictPolicy
+    ) async throws -> FetchSummary {
         try await write { db in
-            let epoch = try Self.zoneState(zoneID, in: db).epoch
+            var state = try Self.zoneState(zoneID, in: db)
             let gone = try Row.fetchAll(
                 try db.cachedStatement(
                     sql: """
-                        SELECT record_name FROM ncs_record
+                        SELECT record_name, record_type FROM ncs_record
                         WHERE zone_owner = ? AND zone_name = ? AND fetch_epoch < ? AND ancestor IS NOT NULL
-                        """), arguments: [zoneID.ownerName, zoneID.zoneName, epoch]
-            ).map { CloudRecord.ID(recordName: $0["record_name"], zoneID: zoneID) }
+                        """), arguments: [zoneID.ownerName, zoneID.zoneName, state.epoch]
+            )
+            .filter { row in recordTypes.map { $0.contains(row["record_type"]) } ?? true }
+            .map { CloudRecord.ID(recordName: $0["record_name"], zoneID: zoneID) }
             var summary = FetchSummary()
             for id in gone {
                 try Self.applyServerDeletion(id, deletePolicy: deletePolicy, summary: &summary, in: db)
             }
-            try db.cachedStatement(
-                sql: "UPDATE ncs_zone SET last_full_check = ? WHERE zone_owner = ? AND zone_name = ?"
-            ).execute(arguments: [self.clock.now().timeIntervalSince1970, zoneID.ownerName, zoneID.zoneName])
+            state.lastFullCheck = self.clock.now()
+            state.reconcilePending = false
+            try Self.setZoneState(zoneID, state, in: db)
             return summary
         }
     }

@@ -15,18 +15,20 @@ extension SyncStore {
             for name in changed { stored.fieldEditTimes[name] = now }
             stored.record = record
             stored.editTime = now
-            let version = try StoreTables.write(stored, in: db)
+            let version = try StoreTables.write(stored, epoch: try registerZone(record.id.zoneID, in: db), in: db)
             try StoreTables.enqueue(.save, id: record.id, recordType: record.recordType, version: version, in: db)
         } else {
             // Saved again after a delete that hasn't reached the server: the save updates the server's copy,
             // so that the delete and the new record don't race (and the delete alone doesn't win).
             let pending = try StoreTables.outboxEntry(record.id, in: db)
-            let ancestor = pending?.operation == .delete ? pending?.ancestor : nil
+            let ancestor = pending?.operation == .delete ? pending?.ancestor.map(serverCopy) : nil
             record.systemFields = ancestor?.systemFields
-            let times = Dictionary(uniqueKeysWithValues: record.fields.names.map { ($0, now) })
+            let times = Dictionary(record.fields.names.map { ($0, now) }, uniquingKeysWith: { first, _ in first })
+            // The zone's current epoch: a record written during a full fetch isn't taken for one the server lost.
+            let epoch = try registerZone(record.id.zoneID, in: db)
             let version = try StoreTables.write(
                 StoredRecord(record: record, ancestor: ancestor, editTime: now, fieldEditTimes: times, version: 0),
-                in: db)
+                epoch: epoch, in: db)
             try StoreTables.enqueue(.save, id: record.id, recordType: record.recordType, version: version, in: db)
         }
         return true
@@ -35,18 +37,29 @@ extension SyncStore {
     /// Deletes one record the app deleted and queues the deletion; `false` if the store doesn't have it.
     static func applyLocalDelete(_ id: CloudRecord.ID, in db: Database) throws -> Bool {
         guard let stored = try StoreTables.record(id, in: db) else { return false }
+        let pending = try StoreTables.outboxEntry(id, in: db)
         try StoreTables.deleteRecord(id, in: db)
-        if stored.ancestor == nil, stored.record.systemFields == nil {
-            // Never reached the server: there is nothing to delete there. (An upload in flight is caught when its
-            // acknowledgement finds the record gone: it queues the deletion then.)
+        if stored.ancestor == nil, stored.record.systemFields == nil, pending?.sent != true {
+            // Never sent: there is nothing to delete on the server. (An upload in flight was marked sent before
+            // it left, so it takes the other path.)
             try StoreTables.dequeue(id, in: db)
-        } else {
-            let version = try StoreTables.nextCounter(in: db)
-            try StoreTables.enqueue(
-                .delete, id: id, recordType: stored.record.recordType, version: version,
-                ancestor: stored.ancestor ?? stored.record, in: db)
+            return true
         }
+        let version = try StoreTables.nextCounter(in: db)
+        // The deletion remembers the copy the server may hold: with a save pending, the save as it was sent, edit
+        // times included, since its answer may have been lost; so that copy, fetched back, is recognised as ours
+        // and deleted, not taken for another device's edit. Deleting a record the server never got (a lost request)
+        // is answered "unknown item", which counts as done: one wasted item, never a resurrected record.
+        let copy = pending?.operation == .save ? outgoing(stored) : stored.ancestor ?? stored.record
+        try StoreTables.enqueue(
+            .delete, id: id, recordType: stored.record.recordType, version: version, ancestor: copy, in: db)
         return true
+    }
+
+    /// The server's copy a pending deletion remembers, without the engine's fields: the base a re-created record
+    /// updates.
+    static func serverCopy(_ record: CloudRecord) -> CloudRecord {
+        SyncMetadataFields.split(record).record
     }
 
     /// The names of the fields whose values differ between two records, in a fixed order.

@@ -15,6 +15,9 @@ struct ZoneState: Sendable {
     var lastFullCheck: Date?
     /// Which full fetch last saw each record: records the latest full fetch didn't see are gone from the server.
     var epoch: Int64
+    /// Whether a full fetch began and hasn't reconciled yet: kept across failures and restarts, so a full fetch
+    /// that was interrupted still deletes what the server lost once it reaches its end.
+    var reconcilePending = false
 }
 
 extension SyncStore {
@@ -45,6 +48,11 @@ extension SyncStore {
         try await read { db in
             try StoreTables.state("subscription", in: db).map { String(decoding: $0, as: UTF8.self) } == id
         }
+    }
+
+    /// The subscription belongs to the account it was saved in: another account needs its own.
+    func forgetSavedSubscription() async throws {
+        try await write { db in try StoreTables.setState("subscription", nil, in: db) }
     }
 
     func setSavedSubscription(_ id: String) async throws {
@@ -80,19 +88,20 @@ extension SyncStore {
             token: (row["token"] as Data?).map(CloudChangeToken.init(data:)), created: row["created"],
             modifiedAfter: (row["modified_after"] as Double?).map(Date.init(timeIntervalSince1970:)),
             lastFullCheck: (row["last_full_check"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            epoch: row["fetch_epoch"])
+            epoch: row["fetch_epoch"], reconcilePending: row["reconcile_pending"])
     }
 
     static func setZoneState(_ zoneID: CloudRecord.ZoneID, _ state: ZoneState, in db: Database) throws {
         try db.execute(
             sql: """
                 INSERT OR REPLACE INTO ncs_zone (zone_owner, zone_name, token, created, modified_after, last_full_check,
-                    fetch_epoch)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                    fetch_epoch, reconcile_pending)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 zoneID.ownerName, zoneID.zoneName, state.token?.data, state.created,
                 state.modifiedAfter?.timeIntervalSince1970, state.lastFullCheck?.timeIntervalSince1970, state.epoch,
+                state.reconcilePending,
             ])
     }
 
@@ -106,17 +115,24 @@ extension SyncStore {
         }
     }
 
-    /// The zones the store has records or pending changes in.
+    /// The zones the store has records or pending changes in, or syncs: every local write registers its zone
+    /// (``registerZone(_:in:)``), so this reads a small table, not the records.
     func zonesWithData() async throws -> [CloudRecord.ZoneID] {
         try await read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT zone_owner, zone_name FROM ncs_record UNION SELECT zone_owner, zone_name FROM ncs_outbox
-                    ORDER BY 2, 1
-                    """
-            ).map { CloudRecord.ZoneID(zoneName: $0["zone_name"], ownerName: $0["zone_owner"]) }
+            try Row.fetchAll(db, sql: "SELECT zone_owner, zone_name FROM ncs_zone ORDER BY zone_name, zone_owner")
+                .map { CloudRecord.ZoneID(zoneName: $0["zone_name"], ownerName: $0["zone_owner"]) }
         }
+    }
+
+    /// Notes that the store has data in a zone; its current full-fetch epoch, so a record written during a full
+    /// fetch counts as seen by it.
+    @discardableResult
+    static func registerZone(_ zoneID: CloudRecord.ZoneID, in db: Database) throws -> Int64 {
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO ncs_zone (zone_owner, zone_name) VALUES (?, ?)")
+            .execute(arguments: [zoneID.ownerName, zoneID.zoneName])
+        return try Int64.fetchOne(
+            try db.cachedStatement(sql: "SELECT fetch_epoch FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?"),
+            arguments: [zoneID.ownerName, zoneID.zoneName]) ?? 0
     }
 
     /// How many changes wait for upload, and how many of them are halted.

@@ -123,6 +123,11 @@ extension SyncStore {
             to: record, editTime: stored.editTime, fieldTimes: stored.fieldEditTimes)
     }
 
+    /// Notes that changes are about to be sent (``OutboxEntry/sent``).
+    func markSent(_ uploads: [Upload]) async throws {
+        try await write { db in try StoreTables.markSent(uploads.map(\.entry.id), in: db) }
+    }
+
     /// Records what the server acknowledged, in one transaction. A save leaves the outbox only if the record
     /// wasn't changed again since it was read; either way the record takes the server's system fields.
     func acknowledge(saved: [(Upload, CloudRecord)], deleted: [Upload]) async throws {
@@ -174,7 +179,9 @@ extension SyncStore {
     func commitResolution(
         _ outcome: ConflictOutcome, server: CloudRecord, version: Int64
     ) async throws -> Bool {
-        try await write { db in
+        var outcome = outcome
+        outcome.record = try assetFiles.adopt(outcome.record)
+        return try await write { [outcome] db in
             let id = server.id
             guard let stored = try StoreTables.record(id, in: db), stored.version == version,
                 try StoreTables.outboxEntry(id, in: db)?.operation == .save

@@ -17,7 +17,8 @@ final class EditClock: @unchecked Sendable {
     func next() -> Int64 {
         let now = EditTimes.milliseconds(clock.now())
         return lock.withLock {
-            latest = max(now, latest + 1)
+            // Saturating: an absurd edit time fetched from another client (up to Int64.max) must not trap.
+            latest = max(now, latest == Int64.max ? latest : latest + 1)
             return latest
         }
     }
