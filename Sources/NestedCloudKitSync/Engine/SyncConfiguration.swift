@@ -17,7 +17,8 @@ public struct SyncConfiguration: Sendable {
     /// How many times in a row the server may refuse one change (a record too large, a broken reference) before
     /// the engine stops sending it and waits for the app (``PendingChange/isHalted``).
     public var maximumRecordFailures: Int
-    /// In automatic mode, how long after a local save the engine syncs: saves in quick succession share one sync.
+    /// In automatic mode, how long after a local save the engine syncs: the saves made meanwhile share that sync,
+    /// and saving again doesn't postpone it.
     public var automaticSyncDelay: Duration
     /// In automatic mode, how often to sync without a push (Linux, Web Services); `nil` syncs only on saves and
     /// pushes.
