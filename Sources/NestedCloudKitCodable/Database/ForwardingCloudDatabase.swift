@@ -26,12 +26,15 @@ public protocol ForwardingCloudDatabase: CloudDatabase {
 }
 
 extension ForwardingCloudDatabase {
+    /// The base database's limit.
     public var maximumItemsPerRequest: Int { base.maximumItemsPerRequest }
 
+    /// Asks the base database.
     public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
         try await base.records(for: ids, desiredKeys: desiredKeys)
     }
 
+    /// Asks the base database.
     public func modifyRecords(
         saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID],
         savePolicy: CloudRecordSavePolicy, atomically: Bool
@@ -40,6 +43,7 @@ extension ForwardingCloudDatabase {
             saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically)
     }
 
+    /// Asks the base database.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
@@ -47,22 +51,26 @@ extension ForwardingCloudDatabase {
             matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
+    /// Asks the base database.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
         try await base.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
+    /// Asks the base database.
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
     ) async throws -> CloudZoneModifyResults {
         try await base.modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete)
     }
 
+    /// Asks the base database.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
         try await base.allRecordZones()
     }
 
+    /// Asks the base database.
     public func recordZoneChanges(
         inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
         resultsLimit: Int?
@@ -71,26 +79,31 @@ extension ForwardingCloudDatabase {
             inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
+    /// Asks the base database.
     public func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws
         -> CloudDatabaseChanges
     {
         try await base.databaseChanges(since: token, resultsLimit: resultsLimit)
     }
 
+    /// Asks the base database.
     public func userRecordName() async throws -> String {
         try await base.userRecordName()
     }
 
+    /// Asks the base database.
     public func accountStatus() async throws -> CloudAccountStatus {
         try await base.accountStatus()
     }
 
+    /// Asks the base database.
     public func modifySubscriptions(
         saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
     ) async throws -> CloudSubscriptionModifyResults {
         try await base.modifySubscriptions(saving: subscriptionsToSave, deleting: subscriptionIDsToDelete)
     }
 
+    /// Asks the base database.
     public func allSubscriptions() async throws -> [CloudSubscription] {
         try await base.allSubscriptions()
     }

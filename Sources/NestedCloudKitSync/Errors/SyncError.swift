@@ -17,6 +17,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// queued with its local changes, and the next sync asks the policy again.
     case conflictPolicyFailed(CloudRecord.ID, String)
 
+    /// What failed and what to do, in words.
     public var description: String {
         switch self {
         case .store(let reason): "The local store failed: \(reason)"
@@ -43,6 +44,7 @@ public enum SyncHaltReason: Sendable, Hashable, CustomStringConvertible {
     /// wait for the app: call ``SyncEngine/resetLocalStoreForCurrentAccount()`` or ``SyncEngine/adoptCurrentAccount()``.
     case accountChanged(previous: String?, current: String?)
 
+    /// The reason, and what makes syncing work again, in words.
     public var description: String {
         switch self {
         case .quotaExceeded:

@@ -13,6 +13,7 @@ public struct LocalCloudDatabase: CloudDatabase {
     /// A local read has no per-request limit; this only sizes the decoder's batches.
     public var maximumItemsPerRequest: Int { 10_000 }
 
+    /// The records with these IDs in the store, each as a result; a missing one is `unknownItem`.
     public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
         let found = try await store.read { db in
             try ids.compactMap { try StoreTables.record($0, in: db)?.record }
@@ -23,6 +24,7 @@ public struct LocalCloudDatabase: CloudDatabase {
         return results
     }
 
+    /// Saves and deletes records as the app's own changes, queued for upload; the store's copies are returned.
     public func modifyRecords(
         saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID],
         savePolicy: CloudRecordSavePolicy, atomically: Bool
@@ -40,12 +42,14 @@ public struct LocalCloudDatabase: CloudDatabase {
         )
     }
 
+    /// The store's records of the query's type that match it, sorted, a page at a time.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
         try await page(of: query, in: zoneID, from: 0, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
+    /// The next page of a query from a cursor this store made.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
@@ -72,6 +76,7 @@ public struct LocalCloudDatabase: CloudDatabase {
         return (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, cursor)
     }
 
+    /// Refused: the synced zones are named in the engine's configuration.
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
     ) async throws -> CloudZoneModifyResults {
@@ -79,6 +84,7 @@ public struct LocalCloudDatabase: CloudDatabase {
             "the local store's zones are the synced zones: name them in the SyncEngine's configuration")
     }
 
+    /// The zones the store has records in.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
         try await store.read { db in
             try Row.fetchAll(db, sql: "SELECT DISTINCT zone_owner, zone_name FROM ncs_record ORDER BY 2, 1").map {
@@ -87,6 +93,7 @@ public struct LocalCloudDatabase: CloudDatabase {
         }
     }
 
+    /// Refused: change tracking is the server's.
     public func recordZoneChanges(
         inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
         resultsLimit: Int?
@@ -94,27 +101,32 @@ public struct LocalCloudDatabase: CloudDatabase {
         throw Self.serverOnly("changes since a token")
     }
 
+    /// Refused: change tracking is the server's.
     public func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws
         -> CloudDatabaseChanges
     {
         throw Self.serverOnly("changes since a token")
     }
 
+    /// The user the store's data belongs to; `notAuthenticated` before the first sync.
     public func userRecordName() async throws -> String {
         guard let name = try await store.syncedUserRecordName() else { throw CloudDatabaseError.notAuthenticated }
         return name
     }
 
+    /// `.available` once the store has synced for a user, else `.couldNotDetermine`.
     public func accountStatus() async throws -> CloudAccountStatus {
         try await store.syncedUserRecordName() == nil ? .couldNotDetermine : .available
     }
 
+    /// Refused: subscriptions are the server's.
     public func modifySubscriptions(
         saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
     ) async throws -> CloudSubscriptionModifyResults {
         throw Self.serverOnly("subscriptions")
     }
 
+    /// Refused: subscriptions are the server's.
     public func allSubscriptions() async throws -> [CloudSubscription] {
         throw Self.serverOnly("subscriptions")
     }

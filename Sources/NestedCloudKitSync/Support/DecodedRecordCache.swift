@@ -14,8 +14,8 @@ final class DecodedRecordCache: @unchecked Sendable {
 
     private let capacityBytes: Int
     private let maximumEntryBytes: Int
-    private var entries: [Data: CloudRecord] = [:]
-    private var order: [Data] = []
+    private var entries: [Key: CloudRecord] = [:]
+    private var order: [Key] = []
     private var oldest = 0
     private var totalBytes = 0
     private let lock = NSLock()
@@ -27,7 +27,7 @@ final class DecodedRecordCache: @unchecked Sendable {
 
     /// The record the bytes encode, decoded once.
     func record(from bytes: Data, decoder: JSONDecoder) throws -> CloudRecord {
-        if let record = lock.withLock({ entries[bytes] }) { return record }
+        if let record = lock.withLock({ entries[Key(bytes: bytes)] }) { return record }
         let record = try decoder.decode(CloudRecord.self, from: bytes)
         remember(record, as: bytes)
         return record
@@ -36,14 +36,15 @@ final class DecodedRecordCache: @unchecked Sendable {
     /// Notes the bytes a record was just encoded to.
     func remember(_ record: CloudRecord, as bytes: Data) {
         guard bytes.count <= maximumEntryBytes else { return }
+        let key = Key(bytes: bytes)
         lock.withLock {
-            guard entries.updateValue(record, forKey: bytes) == nil else { return }
-            order.append(bytes)
+            guard entries.updateValue(record, forKey: key) == nil else { return }
+            order.append(key)
             totalBytes += bytes.count
             while totalBytes > capacityBytes, oldest < order.count {
                 let evicted = order[oldest]
                 // Bytes evicted, added again and listed twice are counted once: only while present.
-                if entries.removeValue(forKey: evicted) != nil { totalBytes -= evicted.count }
+                if entries.removeValue(forKey: evicted) != nil { totalBytes -= evicted.bytes.count }
                 oldest += 1
             }
             // Drop the evicted prefix now and then, so `order` doesn't grow without bound.
@@ -51,6 +52,17 @@ final class DecodedRecordCache: @unchecked Sendable {
                 order.removeFirst(oldest)
                 oldest = 0
             }
+        }
+    }
+
+    /// Bytes as a key hashed over every byte: `Data`'s own hash may read only a prefix, and the JSON of records
+    /// of one type shares a long one, which would crowd every entry into a few buckets.
+    private struct Key: Hashable {
+        let bytes: Data
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(bytes.count)
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
         }
     }
 }

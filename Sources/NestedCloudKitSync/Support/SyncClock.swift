@@ -14,8 +14,10 @@ public struct SystemSyncClock: SyncClock {
     /// Creates the system's clock.
     public init() {}
 
+    /// The system's current time.
     public func now() -> Date { Date() }
 
+    /// Waits with `Task.sleep`.
     public func sleep(for duration: Duration) async throws {
         try await Task.sleep(for: duration)
     }
@@ -37,8 +39,10 @@ public final class VirtualSyncClock: SyncClock, @unchecked Sendable {
         current = start
     }
 
+    /// The clock's current time.
     public func now() -> Date { lock.withLock { current } }
 
+    /// Moves the time forward by the duration and returns at once, recording the wait.
     public func sleep(for duration: Duration) async throws {
         try Task.checkCancellation()
         advance(by: duration)
