@@ -10,7 +10,9 @@ let package = Package(
         .library(name: "NestedCloudKitSQLite", targets: ["NestedCloudKitSQLite"]),
         .library(name: "NestedCloudKitWebServices", targets: ["NestedCloudKitWebServices"]),
         .library(name: "NestedCloudKitSync", targets: ["NestedCloudKitSync"]),
+        .library(name: "NestedCloudKitEmulator", targets: ["NestedCloudKitEmulator"]),
         .executable(name: "ckws", targets: ["ckws"]),
+        .executable(name: "cloudkit-emulator", targets: ["cloudkit-emulator"]),
         .executable(name: "Example", targets: ["Example"]),
         .executable(name: "SyncExample", targets: ["SyncExample"]),
     ],
@@ -24,6 +26,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // AsyncHTTPClient's types are NIO's; the tests' loopback CloudKit server is built on NIO too.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // The emulator's HTTP server, and the signals that stop it cleanly.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // `swift package generate-documentation` (scripts/build-docs.sh); a command plugin, so nothing of it links.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -67,6 +73,30 @@ let package = Package(
             name: "SyncCrashWriter",
             dependencies: ["NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitSync"],
             path: "Tests/SyncCrashWriter"
+        ),
+        // CloudKit Web Services on loopback: the documented HTTP API over the SQLite or in-memory database.
+        .target(
+            name: "NestedCloudKitEmulator",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // The emulator as a program: swift run cloudkit-emulator --help.
+        .executableTarget(
+            name: "cloudkit-emulator",
+            dependencies: [
+                "NestedCloudKitEmulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tools/cloudkit-emulator"
         ),
         // What the example and ckws share: printing records as trees.
         .target(name: "ToolSupport", dependencies: ["NestedCloudKitCodable"], path: "Tools/ToolSupport"),

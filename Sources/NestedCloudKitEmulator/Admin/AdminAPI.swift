@@ -1,0 +1,247 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// The admin API under `/emulator/v1/`: health, reset, sign-in, the databases and their records, faults, the
+/// clock, schemas, import and export, the request log and the fidelity list. No authentication: the emulator
+/// listens on loopback.
+struct AdminAPI: Sendable {
+    let state: EmulatorState
+
+    static let version = "1.0.0"
+
+    func respond(to request: EmulatorRequest) async throws(ServerError) -> EmulatorResponse {
+        let route = String(request.path.dropFirst("/emulator/v1/".count))
+        let body: JSONValue
+        do {
+            body = route == "schema" ? .null : try JSONValue.parse(request.body)
+        } catch {
+            throw .badRequest("the body isn't JSON: \(error)")
+        }
+        switch (request.method, route) {
+        case ("GET", "health"):
+            return .json([
+                "status": "ok", "version": .string(Self.version),
+                "environment": .string(state.configuration.environment.rawValue),
+                "uptimeSeconds": .int(Int64(Date().timeIntervalSince(state.started))),
+                "storage": .string(storageDescription),
+            ])
+        case ("POST", "reset"):
+            try await state.registry.reset()
+            await state.tokens.reset()
+            await state.notifications.reset()
+            await state.schema.reset()
+            state.uploads.reset()
+            state.faults.remove()
+            state.log.clear()
+            state.clock.setOffset(0)
+            return .json(["status": "reset"])
+        case ("POST", "sign-in"):
+            guard let user = body["user"]?.string, !user.isEmpty else {
+                throw .badRequest("sign-in needs {\"user\": \"NAME\"}")
+            }
+            let token = await state.tokens.issue(for: user)
+            return .json([
+                "ckWebAuthToken": .string(token), "userRecordName": .string(Caller.userRecordName(for: user)),
+            ])
+        case ("GET", "databases"):
+            let keys = await state.registry.keys()
+            return .json(["databases": .array(keys.map(Self.json))])
+        case ("GET", "records"):
+            return .json(try await records(key(request.query), baseURL: request.baseURL))
+        case ("GET", "requests"):
+            return .json(["requests": .array(state.log.all.map(Self.json))])
+        case ("DELETE", "requests"):
+            state.log.clear()
+            return .json(["requests": []])
+        case ("GET", "faults"):
+            return .json(["faults": .array(state.faults.all.map(Self.json))])
+        case ("POST", "faults"):
+            let fault: EmulatorFault
+            do {
+                fault = try JSONDecoder().decode(EmulatorFault.self, from: request.body)
+            } catch {
+                throw .badRequest(
+                    "a fault is {path, recordName, serverErrorCode, retryAfter, latencyMilliseconds, loseResponse, remaining}: \(error)"
+                )
+            }
+            return .json(Self.json(try state.faults.add(fault)))
+        case ("DELETE", "faults"):
+            state.faults.remove(id: request.query["id"])
+            return .json(["faults": .array(state.faults.all.map(Self.json))])
+        case ("GET", "clock"):
+            return .json(clock)
+        case ("POST", "clock"):
+            if let offset = body["offsetSeconds"]?.double { state.clock.setOffset(offset) }
+            if let advance = body["advanceSeconds"]?.double { state.clock.advance(by: advance) }
+            return .json(clock)
+        case ("GET", "schema"):
+            let (container, environment) = try schemaKey(request.query)
+            let schema = await state.schema.schema(container: container, environment: environment)
+            return EmulatorResponse(
+                status: 200, headers: ["Content-Type": "text/plain; charset=UTF-8"], body: Data(schema.text.utf8))
+        case ("POST", "schema"):
+            let (container, environment) = try schemaKey(request.query)
+            try await state.schema.importSchema(
+                String(decoding: request.body, as: UTF8.self), container: container, environment: environment)
+            return .json(["status": "imported"])
+        case ("GET", "export"):
+            return .json(try await export(baseURL: request.baseURL))
+        case ("POST", "import"):
+            return .json(try await importDatabases(body))
+        case ("GET", "fidelity"):
+            return .json(["entries": .array(Fidelity.entries.map(Self.json))])
+        default:
+            throw ServerError(
+                .notFound,
+                "no admin route \(request.method) /emulator/v1/\(route): health, reset, sign-in, databases, records, requests, faults, clock, schema, export, import, fidelity"
+            )
+        }
+    }
+
+    private var storageDescription: String {
+        switch state.configuration.storage {
+        case .inMemory: "in-memory"
+        case .directory(let path): path
+        }
+    }
+
+    private var clock: JSONValue {
+        [
+            "now": .string(ISO8601DateFormatter().string(from: state.clock.now())),
+            "offsetSeconds": .double(state.clock.offsetSeconds),
+        ]
+    }
+
+    private func schemaKey(_ query: [String: String]) throws(ServerError) -> (String, EmulatorEnvironment) {
+        guard let container = query["container"] else { throw .badRequest("schema needs ?container=NAME") }
+        let environment =
+            query["environment"].flatMap(EmulatorEnvironment.init(rawValue:)) ?? state.configuration.environment
+        return (container, environment)
+    }
+
+    private func key(_ query: [String: String]) throws(ServerError) -> DatabaseKey {
+        guard let container = query["container"], let scope = query["scope"].flatMap(DatabaseKey.Scope.init(rawValue:))
+        else {
+            throw .badRequest("records needs ?container=NAME&scope=public|private|shared[&user=NAME][&environment=...]")
+        }
+        let environment =
+            query["environment"].flatMap(EmulatorEnvironment.init(rawValue:)) ?? state.configuration.environment
+        return DatabaseKey(container: container, environment: environment, scope: scope, user: query["user"])
+    }
+
+    /// Every record of a database, by zone. A database lists no records by itself, so each zone is read by the
+    /// record types its schema knows.
+    private func records(_ key: DatabaseKey, baseURL: String, embeddingAssets: Bool = false) async throws(ServerError)
+        -> JSONValue
+    {
+        let handle = try await state.registry.handle(for: key)
+        var coding = state.coding(for: handle, baseURL: baseURL)
+        coding.embedsAssetData = embeddingAssets
+        let types = await state.schema.schema(container: key.container, environment: key.environment).types.keys
+            .sorted()
+        let zones = try await RecordsEndpoint.call { try await handle.database.allRecordZones() }
+        var result: [JSONValue] = []
+        for zone in zones.sorted(by: { $0.zoneName < $1.zoneName }) {
+            var records: [CloudRecord] = []
+            for type in types {
+                var page = try await RecordsEndpoint.call {
+                    try await handle.database.records(
+                        matching: CloudQuery(recordType: type), inZoneWith: zone, desiredKeys: nil, resultsLimit: 1000)
+                }
+                while true {
+                    for (_, result) in page.matchResults {
+                        if case .success(let record) = result { records.append(record) }
+                    }
+                    guard let cursor = page.queryCursor else { break }
+                    page = try await RecordsEndpoint.call {
+                        try await handle.database.records(
+                            continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: 1000)
+                    }
+                }
+            }
+            result.append(["zoneID": coding.json(zone), "records": .array(records.map { coding.json($0) })])
+        }
+        return ["zones": .array(result)]
+    }
+
+    private func export(baseURL: String) async throws(ServerError) -> JSONValue {
+        var databases: [JSONValue] = []
+        for key in await state.registry.keys() {
+            guard case .object(var members) = Self.json(key) else { continue }
+            members["zones"] = try await records(key, baseURL: baseURL, embeddingAssets: true)["zones"]
+            let handle = try await state.registry.handle(for: key)
+            members["subscriptions"] = .array(await handle.subscriptions.all.map(\.subscription))
+            databases.append(.object(members))
+        }
+        return ["databases": .array(databases)]
+    }
+
+    /// Saves what ``export()`` wrote: zones, records as they are (overwriting), subscriptions.
+    private func importDatabases(_ body: JSONValue) async throws(ServerError) -> JSONValue {
+        var imported = 0
+        for database in body["databases"]?.array ?? [] {
+            guard let container = database["container"]?.string,
+                let scope = database["scope"]?.string.flatMap(DatabaseKey.Scope.init(rawValue:))
+            else { throw .badRequest("each database needs container and scope") }
+            let environment =
+                database["environment"]?.string.flatMap(EmulatorEnvironment.init(rawValue:))
+                ?? state.configuration.environment
+            let key = DatabaseKey(
+                container: container, environment: environment, scope: scope, user: database["user"]?.string)
+            let handle = try await state.registry.handle(for: key)
+            var coding = state.coding(for: handle, baseURL: "")
+            coding.embedsAssetData = true
+            for zone in database["zones"]?.array ?? [] {
+                let zoneID = try coding.zoneID(zone["zoneID"])
+                if zoneID != .default {
+                    _ = try await RecordsEndpoint.call {
+                        try await handle.database.modifyRecordZones(saving: [zoneID], deleting: [])
+                    }
+                }
+                var records: [CloudRecord] = []
+                for wire in zone["records"]?.array ?? [] {
+                    var record = try coding.record(wire, zone: zoneID, current: nil)
+                    record.systemFields = nil
+                    try await state.schema.check(record, key: key)
+                    records.append(record)
+                }
+                for start in stride(from: 0, to: records.count, by: 200) {
+                    let batch = Array(records[start..<min(start + 200, records.count)])
+                    let results = try await RecordsEndpoint.call {
+                        try await handle.database.modifyRecords(
+                            saving: batch, deleting: [], savePolicy: .allKeys, atomically: false)
+                    }
+                    for case .failure(let error) in results.saveResults.values { throw ServerError(error) }
+                    imported += batch.count
+                }
+            }
+            for subscription in database["subscriptions"]?.array ?? [] {
+                guard let id = subscription["subscriptionID"]?.string else { continue }
+                do {
+                    try await handle.subscriptions.save(.init(subscription: subscription, owner: key.user), id: id)
+                } catch {
+                    throw ServerError(.internalError, "couldn't keep subscription \(id): \(error)")
+                }
+            }
+        }
+        return ["importedRecords": .int(Int64(imported))]
+    }
+
+    // MARK: JSON
+
+    static func json(_ key: DatabaseKey) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "container": .string(key.container), "environment": .string(key.environment.rawValue),
+            "scope": .string(key.scope.rawValue),
+        ]
+        if let user = key.user { members["user"] = .string(user) }
+        return .object(members)
+    }
+
+    static func json<T: Encodable>(_ value: T) -> JSONValue {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        guard let data = try? encoder.encode(value), let json = try? JSONValue.parse(data) else { return .null }
+        return json
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// `records/modify` and `records/lookup`.
+enum RecordsEndpoint {
+    /// The seven operation types of `records/modify`.
+    enum Operation: String, Sendable {
+        case create, update, forceUpdate, replace, forceReplace, delete, forceDelete
+
+        var isDelete: Bool { self == .delete || self == .forceDelete }
+        /// Whether the operation checks the record's change tag.
+        var checksTag: Bool { self == .update || self == .replace || self == .delete }
+        /// Whether fields the operation doesn't send are cleared.
+        var replacesFields: Bool { self == .replace || self == .forceReplace }
+    }
+
+    private struct Planned: Sendable {
+        var operation: Operation
+        var name: String
+        var wire: JSONValue
+        var desiredKeys: [String]?
+        var failure: ServerError?
+    }
+
+    static func lookUp(_ context: DatabaseRequest) async throws(ServerError) -> JSONValue {
+        let zone = try context.coding.zoneID(context.body["zoneID"])
+        guard let wanted = context.body["records"]?.array else { throw .badRequest("records/lookup needs records") }
+        guard wanted.count <= DatabaseRequest.maximumItems else {
+            throw .badRequest(
+                "records/lookup takes at most \(DatabaseRequest.maximumItems) records; got \(wanted.count)")
+        }
+        let desiredKeys = context.desiredKeys(context.body["desiredKeys"])
+        var names: [String] = []
+        for item in wanted {
+            guard let name = item["recordName"]?.string else { throw .badRequest("each record needs a recordName") }
+            names.append(name)
+        }
+        let ids = names.map { CloudRecord.ID(recordName: $0, zoneID: zone) }
+        let results = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
+        let items: [JSONValue] = zip(ids, wanted).map { id, item in
+            switch results[id] {
+            case .success(let record)?:
+                return context.coding.json(record, desiredKeys: context.desiredKeys(item["desiredKeys"]) ?? desiredKeys)
+            case .failure(let error)?: return ServerError(error).item(["recordName": .string(id.recordName)])
+            case nil:
+                return ServerError(.notFound, "no record \(id.recordName)").item(["recordName": .string(id.recordName)])
+            }
+        }
+        return ["records": .array(items)]
+    }
+
+    static func modify(_ context: DatabaseRequest) async throws(ServerError) -> JSONValue {
+        if context.caller == .anonymous {
+            throw context.state.authenticationRequired(context.request, reason: "saving records needs a signed-in user")
+        }
+        let zone = try context.coding.zoneID(context.body["zoneID"])
+        guard let operations = context.body["operations"]?.array, !operations.isEmpty else {
+            throw .badRequest("records/modify needs operations")
+        }
+        guard operations.count <= DatabaseRequest.maximumItems else {
+            throw .badRequest(
+                "records/modify takes at most \(DatabaseRequest.maximumItems) operations; got \(operations.count): split the request"
+            )
+        }
+        // Atomic saves are a custom zone's: CloudKit ignores `atomic` in the default zone.
+        let atomic = (context.body["atomic"]?.bool ?? true) && zone != .default
+        let desiredKeys = context.desiredKeys(context.body["desiredKeys"])
+        var planned: [Planned] = []
+        var seen: Set<String> = []
+        for operation in operations {
+            let typeName = operation["operationType"]?.string ?? ""
+            guard let type = Operation(rawValue: typeName) else {
+                throw .badRequest(
+                    "unknown operationType \(typeName): create, update, forceUpdate, replace, forceReplace, delete or forceDelete"
+                )
+            }
+            let wire = operation["record"] ?? .null
+            guard let name = wire["recordName"]?.string, !name.isEmpty else {
+                throw .badRequest("each operation's record needs a recordName")
+            }
+            guard seen.insert(name).inserted else {
+                throw .badRequest("record \(name) appears twice: one operation per record in a request")
+            }
+            planned.append(
+                Planned(
+                    operation: type, name: name, wire: wire,
+                    desiredKeys: context.desiredKeys(operation["desiredKeys"]) ?? desiredKeys))
+        }
+        let operationsToApply = planned
+        let items = try await context.handle.exclusively { () async throws(ServerError) -> [JSONValue] in
+            try await apply(operationsToApply, zone: zone, atomic: atomic, context: context)
+        }
+        return ["records": .array(items)]
+    }
+
+    /// Checks each operation against the server's records, then writes all that passed in one request to the
+    /// database. Runs holding the database's write lock, so no other request changes a record in between.
+    private static func apply(_ operations: [Planned], zone: CloudRecord.ZoneID, atomic: Bool, context: DatabaseRequest)
+        async throws(ServerError) -> [JSONValue]
+    {
+        var planned = operations
+        let ids = planned.map { CloudRecord.ID(recordName: $0.name, zoneID: zone) }
+        let current = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
+        func server(_ id: CloudRecord.ID) throws(ServerError) -> CloudRecord? {
+            switch current[id] {
+            case .success(let record)?: return record
+            case .failure(.zoneNotFound(let zone))?, .failure(.userDeletedZone(let zone))?:
+                throw ServerError(.zoneNotFound, "zone \(zone.zoneName) doesn't exist: create it with zones/modify")
+            default: return nil
+            }
+        }
+        var saves: [CloudRecord] = []
+        var deletes: [CloudRecord.ID] = []
+        for index in planned.indices {
+            let operation = planned[index]
+            let id = ids[index]
+            let existing = try server(id)
+            let sentTag = operation.wire["recordChangeTag"]?.string
+            do throws(ServerError) {
+                if operation.operation == .create, existing != nil {
+                    throw ServerError(.exists, "record \(operation.name) exists: update it with its recordChangeTag")
+                }
+                if operation.operation.checksTag {
+                    guard let existing else {
+                        throw ServerError(.notFound, "record \(operation.name) doesn't exist")
+                    }
+                    if operation.operation != .delete || sentTag != nil {
+                        guard let sentTag else {
+                            throw ServerError.badRequest(
+                                "\(operation.operation.rawValue) of \(operation.name) needs the recordChangeTag it was fetched with; force\(operation.operation.rawValue.prefix(1).uppercased() + operation.operation.rawValue.dropFirst()) overwrites"
+                            )
+                        }
+                        if existing.systemFields?.changeTag != sentTag {
+                            throw ServerError(
+                                .conflict,
+                                "record \(operation.name) changed on the server (tag \(existing.systemFields?.changeTag ?? "none"), sent \(sentTag)): fetch it and apply the change again"
+                            )
+                        }
+                    }
+                }
+                if operation.operation.isDelete {
+                    deletes.append(id)
+                    continue
+                }
+                var record = try context.coding.record(operation.wire, zone: zone, current: existing)
+                try await context.state.schema.check(record, key: context.key)
+                record.systemFields = nil
+                // Every save goes as `allKeys`: the change tag is checked above, under the lock, and the fields an
+                // update doesn't send are the server's.
+                if operation.operation.replacesFields {
+                    record.clearedFieldNames = []
+                } else if let existing {
+                    var merged = existing.fields
+                    for (name, value) in record.fields { merged[name] = value }
+                    for name in record.clearedFieldNames { merged[name] = nil }
+                    record.fields = merged
+                    record.clearedFieldNames = []
+                }
+                saves.append(record)
+            } catch {
+                planned[index].failure = error
+            }
+        }
+        let failed = planned.contains { $0.failure != nil }
+        if atomic && failed {
+            return planned.map { operation in
+                (operation.failure
+                    ?? ServerError(.atomicError, "another operation of this atomic request failed"))
+                    .item(["recordName": .string(operation.name)])
+            }
+        }
+        var results: CloudModifyResults = ([:], [:])
+        if !saves.isEmpty || !deletes.isEmpty {
+            results = try await call {
+                try await context.database.modifyRecords(
+                    saving: saves, deleting: deletes, savePolicy: .allKeys, atomically: atomic)
+            }
+        }
+        var notified: [ChangedRecord] = []
+        let items: [JSONValue] = zip(planned, ids).map { operation, id in
+            if let failure = operation.failure { return failure.item(["recordName": .string(operation.name)]) }
+            if operation.operation.isDelete {
+                switch results.deleteResults[id] {
+                case .success?:
+                    if case .success(let before)? = current[id] {
+                        notified.append(.init(record: before, change: .deleted))
+                    }
+                    return [
+                        "recordName": .string(operation.name), "deleted": true, "zoneID": context.coding.json(zone),
+                    ]
+                case .failure(let error)?: return ServerError(error).item(["recordName": .string(operation.name)])
+                case nil: return ServerError(.internalError, "no result").item(["recordName": .string(operation.name)])
+                }
+            }
+            switch results.saveResults[id] {
+            case .success(let saved)?:
+                let existed = if case .success? = current[id] { true } else { false }
+                notified.append(.init(record: saved, change: existed ? .updated : .created))
+                return context.coding.json(saved, desiredKeys: operation.desiredKeys)
+            case .failure(let error)?: return ServerError(error).item(["recordName": .string(operation.name)])
+            case nil: return ServerError(.internalError, "no result").item(["recordName": .string(operation.name)])
+            }
+        }
+        if !notified.isEmpty {
+            await context.state.notifications.recordsChanged(notified, in: context.handle, coding: context.coding)
+        }
+        return items
+    }
+
+    /// Runs a database call, turning its errors into the wire's.
+    static func call<T: Sendable>(_ body: () async throws -> T) async throws(ServerError) -> T {
+        do {
+            return try await body()
+        } catch let error as CloudDatabaseError {
+            throw ServerError(error)
+        } catch let error as ServerError {
+            throw error
+        } catch {
+            throw ServerError(.internalError, "\(error)")
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// The schemas of the emulator's containers. In development a save creates the record types and fields it uses,
+/// indexed as CloudKit's development environment indexes new fields; in production a save and a query must keep
+/// to the imported schema, and are refused with CloudKit's reasons when they don't.
+actor SchemaRegistry {
+    private struct Key: Hashable {
+        var container: String
+        var environment: EmulatorEnvironment
+    }
+
+    private var schemas: [Key: RecordSchema] = [:]
+    private let storage: EmulatorStorage
+
+    init(storage: EmulatorStorage) {
+        self.storage = storage
+    }
+
+    func schema(container: String, environment: EmulatorEnvironment) -> RecordSchema {
+        let key = Key(container: container, environment: environment)
+        if let schema = schemas[key] { return schema }
+        let loaded =
+            file(for: key).flatMap { try? String(contentsOf: $0, encoding: .utf8) }
+            .flatMap { try? RecordSchema(parsing: $0) } ?? RecordSchema()
+        schemas[key] = loaded
+        return loaded
+    }
+
+    func importSchema(_ text: String, container: String, environment: EmulatorEnvironment) throws(ServerError) {
+        let schema = try RecordSchema(parsing: text)
+        try store(schema, Key(container: container, environment: environment))
+    }
+
+    func reset() { schemas = [:] }
+
+    /// Checks a record to save against the schema; in development, adds what it lacks.
+    func check(_ record: CloudRecord, key: DatabaseKey) throws(ServerError) {
+        var schema = schema(container: key.container, environment: key.environment)
+        var fields = schema.types[record.recordType]
+        if fields == nil {
+            guard key.environment == .development else {
+                throw .badRequest("Cannot create new type \(record.recordType) in production schema")
+            }
+            fields = [:]
+        }
+        var changed = fields == [:] && schema.types[record.recordType] == nil
+        for (name, value) in record.fields {
+            let type = value.kind.rawValue
+            if let field = fields?[name] {
+                let isEmptyList = QueryFilter.list(value).isEmpty && type.hasSuffix("_LIST")
+                if field.type != type && !isEmptyList {
+                    throw .badRequest(
+                        "invalid attempt to set value type \(type) for field '\(name)' for type '\(record.recordType)', defined to be: \(field.type)"
+                    )
+                }
+                continue
+            }
+            guard key.environment == .development else {
+                throw .badRequest(
+                    "Cannot create new field '\(name)' in production schema for type '\(record.recordType)'")
+            }
+            let indexable = !["BYTES", "ASSETID", "ASSETID_LIST", "LOCATION_LIST"].contains(type)
+            fields?[name] = RecordSchema.Field(
+                type: type, isQueryable: indexable, isSortable: indexable && !type.hasSuffix("_LIST"),
+                isSearchable: type == "STRING")
+            changed = true
+        }
+        if changed {
+            schema.types[record.recordType] = fields
+            try store(schema, Key(container: key.container, environment: key.environment))
+        }
+    }
+
+    /// Checks a query against a production schema's indexes. Development answers every query, as if each field
+    /// had every index (FIDELITY.md).
+    func checkQuery(recordType: String, filters: [QueryFilter], sorts: [QueryField], key: DatabaseKey)
+        throws(ServerError)
+    {
+        guard key.environment == .production else { return }
+        let schema = schema(container: key.container, environment: key.environment)
+        guard let fields = schema.types[recordType] else {
+            throw .badRequest("Did not find record type: \(recordType)")
+        }
+        for filter in filters {
+            let field = fields[filter.field.name]
+            if filter.comparator.needsSearchable {
+                guard field?.isSearchable == true else {
+                    throw .badRequest("Field '\(filter.field.name)' is not marked searchable")
+                }
+            } else if filter.comparator.needsSortable {
+                guard field?.isSortable == true || field?.isQueryable == true else {
+                    throw .badRequest("Field '\(filter.field.name)' is not marked queryable")
+                }
+            } else {
+                guard field?.isQueryable == true else {
+                    throw .badRequest("Field '\(filter.field.name)' is not marked queryable")
+                }
+            }
+        }
+        for sort in sorts where fields[sort.name]?.isSortable != true {
+            throw .badRequest("Field '\(sort.name)' is not marked sortable")
+        }
+    }
+
+    private func store(_ schema: RecordSchema, _ key: Key) throws(ServerError) {
+        schemas[key] = schema
+        guard let file = file(for: key) else { return }
+        do {
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(schema.text.utf8).write(to: file, options: .atomic)
+        } catch {
+            throw ServerError(.internalError, "couldn't write the schema to \(file.path): \(error)")
+        }
+    }
+
+    private func file(for key: Key) -> URL? {
+        guard case .directory(let path) = storage else { return nil }
+        return URL(fileURLWithPath: path).appendingPathComponent(DatabaseKey.safe(key.container))
+            .appendingPathComponent(key.environment.rawValue).appendingPathComponent("schema.ckdb")
+    }
+}

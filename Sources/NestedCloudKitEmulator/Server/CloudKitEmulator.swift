@@ -1,0 +1,190 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import ServiceLifecycle
+
+/// CloudKit Web Services on loopback: the documented HTTP API, over SQLite or memory, with CloudKit's rules,
+/// authentication, notifications, and an admin API for tests.
+///
+/// In a test, start one in-process and point a client at ``url``:
+///
+/// ```swift
+/// let emulator = try await CloudKitEmulator.start(EmulatorConfiguration())
+/// defer { Task { await emulator.stop() } }
+/// let token = await emulator.signIn(user: "alice")
+/// ```
+///
+/// From a terminal: `swift run cloudkit-emulator --port 8080 --data ./ck-data`.
+public final class CloudKitEmulator: Service, Sendable {
+    public let configuration: EmulatorConfiguration
+    let state: EmulatorState
+    private let boundPort = NIOLockedValueBox<Int?>(nil)
+    private let running = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+
+    public init(configuration: EmulatorConfiguration = EmulatorConfiguration()) {
+        self.configuration = configuration
+        state = EmulatorState(configuration: configuration)
+    }
+
+    /// Where the emulator listens, once it does.
+    public var url: URL {
+        URL(string: "http://\(configuration.host):\(boundPort.withLockedValue { $0 } ?? configuration.port)")
+            ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Serves until the task is cancelled or a graceful shutdown is triggered, then closes the databases.
+    ///
+    /// - Parameter onReady: Called with the URL once the server accepts connections.
+    public func run(onReady: @escaping @Sendable (URL) async -> Void) async throws {
+        let handler = EmulatorHandler(state: state)
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            let emulatorRequest = try await Self.request(request)
+            return Self.response(await handler.respond(to: emulatorRequest))
+        }
+        var logger = Logger(label: "cloudkit-emulator")
+        logger.logLevel = .warning
+        let application = Application(
+            responder: responder,
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "cloudkit-emulator"),
+            onServerRunning: { [boundPort] channel in
+                let port = channel.localAddress?.port ?? 0
+                boundPort.withLockedValue { $0 = port }
+                await onReady(URL(string: "http://\(self.configuration.host):\(port)") ?? URL(fileURLWithPath: "/"))
+            },
+            logger: logger
+        )
+        do {
+            try await application.run()
+        } catch {
+            await state.registry.close()
+            throw error
+        }
+        await state.registry.close()
+    }
+
+    /// ``Service`` conformance: serves until a graceful shutdown.
+    public func run() async throws {
+        try await run(onReady: { _ in })
+    }
+
+    /// Starts an emulator in this process and returns once it accepts connections.
+    public static func start(_ configuration: EmulatorConfiguration = EmulatorConfiguration()) async throws
+        -> CloudKitEmulator
+    {
+        let emulator = CloudKitEmulator(configuration: configuration)
+        let (ready, readyContinuation) = AsyncStream<Result<URL, any Error>>.makeStream()
+        let task = Task {
+            do {
+                try await emulator.run { url in readyContinuation.yield(.success(url)) }
+                readyContinuation.finish()
+            } catch {
+                readyContinuation.yield(.failure(error))
+                readyContinuation.finish()
+                throw error
+            }
+        }
+        emulator.running.withLockedValue { $0 = task }
+        for await result in ready {
+            _ = try result.get()
+            return emulator
+        }
+        throw CancellationError()
+    }
+
+    /// Stops an emulator that ``start(_:)`` started, and waits until its databases are closed.
+    public func stop() async {
+        guard let task = running.withLockedValue({ $0 }) else { return }
+        task.cancel()
+        _ = try? await task.value
+    }
+
+    // MARK: For tests
+
+    /// Signs in a test user, as `POST /emulator/v1/sign-in` does, and returns a web auth token.
+    public func signIn(user: String) async -> String {
+        await state.tokens.issue(for: user)
+    }
+
+    /// The user record name a test user has.
+    public static func userRecordName(for user: String) -> String {
+        Caller.userRecordName(for: user)
+    }
+
+    /// Adds a fault; it applies to the requests it matches until used up or removed.
+    @discardableResult
+    public func inject(_ fault: EmulatorFault) throws -> EmulatorFault {
+        do {
+            return try state.faults.add(fault)
+        } catch {
+            throw EmulatorError(reason: error.reason)
+        }
+    }
+
+    /// Removes every fault.
+    public func removeFaults() {
+        state.faults.remove()
+    }
+
+    /// Moves the emulator's clock, which expires upload URLs and web auth tokens.
+    public func advanceClock(by seconds: TimeInterval) {
+        state.clock.advance(by: seconds)
+    }
+
+    /// Imports a schema, in CloudKit's schema language, for a container in the served environment.
+    public func importSchema(_ text: String, container: String) async throws {
+        do {
+            try await state.schema.importSchema(text, container: container, environment: configuration.environment)
+        } catch {
+            throw EmulatorError(reason: error.reason)
+        }
+    }
+
+    // MARK: HTTP
+
+    private static let maximumBody = 60 * 1024 * 1024
+
+    private static func request(_ request: Request) async throws -> EmulatorRequest {
+        let buffer = try await request.body.collect(upTo: maximumBody)
+        var headers: [String: String] = [:]
+        for field in request.headers {
+            let name = field.name.canonicalName
+            headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
+        }
+        let target = request.uri.string
+        let rawPath = request.uri.path
+        var query: [String: String] = [:]
+        for item in URLComponents(string: target)?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        return EmulatorRequest(
+            method: request.method.rawValue, path: rawPath.removingPercentEncoding ?? rawPath, rawTarget: target,
+            rawPath: rawPath, query: query, headers: headers, body: Data(buffer.readableBytesView))
+    }
+
+    private struct LostResponse: Error {}
+
+    private static func response(_ response: EmulatorResponse) -> Response {
+        var fields = HTTPFields()
+        for (name, value) in response.headers {
+            if let name = HTTPField.Name(name) { fields[name] = value }
+        }
+        if response.isLost {
+            // The request took effect; the connection closes before the answer, as when a network drops it.
+            fields[.contentLength] = String(response.body.count + 1)
+            return Response(
+                status: .init(code: response.status), headers: fields,
+                body: ResponseBody(contentLength: response.body.count + 1) { _ in throw LostResponse() })
+        }
+        return Response(
+            status: .init(code: response.status), headers: fields,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
+    }
+}
+
+/// An error of the emulator's Swift API, with the reason in words.
+public struct EmulatorError: Error, Sendable, CustomStringConvertible {
+    public var reason: String
+    public var description: String { reason }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// Everything the emulator's handlers share: the databases, sessions, uploads, notifications, schemas, faults
+/// and the request log.
+final class EmulatorState: Sendable {
+    let configuration: EmulatorConfiguration
+    let clock: EmulatorClock
+    let registry: DatabaseRegistry
+    let tokens: WebAuthTokens
+    let uploads: UploadStore
+    let notifications: NotificationHub
+    let schema: SchemaRegistry
+    let faults = FaultInjector()
+    let log = RequestLog()
+    let verifier: ServerToServerVerifier
+    let started = Date()
+
+    init(configuration: EmulatorConfiguration, clock: EmulatorClock = EmulatorClock()) {
+        self.configuration = configuration
+        self.clock = clock
+        registry = DatabaseRegistry(storage: configuration.storage, clock: clock)
+        tokens = WebAuthTokens(clock: clock)
+        uploads = UploadStore(clock: clock)
+        notifications = NotificationHub(pollTimeout: configuration.notificationPollTimeout)
+        schema = SchemaRegistry(storage: configuration.storage)
+        verifier = ServerToServerVerifier(keys: configuration.serverKeys)
+    }
+
+    /// 421 with the sign-in page to send the user to.
+    func authenticationRequired(_ request: EmulatorRequest, reason: String) -> ServerError {
+        ServerError(
+            .authenticationRequired, reason + ": sign in at the redirectURL, or POST /emulator/v1/sign-in",
+            redirectURL: request.baseURL + "/emulator/sign-in")
+    }
+
+    /// The record name the wire gives a database's owner: the user's, or CloudKit's default owner for the public
+    /// database.
+    static func ownerRecordName(of key: DatabaseKey) -> String {
+        key.user.map(Caller.userRecordName(for:)) ?? "_defaultOwner"
+    }
+
+    /// The wire coding for one database, reached at `baseURL`.
+    func coding(for handle: DatabaseHandle, baseURL: String) -> WireCoding {
+        let key = handle.key
+        let uploads = self.uploads
+        return WireCoding(
+            ownerRecordName: Self.ownerRecordName(of: key),
+            databaseUserRecordName: handle.databaseUserRecordName,
+            downloadURL: { id, field, index in
+                let location = AssetsEndpoint.Location(
+                    key: key, zoneName: id.zoneID.zoneName, recordName: id.recordName, field: field, index: index)
+                return baseURL + AssetsEndpoint.downloadPrefix + location.token + "/${f}"
+            },
+            uploadedAsset: { uploads.data(receipt: $0) }
+        )
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// One of the emulator's databases: CloudKit keeps a public database per container and environment, and a
+/// private and a shared database per user.
+public struct DatabaseKey: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The database's scope, as the path names it.
+    public enum Scope: String, Sendable, Hashable, Codable, CaseIterable {
+        case `public`, `private`, shared
+
+        /// `CKDatabase.Scope`'s raw value, which notifications carry as `dbs`.
+        var notificationValue: Int64 {
+            switch self {
+            case .public: 1
+            case .private: 2
+            case .shared: 3
+            }
+        }
+    }
+
+    public var container: String
+    public var environment: EmulatorEnvironment
+    public var scope: Scope
+    /// The owner of a private or shared database; `nil` for the public one.
+    public var user: String?
+
+    public init(container: String, environment: EmulatorEnvironment, scope: Scope, user: String? = nil) {
+        self.container = container
+        self.environment = environment
+        self.scope = scope
+        self.user = scope == .public ? nil : user
+    }
+
+    public var description: String {
+        "\(container)/\(environment.rawValue)/\(scope.rawValue)" + (user.map { " of \($0)" } ?? "")
+    }
+
+    /// The file the database lives in under a data directory: one folder per container and environment.
+    func fileName(in directory: URL) -> URL {
+        let folder = directory.appendingPathComponent(Self.safe(container)).appendingPathComponent(environment.rawValue)
+        let name = scope.rawValue + (user.map { "-" + Self.safe($0) } ?? "")
+        return folder.appendingPathComponent(name + ".sqlite")
+    }
+
+    /// A name made safe for a file: anything but letters, digits, `.`, `_` and `-` percent-encoded, so that two
+    /// different names never share a file.
+    static func safe(_ name: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "._-")
+        let encoded = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
+        return encoded.hasPrefix(".") ? "%2E" + encoded.dropFirst() : encoded
+    }
+
+    /// The inverse of ``safe(_:)``, for the names of files found at startup.
+    static func unsafe(_ name: String) -> String {
+        name.removingPercentEncoding ?? name
+    }
+}
+
+/// The CloudKit environment the emulator serves.
+public enum EmulatorEnvironment: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Record types and fields are created by the first save that uses them.
+    case development
+    /// Record types and fields must exist in an imported schema; queries need their fields marked queryable or
+    /// sortable.
+    case production
+}

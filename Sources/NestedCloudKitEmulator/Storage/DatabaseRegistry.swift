@@ -1,0 +1,112 @@
+import Foundation
+import NestedCloudKitCodable
+import NestedCloudKitSQLite
+
+/// The emulator's databases, made on first use: in memory, or a SQLite file each under the data directory.
+actor DatabaseRegistry {
+    private let storage: EmulatorStorage
+    private let clock: EmulatorClock
+    private var handles: [DatabaseKey: DatabaseHandle] = [:]
+
+    init(storage: EmulatorStorage, clock: EmulatorClock) {
+        self.storage = storage
+        self.clock = clock
+    }
+
+    /// The database for `key`, opened or made now if it isn't yet.
+    func handle(for key: DatabaseKey) async throws(ServerError) -> DatabaseHandle {
+        if let handle = handles[key] { return handle }
+        let opened = try open(key)
+        let user = try? await opened.database.userRecordName()
+        // Another request may have opened it while this one asked for the user.
+        if let handle = handles[key] { return handle }
+        let handle = DatabaseHandle(
+            key: key, database: opened.database, subscriptions: opened.subscriptions, databaseUserRecordName: user)
+        handles[key] = handle
+        return handle
+    }
+
+    /// The databases that exist: those opened since the start, and under a data directory those left by an
+    /// earlier run.
+    func keys() -> [DatabaseKey] {
+        var keys = Set(handles.keys)
+        if case .directory(let path) = storage {
+            keys.formUnion(Self.keysOnDisk(in: URL(fileURLWithPath: path)))
+        }
+        return keys.sorted { $0.description < $1.description }
+    }
+
+    /// Closes every database and deletes its data.
+    func reset() throws(ServerError) {
+        for handle in handles.values {
+            try? (handle.database as? SQLiteCloudDatabase)?.close()
+        }
+        handles = [:]
+        if case .directory(let path) = storage {
+            let directory = URL(fileURLWithPath: path)
+            let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            for name in contents where !name.hasPrefix(".") {
+                do {
+                    try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+                } catch {
+                    throw ServerError(.internalError, "couldn't delete \(name) under \(path): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Closes the SQLite files, checkpointing them, at shutdown.
+    func close() {
+        for handle in handles.values {
+            try? (handle.database as? SQLiteCloudDatabase)?.close()
+        }
+        handles = [:]
+    }
+
+    private func open(_ key: DatabaseKey) throws(ServerError) -> (
+        database: any CloudDatabase, subscriptions: SubscriptionStore
+    ) {
+        let clock = self.clock
+        switch storage {
+        case .inMemory:
+            // Web Services takes 200 operations a request; the emulator checks that itself, and lets the
+            // database take what a request may hold after the checks.
+            let database = InMemoryCloudDatabase(maximumItemsPerRequest: 10_000, clock: { clock.now() })
+            return (database, SubscriptionStore(file: nil))
+        case .directory(let path):
+            let file = key.fileName(in: URL(fileURLWithPath: path))
+            do {
+                try FileManager.default.createDirectory(
+                    at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                let database = try SQLiteCloudDatabase(
+                    path: file.path, maximumItemsPerRequest: 10_000, clock: { clock.now() })
+                let subscriptions = SubscriptionStore(file: URL(fileURLWithPath: file.path + ".subscriptions.json"))
+                return (database, subscriptions)
+            } catch {
+                throw ServerError(.internalError, "couldn't open the database file \(file.path): \(error)")
+            }
+        }
+    }
+
+    /// The databases an earlier run left under `directory`: `CONTAINER/ENVIRONMENT/SCOPE[-USER].sqlite`.
+    private static func keysOnDisk(in directory: URL) -> [DatabaseKey] {
+        let manager = FileManager.default
+        var keys: [DatabaseKey] = []
+        for container in (try? manager.contentsOfDirectory(atPath: directory.path)) ?? [] {
+            for environment in EmulatorEnvironment.allCases {
+                let folder = directory.appendingPathComponent(container).appendingPathComponent(environment.rawValue)
+                for file in (try? manager.contentsOfDirectory(atPath: folder.path)) ?? []
+                where file.hasSuffix(".sqlite") {
+                    let name = String(file.dropLast(".sqlite".count))
+                    let parts = name.split(separator: "-", maxSplits: 1).map(String.init)
+                    guard let scope = parts.first.flatMap(DatabaseKey.Scope.init(rawValue:)) else { continue }
+                    keys.append(
+                        DatabaseKey(
+                            container: DatabaseKey.unsafe(container), environment: environment, scope: scope,
+                            user: parts.count > 1 ? DatabaseKey.unsafe(parts[1]) : nil))
+                }
+            }
+        }
+        return keys
+    }
+}

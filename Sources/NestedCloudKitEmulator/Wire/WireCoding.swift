@@ -1,0 +1,308 @@
+import Crypto
+import Foundation
+import NestedCloudKitCodable
+
+/// Reads and writes CloudKit Web Services' JSON for one database: records, their fields, zone IDs.
+///
+/// It knows whose database it speaks for, because the wire names the current user's zones with the user's record
+/// name where the portable model says "the current user"; and it knows how to name an asset's download URL.
+struct WireCoding: Sendable {
+    /// The record name the wire gives the database's owner.
+    var ownerRecordName: String
+    /// The user record name the database stamps its records with, which the wire shows as the owner's.
+    var databaseUserRecordName: String?
+    /// The download URL of an asset: the record, the field and the position in a list (`nil` for a single asset).
+    var downloadURL: @Sendable (CloudRecord.ID, String, Int?) -> String
+    /// The bytes an upload receipt stands for, when a save names one.
+    var uploadedAsset: @Sendable (String) -> Data?
+    /// Whether assets carry their bytes in base64 as `data`: for the admin API's export and import only.
+    var embedsAssetData = false
+
+    // MARK: Zones
+
+    func json(_ zone: CloudRecord.ZoneID) -> JSONValue {
+        let owner = zone.ownerName == CloudRecord.ZoneID.currentUserOwnerName ? ownerRecordName : zone.ownerName
+        return ["zoneName": .string(zone.zoneName), "ownerRecordName": .string(owner)]
+    }
+
+    /// A zone ID from the wire; a missing one is the default zone, as the reference says.
+    func zoneID(_ value: JSONValue?) throws(ServerError) -> CloudRecord.ZoneID {
+        guard let value, !value.isNull else { return .default }
+        guard let name = value["zoneName"]?.string, !name.isEmpty else {
+            throw .badRequest("a zoneID needs a zoneName")
+        }
+        let owner = value["ownerRecordName"]?.string
+        if let owner, owner != ownerRecordName, owner != CloudRecord.ZoneID.currentUserOwnerName {
+            // Zones of other users are reached through the shared database, which holds none here.
+            throw ServerError(.zoneNotFound, "zone \(name) of owner \(owner) is not in this database")
+        }
+        return CloudRecord.ZoneID(zoneName: name)
+    }
+
+    // MARK: Records
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        return value.isFinite && abs(value) < 9.0e18 ? Int64(value) : 0
+    }
+
+    static func date(milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
+    /// A record as the wire shows it, with only `desiredKeys` when given.
+    func json(_ record: CloudRecord, desiredKeys: [String]? = nil) -> JSONValue {
+        var fields: [String: JSONValue] = [:]
+        for (name, value) in record.fields where desiredKeys?.contains(name) ?? true {
+            fields[name] = json(value, recordID: record.id, field: name)
+        }
+        var object: [String: JSONValue] = [
+            "recordName": .string(record.id.recordName), "recordType": .string(record.recordType),
+            "fields": .object(fields), "zoneID": json(record.id.zoneID), "pluginFields": [:], "deleted": false,
+        ]
+        if let system = record.systemFields {
+            if let tag = system.changeTag { object["recordChangeTag"] = .string(tag) }
+            object["created"] = stamp(system.creationDate, system.creatorUserRecordName, device: nil)
+            object["modified"] = stamp(
+                system.modificationDate, system.lastModifiedUserRecordName, device: system.modifiedByDevice)
+        }
+        return .object(object)
+    }
+
+    private func stamp(_ date: Date?, _ user: String?, device: String?) -> JSONValue {
+        var members: [String: JSONValue] = [:]
+        if let date { members["timestamp"] = .int(Self.milliseconds(date)) }
+        if let user {
+            let isOwner = user == CloudRecord.ZoneID.currentUserOwnerName || user == databaseUserRecordName
+            members["userRecordName"] = .string(isOwner ? ownerRecordName : user)
+        }
+        if let device { members["deviceID"] = .string(device) }
+        return .object(members)
+    }
+
+    /// A field value with its type; an empty list is `UNKNOWN_LIST`, as CloudKit sends it.
+    func json(_ value: CloudValue, recordID: CloudRecord.ID, field: String) -> JSONValue {
+        let wire: JSONValue =
+            switch value {
+            case .string(let string): .string(string)
+            case .int64(let int): .int(int)
+            case .double(let double): .double(double)
+            case .date(let date): .int(Self.milliseconds(date))
+            case .bytes(let data): .string(data.base64EncodedString())
+            case .reference(let reference): json(reference)
+            case .asset(let asset): json(asset, url: downloadURL(recordID, field, nil))
+            case .location(let location): Self.json(location)
+            case .stringList(let list): .array(list.map { .string($0) })
+            case .int64List(let list): .array(list.map { .int($0) })
+            case .doubleList(let list): .array(list.map { .double($0) })
+            case .dateList(let list): .array(list.map { .int(Self.milliseconds($0)) })
+            case .bytesList(let list): .array(list.map { .string($0.base64EncodedString()) })
+            case .referenceList(let list): .array(list.map(json))
+            case .assetList(let list):
+                .array(list.enumerated().map { json($1, url: downloadURL(recordID, field, $0)) })
+            case .locationList(let list): .array(list.map(Self.json))
+            }
+        if case .array(let list) = wire, list.isEmpty { return ["type": "UNKNOWN_LIST", "value": []] }
+        return ["type": .string(value.kind.rawValue), "value": wire]
+    }
+
+    private func json(_ reference: CloudReference) -> JSONValue {
+        [
+            "recordName": .string(reference.recordID.recordName), "zoneID": json(reference.recordID.zoneID),
+            "action": .string(reference.action.rawValue),
+        ]
+    }
+
+    private func json(_ asset: CloudAsset, url: String) -> JSONValue {
+        var members: [String: JSONValue] = [:]
+        let contents = Self.contents(of: asset)
+        if let size = asset.size ?? contents.map({ Int64($0.count) }) { members["size"] = .int(size) }
+        if let checksum = contents.map(Self.checksum) ?? asset.fileChecksum {
+            members["fileChecksum"] = .string(checksum)
+        }
+        if let contents, embedsAssetData { members["data"] = .string(contents.base64EncodedString()) }
+        if contents != nil {
+            members["downloadURL"] = .string(url)
+            members["wrappingKey"] = "emulator"
+            members["referenceChecksum"] = members["fileChecksum"]
+        }
+        return .object(members)
+    }
+
+    static func json(_ location: CloudLocation) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "latitude": .double(location.latitude), "longitude": .double(location.longitude),
+            "altitude": .double(location.altitude), "horizontalAccuracy": .double(location.horizontalAccuracy),
+            "verticalAccuracy": .double(location.verticalAccuracy), "course": .double(location.course),
+            "speed": .double(location.speed),
+        ]
+        if let timestamp = location.timestamp { members["timestamp"] = .int(milliseconds(timestamp)) }
+        return .object(members)
+    }
+
+    /// An asset's bytes, from memory or from the file the database keeps them in.
+    static func contents(of asset: CloudAsset) -> Data? {
+        if let data = asset.data { return data }
+        if let url = asset.fileURL { return try? Data(contentsOf: url) }
+        return nil
+    }
+
+    /// The checksum the emulator gives an asset: SHA-256, base64, as CloudKit's are base64 digests.
+    static func checksum(_ data: Data) -> String {
+        Data(SHA256.hash(data: data)).base64EncodedString()
+    }
+
+    /// A record from a save operation's `record`. Fields sent with a `null` value are cleared.
+    ///
+    /// - Parameter current: The server's record, for assets the client sends back as it received them (with a
+    ///   checksum and no receipt): their bytes are the server's.
+    func record(_ object: JSONValue, zone: CloudRecord.ZoneID, current: CloudRecord?) throws(ServerError)
+        -> CloudRecord
+    {
+        guard let name = object["recordName"]?.string, !name.isEmpty else {
+            throw .badRequest("a record needs a recordName")
+        }
+        guard let type = object["recordType"]?.string, !type.isEmpty else {
+            throw .badRequest("record \(name) needs a recordType")
+        }
+        var record = CloudRecord(recordType: type, id: CloudRecord.ID(recordName: name, zoneID: zone))
+        guard let fields = object["fields"]?.object ?? (object["fields"] == nil ? [:] : nil) else {
+            throw .badRequest("record \(name): fields must be an object")
+        }
+        for (field, item) in fields.sorted(by: { $0.key < $1.key }) {
+            if let value = try fieldValue(item, field: field, record: name, current: current?.fields[field]) {
+                record.fields[field] = value
+            } else {
+                record.clearedFieldNames.append(field)
+            }
+        }
+        if let tag = object["recordChangeTag"]?.string {
+            record.systemFields = CloudRecord.SystemFields(changeTag: tag)
+        }
+        return record
+    }
+
+    /// A field's value, `nil` for a cleared one (`value` null or missing).
+    func fieldValue(_ item: JSONValue, field: String, record: String, current: CloudValue? = nil) throws(ServerError)
+        -> CloudValue?
+    {
+        let value = item["value"] ?? .null
+        if value.isNull { return nil }
+        let type = item["type"]?.string ?? Self.inferredType(of: value)
+        func bad(_ what: String) -> ServerError {
+            .badRequest("record \(record), field \(field): \(what)")
+        }
+        func number(_ value: JSONValue) throws(ServerError) -> Int64 {
+            guard let int = value.int64 else { throw bad("\(type) needs an integer, got \(value)") }
+            return int
+        }
+        func double(_ value: JSONValue) throws(ServerError) -> Double {
+            guard let double = value.double else { throw bad("\(type) needs a number, got \(value)") }
+            return double
+        }
+        func string(_ value: JSONValue) throws(ServerError) -> String {
+            guard let string = value.string else { throw bad("\(type) needs a string, got \(value)") }
+            return string
+        }
+        func bytes(_ value: JSONValue) throws(ServerError) -> Data {
+            guard let data = Data(base64Encoded: try string(value)) else { throw bad("BYTES need base64") }
+            return data
+        }
+        func reference(_ value: JSONValue) throws(ServerError) -> CloudReference {
+            guard let name = value["recordName"]?.string else { throw bad("a REFERENCE needs a recordName") }
+            let action: CloudReference.Action
+            switch value["action"]?.string ?? "NONE" {
+            case "NONE": action = .none
+            case "DELETE_SELF": action = .deleteSelf
+            case "VALIDATE": action = .validate
+            case let other: throw bad("unknown reference action \(other): NONE, DELETE_SELF or VALIDATE")
+            }
+            return CloudReference(
+                recordID: CloudRecord.ID(recordName: name, zoneID: try zoneID(value["zoneID"])), action: action)
+        }
+        func location(_ value: JSONValue) throws(ServerError) -> CloudLocation {
+            guard let latitude = value["latitude"]?.double, let longitude = value["longitude"]?.double else {
+                throw bad("a LOCATION needs latitude and longitude")
+            }
+            func part(_ key: String, _ fallback: Double) -> Double { value[key]?.double ?? fallback }
+            return CloudLocation(
+                latitude: latitude, longitude: longitude, altitude: part("altitude", 0),
+                horizontalAccuracy: part("horizontalAccuracy", 0), verticalAccuracy: part("verticalAccuracy", -1),
+                course: part("course", -1), speed: part("speed", -1),
+                timestamp: value["timestamp"]?.int64.map(Self.date(milliseconds:))
+            )
+        }
+        func asset(_ value: JSONValue, index: Int?) throws(ServerError) -> CloudAsset {
+            if embedsAssetData, let text = value["data"]?.string, let data = Data(base64Encoded: text) {
+                return CloudAsset(data: data)
+            }
+            if let receipt = value["receipt"]?.string {
+                guard let data = uploadedAsset(receipt) else {
+                    throw bad("no upload has receipt \(receipt): upload the bytes to a URL from assets/upload")
+                }
+                return CloudAsset(data: data)
+            }
+            // An asset sent back as it was fetched: the server's own bytes, if the checksum still matches.
+            let checksum = value["fileChecksum"]?.string
+            let held: CloudAsset? =
+                switch (current, index) {
+                case (.asset(let asset)?, nil): asset
+                case (.assetList(let list)?, let index?) where index < list.count: list[index]
+                case (.assetList(let list)?, _): list.first { Self.contents(of: $0).map(Self.checksum) == checksum }
+                default: nil
+                }
+            if let held, let data = Self.contents(of: held), Self.checksum(data) == checksum {
+                return CloudAsset(data: data)
+            }
+            throw bad("an ASSETID needs the receipt of an upload (assets/upload), or the checksum of the asset held")
+        }
+        func list(_ value: JSONValue) throws(ServerError) -> [JSONValue] {
+            guard let list = value.array else { throw bad("\(type) needs a list") }
+            return list
+        }
+        switch type {
+        case "STRING": return .string(try string(value))
+        case "INT64": return .int64(try number(value))
+        case "DOUBLE": return .double(try double(value))
+        case "TIMESTAMP": return .date(Self.date(milliseconds: try number(value)))
+        case "BYTES": return .bytes(try bytes(value))
+        case "REFERENCE": return .reference(try reference(value))
+        case "LOCATION": return .location(try location(value))
+        case "ASSETID": return .asset(try asset(value, index: nil))
+        case "STRING_LIST": return .stringList(try list(value).map { (item) throws(ServerError) in try string(item) })
+        case "INT64_LIST": return .int64List(try list(value).map { (item) throws(ServerError) in try number(item) })
+        case "DOUBLE_LIST": return .doubleList(try list(value).map { (item) throws(ServerError) in try double(item) })
+        case "TIMESTAMP_LIST":
+            return .dateList(
+                try list(value).map { (item) throws(ServerError) in Self.date(milliseconds: try number(item)) })
+        case "BYTES_LIST": return .bytesList(try list(value).map { (item) throws(ServerError) in try bytes(item) })
+        case "REFERENCE_LIST":
+            return .referenceList(try list(value).map { (item) throws(ServerError) in try reference(item) })
+        case "LOCATION_LIST":
+            return .locationList(try list(value).map { (item) throws(ServerError) in try location(item) })
+        case "ASSETID_LIST":
+            return .assetList(
+                try list(value).enumerated().map { (pair) throws(ServerError) in try asset(pair.1, index: pair.0) })
+        case "UNKNOWN_LIST":
+            guard try list(value).isEmpty else { throw bad("UNKNOWN_LIST is only for an empty list") }
+            return .stringList([])
+        default:
+            throw bad("unknown type \(type)")
+        }
+    }
+
+    /// The type CloudKit infers for an untyped value. A number is `INT64` or `DOUBLE`; an untyped timestamp is
+    /// therefore taken for an `INT64`, which is why clients must always send the type.
+    static func inferredType(of value: JSONValue) -> String {
+        switch value {
+        case .int: "INT64"
+        case .double: "DOUBLE"
+        case .string: "STRING"
+        case .array(let items): items.first.map { inferredType(of: $0) + "_LIST" } ?? "UNKNOWN_LIST"
+        case .object(let members) where members["latitude"] != nil: "LOCATION"
+        case .object(let members) where members["recordName"] != nil: "REFERENCE"
+        case .object: "ASSETID"
+        case .null, .bool: "UNKNOWN"
+        }
+    }
+}

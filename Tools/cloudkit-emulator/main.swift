@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import NestedCloudKitEmulator
+import ServiceLifecycle
+
+/// `swift run cloudkit-emulator`: CloudKit Web Services on loopback, until interrupted.
+@main
+struct CloudKitEmulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cloudkit-emulator",
+        abstract: "CloudKit Web Services on loopback, for development, tests and CI.",
+        discussion: """
+            Prints 'CloudKit emulator listening on http://127.0.0.1:PORT' once ready, serves until SIGINT or \
+            SIGTERM, then closes its databases. The admin API is under /emulator/v1/, the dashboard at /.
+            """
+    )
+
+    @Option(help: "The port to listen on; 0 picks a free one.")
+    var port = 8080
+
+    @Option(help: "A directory for the SQLite databases; what was acknowledged survives a crash.")
+    var data: String?
+
+    @Flag(help: "Keep everything in memory (the default without --data).")
+    var inMemory = false
+
+    @Option(name: .customLong("server-key"), help: "KEY_ID=PUBLIC_KEY.pem: a server-to-server key. Repeatable.")
+    var serverKeys: [String] = []
+
+    @Option(name: .customLong("api-token"), help: "An API token to accept (any, without one). Repeatable.")
+    var apiTokens: [String] = []
+
+    @Option(help: "development or production: production keeps to an imported schema.")
+    var environment: EmulatorEnvironment = .development
+
+    @Option(help: "Seconds a notification poll waits before an empty answer.")
+    var notificationPollTimeout = 25
+
+    @Flag(help: "Print FIDELITY.md, as the emulator reports its fidelity, and exit.")
+    var printFidelity = false
+
+    func validate() throws {
+        if data != nil && inMemory { throw ValidationError("--data and --in-memory exclude each other") }
+        if !(0...65535).contains(port) { throw ValidationError("--port takes 0 to 65535") }
+    }
+
+    func run() async throws {
+        if printFidelity {
+            print(FidelityDocument.markdown, terminator: "")
+            return
+        }
+        var configuration = EmulatorConfiguration(
+            port: port, storage: data.map { .directory($0) } ?? .inMemory, apiTokens: Set(apiTokens),
+            environment: environment, notificationPollTimeout: .seconds(notificationPollTimeout))
+        for entry in serverKeys {
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else {
+                throw ValidationError("--server-key takes KEY_ID=PUBLIC_KEY.pem, got \(entry)")
+            }
+            let pem: String
+            do {
+                pem = try String(contentsOfFile: parts[1], encoding: .utf8)
+            } catch {
+                throw ValidationError("can't read the public key \(parts[1]): \(error.localizedDescription)")
+            }
+            do {
+                try configuration.addServerKey(id: parts[0], pem: pem)
+            } catch {
+                throw ValidationError("\(parts[1]) isn't a P-256 public key in PEM (openssl ec -pubout): \(error)")
+            }
+        }
+        let emulator = CloudKitEmulator(configuration: configuration)
+        let service = EmulatorService(emulator: emulator)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: .init(label: "cloudkit-emulator")))
+        try await group.run()
+    }
+}
+
+/// Runs the emulator under the service group, announcing the address once it listens.
+struct EmulatorService: Service {
+    let emulator: CloudKitEmulator
+
+    func run() async throws {
+        try await emulator.run { url in
+            // Written straight to the file descriptor: scripts read this line through a pipe or a file, where
+            // `print`'s output would wait in a buffer.
+            FileHandle.standardOutput.write(Data("CloudKit emulator listening on \(url.absoluteString)\n".utf8))
+        }
+    }
+}
+
+extension EmulatorEnvironment: ExpressibleByArgument {}
