@@ -130,7 +130,7 @@ let package = Package(
             name: "NestedCloudKitCodableTests",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitSQLite", "SQLiteCrashWriter",
-                "NestedCloudKitWebServices", "CloudKitTestServer",
+                "NestedCloudKitWebServices", "NestedCloudKitEmulator",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]

@@ -34,6 +34,11 @@ actor WebAuthTokens {
 
     func reset() { sessions = [:] }
 
+    /// Ends every session of `user`.
+    func revoke(user: String) {
+        sessions = sessions.filter { $0.value.user != user }
+    }
+
     /// Random and opaque, in the shape of CloudKit's (digits and underscores, then base64url).
     private static func newToken() -> String {
         let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }

@@ -101,6 +101,7 @@ enum RecordsEndpoint {
         var planned = operations
         let ids = planned.map { CloudRecord.ID(recordName: $0.name, zoneID: zone) }
         let current = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
+        // A missing zone fails each operation, naming the zone, as CloudKit answers per record.
         func server(_ id: CloudRecord.ID) throws(ServerError) -> CloudRecord? {
             switch current[id] {
             case .success(let record)?: return record
@@ -114,9 +115,9 @@ enum RecordsEndpoint {
         for index in planned.indices {
             let operation = planned[index]
             let id = ids[index]
-            let existing = try server(id)
             let sentTag = operation.wire["recordChangeTag"]?.string
             do throws(ServerError) {
+                let existing = try server(id)
                 if operation.operation == .create, existing != nil {
                     throw ServerError(.exists, "record \(operation.name) exists: update it with its recordChangeTag")
                 }

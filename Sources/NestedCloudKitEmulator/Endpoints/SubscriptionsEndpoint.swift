@@ -49,7 +49,7 @@ enum SubscriptionsEndpoint {
                     if operation["operationType"]?.string == "update", existing == nil {
                         throw ServerError(.notFound, "no subscription \(id) to update")
                     }
-                    let normalized = try normalize(wire, context: context)
+                    let normalized = try await normalize(wire, context: context)
                     do {
                         try await store.save(.init(subscription: normalized, owner: user), id: id)
                     } catch {
@@ -75,11 +75,16 @@ enum SubscriptionsEndpoint {
     }
 
     /// The subscription as it will be stored and listed: checked, with its zone named as the wire names it.
-    private static func normalize(_ wire: JSONValue, context: DatabaseRequest) throws(ServerError) -> JSONValue {
+    private static func normalize(_ wire: JSONValue, context: DatabaseRequest) async throws(ServerError) -> JSONValue {
         guard case .object(var members) = wire else { throw .badRequest("a subscription must be an object") }
         switch wire["subscriptionType"]?.string {
         case "zone":
             let zone = try context.coding.zoneID(wire["zoneID"])
+            let zones = try await RecordsEndpoint.call { try await context.database.allRecordZones() }
+            guard zones.contains(zone) else {
+                throw ServerError(
+                    .zoneNotFound, "zone \(zone.zoneName) doesn't exist: create it before subscribing to it")
+            }
             members["zoneID"] = context.coding.json(zone)
             members["zoneWide"] = true
         case "query":

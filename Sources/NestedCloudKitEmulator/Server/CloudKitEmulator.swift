@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NestedCloudKitCodable
 import ServiceLifecycle
 
 /// CloudKit Web Services on loopback: the documented HTTP API, over SQLite or memory, with CloudKit's rules,
@@ -26,7 +27,7 @@ public final class CloudKitEmulator: Service, Sendable {
 
     public init(configuration: EmulatorConfiguration = EmulatorConfiguration()) {
         self.configuration = configuration
-        state = EmulatorState(configuration: configuration)
+        state = EmulatorState(configuration: configuration, clock: EmulatorClock(base: configuration.clock))
     }
 
     /// Where the emulator listens, once it does.
@@ -134,6 +135,35 @@ public final class CloudKitEmulator: Service, Sendable {
         state.clock.advance(by: seconds)
     }
 
+    /// Signs a test user out: every web auth token of theirs stops working, so the next request answers 421.
+    public func signOut(user: String) async {
+        await state.tokens.revoke(user: user)
+    }
+
+    /// Deletes a zone of a user's private database as iCloud would: `.purged` when the user deleted the app's
+    /// data in Settings, `.encryptedDataReset` after a reset of their keys. In-memory storage only.
+    public func deleteZone(
+        named zoneName: String, ofUser user: String, container: String, reason: CloudZoneDeletion.Reason
+    ) async throws {
+        let key = DatabaseKey(container: container, environment: configuration.environment, scope: .private, user: user)
+        do {
+            let handle = try await state.registry.handle(for: key)
+            guard let memory = handle.database as? InMemoryCloudDatabase else {
+                throw EmulatorError(reason: "deleting a zone with a reason needs in-memory storage")
+            }
+            await memory.deleteZone(CloudRecord.ZoneID(zoneName: zoneName), reason: reason)
+            await state.notifications.zonesChanged(in: handle)
+        } catch let error as ServerError {
+            throw EmulatorError(reason: error.reason)
+        }
+    }
+
+    /// Makes every sync token handed out so far expire, as CloudKit does after a while: the next fetch with one is
+    /// refused and must start over.
+    public func expireChangeTokens() async {
+        await state.registry.expireChangeTokens()
+    }
+
     /// Imports a schema, in CloudKit's schema language, for a container in the served environment.
     public func importSchema(_ text: String, container: String) async throws {
         do {
@@ -154,6 +184,8 @@ public final class CloudKitEmulator: Service, Sendable {
             let name = field.name.canonicalName
             headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
         }
+        // HTTP/1's Host header arrives as the request's authority.
+        if let authority = request.head.authority { headers["host"] = authority }
         let target = request.uri.string
         let rawPath = request.uri.path
         var query: [String: String] = [:]

@@ -16,12 +16,16 @@ public struct EmulatorConfiguration: Sendable {
     public var environment: EmulatorEnvironment
     /// How long a poll of a notification URL waits before answering with an empty body.
     public var notificationPollTimeout: Duration
+    /// The time before the admin API's offset: the system's, unless a test injects its own.
+    public var clock: @Sendable () -> Date
 
     public init(
         host: String = "127.0.0.1", port: Int = 0, storage: EmulatorStorage = .inMemory,
         serverKeys: [String: P256.Signing.PublicKey] = [:], apiTokens: Set<String> = [],
-        environment: EmulatorEnvironment = .development, notificationPollTimeout: Duration = .seconds(25)
+        environment: EmulatorEnvironment = .development, notificationPollTimeout: Duration = .seconds(25),
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.clock = clock
         self.host = host
         self.port = port
         self.storage = storage

@@ -55,6 +55,18 @@ actor DatabaseRegistry {
         }
     }
 
+    /// Expires every change token: the in-memory database's directly, a SQLite file's by compacting away every
+    /// tombstone a token could still need.
+    func expireChangeTokens() async {
+        for handle in handles.values {
+            if let memory = handle.database as? InMemoryCloudDatabase {
+                await memory.expireChangeTokens()
+            } else if let file = handle.database as? SQLiteCloudDatabase {
+                try? await file.compactChangeLog(keepingTombstones: 0)
+            }
+        }
+    }
+
     /// Closes the SQLite files, checkpointing them, at shutdown.
     func close() {
         for handle in handles.values {

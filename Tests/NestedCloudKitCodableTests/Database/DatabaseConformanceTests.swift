@@ -1,6 +1,6 @@
-import CloudKitTestServer
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitEmulator
 import NestedCloudKitSQLite
 import NestedCloudKitWebServices
 import Testing
@@ -49,18 +49,18 @@ struct DatabaseBackend: Sendable, CustomTestStringConvertible {
     }
 }
 
-/// The in-memory database behind each Web Services database the suite made, so a test can reach past HTTP to
-/// the server's controls.
-actor StandInDatabases {
-    static let shared = StandInDatabases()
-    private var databases: [ObjectIdentifier: InMemoryCloudDatabase] = [:]
+/// The emulator behind each Web Services database the suite made, so a test can reach past HTTP to the server's
+/// controls.
+actor EmulatorsBehindClients {
+    static let shared = EmulatorsBehindClients()
+    private var emulators: [ObjectIdentifier: CloudKitEmulator] = [:]
 
-    func register(_ database: InMemoryCloudDatabase, behind client: CloudKitWebServicesDatabase) {
-        databases[ObjectIdentifier(client)] = database
+    func register(_ emulator: CloudKitEmulator, behind client: CloudKitWebServicesDatabase) {
+        emulators[ObjectIdentifier(client)] = emulator
     }
 
-    func database(behind client: any CloudDatabase) -> InMemoryCloudDatabase? {
-        (client as? CloudKitWebServicesDatabase).flatMap { databases[ObjectIdentifier($0)] }
+    func emulator(behind client: any CloudDatabase) -> CloudKitEmulator? {
+        (client as? CloudKitWebServicesDatabase).flatMap { emulators[ObjectIdentifier($0)] }
     }
 }
 
@@ -89,36 +89,35 @@ extension DatabaseBackend {
             try await database.compactChangeLog(keepingTombstones: 0)
         })
 
-    /// The CloudKit Web Services client over real HTTP, against a loopback server that answers as the
-    /// documentation says from an in-memory database (``WebServicesStandIn``), as a signed-in user of the private
-    /// database.
+    /// The CloudKit Web Services client over real HTTP, against the emulator (`cloudkit-emulator`, in this process),
+    /// as a signed-in user of the private database: the client and the server are two readings of Apple's format,
+    /// and each checks the other.
     static let webServices = DatabaseBackend(
         name: "Web Services", keepsFieldOrder: false, keepsEmptyListTypes: false, reportsAncestors: false,
         keepsEncryptedFields: false,
         make: { limit, clock in try await makeWebServicesDatabase(maximumItemsPerRequest: limit, clock: clock) },
         expireChangeTokens: { database in
-            guard let standIn = await StandInDatabases.shared.database(behind: database) else {
+            guard let emulator = await EmulatorsBehindClients.shared.emulator(behind: database) else {
                 throw UnsupportedTestControl()
             }
-            await standIn.expireChangeTokens()
+            await emulator.expireChangeTokens()
         })
 
     private static func makeWebServicesDatabase(
         maximumItemsPerRequest limit: Int, clock: @escaping @Sendable () -> Date
     ) async throws -> any CloudDatabase {
-        let inMemory = InMemoryCloudDatabase(maximumItemsPerRequest: 400, clock: clock)
-        let standIn = WebServicesStandIn(database: inMemory)
-        let server = try await LoopbackCloudKitServer.start { await standIn.respond(to: $0) }
+        let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(clock: clock))
         var configuration = CloudKitWebServicesConfiguration(
             containerIdentifier: "iCloud.com.example.Conformance", environment: .development, database: .private,
-            authentication: .apiToken("api-token", webAuthToken: "web-auth-token"), serverURL: server.url,
-            // The stand-in answers on Swift's cooperative threads, which the suite's heaviest tests can keep busy
+            authentication: .apiToken("api-token", webAuthToken: await emulator.signIn(user: "conformance")),
+            serverURL: emulator.url,
+            // The emulator answers on Swift's cooperative threads, which the suite's heaviest tests can keep busy
             // for seconds on a 2-core machine.
             retryPolicy: .never, requestTimeout: .seconds(120)
         )
         configuration.maximumOperationsPerRequest = limit
         let client = try CloudKitWebServicesDatabase(configuration: configuration)
-        await StandInDatabases.shared.register(inMemory, behind: client)
+        await EmulatorsBehindClients.shared.register(emulator, behind: client)
         return client
     }
 }

@@ -1,26 +1,26 @@
-import CloudKitTestServer
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitEmulator
 import NestedCloudKitWebServices
 import Testing
 
-/// Change tracking, the user and subscriptions through `CloudKitWebServicesDatabase` and the stand-in server,
-/// checked against what the in-memory database behind it answers directly: the HTTP mapping adds and loses
-/// nothing.
-@Suite struct WebServicesStandInChangeTests {
+/// Change tracking, the user and subscriptions through `CloudKitWebServicesDatabase` against the emulator, with the
+/// emulator's controls standing in for what only Apple's servers do (expire tokens, purge zones, sign a user out).
+@Suite struct WebServicesEmulatorChangeTests {
     let zone = CloudRecord.ZoneID(zoneName: "Changes")
 
-    /// A Web Services client reaching a stand-in, and the in-memory database the stand-in answers from.
-    func makeDatabases() async throws -> (client: CloudKitWebServicesDatabase, server: InMemoryCloudDatabase) {
-        let memory = InMemoryCloudDatabase()
-        let standIn = WebServicesStandIn(database: memory)
-        let server = try await LoopbackCloudKitServer.start { await standIn.respond(to: $0) }
+    static let container = "iCloud.com.example.Changes"
+    static let user = "changes"
+
+    /// A Web Services client signed in to a new emulator, and the emulator.
+    func makeDatabases() async throws -> (client: CloudKitWebServicesDatabase, server: CloudKitEmulator) {
+        let emulator = try await CloudKitEmulator.start()
         let configuration = CloudKitWebServicesConfiguration(
-            containerIdentifier: "iCloud.com.example.Changes", environment: .development, database: .private,
-            authentication: .apiToken("api-token", webAuthToken: "web-auth-token"), serverURL: server.url,
-            retryPolicy: .never, requestTimeout: .seconds(120)
+            containerIdentifier: Self.container, environment: .development, database: .private,
+            authentication: .apiToken("api-token", webAuthToken: await emulator.signIn(user: Self.user)),
+            serverURL: emulator.url, retryPolicy: .never, requestTimeout: .seconds(120)
         )
-        return (try CloudKitWebServicesDatabase(configuration: configuration), memory)
+        return (try CloudKitWebServicesDatabase(configuration: configuration), emulator)
     }
 
     func note(_ name: String, _ text: String) -> CloudRecord {
@@ -93,7 +93,8 @@ import Testing
         #expect(Set(start.modifiedZoneIDs).isSuperset(of: [zone, other]))
 
         _ = try await client.modifyRecordZones(saving: [], deleting: [zone])
-        await server.deleteZone(other, reason: .purged)
+        try await server.deleteZone(
+            named: other.zoneName, ofUser: Self.user, container: Self.container, reason: .purged)
         let changes = try await client.databaseChanges(since: start.changeToken)
         #expect(
             changes.deletions == [
@@ -104,9 +105,9 @@ import Testing
 
     @Test func theUserAndTheAccountStatusAreTheServers() async throws {
         let (client, server) = try await makeDatabases()
-        #expect(try await client.userRecordName() == InMemoryCloudDatabase.defaultUserRecordName)
+        #expect(try await client.userRecordName() == CloudKitEmulator.userRecordName(for: Self.user))
         #expect(try await client.accountStatus() == .available)
-        await server.signOut()
+        await server.signOut(user: Self.user)
         #expect(try await client.accountStatus() == .noAccount)
     }
 
