@@ -43,7 +43,7 @@ struct ServerError: Error, Sendable {
     var reason: String
     var retryAfter: Double?
     var redirectURL: String?
-    /// A fixed UUID per error keeps answers repeatable; CloudKit's differ per request and clients only log them.
+    /// A new UUID per error, as CloudKit gives one; clients only log it.
     var uuid = UUID().uuidString
 
     init(_ code: Code, _ reason: String, retryAfter: Double? = nil, redirectURL: String? = nil) {
