@@ -6,8 +6,9 @@ import Testing
 
 @Suite("Sync: devices on one server")
 struct SyncScenarioTests {
-    @Test func aGraphSavedOnOneDeviceArrivesWholeOnAnother() async throws {
-        let scenario = Scenario()
+    @Test(arguments: ScenarioServer.allCases)
+    func aGraphSavedOnOneDeviceArrivesWholeOnAnother(server: ScenarioServer) async throws {
+        let scenario = try await server.scenario()
         let (a, b) = (try await scenario.device(), try await scenario.device())
         let school = School(
             id: "s", name: "Hill", director: Person(id: "d", name: "Ada"),
@@ -24,8 +25,9 @@ struct SyncScenarioTests {
                         zoneID: scenario.zoneID, saved: ["d", "p1", "p2", "s"].map(scenario.recordID), deleted: []))))
     }
 
-    @Test func aDecodedChangedAndSavedModelUpdatesInsteadOfConflicting() async throws {
-        let scenario = Scenario()
+    @Test(arguments: ScenarioServer.allCases)
+    func aDecodedChangedAndSavedModelUpdatesInsteadOfConflicting(server: ScenarioServer) async throws {
+        let scenario = try await server.scenario()
         let a = try await scenario.device(Scenario.configuration(.serverWins))
         try await a.store.save(Note(id: "n", title: "one", body: ""))
         try await a.sync()
@@ -34,11 +36,12 @@ struct SyncScenarioTests {
         try await a.store.save(note)
         try await a.sync()
         #expect(a.recorder.resolutions.isEmpty)
-        #expect(await scenario.serverNotes()["n"]?.title == "two")
+        #expect(try await scenario.serverNotes()["n"]?.title == "two")
     }
 
-    @Test func deletionsReachOtherDevices() async throws {
-        let scenario = Scenario()
+    @Test(arguments: ScenarioServer.allCases)
+    func deletionsReachOtherDevices(server: ScenarioServer) async throws {
+        let scenario = try await server.scenario()
         let (a, b) = (try await scenario.device(), try await scenario.device())
         try await a.store.save(Note(id: "n", title: "x", body: ""))
         try await a.sync()
@@ -47,16 +50,16 @@ struct SyncScenarioTests {
         try await b.sync()
         try await a.sync()
         #expect(try await a.note("n") == nil)
-        #expect(await scenario.serverNotes().isEmpty)
+        #expect(try await scenario.serverNotes().isEmpty)
     }
 
     // MARK: Conflict policies
 
     /// A and B both have `n`; both edit offline, B after A; A syncs first.
     private func editOffline(
-        _ policy: ConflictPolicy, a edit: (inout Note) -> Void, b bEdit: (inout Note) -> Void
-    ) async throws -> (Scenario, Device, Device) {
-        let scenario = Scenario()
+        _ server: ScenarioServer, _ policy: ConflictPolicy, a edit: (inout Note) -> Void, b bEdit: (inout Note) -> Void
+    ) async throws -> (any DeviceScenario, Device, Device) {
+        let scenario = try await server.scenario()
         let a = try await scenario.device(Scenario.configuration(policy))
         let b = try await scenario.device(Scenario.configuration(policy))
         try await a.store.save(Note(id: "n", title: "title", body: "body"))
@@ -75,29 +78,35 @@ struct SyncScenarioTests {
         return (scenario, a, b)
     }
 
-    @Test func serverWinsKeepsTheFirstUpload() async throws {
-        let (scenario, a, b) = try await editOffline(.serverWins, a: { $0.title = "A" }, b: { $0.title = "B" })
-        #expect(await scenario.serverNotes()["n"]?.title == "A")
+    @Test(arguments: ScenarioServer.allCases)
+    func serverWinsKeepsTheFirstUpload(server: ScenarioServer) async throws {
+        let (scenario, a, b) = try await editOffline(
+            server, .serverWins, a: { $0.title = "A" }, b: { $0.title = "B" })
+        #expect(try await scenario.serverNotes()["n"]?.title == "A")
         #expect(try await b.note("n")?.title == "A")
         #expect(try await a.note("n")?.title == "A")
         #expect(b.recorder.resolutions == [ConflictResolution(recordID: scenario.recordID("n"), decision: .keptServer)])
     }
 
-    @Test func clientWinsKeepsTheLastUpload() async throws {
-        let (scenario, a, b) = try await editOffline(.clientWins, a: { $0.title = "A" }, b: { $0.body = "B" })
+    @Test(arguments: ScenarioServer.allCases)
+    func clientWinsKeepsTheLastUpload(server: ScenarioServer) async throws {
+        let (scenario, a, b) = try await editOffline(
+            server, .clientWins, a: { $0.title = "A" }, b: { $0.body = "B" })
         // Client wins whole: A's title is replaced by B's copy, which still had the old title.
-        #expect(await scenario.serverNotes()["n"] == Note(id: "n", title: "title", body: "B"))
+        #expect(try await scenario.serverNotes()["n"] == Note(id: "n", title: "title", body: "B"))
         #expect(try await a.note("n") == Note(id: "n", title: "title", body: "B"))
         #expect(b.recorder.resolutions.map(\.decision) == [.keptClient])
     }
 
-    @Test func newestEditWinsComparesTheUsersEditTimesNotTheUploadOrder() async throws {
+    @Test(arguments: ScenarioServer.allCases)
+    func newestEditWinsComparesTheUsersEditTimesNotTheUploadOrder(server: ScenarioServer) async throws {
         // B edited last but uploads last: B wins. Then the other way round: A edits last, B uploads last: A wins.
-        let (scenario, a, _) = try await editOffline(.newestEditWins, a: { $0.title = "A" }, b: { $0.title = "B" })
-        #expect(await scenario.serverNotes()["n"]?.title == "B")
+        let (scenario, a, _) = try await editOffline(
+            server, .newestEditWins, a: { $0.title = "A" }, b: { $0.title = "B" })
+        #expect(try await scenario.serverNotes()["n"]?.title == "B")
         #expect(try await a.note("n")?.title == "B")
 
-        let second = Scenario()
+        let second = try await server.scenario()
         let c = try await second.device(Scenario.configuration(.newestEditWins))
         let d = try await second.device(Scenario.configuration(.newestEditWins))
         try await c.store.save(Note(id: "n", title: "title", body: ""))
@@ -109,33 +118,38 @@ struct SyncScenarioTests {
         try await d.sync()  // D uploads first
         try await c.sync()  // C's upload conflicts; C's edit is newer and wins
         try await d.sync()
-        #expect(await second.serverNotes()["n"]?.title == "C, later")
+        #expect(try await second.serverNotes()["n"]?.title == "C, later")
         #expect(try await d.note("n")?.title == "C, later")
         #expect(c.recorder.resolutions.map(\.decision) == [.keptClient])
     }
 
-    @Test func fieldByFieldMergesDifferentFields() async throws {
-        let (scenario, a, b) = try await editOffline(.fieldByField, a: { $0.title = "A" }, b: { $0.body = "B" })
+    @Test(arguments: ScenarioServer.allCases)
+    func fieldByFieldMergesDifferentFields(server: ScenarioServer) async throws {
+        let (scenario, a, b) = try await editOffline(
+            server, .fieldByField, a: { $0.title = "A" }, b: { $0.body = "B" })
         let merged = Note(id: "n", title: "A", body: "B")
-        #expect(await scenario.serverNotes()["n"] == merged)
+        #expect(try await scenario.serverNotes()["n"] == merged)
         #expect(try await a.note("n") == merged)
         #expect(try await b.note("n") == merged)
         #expect(
             b.recorder.resolutions.map(\.decision) == [.merged(fromServer: ["title"], fromClient: ["body"])])
     }
 
-    @Test func fieldByFieldKeepsTheNewerEditOfTheSameField() async throws {
+    @Test(arguments: ScenarioServer.allCases)
+    func fieldByFieldKeepsTheNewerEditOfTheSameField(server: ScenarioServer) async throws {
         let (scenario, a, _) = try await editOffline(
+            server,
             .fieldByField, a: { $0.title = "A" },
             b: {
                 $0.title = "B"
                 $0.pinned = true
             })
-        #expect(await scenario.serverNotes()["n"] == Note(id: "n", title: "B", body: "body", pinned: true))
+        #expect(try await scenario.serverNotes()["n"] == Note(id: "n", title: "B", body: "body", pinned: true))
         #expect(try await a.note("n") == Note(id: "n", title: "B", body: "body", pinned: true))
     }
 
-    @Test func aCustomPolicySeesAllThreeRecordsAndItsMergeIsSaved() async throws {
+    @Test(arguments: ScenarioServer.allCases)
+    func aCustomPolicySeesAllThreeRecordsAndItsMergeIsSaved(server: ScenarioServer) async throws {
         let policy = ConflictPolicy.custom { conflict in
             var merged = conflict.server
             let server = conflict.server["title"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? ""
@@ -146,16 +160,18 @@ struct SyncScenarioTests {
             #expect(conflict.serverChangedKeys == ["title"])
             return .merged(merged)
         }
-        let (scenario, a, _) = try await editOffline(policy, a: { $0.title = "A" }, b: { $0.title = "B" })
-        #expect(await scenario.serverNotes()["n"]?.title == "A+B")
+        let (scenario, a, _) = try await editOffline(
+            server, policy, a: { $0.title = "A" }, b: { $0.title = "B" })
+        #expect(try await scenario.serverNotes()["n"]?.title == "A+B")
         #expect(try await a.note("n")?.title == "A+B")
     }
 
     // MARK: Deletes against edits
 
-    @Test func aServerDeletionAgainstALocalEditFollowsThePolicy() async throws {
+    @Test(arguments: ScenarioServer.allCases)
+    func aServerDeletionAgainstALocalEditFollowsThePolicy(server: ScenarioServer) async throws {
         for policy in [DeleteConflictPolicy.editWins, .deleteWins] {
-            let scenario = Scenario()
+            let scenario = try await server.scenario()
             let a = try await scenario.device(Scenario.configuration(deletes: policy))
             let b = try await scenario.device(Scenario.configuration(deletes: policy))
             try await a.store.save(Note(id: "n", title: "t", body: ""))
@@ -169,20 +185,21 @@ struct SyncScenarioTests {
             let id = scenario.recordID("n")
             switch policy {
             case .editWins:
-                #expect(await scenario.serverNotes()["n"]?.title == "edited")
+                #expect(try await scenario.serverNotes()["n"]?.title == "edited")
                 #expect(try await a.note("n")?.title == "edited")
                 #expect(b.recorder.resolutions == [ConflictResolution(recordID: id, decision: .recreatedFromClient)])
             case .deleteWins:
-                #expect(await scenario.serverNotes().isEmpty)
+                #expect(try await scenario.serverNotes().isEmpty)
                 #expect(try await b.note("n") == nil)
                 #expect(b.recorder.resolutions == [ConflictResolution(recordID: id, decision: .deletedWithServer)])
             }
         }
     }
 
-    @Test func aLocalDeletionAgainstAServerEditFollowsThePolicy() async throws {
+    @Test(arguments: ScenarioServer.allCases)
+    func aLocalDeletionAgainstAServerEditFollowsThePolicy(server: ScenarioServer) async throws {
         for policy in [DeleteConflictPolicy.editWins, .deleteWins] {
-            let scenario = Scenario()
+            let scenario = try await server.scenario()
             let a = try await scenario.device(Scenario.configuration(deletes: policy))
             let b = try await scenario.device(Scenario.configuration(deletes: policy))
             try await a.store.save(Note(id: "n", title: "t", body: ""))
@@ -195,11 +212,11 @@ struct SyncScenarioTests {
             try await a.sync()
             switch policy {
             case .editWins:
-                #expect(await scenario.serverNotes()["n"]?.title == "edited")
+                #expect(try await scenario.serverNotes()["n"]?.title == "edited")
                 #expect(try await b.note("n")?.title == "edited")
                 #expect(b.recorder.resolutions.map(\.decision) == [.restoredFromServer])
             case .deleteWins:
-                #expect(await scenario.serverNotes().isEmpty)
+                #expect(try await scenario.serverNotes().isEmpty)
                 #expect(try await a.note("n") == nil)
                 #expect(b.recorder.resolutions.map(\.decision) == [.keptLocalDeletion])
             }

@@ -26,14 +26,7 @@ struct AdminAPI: Sendable {
                 "storage": .string(storageDescription),
             ])
         case ("POST", "reset"):
-            try await state.registry.reset()
-            await state.tokens.reset()
-            await state.notifications.reset()
-            await state.schema.reset()
-            state.uploads.reset()
-            state.faults.remove()
-            state.log.clear()
-            state.clock.setOffset(0)
+            try await state.reset()
             return .json(["status": "reset"])
         case ("POST", "sign-in"):
             guard let user = body["user"]?.string, !user.isEmpty else {

@@ -65,6 +65,13 @@ actor NotificationHub {
     }
 
     private func deliver(_ payload: JSONValue, to user: String, key: DatabaseKey) {
+        // The push names the user it is for (`ck.ckuserid`), as CloudKit's do.
+        var payload = payload
+        if var root = payload.object, var ck = root["ck"]?.object {
+            ck["ckuserid"] = .string(Caller.userRecordName(for: user))
+            root["ck"] = .object(ck)
+            payload = .object(root)
+        }
         for (token, push) in pushTokens
         where push.user == user && push.container == key.container && push.environment == key.environment {
             if var queue = waiters[token], !queue.isEmpty {

@@ -110,6 +110,16 @@ public final class CloudKitEmulator: Service, Sendable {
         await state.tokens.issue(for: user)
     }
 
+    /// Forgets everything, as `POST /emulator/v1/reset` does: every database, web auth token, notification URL,
+    /// schema, upload, fault and logged request, and the clock's offset.
+    public func reset() async throws {
+        do {
+            try await state.reset()
+        } catch {
+            throw EmulatorError(reason: error.reason)
+        }
+    }
+
     /// The user record name a test user has.
     public static func userRecordName(for user: String) -> String {
         Caller.userRecordName(for: user)

@@ -27,6 +27,19 @@ final class EmulatorState: Sendable {
         verifier = ServerToServerVerifier(keys: configuration.serverKeys)
     }
 
+    /// Forgets everything: every database, token, notification URL, schema, upload, fault and logged request, and
+    /// the clock's offset.
+    func reset() async throws(ServerError) {
+        try await registry.reset()
+        await tokens.reset()
+        await notifications.reset()
+        await schema.reset()
+        uploads.reset()
+        faults.remove()
+        log.clear()
+        clock.setOffset(0)
+    }
+
     /// 421 with the sign-in page to send the user to.
     func authenticationRequired(_ request: EmulatorRequest, reason: String) -> ServerError {
         ServerError(

@@ -54,9 +54,11 @@ struct WebServicesTransport: Sendable {
     ///
     /// - Parameter mapError: The error of an error dictionary for the whole request; by default, the error as
     ///   for any request, without a record or zone.
+    ///   - location: Whether the endpoint is under the configuration's database (most are) or under the
+    ///     container (`tokens/create`).
     func post<Response: Decodable>(
         _ endpoint: String, _ body: some Encodable, as: Response.Type,
-        mapError: ErrorMapping? = nil
+        under location: EndpointLocation = .database(nil), mapError: ErrorMapping? = nil
     ) async throws -> Response {
         let data: Data
         do {
@@ -64,7 +66,7 @@ struct WebServicesTransport: Sendable {
         } catch let error as EncodingError {
             throw CloudDatabaseError.invalidArguments(Self.describe(error))
         }
-        return try await send(.POST, endpoint, body: data, as: Response.self, mapError: mapError)
+        return try await send(.POST, endpoint, under: location, body: data, as: Response.self, mapError: mapError)
     }
 
     /// GETs an endpoint of the database (`zones/list`) and decodes the response.
@@ -74,17 +76,25 @@ struct WebServicesTransport: Sendable {
     func get<Response: Decodable>(
         _ endpoint: String, in database: CloudKitWebServicesConfiguration.Database? = nil, as: Response.Type
     ) async throws -> Response {
-        try await send(.GET, endpoint, in: database, body: nil, as: Response.self)
+        try await send(.GET, endpoint, under: .database(database), body: nil, as: Response.self)
+    }
+
+    /// Where an endpoint's path is.
+    enum EndpointLocation: Sendable {
+        /// Under a database's path: the configuration's, unless one is named.
+        case database(CloudKitWebServicesConfiguration.Database?)
+        /// Under the container's environment, in no database (`tokens/create`).
+        case container
     }
 
     private func send<Response: Decodable>(
-        _ method: HTTPMethod, _ endpoint: String, in database: CloudKitWebServicesConfiguration.Database? = nil,
+        _ method: HTTPMethod, _ endpoint: String, under location: EndpointLocation,
         body: Data?, as: Response.Type, mapError: ErrorMapping? = nil
     ) async throws -> Response {
         var retry = 0
         let started = ContinuousClock.now
         while true {
-            let (status, bytes) = try await exchange(method, endpoint, in: database, body: body)
+            let (status, bytes) = try await exchange(method, endpoint, under: location, body: body)
             if status == 200 {
                 do {
                     return try JSONDecoder().decode(Response.self, from: bytes)
@@ -127,11 +137,17 @@ struct WebServicesTransport: Sendable {
 
     /// One HTTP exchange: the status and the body.
     private func exchange(
-        _ method: HTTPMethod, _ endpoint: String, in database: CloudKitWebServicesConfiguration.Database?, body: Data?
+        _ method: HTTPMethod, _ endpoint: String, under location: EndpointLocation, body: Data?
     ) async throws -> (Int, Data) {
-        var databaseConfiguration = configuration
-        if let database { databaseConfiguration.database = database }
-        let subpath = "\(databaseConfiguration.databasePath)/\(endpoint)"
+        let subpath: String
+        switch location {
+        case .database(let database):
+            var databaseConfiguration = configuration
+            if let database { databaseConfiguration.database = database }
+            subpath = "\(databaseConfiguration.databasePath)/\(endpoint)"
+        case .container:
+            subpath = "\(configuration.containerPath)/\(endpoint)"
+        }
         var request = HTTPClientRequest(url: "")
         request.method = method
         request.headers.add(name: "Content-Type", value: "application/json")

@@ -12,7 +12,7 @@ import Foundation
 /// ```
 public struct CloudKitWebServicesConfiguration: Sendable {
     /// The container's environment.
-    public enum Environment: String, Sendable, Hashable, CaseIterable {
+    public enum Environment: String, Sendable, Hashable, CaseIterable, Codable {
         /// The environment apps in development use; its schema can still change.
         case development
         /// The environment apps on the App Store use.
@@ -105,7 +105,13 @@ public struct CloudKitWebServicesConfiguration: Sendable {
 
     /// The path every endpoint of this database starts with: `/database/1/{container}/{environment}/{database}`.
     var databasePath: String {
-        "/database/1/\(containerIdentifier)/\(environment.rawValue)/\(database.rawValue)"
+        "\(containerPath)/\(database.rawValue)"
+    }
+
+    /// The path of the container's environment, under which the endpoints that belong to no database are
+    /// (`tokens/create`, `tokens/register`).
+    var containerPath: String {
+        "/database/1/\(containerIdentifier)/\(environment.rawValue)"
     }
 
     /// Why the configuration can't work, or `nil`.

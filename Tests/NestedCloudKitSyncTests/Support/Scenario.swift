@@ -2,8 +2,9 @@ import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSync
 
-/// A server and the clock its devices share.
-struct Scenario {
+/// The in-memory server and the clock its devices share, with the server's test controls (faults, lost responses,
+/// limits) for the scenarios that need them.
+struct Scenario: DeviceScenario {
     let clock = VirtualSyncClock()
     let server: InMemoryCloudDatabase
 
@@ -12,9 +13,7 @@ struct Scenario {
         server = InMemoryCloudDatabase(maximumItemsPerRequest: maximumItemsPerRequest, clock: { clock.now() })
     }
 
-    func device(_ configuration: SyncConfiguration = SyncConfiguration(retry: SyncRetryPolicy(jitter: 0)))
-        async throws -> Device
-    {
+    func device(_ configuration: SyncConfiguration) async throws -> Device {
         try await Device(server: server, clock: clock, configuration: configuration)
     }
 
@@ -27,17 +26,8 @@ struct Scenario {
             retry: SyncRetryPolicy(jitter: 0))
     }
 
-    /// The zone every device syncs by default.
-    var zoneID: CloudRecord.ZoneID { SyncStore.defaultZoneID }
-
-    func recordID(_ name: String) -> CloudRecord.ID { CloudRecord.ID(recordName: name, zoneID: zoneID) }
-
     /// The server's records of the synced zone, by name, without the engine's fields.
     func serverNotes() async -> [String: Note] {
-        var notes: [String: Note] = [:]
-        for record in await server.allRecords where record.recordType == "Note" {
-            if let note = try? CKRecordDecoder().decode(Note.self, from: record) { notes[note.id] = note }
-        }
-        return notes
+        Self.notes(in: await server.allRecords)
     }
 }

@@ -1,0 +1,57 @@
+import Foundation
+import NestedCloudKitCodable
+import NestedCloudKitSync
+import Testing
+
+/// What a scenario's devices need from the server they share, whichever server it is: the scenarios that only sync
+/// devices run against each (``ScenarioServer``).
+protocol DeviceScenario: Sendable {
+    /// The clock the devices (and the server, when it takes one) share.
+    var clock: VirtualSyncClock { get }
+    /// A new device on the server.
+    func device(_ configuration: SyncConfiguration) async throws -> Device
+    /// The server's records of the synced zone, by name, without the engine's fields.
+    func serverNotes() async throws -> [String: Note]
+}
+
+extension DeviceScenario {
+    func device() async throws -> Device {
+        try await device(SyncConfiguration(retry: SyncRetryPolicy(jitter: 0)))
+    }
+
+    /// The zone every device syncs by default.
+    var zoneID: CloudRecord.ZoneID { SyncStore.defaultZoneID }
+
+    func recordID(_ name: String) -> CloudRecord.ID { CloudRecord.ID(recordName: name, zoneID: zoneID) }
+
+    /// The notes among `records`, by name.
+    static func notes(in records: some Sequence<CloudRecord>) -> [String: Note] {
+        var notes: [String: Note] = [:]
+        for record in records where record.recordType == "Note" {
+            if let note = try? CKRecordDecoder().decode(Note.self, from: record) { notes[note.id] = note }
+        }
+        return notes
+    }
+}
+
+/// The servers the device scenarios run against.
+enum ScenarioServer: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// `InMemoryCloudDatabase`, called directly.
+    case inMemory
+    /// The emulator over HTTP, each device with its own `CloudKitWebServicesDatabase` signed in as one user.
+    case emulator
+
+    var testDescription: String {
+        switch self {
+        case .inMemory: "in-memory server"
+        case .emulator: "emulator over HTTP"
+        }
+    }
+
+    func scenario() async throws -> any DeviceScenario {
+        switch self {
+        case .inMemory: Scenario()
+        case .emulator: try await EmulatorScenario.start()
+        }
+    }
+}

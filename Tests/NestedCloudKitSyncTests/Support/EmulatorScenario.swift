@@ -1,0 +1,48 @@
+import Foundation
+import NestedCloudKitCodable
+import NestedCloudKitEmulator
+import NestedCloudKitSync
+import NestedCloudKitWebServices
+
+/// Devices of one user syncing through CloudKit Web Services with the emulator (in this process, over loopback
+/// HTTP): what a Linux or server app does against CloudKit, with the emulator's clock the devices' clock.
+struct EmulatorScenario: DeviceScenario {
+    let clock: VirtualSyncClock
+    let emulator: CloudKitEmulator
+    static let user = "alice"
+    static let container = "iCloud.com.example.SyncScenarios"
+
+    static func start(notificationPollTimeout: Duration = .seconds(25)) async throws -> EmulatorScenario {
+        let clock = VirtualSyncClock()
+        let emulator = try await CloudKitEmulator.start(
+            EmulatorConfiguration(notificationPollTimeout: notificationPollTimeout, clock: { clock.now() }))
+        return EmulatorScenario(clock: clock, emulator: emulator)
+    }
+
+    /// A new client of the user's private database, with a web auth token of its own (tokens are single-use and
+    /// rotate with every response, so two devices never share one).
+    func database() async throws -> CloudKitWebServicesDatabase {
+        try CloudKitWebServicesDatabase(
+            configuration: CloudKitWebServicesConfiguration(
+                containerIdentifier: Self.container, environment: .development, database: .private,
+                authentication: .apiToken("api-token", webAuthToken: await emulator.signIn(user: Self.user)),
+                serverURL: emulator.url, retryPolicy: .never, requestTimeout: .seconds(120)))
+    }
+
+    func device(_ configuration: SyncConfiguration) async throws -> Device {
+        try await Device(server: try await database(), clock: clock, configuration: configuration)
+    }
+
+    func serverNotes() async throws -> [String: Note] {
+        let reader = try await database()
+        var records: [CloudRecord] = []
+        var page = try await reader.records(
+            matching: CloudQuery(recordType: "Note"), inZoneWith: zoneID, desiredKeys: nil, resultsLimit: 200)
+        while true {
+            records += try page.matchResults.map { try $0.1.get() }
+            guard let cursor = page.queryCursor else { break }
+            page = try await reader.records(continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: 200)
+        }
+        return Self.notes(in: records)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import NestedCloudKitCodable
+import NestedCloudKitSync
+import NestedCloudKitWebServices
+import Testing
+
+/// The engine through CloudKit Web Services against the emulator, for what only a wire has: pushes delivered
+/// through the long-poll URL. (The device scenarios in `SyncScenarioTests` run against the emulator too.)
+@Suite("Sync: devices through Web Services and the emulator")
+struct SyncOverWebServicesTests {
+    @Test func aPushThroughTheLongPollURLMakesTheOtherDeviceFetch() async throws {
+        let scenario = try await EmulatorScenario.start()
+        let a = try await scenario.device()
+        let bDatabase = try await scenario.database()
+        let b = try await Device(
+            server: bDatabase, clock: scenario.clock, configuration: SyncConfiguration(retry: SyncRetryPolicy(jitter: 0)))
+        // B's first sync saves its database subscription; its channel is where the subscription delivers.
+        try await b.sync()
+        let channel = try await bDatabase.createNotificationChannel()
+        var pushes = bDatabase.notifications(from: channel).makeAsyncIterator()
+
+        let note = Note(id: "n", title: "from A", body: "")
+        try await a.store.save(note)
+        try await a.sync()
+        #expect(try await b.note("n") == nil)
+
+        // The push is waiting at the URL: A's sync finished before B polls.
+        let push = try #require(try await pushes.next())
+        #expect(push.kind == .database)
+        #expect(push.subscriptionID == "NestedCloudKitSync")
+        #expect(push.databaseScope == .private)
+        #expect(push.containerIdentifier == EmulatorScenario.container)
+        #expect(push.userRecordName == (try await bDatabase.userRecordName()))
+        try await b.engine.handle(push)
+        await b.recorder.waitForFinish()
+        #expect(try await b.note("n") == note)
+        #expect(
+            b.recorder.events.contains(
+                .fetchedChanges(SyncFetchedChanges(zoneID: scenario.zoneID, saved: [scenario.recordID("n")], deleted: []))
+            ))
+    }
+
+    @Test func aChannelTheServerForgotEndsTheStreamWithAnErrorThatSaysWhatToDo() async throws {
+        let scenario = try await EmulatorScenario.start()
+        let database = try await scenario.database()
+        let channel = try await database.createNotificationChannel()
+        #expect(channel.apnsEnvironment == .development)
+        try await scenario.emulator.reset()
+        var pushes = database.notifications(from: channel).makeAsyncIterator()
+        let error = await #expect(throws: CloudDatabaseError.self) { try await pushes.next() }
+        guard case .invalidArguments(let message) = error else {
+            Issue.record("expected invalidArguments, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("make a new channel"))
+    }
+}
