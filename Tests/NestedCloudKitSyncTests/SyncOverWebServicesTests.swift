@@ -13,7 +13,8 @@ struct SyncOverWebServicesTests {
         let a = try await scenario.device()
         let bDatabase = try await scenario.database()
         let b = try await Device(
-            server: bDatabase, clock: scenario.clock, configuration: SyncConfiguration(retry: SyncRetryPolicy(jitter: 0)))
+            server: bDatabase, clock: scenario.clock,
+            configuration: SyncConfiguration(retry: SyncRetryPolicy(jitter: 0)))
         // B's first sync saves its database subscription; its channel is where the subscription delivers.
         try await b.sync()
         let channel = try await bDatabase.createNotificationChannel()
@@ -36,7 +37,8 @@ struct SyncOverWebServicesTests {
         #expect(try await b.note("n") == note)
         #expect(
             b.recorder.events.contains(
-                .fetchedChanges(SyncFetchedChanges(zoneID: scenario.zoneID, saved: [scenario.recordID("n")], deleted: []))
+                .fetchedChanges(
+                    SyncFetchedChanges(zoneID: scenario.zoneID, saved: [scenario.recordID("n")], deleted: []))
             ))
     }
 
