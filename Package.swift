@@ -142,6 +142,8 @@ let package = Package(
             dependencies: [
                 // ckws and Benchmarks only to have them built: the tests run them as processes.
                 "NestedCloudKitCodable", "NestedCloudKitWebServices", "ckws", "Benchmarks", "CloudKitTestServer",
+                // The round trips run against the emulator, in process and (for the kill -9 test) as a process.
+                "NestedCloudKitEmulator", "cloudkit-emulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -23,7 +23,7 @@ public final class CloudKitEmulator: Service, Sendable {
     public let configuration: EmulatorConfiguration
     let state: EmulatorState
     private let boundPort = NIOLockedValueBox<Int?>(nil)
-    private let running = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+    private let running = NIOLockedValueBox<(Task<Void, any Error>, ServiceGroup)?>(nil)
 
     public init(configuration: EmulatorConfiguration = EmulatorConfiguration()) {
         self.configuration = configuration
@@ -78,9 +78,14 @@ public final class CloudKitEmulator: Service, Sendable {
     {
         let emulator = CloudKitEmulator(configuration: configuration)
         let (ready, readyContinuation) = AsyncStream<Result<URL, any Error>>.makeStream()
+        let serving = ReportingReadiness(emulator: emulator) { url in readyContinuation.yield(.success(url)) }
+        // In a service group, so that `stop()` shuts the server down gracefully: cancelling it instead makes
+        // Hummingbird log the cancellation as an error.
+        let group = ServiceGroup(
+            services: [serving], logger: Logger(label: "cloudkit-emulator", factory: { _ in SwiftLogNoOpLogHandler() }))
         let task = Task {
             do {
-                try await emulator.run { url in readyContinuation.yield(.success(url)) }
+                try await group.run()
                 readyContinuation.finish()
             } catch {
                 readyContinuation.yield(.failure(error))
@@ -88,7 +93,7 @@ public final class CloudKitEmulator: Service, Sendable {
                 throw error
             }
         }
-        emulator.running.withLockedValue { $0 = task }
+        emulator.running.withLockedValue { $0 = (task, group) }
         for await result in ready {
             _ = try result.get()
             return emulator
@@ -96,10 +101,10 @@ public final class CloudKitEmulator: Service, Sendable {
         throw CancellationError()
     }
 
-    /// Stops an emulator that ``start(_:)`` started, and waits until its databases are closed.
+    /// Stops an emulator that ``start(_:)`` started, gracefully, and waits until its databases are closed.
     public func stop() async {
-        guard let task = running.withLockedValue({ $0 }) else { return }
-        task.cancel()
+        guard let (task, group) = running.withLockedValue({ $0 }) else { return }
+        await group.triggerGracefulShutdown()
         _ = try? await task.value
     }
 
@@ -229,4 +234,14 @@ public final class CloudKitEmulator: Service, Sendable {
 public struct EmulatorError: Error, Sendable, CustomStringConvertible {
     public var reason: String
     public var description: String { reason }
+}
+
+/// The emulator as a service that reports when it is ready, for ``CloudKitEmulator/start(_:)``.
+private struct ReportingReadiness: Service {
+    let emulator: CloudKitEmulator
+    let onReady: @Sendable (URL) async -> Void
+
+    func run() async throws {
+        try await emulator.run(onReady: onReady)
+    }
 }

@@ -1,0 +1,85 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// The `cloudkit-emulator` executable run as a process, as a developer or CI runs it.
+final class EmulatorProcess: Sendable {
+    let process: Process
+    let url: URL
+
+    private init(process: Process, url: URL) {
+        self.process = process
+        self.url = url
+    }
+
+    /// Starts the emulator with `arguments` (plus `--port 0`) and returns once it printed the line it is ready.
+    static func start(_ arguments: [String]) async throws -> EmulatorProcess {
+        let process = Process()
+        process.executableURL = try CKWSToolTests.toolURL("cloudkit-emulator")
+        process.arguments = arguments + ["--port", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let ready = try await readyLine(from: output)
+        let prefix = "CloudKit emulator listening on "
+        guard let line = ready, line.hasPrefix(prefix), let url = URL(string: String(line.dropFirst(prefix.count)))
+        else {
+            process.terminate()
+            throw EmulatorProcessError(message: "the emulator didn't say it was ready: \(ready ?? "no output")")
+        }
+        return EmulatorProcess(process: process, url: url)
+    }
+
+    struct EmulatorProcessError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    /// Kills the process with SIGKILL, as a crash or a power cut would end it, and waits until it is gone.
+    func kill() async {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        await waitForExit()
+    }
+
+    /// Stops the process with SIGTERM and waits until it is gone.
+    func terminate() async {
+        process.terminate()
+        await waitForExit()
+    }
+
+    private func waitForExit() async {
+        let process = self.process
+        // A thread of its own, not the cooperative pool the emulator's clients run on.
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// The first line the process writes; then the rest of its output is drained, so it never blocks on a full pipe.
+    private static func readyLine(from pipe: Pipe) async throws -> String? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let handle = pipe.fileHandleForReading
+                var buffer = Data()
+                var resumed = false
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    guard !resumed else { continue }
+                    buffer.append(chunk)
+                    if let newline = buffer.firstIndex(of: 0x0A) {
+                        resumed = true
+                        continuation.resume(returning: String(decoding: buffer[..<newline], as: UTF8.self))
+                    }
+                }
+                if !resumed {
+                    continuation.resume(returning: buffer.isEmpty ? nil : String(decoding: buffer, as: UTF8.self))
+                }
+            }
+        }
+    }
+}
