@@ -168,8 +168,10 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices", "NestedCloudKitSync",
+                "NestedCloudKitEmulator",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks"
         ),

@@ -17,11 +17,15 @@ struct Sizes {
     var largeZone = 100_000
     /// The records of the sync engine's initial sync and of its large store.
     var syncRecords = 100_000
+    /// Requests of the emulator's load test (half saves, half lookups) and the clients sending them at once.
+    var emulatorRequests = 6_000
+    var emulatorClients = 8
 
     static let full = Sizes()
     static let quick = Sizes(
         flatValues: 2_000, students: 100, books: 500, chainDepth: 5, treeFanOuts: [5, 5, 8], sqliteRecords: 1_000,
-        smallZone: 200, largeZone: 2_000, syncRecords: 2_000)
+        smallZone: 200, largeZone: 2_000, syncRecords: 2_000,
+        emulatorRequests: 400)
 }
 
 struct Workloads {

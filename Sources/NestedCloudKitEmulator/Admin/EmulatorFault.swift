@@ -19,6 +19,9 @@ public struct EmulatorFault: Sendable, Hashable, Codable {
     /// How many more requests the fault applies to; `nil` for all of them until it is removed.
     public var remaining: Int?
 
+    /// A fault for the requests that match `path` and `recordName` (all requests when both are `nil`), applied to
+    /// the next `remaining` of them (`nil`: until removed). With neither an error code nor `loseResponse`, only the
+    /// latency applies.
     public init(
         path: String? = nil, recordName: String? = nil, serverErrorCode: String? = nil, retryAfter: Double? = nil,
         latencyMilliseconds: Double = 0, loseResponse: Bool = false, remaining: Int? = 1
@@ -37,6 +40,8 @@ public struct EmulatorFault: Sendable, Hashable, Codable {
         case id, path, recordName, serverErrorCode, retryAfter, latencyMilliseconds, loseResponse, remaining
     }
 
+    /// Reads a fault as the admin API takes it (`POST /emulator/v1/faults`): every key but the one that says what
+    /// the fault does may be left out.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decodeIfPresent(String.self, forKey: .id) ?? ""

@@ -2,14 +2,25 @@
 /// each ambiguity of Apple's documentation was resolved. `GET /emulator/v1/fidelity` serves this list, and a test
 /// keeps FIDELITY.md equal to it.
 public enum Fidelity {
+    /// How much of an endpoint or rule the emulator has.
     public enum Status: String, Sendable, Codable {
-        case done, partial, absent
+        /// As CloudKit documents it.
+        case done
+        /// In part; the note says what is missing.
+        case partial
+        /// Not at all; the note says what happens instead.
+        case absent
     }
 
+    /// One endpoint or rule.
     public struct Entry: Sendable, Codable, Hashable {
+        /// The group it belongs to: Records, Zones, Authentication, …
         public var area: String
+        /// The endpoint or rule.
         public var item: String
+        /// How much of it the emulator has.
         public var status: Status
+        /// What the emulator does, and how an ambiguity of the documentation was resolved.
         public var note: String
     }
 
@@ -17,6 +28,7 @@ public enum Fidelity {
         Entry(area: area, item: item, status: status, note: note)
     }
 
+    /// Every endpoint and rule, in FIDELITY.md's order.
     public static let entries: [Entry] = [
         entry(
             "Records", "records/modify", .done,
@@ -73,7 +85,7 @@ public enum Fidelity {
         ),
         entry(
             "Notifications", "tokens/create, tokens/register, long poll", .done,
-            "`webcourierURL` on the emulator; each poll answers one payload (`aps`, `ck` with `fet`, `qry` or `met`) or, after the poll timeout, an empty body. Paths under `/device/1/` and `/database/1/` both work."
+            "`webcourierURL` on the emulator; each poll answers one payload (`aps`, `ck` with `fet`, `qry` or `met`) or, after the poll timeout, an empty body; `ck.ckuserid` names the user. The courier URL needs no credential (it is one), and a URL the emulator no longer knows (after a reset or restart) answers 404. Paths under `/device/1/` and `/database/1/` both work."
         ),
         entry(
             "Authentication", "server-to-server keys", .done,

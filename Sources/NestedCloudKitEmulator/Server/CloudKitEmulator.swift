@@ -20,11 +20,14 @@ import ServiceLifecycle
 ///
 /// From a terminal: `swift run cloudkit-emulator --port 8080 --data ./ck-data`.
 public final class CloudKitEmulator: Service, Sendable {
+    /// How the emulator was set up.
     public let configuration: EmulatorConfiguration
     let state: EmulatorState
     private let boundPort = NIOLockedValueBox<Int?>(nil)
     private let running = NIOLockedValueBox<(Task<Void, any Error>, ServiceGroup)?>(nil)
 
+    /// An emulator that serves once ``run(onReady:)`` runs (as a service of a `ServiceGroup`, say); in a test,
+    /// ``start(_:)`` makes one and runs it.
     public init(configuration: EmulatorConfiguration = EmulatorConfiguration()) {
         self.configuration = configuration
         state = EmulatorState(configuration: configuration, clock: EmulatorClock(base: configuration.clock))
@@ -232,7 +235,9 @@ public final class CloudKitEmulator: Service, Sendable {
 
 /// An error of the emulator's Swift API, with the reason in words.
 public struct EmulatorError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, and what to do about it.
     public var reason: String
+    /// The reason.
     public var description: String { reason }
 }
 

@@ -7,6 +7,7 @@ public struct EmulatorConfiguration: Sendable {
     public var host: String
     /// The port; 0 picks a free one.
     public var port: Int
+    /// Where the databases are kept: SQLite files under a directory, or memory.
     public var storage: EmulatorStorage
     /// Server-to-server public keys by key ID.
     public var serverKeys: [String: P256.Signing.PublicKey]
@@ -19,6 +20,7 @@ public struct EmulatorConfiguration: Sendable {
     /// The time before the admin API's offset: the system's, unless a test injects its own.
     public var clock: @Sendable () -> Date
 
+    /// A configuration: by default loopback on a free port, in memory, any API token, the development environment.
     public init(
         host: String = "127.0.0.1", port: Int = 0, storage: EmulatorStorage = .inMemory,
         serverKeys: [String: P256.Signing.PublicKey] = [:], apiTokens: Set<String> = [],

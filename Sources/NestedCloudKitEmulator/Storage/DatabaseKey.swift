@@ -5,7 +5,12 @@ import Foundation
 public struct DatabaseKey: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The database's scope, as the path names it.
     public enum Scope: String, Sendable, Hashable, Codable, CaseIterable {
-        case `public`, `private`, shared
+        /// The container's public database, one per environment.
+        case `public`
+        /// A user's private database.
+        case `private`
+        /// The zones other users shared with a user.
+        case shared
 
         /// `CKDatabase.Scope`'s raw value, which notifications carry as `dbs`.
         var notificationValue: Int64 {
@@ -17,12 +22,16 @@ public struct DatabaseKey: Sendable, Hashable, Codable, CustomStringConvertible 
         }
     }
 
+    /// The container identifier, as the path names it (any name works).
     public var container: String
+    /// The environment, development or production.
     public var environment: EmulatorEnvironment
+    /// Public, private or shared.
     public var scope: Scope
     /// The owner of a private or shared database; `nil` for the public one.
     public var user: String?
 
+    /// A database of a container; `user` is ignored for the public database, which no user owns.
     public init(container: String, environment: EmulatorEnvironment, scope: Scope, user: String? = nil) {
         self.container = container
         self.environment = environment
@@ -30,6 +39,7 @@ public struct DatabaseKey: Sendable, Hashable, Codable, CustomStringConvertible 
         self.user = scope == .public ? nil : user
     }
 
+    /// `iCloud.com.example.app/development/private of alice`.
     public var description: String {
         "\(container)/\(environment.rawValue)/\(scope.rawValue)" + (user.map { " of \($0)" } ?? "")
     }
