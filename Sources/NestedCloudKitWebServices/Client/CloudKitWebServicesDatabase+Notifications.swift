@@ -4,6 +4,9 @@ import NestedCloudKitCodable
 // MARK: Pushes without APNs
 
 extension CloudKitWebServicesDatabase {
+    /// How many pushes ``notifications(from:pollTimeout:)`` keeps for a reader that hasn't taken them yet.
+    public static let bufferedNotifications = 100
+
     /// Makes a channel for the signed-in user's pushes with `tokens/create`: a token CloudKit delivers the user's
     /// subscriptions to, and the URL to long-poll for them.
     ///
@@ -59,6 +62,8 @@ extension CloudKitWebServicesDatabase {
     /// a row, and the stream ends with the last error when the policy gives up, or at once when the server no longer
     /// knows the channel (make a new one). A body that isn't a CloudKit payload is skipped.
     ///
+    /// Pushes arrive in order; of those a slow reader hasn't taken, the newest ``bufferedNotifications`` are kept.
+    ///
     /// - Parameters:
     ///   - channel: What ``createNotificationChannel(apnsEnvironment:)`` made.
     ///   - pollTimeout: How long one poll may wait for a push before it is asked again.
@@ -66,7 +71,8 @@ extension CloudKitWebServicesDatabase {
         from channel: CloudKitNotificationChannel, pollTimeout: Duration = .seconds(300)
     ) -> AsyncThrowingStream<CloudNotification, any Error> {
         let courier = NotificationCourier(transport: transport, url: channel.webcourierURL, pollTimeout: pollTimeout)
-        return AsyncThrowingStream { continuation in
+        // Pushes are hints: a reader that falls behind needs the latest, not every one (APNs coalesces too).
+        return AsyncThrowingStream(bufferingPolicy: .bufferingNewest(Self.bufferedNotifications)) { continuation in
             let polling = Task {
                 do {
                     try await courier.run { continuation.yield($0) }
