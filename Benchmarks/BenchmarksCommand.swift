@@ -49,7 +49,7 @@ struct BenchmarksCommand: AsyncParsableCommand {
             }
         }
         if wanted("webservices") { results += try workloads.webServices() }
-        if wanted("emulator") { results.append(try await workloads.emulatorLoad()) }
+        if wanted("emulator.load") { results.append(try await workloads.emulatorLoad(checksFloor: !quick)) }
 
         if json {
             for result in results { print(result.json) }

@@ -25,7 +25,8 @@ struct SyncOverWebServicesTests {
         try await a.sync()
         #expect(try await b.note("n") == nil)
 
-        // The push is waiting at the URL: A's sync finished before B polls.
+        // A's sync fired B's database subscription (its zone's and its records' saves may each have); whichever push
+        // B takes first, B fetches after A's sync finished, so A's note is there to fetch.
         let push = try #require(try await pushes.next())
         #expect(push.kind == .database)
         #expect(push.subscriptionID == "NestedCloudKitSync")

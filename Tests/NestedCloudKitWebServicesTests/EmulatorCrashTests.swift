@@ -8,7 +8,7 @@ import Testing
 
 /// The emulator as a process, killed with SIGKILL while clients write through it: every write it acknowledged is
 /// there when it starts again on the same data.
-@Suite("Emulator: kill -9")
+@Suite("Emulator: kill -9", .timeLimit(.minutes(2)))
 struct EmulatorCrashTests {
     @Test func aKillDuringModifiesLosesNothingAcknowledged() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("emulator-crash-\(UUID())")
@@ -22,11 +22,37 @@ struct EmulatorCrashTests {
         ]
 
         let first = try await EmulatorProcess.start(arguments)
-        let database = try Self.database(first.url)
+        let written: [CloudRecord.ID: Int64]
+        do {
+            written = try await Self.writeUntilKilled(first)
+        } catch {
+            await first.kill()
+            throw error
+        }
+        #expect(written.count >= Self.killAt)
+
+        let second = try await EmulatorProcess.start(arguments)
+        do {
+            let found = try await Self.values(of: Array(written.keys), from: try Self.database(second.url))
+            let lost = Set(written.keys).subtracting(found.keys)
+            #expect(lost.isEmpty, "acknowledged records lost: \(lost.map(\.recordName).sorted())")
+            #expect(found == written)
+        } catch {
+            await second.terminate()
+            throw error
+        }
+        await second.terminate()
+    }
+
+    static let killAt = 200
+
+    /// Four writers keep modifies in flight, one and five records a request, until one of them kills the emulator
+    /// once `killAt` records were acknowledged; the others' requests are in flight then. Returns what was
+    /// acknowledged.
+    private static func writeUntilKilled(_ emulator: EmulatorProcess) async throws -> [CloudRecord.ID: Int64] {
+        let database = try Self.database(emulator.url)
         let acknowledged = NIOLockedValueBox<[CloudRecord.ID: Int64]>([:])
-        let killAt = 200
         let killed = NIOLockedValueBox(false)
-        // Four writers keep modifies in flight, one and five records a request; the kill lands while some run.
         try await withThrowingTaskGroup(of: Void.self) { writers in
             for writer in 0..<4 {
                 writers.addTask {
@@ -47,36 +73,34 @@ struct EmulatorCrashTests {
                             return acknowledged.count >= killAt
                         }
                         // The other writers' requests are in flight as this one kills the emulator.
-                        if shouldKill,
-                            killed.withLockedValue({ killed in
-                                defer { killed = true }; return !killed
-                            })
-                        {
-                            await first.kill()
+                        if shouldKill {
+                            let isFirst = killed.withLockedValue { killed in
+                                defer { killed = true }
+                                return !killed
+                            }
+                            if isFirst { await emulator.kill() }
                         }
                     }
                 }
             }
             try await writers.waitForAll()
         }
-        let written = acknowledged.withLockedValue { $0 }
-        #expect(written.count >= killAt)
+        return acknowledged.withLockedValue { $0 }
+    }
 
-        let second = try await EmulatorProcess.start(arguments)
-        defer { Task { await second.terminate() } }
-        let reader = try Self.database(second.url)
+    /// The `value` field of each record that exists, by ID.
+    private static func values(of ids: [CloudRecord.ID], from database: CloudKitWebServicesDatabase) async throws
+        -> [CloudRecord.ID: Int64]
+    {
         var found: [CloudRecord.ID: Int64] = [:]
-        let ids = Array(written.keys)
         for start in stride(from: 0, to: ids.count, by: 200) {
-            for (id, result) in try await reader.records(for: Array(ids[start..<min(start + 200, ids.count)])) {
+            for (id, result) in try await database.records(for: Array(ids[start..<min(start + 200, ids.count)])) {
                 if case .success(let record) = result, case .int64(let value)? = record.fields["value"] {
                     found[id] = value
                 }
             }
         }
-        let lost = Set(written.keys).subtracting(found.keys)
-        #expect(lost.isEmpty, "acknowledged records lost: \(lost.map(\.recordName).sorted())")
-        #expect(found == written)
+        return found
     }
 
     private static func database(_ url: URL) throws -> CloudKitWebServicesDatabase {

@@ -34,7 +34,9 @@ import Testing
                     case 1: return LoopbackResponse(status: 200, body: Data())  // the keepalive
                     case 2: return .json(["hello": "not a CloudKit push"])
                     case 3: return .serverError(503, "TRY_AGAIN_LATER", retryAfter: 0.001)
-                    default: return .json(Self.payload)
+                    case 4: return .json(Self.payload)
+                    // Then the server forgets the URL, which ends the stream: a test that knows how many polls ran.
+                    default: return .serverError(404, "NOT_FOUND")
                     }
                 }
                 let port = request.headers["host"]?.split(separator: ":").last ?? ""
@@ -50,14 +52,31 @@ import Testing
             #expect(server.requests.map(\.path) == ["/database/1/\(Harness.container)/development/tokens/create"])
             #expect(try server.requests[0].json() as NSDictionary == ["apnsEnvironment": "development"])
 
-            let push = try #require(try await database.notifications(from: channel).first { _ in true })
+            var pushes: [CloudNotification] = []
+            var ending: (any Error)?
+            do {
+                for try await push in database.notifications(
+                    from: channel, pollTimeout: .seconds(60), quietPollSpacing: .zero)
+                {
+                    pushes.append(push)
+                }
+            } catch {
+                ending = error
+            }
             #expect(
-                push
-                    == CloudNotification(
-                        kind: .recordZone(CloudRecord.ZoneID(zoneName: "Schools", ownerName: "_abc")),
-                        subscriptionID: "zone", databaseScope: .private, containerIdentifier: Harness.container,
-                        notificationID: "n-1", userRecordName: "_abc"))
-            #expect(polls.withLockedValue { $0 } == 4)
+                pushes
+                    == [
+                        CloudNotification(
+                            kind: .recordZone(CloudRecord.ZoneID(zoneName: "Schools", ownerName: "_abc")),
+                            subscriptionID: "zone", databaseScope: .private, containerIdentifier: Harness.container,
+                            notificationID: "n-1", userRecordName: "_abc")
+                    ])
+            #expect(
+                ending as? CloudDatabaseError
+                    == .invalidArguments(
+                        "the server no longer knows this notification URL (HTTP 404): make a new channel with createNotificationChannel()"
+                    ))
+            #expect(polls.withLockedValue { $0 } == 5)
             // Polls carry no credential: the URL is the channel's.
             #expect(server.requests.dropFirst().allSatisfy { $0.method == "GET" && $0.query.isEmpty })
         }
@@ -72,9 +91,56 @@ import Testing
                 apnsToken: "abc", webcourierURL: server.url.appendingPathComponent("courier/abc"),
                 apnsEnvironment: .development)
             await #expect(throws: CloudDatabaseError.serviceUnavailable(retryAfter: 0.001)) {
-                for try await _ in database.notifications(from: channel) {}
+                for try await _ in database.notifications(
+                    from: channel, pollTimeout: .seconds(60), quietPollSpacing: .zero)
+                {}
             }
             #expect(server.requests.count == Harness.quickRetries.maximumAttempts)
+        }
+    }
+
+    @Test func aPollThatOutlastsItsTimeoutIsAskedAgainAndAPollTimeoutOfZeroIsRefused() async throws {
+        let polls = NIOLockedValueBox(0)
+        let (release, releaseHeldPoll) = AsyncStream<Void>.makeStream()
+        try await Harness.with(
+            database: .private, authentication: .apiToken("api", webAuthToken: "token-1"),
+            handler: { _ in
+                let poll = polls.withLockedValue {
+                    $0 += 1
+                    return $0
+                }
+                switch poll {
+                case 1:
+                    // Held until the test ends, far past the poll's timeout.
+                    for await _ in release {}
+                    return .json(Self.payload)
+                case 2: return .json(Self.payload)
+                default: return .serverError(404, "NOT_FOUND")
+                }
+            }
+        ) { database, server in
+            defer { releaseHeldPoll.finish() }
+            let channel = CloudKitNotificationChannel(
+                apnsToken: "abc", webcourierURL: server.url.appendingPathComponent("courier/abc"),
+                apnsEnvironment: .development)
+            var pushes = 0
+            await #expect(throws: CloudDatabaseError.self) {
+                for try await _ in database.notifications(
+                    from: channel, pollTimeout: .milliseconds(200), quietPollSpacing: .zero)
+                {
+                    pushes += 1
+                }
+            }
+            #expect(pushes == 1)
+            #expect(polls.withLockedValue { $0 } == 3)
+
+            await #expect(
+                throws: CloudDatabaseError.invalidArguments(
+                    "a poll timeout of 0.0 seconds can't work: give one above zero and at most a day, such as the default 300 s"
+                )
+            ) {
+                for try await _ in database.notifications(from: channel, pollTimeout: .zero) {}
+            }
         }
     }
 

@@ -36,6 +36,9 @@ actor NotificationHub {
 
     func isKnown(_ token: String) -> Bool { pushTokens[token] != nil }
 
+    /// Set once the emulator is shutting down: polls answer at once, so that no long poll holds the shutdown.
+    private var isClosing = false
+
     /// The next notification for `token`, waiting for one up to ``pollTimeout``; `nil` when none came.
     func poll(_ token: String) async -> JSONValue? {
         if var queue = pending[token], !queue.isEmpty {
@@ -43,6 +46,7 @@ actor NotificationHub {
             pending[token] = queue
             return first
         }
+        if isClosing { return nil }
         let id = UUID()
         let timeout = pollTimeout
         let timer = Task { [weak self] in
@@ -84,6 +88,14 @@ actor NotificationHub {
                 }
             }
         }
+    }
+
+    /// Answers every waiting poll with the keepalive, and every later one at once: the server is shutting down,
+    /// and a graceful shutdown waits for the requests in flight.
+    func close() {
+        isClosing = true
+        for (_, queue) in waiters { for waiter in queue { waiter.continuation.resume(returning: nil) } }
+        waiters = [:]
     }
 
     func reset() {

@@ -14,8 +14,9 @@ import ServiceLifecycle
 ///
 /// ```swift
 /// let emulator = try await CloudKitEmulator.start(EmulatorConfiguration())
-/// defer { Task { await emulator.stop() } }
 /// let token = await emulator.signIn(user: "alice")
+/// // ... requests to emulator.url ...
+/// await emulator.stop()
 /// ```
 ///
 /// From a terminal: `swift run cloudkit-emulator --port 8080 --data ./ck-data`.
@@ -62,7 +63,12 @@ public final class CloudKitEmulator: Service, Sendable {
             logger: logger
         )
         do {
-            try await application.run()
+            try await withGracefulShutdownHandler {
+                try await application.run()
+            } onGracefulShutdown: { [state] in
+                // Long polls would hold the shutdown until their timeout.
+                Task { await state.notifications.close() }
+            }
         } catch {
             await state.registry.close()
             throw error
@@ -70,7 +76,7 @@ public final class CloudKitEmulator: Service, Sendable {
         await state.registry.close()
     }
 
-    /// ``Service`` conformance: serves until a graceful shutdown.
+    /// `Service` conformance: serves until a graceful shutdown.
     public func run() async throws {
         try await run(onReady: { _ in })
     }
@@ -101,6 +107,8 @@ public final class CloudKitEmulator: Service, Sendable {
             _ = try result.get()
             return emulator
         }
+        // Cancelled before the server was ready: it mustn't go on running, with its port, unreachable.
+        await emulator.stop()
         throw CancellationError()
     }
 
@@ -119,7 +127,8 @@ public final class CloudKitEmulator: Service, Sendable {
     }
 
     /// Forgets everything, as `POST /emulator/v1/reset` does: every database, web auth token, notification URL,
-    /// schema, upload, fault and logged request, and the clock's offset.
+    /// schema, upload, fault and logged request, and the clock's offset. With a data directory, the folders of each
+    /// container's environments are deleted; nothing else in the directory is.
     public func reset() async throws {
         do {
             try await state.reset()

@@ -35,12 +35,23 @@ struct EmulatorHandler: Sendable {
             let elapsed = ContinuousClock.now - start
             state.log.append(
                 RequestLog.Entry(
-                    time: state.clock.now(), method: request.method, path: request.path, status: response.status,
+                    time: state.clock.now(), method: request.method, path: Self.loggedPath(request.path),
+                    status: response.status,
                     durationMilliseconds: Double(elapsed.components.attoseconds) / 1e15
                         + Double(elapsed.components.seconds) * 1000,
                     user: user, serverErrorCode: response.serverErrorCode))
         }
         return response
+    }
+
+    /// The path as the request log shows it: a notification, upload or download URL's token is its credential,
+    /// so it is left out.
+    static func loggedPath(_ path: String) -> String {
+        for prefix in [courierPrefix, AssetsEndpoint.uploadPrefix, AssetsEndpoint.downloadPrefix]
+        where path.hasPrefix(prefix) {
+            return prefix + "(token)"
+        }
+        return path
     }
 
     private func route(_ request: EmulatorRequest) async throws(ServerError) -> (EmulatorResponse, String?) {

@@ -36,21 +36,30 @@ actor DatabaseRegistry {
         return keys.sorted { $0.description < $1.description }
     }
 
-    /// Closes every database and deletes its data.
+    /// Closes every database and deletes its data: the environment folders of each container folder
+    /// (`CONTAINER/development`, `CONTAINER/production`), and a container folder left empty. Nothing else under the
+    /// data directory is touched, in case it is shared with other files.
     func reset() throws(ServerError) {
         for handle in handles.values {
             try? (handle.database as? SQLiteCloudDatabase)?.close()
         }
         handles = [:]
-        if case .directory(let path) = storage {
-            let directory = URL(fileURLWithPath: path)
-            let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-            for name in contents where !name.hasPrefix(".") {
+        guard case .directory(let path) = storage else { return }
+        let fileManager = FileManager.default
+        let root = URL(fileURLWithPath: path)
+        for container in (try? fileManager.contentsOfDirectory(atPath: path)) ?? [] where !container.hasPrefix(".") {
+            let folder = root.appendingPathComponent(container)
+            for environment in EmulatorEnvironment.allCases {
+                let data = folder.appendingPathComponent(environment.rawValue)
+                guard fileManager.fileExists(atPath: data.path) else { continue }
                 do {
-                    try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+                    try fileManager.removeItem(at: data)
                 } catch {
-                    throw ServerError(.internalError, "couldn't delete \(name) under \(path): \(error)")
+                    throw ServerError(.internalError, "couldn't delete \(data.path): \(error)")
                 }
+            }
+            if (try? fileManager.contentsOfDirectory(atPath: folder.path))?.isEmpty == true {
+                try? fileManager.removeItem(at: folder)
             }
         }
     }

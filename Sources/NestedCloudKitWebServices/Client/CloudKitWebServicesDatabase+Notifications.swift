@@ -44,46 +44,60 @@ extension CloudKitWebServicesDatabase {
     /// - Parameters:
     ///   - apnsToken: The token, as APNs gave it.
     ///   - apnsEnvironment: Its APNs environment: by default the container's environment.
+    /// - Throws: `CloudDatabaseError.notAuthenticated` without a signed-in user, and what any request throws.
     public func registerNotificationToken(
         _ apnsToken: String, apnsEnvironment: CloudKitWebServicesConfiguration.Environment? = nil
     ) async throws {
         let environment = apnsEnvironment ?? configuration.environment
         _ = try await transport.post(
             "tokens/register", WireTokenRegisterRequest(apnsEnvironment: environment.rawValue, apnsToken: apnsToken),
-            as: WireTokenResponse.self, under: .container)
+            as: WireIgnoredResponse.self, under: .container)
     }
 
     /// The pushes delivered to `channel`, read by long-polling its URL: each CloudKit payload, parsed, as it comes.
     ///
-    /// A push is a hint (CloudKit coalesces and drops pushes): answer one by fetching the changes since your tokens,
-    /// as `SyncEngine.handle(_:)` does. The stream runs until the task reading it is cancelled or stops iterating.
-    /// A poll that ends without a push (the server's keepalive, or `pollTimeout`) is polled again; a failed poll is
-    /// retried as the configuration's ``CloudKitWebServicesConfiguration/retryPolicy`` allows, counting failures in
-    /// a row, and the stream ends with the last error when the policy gives up, or at once when the server no longer
-    /// knows the channel (make a new one). A body that isn't a CloudKit payload is skipped.
-    ///
-    /// Pushes arrive in order; of those a slow reader hasn't taken, the newest ``bufferedNotifications`` are kept.
+    /// A push is a hint: answer one by fetching the changes since your tokens, as `SyncEngine.handle(_:)` does. The
+    /// stream polls until the task reading it is cancelled or stops iterating; <doc:ReceivingPushesWithoutAPNs> says
+    /// what it does with each kind of answer and when it ends with an error. Of the pushes a slow reader hasn't taken,
+    /// the newest ``bufferedNotifications`` are kept.
     ///
     /// - Parameters:
     ///   - channel: What ``createNotificationChannel(apnsEnvironment:)`` made.
-    ///   - pollTimeout: How long one poll may wait for a push before it is asked again.
+    ///   - pollTimeout: The longest one poll may take before it is asked again: above zero, at most a day.
     public func notifications(
         from channel: CloudKitNotificationChannel, pollTimeout: Duration = .seconds(300)
     ) -> AsyncThrowingStream<CloudNotification, any Error> {
-        let courier = NotificationCourier(transport: transport, url: channel.webcourierURL, pollTimeout: pollTimeout)
+        notifications(from: channel, pollTimeout: pollTimeout, quietPollSpacing: .seconds(1))
+    }
+
+    /// ``notifications(from:pollTimeout:)`` with the least time between polls that bring no push (tests shorten it).
+    func notifications(
+        from channel: CloudKitNotificationChannel, pollTimeout: Duration, quietPollSpacing: Duration
+    ) -> AsyncThrowingStream<CloudNotification, any Error> {
         // Pushes are hints: a reader that falls behind needs the latest, not every one (APNs coalesces too).
-        return AsyncThrowingStream(bufferingPolicy: .bufferingNewest(Self.bufferedNotifications)) { continuation in
-            let polling = Task {
-                do {
-                    try await courier.run { continuation.yield($0) }
-                    continuation.finish()
-                } catch is CancellationError {
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in polling.cancel() }
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: CloudNotification.self, bufferingPolicy: .bufferingNewest(Self.bufferedNotifications))
+        guard pollTimeout > .zero, pollTimeout <= .seconds(86_400) else {
+            continuation.finish(
+                throwing: CloudDatabaseError.invalidArguments(
+                    "a poll timeout of \(pollTimeout) can't work: give one above zero and at most a day, such as the default 300 s"
+                ))
+            return stream
         }
+        let courier = NotificationCourier(
+            transport: transport, url: channel.webcourierURL, pollTimeout: pollTimeout,
+            quietPollSpacing: quietPollSpacing)
+        let polling = Task {
+            do {
+                try await courier.run { continuation.yield($0) }
+                continuation.finish()
+            } catch is CancellationError {
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in polling.cancel() }
+        return stream
     }
 }

@@ -52,10 +52,11 @@ struct WebServicesTransport: Sendable {
 
     /// POSTs a JSON body to an endpoint of the database (`records/modify`, say) and decodes the response.
     ///
-    /// - Parameter mapError: The error of an error dictionary for the whole request; by default, the error as
-    ///   for any request, without a record or zone.
+    /// - Parameters:
     ///   - location: Whether the endpoint is under the configuration's database (most are) or under the
     ///     container (`tokens/create`).
+    ///   - mapError: The error of an error dictionary for the whole request; by default, the error as for any
+    ///     request, without a record or zone.
     func post<Response: Decodable>(
         _ endpoint: String, _ body: some Encodable, as: Response.Type,
         under location: EndpointLocation = .database(nil), mapError: ErrorMapping? = nil
@@ -96,6 +97,8 @@ struct WebServicesTransport: Sendable {
         while true {
             let (status, bytes) = try await exchange(method, endpoint, under: location, body: body)
             if status == 200 {
+                // An empty body where the client reads nothing from the answer.
+                if bytes.isEmpty, let ignored = WireIgnoredResponse() as? Response { return ignored }
                 do {
                     return try JSONDecoder().decode(Response.self, from: bytes)
                 } catch {
@@ -270,7 +273,11 @@ struct WebServicesTransport: Sendable {
     /// The request timeout as NIO counts time.
     static func timeAmount(_ duration: Duration) -> TimeAmount {
         let (seconds, attoseconds) = duration.components
-        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        // Clamped: a caller's duration of centuries must not overflow NIO's nanoseconds.
+        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return .nanoseconds(seconds < 0 ? .min : .max) }
+        let (total, overflowAdding) = nanoseconds.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return .nanoseconds(overflowAdding ? (seconds < 0 ? .min : .max) : total)
     }
 
     private static func percentEncoded(_ value: String) -> String {

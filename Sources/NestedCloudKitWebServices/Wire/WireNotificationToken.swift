@@ -18,3 +18,10 @@ struct WireTokenResponse: Codable, Hashable, Sendable {
     var apnsToken: String?
     var webcourierURL: String?
 }
+
+/// A response whose contents the client doesn't use: any JSON, or an empty body (the reference documents no response
+/// for `tokens/register`).
+struct WireIgnoredResponse: Decodable, Sendable {
+    init() {}
+    init(from decoder: any Decoder) throws {}
+}

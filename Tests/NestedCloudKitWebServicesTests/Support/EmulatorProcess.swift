@@ -19,14 +19,21 @@ final class EmulatorProcess: Sendable {
         process.arguments = arguments + ["--port", "0"]
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        // Standard error to a file, read only to explain a failed start: a pipe nobody drains could block it.
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("cloudkit-emulator-\(UUID()).err")
+        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errorFile) }
+        process.standardError = try FileHandle(forWritingTo: errorFile)
         try process.run()
-        let ready = try await readyLine(from: output)
+        let ready = await readyLine(from: output)
         let prefix = "CloudKit emulator listening on "
         guard let line = ready, line.hasPrefix(prefix), let url = URL(string: String(line.dropFirst(prefix.count)))
         else {
-            process.terminate()
-            throw EmulatorProcessError(message: "the emulator didn't say it was ready: \(ready ?? "no output")")
+            let emulator = EmulatorProcess(process: process, url: URL(fileURLWithPath: "/"))
+            await emulator.kill()
+            let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+            throw EmulatorProcessError(
+                message: "the emulator didn't say it was ready: \(ready ?? "no output"); standard error: \(errors)")
         }
         return EmulatorProcess(process: process, url: url)
     }
@@ -36,14 +43,17 @@ final class EmulatorProcess: Sendable {
         var description: String { message }
     }
 
-    /// Kills the process with SIGKILL, as a crash or a power cut would end it, and waits until it is gone.
+    /// Kills the process with SIGKILL, as a crash would end it (the system's page cache survives, as it does a
+    /// crash), and waits until it is gone.
     func kill() async {
+        guard process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         await waitForExit()
     }
 
     /// Stops the process with SIGTERM and waits until it is gone.
     func terminate() async {
+        guard process.isRunning else { return }
         process.terminate()
         await waitForExit()
     }
@@ -60,7 +70,7 @@ final class EmulatorProcess: Sendable {
     }
 
     /// The first line the process writes; then the rest of its output is drained, so it never blocks on a full pipe.
-    private static func readyLine(from pipe: Pipe) async throws -> String? {
+    private static func readyLine(from pipe: Pipe) async -> String? {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 let handle = pipe.fileHandleForReading
