@@ -69,7 +69,7 @@ struct NotificationCourier: Sendable {
 
     /// One poll, bounded by `pollTimeout` as a whole: AsyncHTTPClient's deadline covers the response's head only,
     /// and a courier that sent the head and then held the body would stall the stream.
-    private func poll() async throws -> Outcome {
+    func poll() async throws -> Outcome {
         try await withThrowingTaskGroup(of: Outcome?.self) { group in
             group.addTask { try await exchange() }
             group.addTask {
