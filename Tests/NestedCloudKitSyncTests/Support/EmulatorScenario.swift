@@ -12,10 +12,9 @@ struct EmulatorScenario: DeviceScenario {
     static let user = "alice"
     static let container = "iCloud.com.example.SyncScenarios"
 
-    static func start(notificationPollTimeout: Duration = .seconds(25)) async throws -> EmulatorScenario {
+    static func start() async throws -> EmulatorScenario {
         let clock = VirtualSyncClock()
-        let emulator = try await CloudKitEmulator.start(
-            EmulatorConfiguration(notificationPollTimeout: notificationPollTimeout, clock: { clock.now() }))
+        let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(clock: { clock.now() }))
         return EmulatorScenario(clock: clock, emulator: emulator)
     }
 
