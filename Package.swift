@@ -65,7 +65,7 @@ let package = Package(
                 // SyncCrashWriter only to have it built: the tests run it as a process and kill it.
                 "NestedCloudKitCodable", "NestedCloudKitSync", "NestedCloudKitSQLite", "SyncCrashWriter",
                 // The device scenarios run against the emulator too, through the Web Services client.
-                "NestedCloudKitEmulator", "NestedCloudKitWebServices",
+                "NestedCloudKitEmulator", "NestedCloudKitWebServices", "EmulatorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -132,7 +132,7 @@ let package = Package(
             name: "NestedCloudKitCodableTests",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitSQLite", "SQLiteCrashWriter",
-                "NestedCloudKitWebServices", "NestedCloudKitEmulator",
+                "NestedCloudKitWebServices", "NestedCloudKitEmulator", "EmulatorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -150,6 +150,8 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // What the test targets that start emulators share: a trait that stops each test's emulators when it ends.
+        .target(name: "EmulatorTestSupport", dependencies: ["NestedCloudKitEmulator"], path: "Tests/EmulatorTestSupport"),
         // A loopback HTTP server that stands in for CloudKit Web Services, checking signatures as CloudKit does.
         .target(
             name: "CloudKitTestServer",

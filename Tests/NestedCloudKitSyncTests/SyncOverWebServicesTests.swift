@@ -1,3 +1,4 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSync
@@ -6,7 +7,7 @@ import Testing
 
 /// The engine through CloudKit Web Services against the emulator, for what only a wire has: pushes delivered
 /// through the long-poll URL. (The device scenarios in `SyncScenarioTests` run against the emulator too.)
-@Suite("Sync: devices through Web Services and the emulator")
+@Suite("Sync: devices through Web Services and the emulator", .stopsEmulators)
 struct SyncOverWebServicesTests {
     @Test func aPushThroughTheLongPollURLMakesTheOtherDeviceFetch() async throws {
         let scenario = try await EmulatorScenario.start()

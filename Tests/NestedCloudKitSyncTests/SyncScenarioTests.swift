@@ -1,10 +1,11 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import Testing
 
 @testable import NestedCloudKitSync
 
-@Suite("Sync: devices on one server")
+@Suite("Sync: devices on one server", .stopsEmulators)
 struct SyncScenarioTests {
     @Test(arguments: ScenarioServer.allCases)
     func aGraphSavedOnOneDeviceArrivesWholeOnAnother(server: ScenarioServer) async throws {

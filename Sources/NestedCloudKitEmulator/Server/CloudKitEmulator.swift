@@ -82,6 +82,8 @@ public final class CloudKitEmulator: Service, Sendable {
     }
 
     /// Starts an emulator in this process and returns once it accepts connections.
+    ///
+    /// It serves until ``stop()``, or until the end of the enclosing ``stoppingEmulatorsStarted(in:)`` if there is one.
     public static func start(_ configuration: EmulatorConfiguration = EmulatorConfiguration()) async throws
         -> CloudKitEmulator
     {
@@ -105,6 +107,7 @@ public final class CloudKitEmulator: Service, Sendable {
         emulator.running.withLockedValue { $0 = (task, group) }
         for await result in ready {
             _ = try result.get()
+            EmulatorLifetime.current?.adopt(emulator)
             return emulator
         }
         // Cancelled before the server was ready: it mustn't go on running, with its port, unreachable.

@@ -1,3 +1,4 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import Testing
@@ -5,7 +6,7 @@ import Testing
 /// CloudKit's rules for assets, checked against every backend: the database keeps a copy of the contents from
 /// the moment of the save, refuses a file it can't read, and keeps an asset's contents as long as its field
 /// holds it, whatever a later save leaves out.
-@Suite("Database conformance: assets")
+@Suite("Database conformance: assets", .stopsEmulators)
 struct AssetConformanceTests {
     private let photo = Data("the photo's bytes".utf8)
 

@@ -1,3 +1,4 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import Testing
@@ -33,7 +34,7 @@ final class Mutex<Value: Sendable>: @unchecked Sendable {
 }
 
 /// Change tracking, checked once against every backend: what a sync client relies on.
-@Suite("Database conformance: changes since a token")
+@Suite("Database conformance: changes since a token", .stopsEmulators)
 struct ChangeTrackingConformanceTests {
     private let zone = CloudRecord.ZoneID(zoneName: "Synced")
 

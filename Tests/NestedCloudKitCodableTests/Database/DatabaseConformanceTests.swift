@@ -1,3 +1,4 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitEmulator
@@ -50,17 +51,25 @@ struct DatabaseBackend: Sendable, CustomTestStringConvertible {
 }
 
 /// The emulator behind each Web Services database the suite made, so a test can reach past HTTP to the server's
-/// controls.
+/// controls. Clients are held weakly: a test's client and emulator go when the test ends (the emulator stopped by
+/// ``StopsEmulators``), and a new client at a freed client's address must not find its emulator.
 actor EmulatorsBehindClients {
     static let shared = EmulatorsBehindClients()
-    private var emulators: [ObjectIdentifier: CloudKitEmulator] = [:]
+
+    private struct Entry {
+        weak var client: CloudKitWebServicesDatabase?
+        let emulator: CloudKitEmulator
+    }
+    private var entries: [Entry] = []
 
     func register(_ emulator: CloudKitEmulator, behind client: CloudKitWebServicesDatabase) {
-        emulators[ObjectIdentifier(client)] = emulator
+        entries.removeAll { $0.client == nil }
+        entries.append(Entry(client: client, emulator: emulator))
     }
 
     func emulator(behind client: any CloudDatabase) -> CloudKitEmulator? {
-        (client as? CloudKitWebServicesDatabase).flatMap { emulators[ObjectIdentifier($0)] }
+        guard let client = client as? CloudKitWebServicesDatabase else { return nil }
+        return entries.first { $0.client === client }?.emulator
     }
 }
 
@@ -123,7 +132,7 @@ extension DatabaseBackend {
 }
 
 /// CloudKit's semantics, checked once against every ``CloudDatabase`` backend.
-@Suite("Database conformance")
+@Suite("Database conformance", .stopsEmulators)
 struct DatabaseConformanceTests {
     private let zoneA = CloudRecord.ZoneID(zoneName: "ZoneA")
     private let zoneB = CloudRecord.ZoneID(zoneName: "ZoneB")

@@ -1,9 +1,10 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import Testing
 
 /// Fields CloudKit keeps encrypted stay encrypted through every backend that stores them, updates included.
-@Suite("Database conformance: encrypted fields")
+@Suite("Database conformance: encrypted fields", .stopsEmulators)
 struct EncryptionConformanceTests {
     static let backends = DatabaseBackend.all.filter(\.keepsEncryptedFields)
 

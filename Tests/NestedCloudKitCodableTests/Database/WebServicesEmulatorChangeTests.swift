@@ -1,3 +1,4 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitEmulator
@@ -6,7 +7,7 @@ import Testing
 
 /// Change tracking, the user and subscriptions through `CloudKitWebServicesDatabase` against the emulator, with the
 /// emulator's controls standing in for what only Apple's servers do (expire tokens, purge zones, sign a user out).
-@Suite struct WebServicesEmulatorChangeTests {
+@Suite(.stopsEmulators) struct WebServicesEmulatorChangeTests {
     let zone = CloudRecord.ZoneID(zoneName: "Changes")
 
     static let container = "iCloud.com.example.Changes"

@@ -1,10 +1,11 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitEmulator
 import Testing
 
 /// The emulator's wire behaviour that the Web Services client doesn't exercise: token rotation, the documented
 /// limits, every comparator, markers under change, the production schema, faults, long-poll pushes, FIDELITY.md.
-@Suite struct EmulatorWireTests {
+@Suite(.stopsEmulators) struct EmulatorWireTests {
     func start(_ configuration: EmulatorConfiguration = EmulatorConfiguration()) async throws -> EmulatorHTTP {
         EmulatorHTTP(emulator: try await CloudKitEmulator.start(configuration))
     }

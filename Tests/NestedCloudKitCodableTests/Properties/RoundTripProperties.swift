@@ -1,3 +1,4 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
@@ -5,7 +6,7 @@ import PropertyBased
 import Testing
 
 /// Properties over generated values: what holds for the examples elsewhere holds for any value.
-@Suite("Round-trip properties")
+@Suite("Round-trip properties", .stopsEmulators)
 struct RoundTripProperties {
     enum Color: String, Codable, CaseIterable, Equatable { case red, green, blue }
 

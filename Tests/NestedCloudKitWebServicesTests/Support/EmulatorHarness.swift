@@ -10,14 +10,8 @@ enum EmulatorHarness {
     static func with<T: Sendable>(_ body: (CloudKitEmulator) async throws -> T) async throws -> T {
         var configuration = EmulatorConfiguration()
         configuration.serverKeys[TestKeys.keyID] = try TestKeys.publicKey()
-        let emulator = try await CloudKitEmulator.start(configuration)
-        do {
-            let result = try await body(emulator)
-            await emulator.stop()
-            return result
-        } catch {
-            await emulator.stop()
-            throw error
+        return try await CloudKitEmulator.stoppingEmulatorsStarted {
+            try await body(try await CloudKitEmulator.start(configuration))
         }
     }
 

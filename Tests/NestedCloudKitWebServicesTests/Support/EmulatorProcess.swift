@@ -21,7 +21,7 @@ final class EmulatorProcess: Sendable {
         process.standardOutput = output
         // Standard error to a file, read only to explain a failed start: a pipe nobody drains could block it.
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("cloudkit-emulator-\(UUID()).err")
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errorFile) }
         process.standardError = try FileHandle(forWritingTo: errorFile)
         try process.run()
