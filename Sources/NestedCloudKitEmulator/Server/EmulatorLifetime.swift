@@ -41,8 +41,8 @@ extension CloudKitEmulator {
     /// }
     /// ```
     ///
-    /// Emulators started in tasks that `body` creates count too, as do those of nested calls (which stop theirs
-    /// first). One that ``start(_:)`` returned after `body` ended, from a task that outlived it, is not stopped.
+    /// Emulators started in tasks that `body` creates count too; a nested call stops its own when it ends. One that
+    /// ``start(_:)`` returned after `body` ended, from a task that outlived it, is not stopped.
     nonisolated(nonsending) public static func stoppingEmulatorsStarted<T>(in body: () async throws -> T) async rethrows
         -> T
     {
