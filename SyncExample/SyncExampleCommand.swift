@@ -40,9 +40,9 @@ struct SyncExampleCommand: AsyncParsableCommand {
     func run() async throws {
         let folder = try directory.map { URL(fileURLWithPath: $0) } ?? Self.temporaryFolder()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let clock = VirtualSyncClock()
+        let clock = VirtualCloudClock()
         let server = try SQLiteCloudDatabase(
-            path: folder.appendingPathComponent("server.sqlite").path, clock: { clock.now() })
+            path: folder.appendingPathComponent("server.sqlite").path, clock: clock)
         let configuration = SyncConfiguration(conflictPolicy: policy.conflictPolicy)
         let phone = try await ExampleDevice(
             "phone", path: folder.appendingPathComponent("phone.sqlite").path, server: server, clock: clock,
@@ -102,7 +102,7 @@ struct ExampleDevice {
     let engine: SyncEngine
 
     init(
-        _ name: String, path: String, server: any CloudDatabase, clock: VirtualSyncClock,
+        _ name: String, path: String, server: any CloudDatabase, clock: VirtualCloudClock,
         configuration: SyncConfiguration
     ) async throws {
         self.name = name

@@ -37,7 +37,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
 
     private let pool: DatabasePool
     private let assets: AssetFiles
-    private let clock: @Sendable () -> Date
+    private let clock: any CloudClock
 
     /// Opens the database file at `path`, creating it if it doesn't exist.
     ///
@@ -49,7 +49,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
     /// - Throws: ``OpenError`` when the file can't be used; the file is left as it was.
     public init(
         path: String, maximumItemsPerRequest: Int = 400, maximumTombstones: Int = 100_000,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: any CloudClock = SystemCloudClock()
     ) throws {
         self.path = path
         self.maximumItemsPerRequest = maximumItemsPerRequest
@@ -132,7 +132,7 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         try checkLimit(recordsToSave.count + recordIDsToDelete.count)
         // Asset files are read before the transaction, so the writer never waits on them.
         let files = AssetFileContents(readingFilesOf: recordsToSave)
-        let now = clock()
+        let now = clock.now()
         let assets = assets
         let maximumTombstones = maximumTombstones
         let (results, deletedRows) = try await write { database in

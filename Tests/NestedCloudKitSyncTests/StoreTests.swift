@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Sync store: local saves, reads and the queue")
 struct StoreTests {
-    let clock = VirtualSyncClock()
+    let clock = VirtualCloudClock()
 
     @Test func aSavedModelReadsBackOfflineAndIsQueued() async throws {
         let store = try SyncStore.inMemory(clock: clock)

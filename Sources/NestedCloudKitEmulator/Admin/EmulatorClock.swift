@@ -1,17 +1,20 @@
 import Foundation
 import NIOConcurrencyHelpers
+import NestedCloudKitCodable
 
 /// The emulator's time: the system's, moved by an offset a test sets, so that it can expire upload URLs, web auth
 /// tokens and change tokens without waiting.
-final class EmulatorClock: Sendable {
+final class EmulatorClock: CloudClock {
     private let offset = NIOLockedValueBox<TimeInterval>(0)
-    private let base: @Sendable () -> Date
+    private let base: any CloudClock
 
-    init(base: @escaping @Sendable () -> Date = { Date() }) {
+    init(base: any CloudClock = SystemCloudClock()) {
         self.base = base
     }
 
-    func now() -> Date { base().addingTimeInterval(offset.withLockedValue { $0 }) }
+    func now() -> Date { base.now().addingTimeInterval(offset.withLockedValue { $0 }) }
+
+    func sleep(for duration: Duration) async throws { try await base.sleep(for: duration) }
 
     var offsetSeconds: TimeInterval { offset.withLockedValue { $0 } }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NestedCloudKitCodable
 
 /// How an emulator is set up: where it listens, where it keeps its data, and who may call it.
 public struct EmulatorConfiguration: Sendable {
@@ -18,14 +19,14 @@ public struct EmulatorConfiguration: Sendable {
     /// How long a poll of a notification URL waits before answering with an empty body.
     public var notificationPollTimeout: Duration
     /// The time before the admin API's offset: the system's, unless a test injects its own.
-    public var clock: @Sendable () -> Date
+    public var clock: any CloudClock
 
     /// A configuration: by default loopback on a free port, in memory, any API token, the development environment.
     public init(
         host: String = "127.0.0.1", port: Int = 0, storage: EmulatorStorage = .inMemory,
         serverKeys: [String: P256.Signing.PublicKey] = [:], apiTokens: Set<String> = [],
         environment: EmulatorEnvironment = .development, notificationPollTimeout: Duration = .seconds(25),
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: any CloudClock = SystemCloudClock()
     ) {
         self.clock = clock
         self.host = host

@@ -92,7 +92,7 @@ actor DatabaseRegistry {
         case .inMemory:
             // Web Services takes 200 operations a request; the emulator checks that itself, and lets the
             // database take what a request may hold after the checks.
-            let database = InMemoryCloudDatabase(maximumItemsPerRequest: 10_000, clock: { clock.now() })
+            let database = InMemoryCloudDatabase(maximumItemsPerRequest: 10_000, clock: clock)
             return (database, SubscriptionStore(file: nil))
         case .directory(let path):
             let file = key.fileName(in: URL(fileURLWithPath: path))
@@ -100,7 +100,7 @@ actor DatabaseRegistry {
                 try FileManager.default.createDirectory(
                     at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
                 let database = try SQLiteCloudDatabase(
-                    path: file.path, maximumItemsPerRequest: 10_000, clock: { clock.now() })
+                    path: file.path, maximumItemsPerRequest: 10_000, clock: clock)
                 let subscriptions = SubscriptionStore(file: URL(fileURLWithPath: file.path + ".subscriptions.json"))
                 return (database, subscriptions)
             } catch {

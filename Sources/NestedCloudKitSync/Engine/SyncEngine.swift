@@ -50,7 +50,7 @@ public actor SyncEngine {
         configuration.zones.isEmpty ? [SyncZone(store.zoneID)] : configuration.zones
     }
 
-    var clock: any SyncClock { store.clock }
+    var clock: any CloudClock { store.clock }
 
     // MARK: Events and status
 

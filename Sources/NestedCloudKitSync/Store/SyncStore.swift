@@ -29,7 +29,7 @@ public final class SyncStore: Sendable {
     public let path: String?
 
     let writer: any DatabaseWriter
-    let clock: any SyncClock
+    let clock: any CloudClock
     let assetFiles: AssetFiles
     private let editClock: EditClock
     private let observers = ObserverList()
@@ -42,7 +42,7 @@ public final class SyncStore: Sendable {
     ///   - clock: The time of the user's edits, which conflict policies compare.
     /// - Throws: ``SyncError/store(_:)`` if the file can't be opened or isn't a store.
     public convenience init(
-        path: String, zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any SyncClock = SystemSyncClock()
+        path: String, zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any CloudClock = SystemCloudClock()
     ) throws {
         let pool: DatabasePool
         do {
@@ -57,14 +57,14 @@ public final class SyncStore: Sendable {
 
     /// Opens a store that lives in memory only, for tests and previews.
     public static func inMemory(
-        zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any SyncClock = SystemSyncClock()
+        zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any CloudClock = SystemCloudClock()
     ) throws -> SyncStore {
         let queue: DatabaseQueue
         do { queue = try DatabaseQueue() } catch { throw SyncError.store("can't open a store in memory: \(error)") }
         return try SyncStore(writer: queue, path: nil, zoneID: zoneID, clock: clock)
     }
 
-    private init(writer: any DatabaseWriter, path: String?, zoneID: CloudRecord.ZoneID, clock: any SyncClock) throws {
+    private init(writer: any DatabaseWriter, path: String?, zoneID: CloudRecord.ZoneID, clock: any CloudClock) throws {
         self.writer = writer
         self.path = path
         self.zoneID = zoneID
@@ -76,6 +76,8 @@ public final class SyncStore: Sendable {
                 ).standardizedFileURL)
         do {
             try StoreSchema.migrator().migrate(writer)
+            let assets = assetFiles
+            try writer.write { db in try assets.sweep(in: db) }
             let latest = try writer.read { db in
                 try Int64.fetchOne(db, sql: "SELECT MAX(edit_time) FROM ncs_record") ?? 0
             }
@@ -119,11 +121,13 @@ public final class SyncStore: Sendable {
     /// file once the call returns.
     public func save(_ records: [CloudRecord]) async throws {
         guard !records.isEmpty else { return }
-        let records = try records.map(assetFiles.adopt)
+        let assets = assetFiles
         let changed = try await write { db in
             let now = self.editClock.next()
             var changed = 0
-            for record in records where try Self.applyLocalSave(record, at: now, in: db) { changed += 1 }
+            for record in records where try Self.applyLocalSave(record, at: now, assets: assets, in: db) {
+                changed += 1
+            }
             return changed
         }
         if changed > 0 { observers.notify() }
@@ -259,7 +263,7 @@ public final class SyncStore: Sendable {
     /// the user signs out or another user signs in. The next sync fetches everything again.
     public func resetLocalStore() async throws {
         try await write { db in
-            for table in ["ncs_record", "ncs_reference", "ncs_outbox", "ncs_zone"] {
+            for table in ["ncs_record", "ncs_reference", "ncs_outbox", "ncs_zone", "ncs_asset_use", "ncs_skipped"] {
                 try db.execute(sql: "DELETE FROM \(table)")
             }
             try db.execute(sql: "DELETE FROM ncs_state WHERE key <> 'counter'")
@@ -282,8 +286,14 @@ public final class SyncStore: Sendable {
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let assets = assetFiles
         do {
-            return try await writer.write(body)
+            return try await writer.write { db in
+                let result = try body(db)
+                // In the same transaction: a copy let go of here is deleted before any other write can point to it.
+                try assets.collectGarbage(in: db)
+                return result
+            }
         } catch let error as SyncError {
             throw error
         } catch let error as CKCodableError {

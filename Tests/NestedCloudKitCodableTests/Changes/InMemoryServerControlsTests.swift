@@ -8,7 +8,7 @@ struct InMemoryServerControlsTests {
     private let zone = CloudRecord.ZoneID(zoneName: "Synced")
 
     private func makeDatabase() async throws -> InMemoryCloudDatabase {
-        let database = InMemoryCloudDatabase(userRecordName: "_alice", clock: SteppingClock().read)
+        let database = InMemoryCloudDatabase(userRecordName: "_alice", clock: SteppingClock())
         _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
         return database
     }

@@ -5,17 +5,17 @@ import Testing
 
 /// A clock that moves on one second each time it is read, so every save gets its own modification date and a test
 /// can name the moment between two saves without sleeping.
-final class SteppingClock: Sendable {
-    private let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+final class SteppingClock: CloudClock {
+    private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
 
-    var read: @Sendable () -> Date {
-        { [now] in
-            now.withLock { date in
-                date += 1
-                return date
-            }
+    func now() -> Date {
+        current.withLock { date in
+            date += 1
+            return date
         }
     }
+
+    func sleep(for duration: Duration) async throws {}
 }
 
 /// A value behind a lock, for a clock read from several tasks.
@@ -41,7 +41,7 @@ struct ChangeTrackingConformanceTests {
     private func makeDatabase(
         _ backend: DatabaseBackend, maximumItemsPerRequest: Int = 400, clock: SteppingClock = SteppingClock()
     ) async throws -> any CloudDatabase {
-        let database = try await backend.makeDatabase(maximumItemsPerRequest: maximumItemsPerRequest, clock: clock.read)
+        let database = try await backend.makeDatabase(maximumItemsPerRequest: maximumItemsPerRequest, clock: clock)
         _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
         return database
     }
@@ -261,7 +261,7 @@ struct ChangeTrackingConformanceTests {
 
     @Test(arguments: DatabaseBackend.all)
     func queriesByModificationDateReturnExactlyTheRecordsChangedSince(backend: DatabaseBackend) async throws {
-        let database = try await backend.makeDatabase(clock: SteppingClock().read)
+        let database = try await backend.makeDatabase(clock: SteppingClock())
         let early = try await database.saveRecords(
             [record("Note", "a", ["text": .string("1")]), record("Note", "b", ["text": .string("2")])])
         let since = try #require(early.compactMap(\.systemFields?.modificationDate).max())
@@ -280,7 +280,7 @@ struct ChangeTrackingConformanceTests {
 
     @Test(arguments: DatabaseBackend.all)
     func queriesCompareFieldsAndSortBySystemFieldsDescending(backend: DatabaseBackend) async throws {
-        let database = try await backend.makeDatabase(clock: SteppingClock().read)
+        let database = try await backend.makeDatabase(clock: SteppingClock())
         for (name, pages) in [("short", 90), ("medium", 300), ("long", 800)] {
             _ = try await database.save(record("Book", name, ["pages": .int64(Int64(pages))]))
         }

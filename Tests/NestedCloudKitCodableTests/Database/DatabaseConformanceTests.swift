@@ -23,7 +23,7 @@ struct DatabaseBackend: Sendable, CustomTestStringConvertible {
     /// Whether the backend stores encrypted fields. CloudKit Web Services can't: it refuses them.
     var keepsEncryptedFields = true
     let make:
-        @Sendable (_ maximumItemsPerRequest: Int, _ clock: @escaping @Sendable () -> Date) async throws ->
+        @Sendable (_ maximumItemsPerRequest: Int, _ clock: any CloudClock) async throws ->
             any CloudDatabase
     /// Makes the change tokens a database of this backend gave expire, as CloudKit does after a while: every
     /// token for the in-memory database (and the Web Services stand-in, which answers from one); for SQLite, every
@@ -44,7 +44,7 @@ struct DatabaseBackend: Sendable, CustomTestStringConvertible {
     /// A fresh, empty database; 400 items per request, as CloudKit's framework, unless a test needs another limit;
     /// records stamped with the time now, unless a test gives a clock.
     func makeDatabase(
-        maximumItemsPerRequest: Int = 400, clock: @escaping @Sendable () -> Date = { Date() }
+        maximumItemsPerRequest: Int = 400, clock: any CloudClock = SystemCloudClock()
     ) async throws -> any CloudDatabase {
         try await make(maximumItemsPerRequest, clock)
     }
@@ -113,7 +113,7 @@ extension DatabaseBackend {
         })
 
     private static func makeWebServicesDatabase(
-        maximumItemsPerRequest limit: Int, clock: @escaping @Sendable () -> Date
+        maximumItemsPerRequest limit: Int, clock: any CloudClock
     ) async throws -> any CloudDatabase {
         let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(clock: clock))
         var configuration = CloudKitWebServicesConfiguration(

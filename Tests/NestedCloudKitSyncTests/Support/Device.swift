@@ -9,7 +9,7 @@ struct Device: Sendable {
     let recorder: EventRecorder
 
     init(
-        server: any CloudDatabase, clock: VirtualSyncClock, path: String? = nil,
+        server: any CloudDatabase, clock: VirtualCloudClock, path: String? = nil,
         configuration: SyncConfiguration = SyncConfiguration(retry: SyncRetryPolicy(jitter: 0))
     ) async throws {
         store = try path.map { try SyncStore(path: $0, clock: clock) } ?? SyncStore.inMemory(clock: clock)

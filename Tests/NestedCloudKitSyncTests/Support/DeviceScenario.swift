@@ -7,7 +7,7 @@ import Testing
 /// devices run against each (``ScenarioServer``).
 protocol DeviceScenario: Sendable {
     /// The clock the devices (and the server, when it takes one) share.
-    var clock: VirtualSyncClock { get }
+    var clock: VirtualCloudClock { get }
     /// A new device on the server.
     func device(_ configuration: SyncConfiguration) async throws -> Device
     /// The server's records of the synced zone, by name, without the engine's fields.

@@ -7,14 +7,14 @@ import NestedCloudKitWebServices
 /// Devices of one user syncing through CloudKit Web Services with the emulator (in this process, over loopback
 /// HTTP): what a Linux or server app does against CloudKit, with the emulator's clock the devices' clock.
 struct EmulatorScenario: DeviceScenario {
-    let clock: VirtualSyncClock
+    let clock: VirtualCloudClock
     let emulator: CloudKitEmulator
     static let user = "alice"
     static let container = "iCloud.com.example.SyncScenarios"
 
     static func start() async throws -> EmulatorScenario {
-        let clock = VirtualSyncClock()
-        let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(clock: { clock.now() }))
+        let clock = VirtualCloudClock()
+        let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(clock: clock))
         return EmulatorScenario(clock: clock, emulator: emulator)
     }
 

@@ -5,12 +5,11 @@ import NestedCloudKitSync
 /// The in-memory server and the clock its devices share, with the server's test controls (faults, lost responses,
 /// limits) for the scenarios that need them.
 struct Scenario: DeviceScenario {
-    let clock = VirtualSyncClock()
+    let clock = VirtualCloudClock()
     let server: InMemoryCloudDatabase
 
     init(maximumItemsPerRequest: Int = 400) {
-        let clock = self.clock
-        server = InMemoryCloudDatabase(maximumItemsPerRequest: maximumItemsPerRequest, clock: { clock.now() })
+        server = InMemoryCloudDatabase(maximumItemsPerRequest: maximumItemsPerRequest, clock: clock)
     }
 
     func device(_ configuration: SyncConfiguration) async throws -> Device {

@@ -45,9 +45,10 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     private var nextGeneration = 1
     private var notifications: [CloudNotification] = []
     private var lostResponses: Set<Int> = []
+    private var lostResponsesByKind: [RequestKind: Int] = [:]
     private var faults: [Int: CloudDatabaseError] = [:]
     private var recordFaults: [CloudRecord.ID: CloudDatabaseError] = [:]
-    private let clock: @Sendable () -> Date
+    private let clock: any CloudClock
     private var changeTagCounter = 0
     /// Copies of the asset files saved, as CloudKit keeps a copy of what it uploads; removed with the database.
     private let assetCopies = FileManager.default.temporaryDirectory
@@ -67,7 +68,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         maximumItemsPerRequest: Int = 400,
         latency: Duration = .zero,
         userRecordName: String = InMemoryCloudDatabase.defaultUserRecordName,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: any CloudClock = SystemCloudClock()
     ) {
         self.maximumItemsPerRequest = maximumItemsPerRequest
         self.latency = latency
@@ -118,6 +119,13 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     /// (``CloudDatabaseError/serverResponseLost``): the client can't tell whether it was applied.
     public func loseNextResponse() {
         lostResponses.insert(statistics.requests + 1)
+    }
+
+    /// Makes the next request of a kind take effect, then fail as if its response were lost on the way
+    /// (``CloudDatabaseError/serverResponseLost``): `loseNextResponse(to: .modify)` loses the answer to an upload
+    /// whatever requests come before it.
+    public func loseNextResponse(to kind: RequestKind) {
+        lostResponsesByKind[kind, default: 0] += 1
     }
 
     /// Resets the counters.
@@ -194,7 +202,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
     ) async throws -> CloudRecordResults {
-        let request = try await beginRequest(counting: \.fetchRequests, items: ids.count)
+        let request = try await beginRequest(.fetch, items: ids.count)
         let database = try userDatabase()
         var results: CloudRecordResults = [:]
         for id in ids {
@@ -219,7 +227,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         atomically: Bool
     ) async throws -> CloudModifyResults {
         let request = try await beginRequest(
-            counting: \.modifyRequests, items: recordsToSave.count + recordIDsToDelete.count)
+            .modify, items: recordsToSave.count + recordIDsToDelete.count)
         let user = try signedInUser()
         // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
         var injected: [CloudRecord.ID: CloudDatabaseError] = [:]
@@ -248,7 +256,8 @@ public actor InMemoryCloudDatabase: CloudDatabase {
             let storage = users[user]?.storage ?? InMemoryRecordStore()
             plan = try CloudModificationPlan(
                 saving: copies, deleting: recordIDsToDelete, savePolicy: savePolicy,
-                atomically: atomically, store: storage, failures: injected, now: clock(), makeChangeTag: nextChangeTag
+                atomically: atomically, store: storage, failures: injected, now: clock.now(),
+                makeChangeTag: nextChangeTag
             )
             removed = plan.recordIDsToRemove.compactMap { id in
                 storage.records[id].map { (id: id, recordType: $0.recordType) }
@@ -284,7 +293,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
     ) async throws -> CloudZoneModifyResults {
-        let request = try await beginRequest(counting: \.zoneRequests, items: zonesToSave.count + zonesToDelete.count)
+        let request = try await beginRequest(.zones, items: zonesToSave.count + zonesToDelete.count)
         let user = try signedInUser()
         var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
@@ -316,7 +325,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
 
     /// Every zone, the default zone first among equals, sorted by name.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
-        let request = try await beginRequest(counting: \.zoneRequests, items: 0)
+        let request = try await beginRequest(.zones, items: 0)
         let zones = try userDatabase().storage.zones
         return try respond(
             to: request, with: zones.sorted { ($0.zoneName, $0.ownerName) < ($1.zoneName, $1.ownerName) })
@@ -331,7 +340,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
         resultsLimit: Int?
     ) async throws -> CloudRecordZoneChanges {
-        let request = try await beginRequest(counting: \.changeRequests, items: 0)
+        let request = try await beginRequest(.changes, items: 0)
         let database = try userDatabase()
         guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
         if let missing = Self.missingZoneError(zoneID, in: database) { throw missing }
@@ -360,7 +369,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     public func databaseChanges(
         since token: CloudChangeToken?, resultsLimit: Int?
     ) async throws -> CloudDatabaseChanges {
-        let request = try await beginRequest(counting: \.changeRequests, items: 0)
+        let request = try await beginRequest(.changes, items: 0)
         let log = try userDatabase().databaseLog
         let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
         let start = try position(of: token, for: nil, generation: log.generation) ?? log.startSequence
@@ -382,14 +391,14 @@ public actor InMemoryCloudDatabase: CloudDatabase {
 
     /// The signed-in user's record name; see ``CloudDatabase/userRecordName()``.
     public func userRecordName() async throws -> String {
-        let request = try await beginRequest(counting: \.accountRequests, items: 0)
+        let request = try await beginRequest(.account, items: 0)
         return try respond(to: request, with: try signedInUser())
     }
 
     /// Whether a user is signed in, or the status ``setAccountStatus(_:)`` set; see
     /// ``CloudDatabase/accountStatus()``.
     public func accountStatus() async throws -> CloudAccountStatus {
-        let request = try await beginRequest(counting: \.accountRequests, items: 0)
+        let request = try await beginRequest(.account, items: 0)
         return try respond(to: request, with: accountStatusOverride ?? (currentUser == nil ? .noAccount : .available))
     }
 
@@ -400,7 +409,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
     ) async throws -> CloudSubscriptionModifyResults {
         let request = try await beginRequest(
-            counting: \.subscriptionRequests, items: subscriptionsToSave.count + subscriptionIDsToDelete.count)
+            .subscriptions, items: subscriptionsToSave.count + subscriptionIDsToDelete.count)
         let user = try signedInUser()
         var saveResults: [CloudSubscription.ID: Result<CloudSubscription, CloudDatabaseError>] = [:]
         var deleteResults: [CloudSubscription.ID: Result<Void, CloudDatabaseError>] = [:]
@@ -428,7 +437,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
 
     /// Every subscription of the signed-in user's database, by ID.
     public func allSubscriptions() async throws -> [CloudSubscription] {
-        let request = try await beginRequest(counting: \.subscriptionRequests, items: 0)
+        let request = try await beginRequest(.subscriptions, items: 0)
         let subscriptions = try userDatabase().subscriptions.values.sorted { $0.id < $1.id }
         return try respond(to: request, with: subscriptions)
     }
@@ -437,11 +446,11 @@ public actor InMemoryCloudDatabase: CloudDatabase {
 
     /// Counts the request, waits out the latency, and fails it if a fault or the limit says so; returns its
     /// number.
-    private func beginRequest(counting counter: WritableKeyPath<Statistics, Int>, items: Int) async throws -> Int {
+    private func beginRequest(_ kind: RequestKind, items: Int) async throws -> Int {
         statistics.requests += 1
-        statistics[keyPath: counter] += 1
+        statistics[keyPath: kind.counter] += 1
         let number = statistics.requests
-        if latency > .zero { try await Task.sleep(for: latency) }
+        if latency > .zero { try await clock.sleep(for: latency) }
         if let fault = faults.removeValue(forKey: number) {
             lostResponses.remove(number)
             throw fault
@@ -449,6 +458,11 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         guard items <= maximumItemsPerRequest else {
             lostResponses.remove(number)
             throw CloudDatabaseError.limitExceeded(limit: maximumItemsPerRequest, requested: items)
+        }
+        // Aimed at the first request of the kind that takes effect: one refused above doesn't use it up.
+        if let count = lostResponsesByKind[kind], count > 0 {
+            lostResponsesByKind[kind] = count - 1
+            lostResponses.insert(number)
         }
         return number
     }
@@ -526,7 +540,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     private func page(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        let request = try await beginRequest(counting: \.queryRequests, items: 0)
+        let request = try await beginRequest(.query, items: 0)
         let database = try userDatabase()
         guard resultsLimit >= 0 else { throw CloudDatabaseError.invalidArguments("resultsLimit can't be negative") }
         if let missing = Self.missingZoneError(cursor.zoneID, in: database) { throw missing }
@@ -557,6 +571,36 @@ public actor InMemoryCloudDatabase: CloudDatabase {
 }
 
 extension InMemoryCloudDatabase {
+    /// The kinds of request, as ``Statistics`` counts them and ``loseNextResponse(to:)`` aims at them.
+    public enum RequestKind: Sendable, Hashable, CaseIterable {
+        /// Fetching records by ID.
+        case fetch
+        /// Saving and deleting records.
+        case modify
+        /// A query's first page or a continuation.
+        case query
+        /// Listing, creating or deleting zones.
+        case zones
+        /// The changes of a zone or of the database since a token.
+        case changes
+        /// The user's identity or account status.
+        case account
+        /// Listing, saving or deleting subscriptions.
+        case subscriptions
+
+        var counter: WritableKeyPath<Statistics, Int> {
+            switch self {
+            case .fetch: \.fetchRequests
+            case .modify: \.modifyRequests
+            case .query: \.queryRequests
+            case .zones: \.zoneRequests
+            case .changes: \.changeRequests
+            case .account: \.accountRequests
+            case .subscriptions: \.subscriptionRequests
+            }
+        }
+    }
+
     /// What an ``InMemoryCloudDatabase`` has been asked.
     public struct Statistics: Sendable, Hashable {
         /// Every request, of any kind.

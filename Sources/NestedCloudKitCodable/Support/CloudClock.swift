@@ -1,8 +1,14 @@
 import Foundation
 
-/// Where the sync engine gets the time and waits: the system's clock in an app, a ``VirtualSyncClock`` in tests,
-/// so that backoff, debouncing and polling run without real waits.
-public protocol SyncClock: Sendable {
+/// Where the package gets the time and waits: the system's clock in an app, a ``VirtualCloudClock`` in tests.
+///
+/// One clock type for every part that needs time: the in-memory and SQLite databases stamp saved records with
+/// ``now()``, and the sync store and engine take edit times from it and wait on it (backoff, debouncing, polling).
+/// Give a test's server and devices the same ``VirtualCloudClock`` and nothing in it sleeps for real.
+///
+/// Not the standard library's `Clock`: CloudKit's times are wall-clock dates (modification dates, edit times in
+/// milliseconds since 1970), which a `Clock`'s instants are not.
+public protocol CloudClock: Sendable {
     /// The current time.
     func now() -> Date
     /// Waits for a duration, or throws `CancellationError` when the task is cancelled.
@@ -10,7 +16,7 @@ public protocol SyncClock: Sendable {
 }
 
 /// The system's clock: `Date()` and `Task.sleep`.
-public struct SystemSyncClock: SyncClock {
+public struct SystemCloudClock: CloudClock {
     /// Creates the system's clock.
     public init() {}
 
@@ -23,13 +29,14 @@ public struct SystemSyncClock: SyncClock {
     }
 }
 
-/// A clock for tests: time moves only when the engine waits or the test advances it, and every wait is recorded.
+/// A clock for tests: time moves only when something waits on it or the test advances it, and every wait is
+/// recorded.
 ///
-/// A wait returns at once, after moving the time forward by its duration, so a test of retries, backoff or
-/// polling runs in microseconds and asserts the exact waits (``waits``).
+/// A wait returns at once, after moving the time forward by its duration, so a test of retries, backoff, polling
+/// or latency runs in microseconds and asserts the exact waits (``waits``).
 ///
 /// `@unchecked Sendable` is sound: `current` and `recorded` are only touched while `lock` is held.
-public final class VirtualSyncClock: SyncClock, @unchecked Sendable {
+public final class VirtualCloudClock: CloudClock, @unchecked Sendable {
     private var current: Date
     private var recorded: [Duration] = []
     private let lock = NSLock()
@@ -56,6 +63,6 @@ public final class VirtualSyncClock: SyncClock, @unchecked Sendable {
         lock.withLock { current += seconds }
     }
 
-    /// Every wait the engine made, in order.
+    /// Every wait so far, in order.
     public var waits: [Duration] { lock.withLock { recorded } }
 }
