@@ -49,6 +49,7 @@ extension SyncEngine {
             var saved: [(Upload, CloudRecord)] = []
             var deleted: [Upload] = []
             var conflicts: [(Upload, CloudRecord)] = []
+            var earlierUploads: [(Upload, CloudRecord)] = []
             var serverDeletions: [CloudRecord.ID] = []
             var lostZones: [(zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason)] = []
             var transient: CloudDatabaseError?
@@ -64,9 +65,12 @@ extension SyncEngine {
                         saved.append((upload, server))
                         continue
                     case .failure(.serverRecordChanged(let server, _, _))?:
-                        // Our own earlier write whose answer was lost reads as a conflict with identical fields.
-                        if server.fields == record.fields {
+                        // Our own write whose answer was lost reads as a conflict: with the same fields (assets by
+                        // contents), or as an earlier upload this one goes on top of.
+                        if AssetFiles.sameContents(server.fields, record.fields) {
                             saved.append((upload, server))
+                        } else if upload.entry.isSentCopy(server) {
+                            earlierUploads.append((upload, server))
                         } else {
                             conflicts.append((upload, server))
                         }
@@ -113,6 +117,10 @@ extension SyncEngine {
             try await store.acknowledge(saved: saved, deleted: deleted)
             if !saved.isEmpty || !deleted.isEmpty {
                 emit(.sentChanges(SyncSentChanges(saved: saved.map(\.0.entry.id), deleted: deleted.map(\.entry.id))))
+            }
+            for (upload, server) in earlierUploads {
+                // Sent again at once, on the change tag of the copy the server holds.
+                try await store.adoptEarlierUpload(upload, server: server)
             }
             for (upload, server) in conflicts {
                 rounds[upload.entry.id, default: 0] += 1

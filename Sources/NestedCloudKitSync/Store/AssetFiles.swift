@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import NestedCloudKitCodable
 
 /// The store's own copies of asset files.
@@ -7,50 +8,207 @@ import NestedCloudKitCodable
 /// engine uploads it, or by the time the app reads a fetched record. The store copies each such file into a folder
 /// of its own when the record is written, and points the asset at the copy, as CloudKit's framework keeps its own
 /// copies: a saved asset is as durable as the record.
+///
+/// A copy is made once: an asset whose contents equal those of the asset the store already holds in the same
+/// place (the record's current value, or its server copy) keeps that file, so saving a model again, or fetching
+/// back what was uploaded, neither copies nor changes anything. A stored asset is its file alone: the server's
+/// metadata (checksums, receipt, download URL) describes the server's copy, and would make an unchanged value
+/// read as a change.
+///
+/// Every row that points to a file is listed in `ncs_asset_use` (the record and its server copy; a pending
+/// change's remembered copies); a copy no row points to any more is deleted in the transaction that let go of it
+/// (``collectGarbage(in:)``), and copies a crash left behind are deleted when the store opens (``sweep(in:)``).
+/// All of this runs inside the store's write transactions, so no other write sees a copy half made or half gone.
 struct AssetFiles: Sendable {
     /// Where the copies go: beside the store's file, or a temporary folder for a store in memory.
     let directory: URL
 
-    /// The record, with every file asset that isn't already in ``directory`` copied there.
-    func adopt(_ record: CloudRecord) throws -> CloudRecord {
-        guard record.fields.contains(where: { Self.hasFile($0.value) }) else { return record }
-        var copy = record
-        for (name, value) in record.fields {
+    init(directory: URL) {
+        self.directory = directory.standardizedFileURL
+    }
+
+    // MARK: Adopting
+
+    /// The record with every asset held by the store.
+    ///
+    /// - Parameters:
+    ///   - record: The record to write.
+    ///   - existing: What the store holds of the record (its current value, its server copy), most recent first.
+    ///     An asset with the same contents as the asset in the same field and position of one of them takes that
+    ///     asset; a field whose asset is a copy of this store's that no longer exists is stale (the model was read
+    ///     before the field changed, and its copy was let go), so it takes the value of the first of them.
+    /// - Throws: ``SyncError/store(_:)`` if a file can't be read or copied.
+    func adopt(_ record: CloudRecord, reusing existing: [CloudRecord]) throws -> CloudRecord {
+        guard record.fields.contains(where: { !$0.value.assets.isEmpty }) else { return record }
+        var adopted = record
+        for (name, value) in record.fields where !value.assets.isEmpty {
+            if value.assets.contains(where: isMissingCopy) {
+                adopted[name] = existing.first?[name]
+                continue
+            }
+            func adopt(_ asset: CloudAsset, at position: Int) throws -> CloudAsset {
+                for other in existing {
+                    let assets = other[name]?.assets ?? []
+                    if assets.indices.contains(position), Self.sameContents(asset, assets[position]) {
+                        return assets[position]
+                    }
+                }
+                return try keep(asset, field: name, of: record.id)
+            }
             switch value {
             case .asset(let asset):
-                copy[name] = .asset(try adopt(asset, field: name, of: record.id))
+                adopted[name] = .asset(try adopt(asset, at: 0))
             case .assetList(let assets):
-                copy[name] = .assetList(try assets.map { try adopt($0, field: name, of: record.id) })
+                adopted[name] = .assetList(try assets.enumerated().map { try adopt($0.element, at: $0.offset) })
             default:
                 continue
             }
         }
-        copy.clearedFieldNames = record.clearedFieldNames
-        return copy
+        adopted.clearedFieldNames = record.clearedFieldNames
+        return adopted
     }
 
-    private func adopt(_ asset: CloudAsset, field: String, of id: CloudRecord.ID) throws -> CloudAsset {
-        guard let source = asset.fileURL, source.deletingLastPathComponent().standardizedFileURL != directory
-        else { return asset }
-        let target = directory.appendingPathComponent(UUID().uuidString + "-" + source.lastPathComponent)
+    /// The asset as the store keeps it: its copy of the file (made if the file isn't one of the store's), without
+    /// the server's metadata; an asset with no local file (bytes in memory, or only the server's metadata) as it is.
+    private func keep(_ asset: CloudAsset, field: String, of id: CloudRecord.ID) throws -> CloudAsset {
+        guard let source = asset.fileURL else { return asset }
+        if isCopy(source) { return CloudAsset(fileURL: source.standardizedFileURL) }
+        let target = directory.appendingPathComponent(UUID().uuidString + "-" + Self.shortName(source))
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try FileManager.default.copyItem(at: source, to: target)
         } catch {
             throw SyncError.store(
-                "can't keep the asset file \(source.path) of \(id)'s field \(field): \(error.localizedDescription); "
-                    + "check that the file exists and is readable when the record is saved")
+                "can't keep the asset file \(source.lastPathComponent) of \(id)'s field \(field): "
+                    + "\(error.localizedDescription); check that the file exists and is readable when the record is "
+                    + "saved")
         }
-        var adopted = asset
-        adopted.fileURL = target
-        return adopted
+        return CloudAsset(fileURL: target)
     }
 
-    private static func hasFile(_ value: CloudValue) -> Bool {
-        switch value {
-        case .asset(let asset): asset.fileURL != nil
-        case .assetList(let assets): assets.contains { $0.fileURL != nil }
-        default: false
+    /// The last part of a copy's name: the original's, shortened so a copy's name stays far from the file system's
+    /// limit whatever the original was called.
+    private static func shortName(_ source: URL) -> String {
+        let name = source.lastPathComponent
+        guard name.utf8.count > 64 else { return name }
+        let ext = source.pathExtension
+        return ext.isEmpty || ext.utf8.count > 16 ? "asset" : "asset." + ext
+    }
+
+    /// Whether the asset points to a copy of this store's that is gone.
+    private func isMissingCopy(_ asset: CloudAsset) -> Bool {
+        guard let url = asset.fileURL, isCopy(url) else { return false }
+        return !FileManager.default.fileExists(atPath: url.path)
+    }
+
+    /// Whether the URL points to a file in the store's folder.
+    func isCopy(_ url: URL) -> Bool {
+        // Compared as paths: a folder's URL may or may not end in a slash (the bug that copied a copy on every save).
+        url.isFileURL && url.standardizedFileURL.deletingLastPathComponent().path == directory.path
+    }
+
+    /// The paths of the files the records' assets point to: the store's copies, once a record is adopted.
+    static func filePaths(in records: [CloudRecord?]) -> Set<String> {
+        var paths: Set<String> = []
+        for record in records {
+            guard let record else { continue }
+            for (_, value) in record.fields {
+                for asset in value.assets { if let url = asset.fileURL { paths.insert(url.standardizedFileURL.path) } }
+            }
+        }
+        return paths
+    }
+
+    // MARK: Comparing
+
+    /// Whether two sets of fields hold the same values, assets compared by their contents: what the server gives
+    /// back of an upload has its own copy of each file (and its metadata), not the file that was sent.
+    static func sameContents(_ lhs: CloudRecord.Fields, _ rhs: CloudRecord.Fields) -> Bool {
+        if lhs == rhs { return true }
+        guard lhs.count == rhs.count else { return false }
+        for (name, value) in lhs {
+            guard let other = rhs[name] else { return false }
+            if value == other { continue }
+            let (assets, otherAssets) = (value.assets, other.assets)
+            guard !assets.isEmpty, assets.count == otherAssets.count, value.kind == other.kind,
+                zip(assets, otherAssets).allSatisfy(sameContents)
+            else { return false }
+        }
+        return true
+    }
+
+    /// Whether two assets hold the same bytes: the same file, the same server checksum, or equal contents.
+    static func sameContents(_ lhs: CloudAsset, _ rhs: CloudAsset) -> Bool {
+        if let file = lhs.fileURL, file.standardizedFileURL == rhs.fileURL?.standardizedFileURL { return true }
+        if lhs.data != nil, lhs.data == rhs.data { return true }
+        // Two copies the server described: its checksums say it.
+        if let checksum = lhs.fileChecksum, let other = rhs.fileChecksum { return checksum == other }
+        guard let contents = try? lhs.contents(), let other = try? rhs.contents() else { return false }
+        return contents == other
+    }
+
+    // MARK: Letting go
+
+    /// Records which files a row points to, replacing what it pointed to before; the files it no longer points to
+    /// become candidates for ``collectGarbage(in:)`` (a trigger notes them).
+    static func setUses(_ paths: Set<String>, of id: CloudRecord.ID, source: UseSource, in db: Database) throws {
+        try db.cachedStatement(
+            sql: """
+                DELETE FROM ncs_asset_use
+                WHERE zone_owner = ? AND zone_name = ? AND record_name = ? AND source = ?
+                """
+        ).execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, source.rawValue])
+        for path in paths.sorted() {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+                    VALUES (?, ?, ?, ?, ?)
+                    """
+            ).execute(arguments: [path, id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, source.rawValue])
+        }
+    }
+
+    /// Which part of the store points to a copy.
+    enum UseSource: String {
+        /// The record's row: its value and its server copy.
+        case record
+        /// The record's pending change: the copies of it the server may hold.
+        case outbox
+    }
+
+    /// Deletes the copies no row points to any more; runs at the end of each write transaction, so a write that
+    /// points to a copy again before the transaction ends keeps it.
+    func collectGarbage(in db: Database) throws {
+        let candidates = try String.fetchAll(
+            try db.cachedStatement(
+                sql: """
+                    SELECT file FROM ncs_asset_garbage AS garbage
+                    WHERE NOT EXISTS (SELECT 1 FROM ncs_asset_use AS use WHERE use.file = garbage.file)
+                    """))
+        if candidates.isEmpty {
+            try db.cachedStatement(sql: "DELETE FROM ncs_asset_garbage").execute()
+            return
+        }
+        for path in candidates {
+            let file = URL(fileURLWithPath: path)
+            // Only the store's own copies: a row can't point elsewhere once adopted, but a file not ours is never
+            // deleted. A copy already gone (a crash between its deletion and the commit) is what we wanted.
+            guard file.deletingLastPathComponent().path == directory.path else { continue }
+            try? FileManager.default.removeItem(at: file)
+        }
+        try db.cachedStatement(sql: "DELETE FROM ncs_asset_garbage").execute()
+    }
+
+    /// Deletes the copies in the folder that no row points to: what a transaction that rolled back, or a crash,
+    /// left behind. Runs when the store opens.
+    func sweep(in db: Database) throws {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        let statement = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ncs_asset_use WHERE file = ?)")
+        for name in names {
+            let file = directory.appendingPathComponent(name)
+            if try Bool.fetchOne(statement, arguments: [file.path]) != true {
+                try? FileManager.default.removeItem(at: file)
+            }
         }
     }
 }

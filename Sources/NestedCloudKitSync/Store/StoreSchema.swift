@@ -10,6 +10,10 @@ import GRDB
 /// - `ncs_zone`: every zone the store has data in or syncs: its change token (or date cursor), whether it exists on
 ///   the server, and whether a full fetch is under way (so an interrupted one still reconciles when it ends).
 /// - `ncs_state`: the database's change token, the user the data belongs to, counters.
+/// - `ncs_asset_use`: which rows point to which of the store's asset copies; `ncs_asset_garbage` the copies a row
+///   let go of in the current transaction (``AssetFiles``).
+/// - `ncs_skipped`: records a fetch couldn't apply (the server couldn't give them, or the conflict policy failed on
+///   them), reported and left until the app asks for them again.
 enum StoreSchema {
     static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -73,6 +77,48 @@ enum StoreSchema {
                     ) WITHOUT ROWID;
                     CREATE TABLE ncs_state (key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
                     """)
+        }
+        migrator.registerMigration("v2: copies sent, asset uses, skipped records") { db in
+            // A pending save remembers every copy of it that was sent without an answer: the server may hold any
+            // of them, and each, fetched back, is this device's own write, not another device's change.
+            try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN sent_copies BLOB")
+            try db.execute(
+                sql: """
+                    CREATE TABLE ncs_asset_use (
+                        file TEXT NOT NULL,
+                        zone_owner TEXT NOT NULL,
+                        zone_name TEXT NOT NULL,
+                        record_name TEXT NOT NULL,
+                        source TEXT NOT NULL
+                    );
+                    CREATE INDEX ncs_asset_use_by_file ON ncs_asset_use (file);
+                    CREATE INDEX ncs_asset_use_by_row ON ncs_asset_use (zone_owner, zone_name, record_name, source);
+                    CREATE TABLE ncs_asset_garbage (file TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+                    CREATE TRIGGER ncs_asset_use_released AFTER DELETE ON ncs_asset_use BEGIN
+                        INSERT OR IGNORE INTO ncs_asset_garbage (file) VALUES (old.file);
+                    END;
+                    CREATE TABLE ncs_skipped (
+                        zone_owner TEXT NOT NULL,
+                        zone_name TEXT NOT NULL,
+                        record_name TEXT NOT NULL,
+                        reason TEXT NOT NULL,
+                        retry INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (zone_owner, zone_name, record_name)
+                    ) WITHOUT ROWID;
+                    """)
+            // A store of the first layout lists the copies its rows point to, so none of them is taken for garbage.
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record")
+            for row in rows {
+                let stored = try StoreTables.storedRecord(row)
+                try AssetFiles.setUses(
+                    AssetFiles.filePaths(in: [stored.record, stored.ancestor]), of: stored.id, source: .record, in: db)
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM ncs_outbox WHERE ancestor IS NOT NULL") {
+                let entry = try StoreTables.outboxEntry(row)
+                try AssetFiles.setUses(
+                    AssetFiles.filePaths(in: [entry.ancestor]), of: entry.id, source: .outbox, in: db)
+            }
         }
         return migrator
     }

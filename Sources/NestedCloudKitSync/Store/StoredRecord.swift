@@ -41,6 +41,19 @@ struct OutboxEntry: Sendable, Hashable {
     var halted: Bool
     /// Whether a version of the change was ever sent: the server may have applied it even if no answer came.
     var sent: Bool
+    /// The copies of the record sent without an answer since the server's copy was last known (edit times
+    /// included, at most ``maximumSentCopies``): the server may hold any of them, and each, fetched back, is this
+    /// device's own write, not another device's change.
+    var sentCopies: [CloudRecord] = []
+
+    /// The most copies sent without an answer a pending change remembers: each needs a lost answer, so more than
+    /// a few means the answers never come, and the oldest can't be on the server any more than the newer ones.
+    static let maximumSentCopies = 4
+
+    /// Whether the record is one of the copies sent without an answer.
+    func isSentCopy(_ record: CloudRecord) -> Bool {
+        sentCopies.contains { AssetFiles.sameContents($0.fields, record.fields) }
+    }
 }
 
 /// Reading and writing rows, inside a transaction the caller holds.
@@ -98,6 +111,7 @@ enum StoreTables {
             bytes, try ancestorBytes(of: stored, record: record, encoder: encoder),
             stored.editTime, EditTimes.encode(stored.fieldEditTimes), version, epoch ?? 0, epoch,
         ])
+        try AssetFiles.setUses(AssetFiles.filePaths(in: [record, stored.ancestor]), of: id, source: .record, in: db)
         try deleteReferences(of: id, in: db)
         for (field, value) in record.fields {
             for reference in value.references {
@@ -132,6 +146,7 @@ enum StoreTables {
     static func deleteRecord(_ id: CloudRecord.ID, in db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name = ?")
             .execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        try AssetFiles.setUses([], of: id, source: .record, in: db)
         try deleteReferences(of: id, in: db)
     }
 
@@ -179,43 +194,74 @@ enum StoreTables {
             id: CloudRecord.ID(recordName: row["record_name"], zoneID: zone), operation: operation,
             recordType: row["record_type"], version: row["version"], sequence: row["sequence"],
             ancestor: try (row["ancestor"] as Data?).map { try JSONDecoder().decode(CloudRecord.self, from: $0) },
-            failures: row["failures"], lastError: row["last_error"], halted: row["halted"], sent: row["sent"])
+            failures: row["failures"], lastError: row["last_error"], halted: row["halted"], sent: row["sent"],
+            sentCopies: try (row["sent_copies"] as Data?).map { try JSONDecoder().decode([CloudRecord].self, from: $0) }
+                ?? [])
     }
 
     /// Queues a change, or replaces the one queued for the record; the first change keeps its place in the order.
+    ///
+    /// - Parameter keepingSentCopies: Whether the copies sent without an answer stay remembered: yes for a change
+    ///   the app makes on top of them (the server may still hold one); no once the server's copy is known again
+    ///   (an acknowledgement, a fetch, a resolved conflict), which makes them history.
     static func enqueue(
         _ operation: OutboxEntry.Operation, id: CloudRecord.ID, recordType: String, version: Int64,
-        ancestor: CloudRecord? = nil, in db: Database
+        ancestor: CloudRecord? = nil, keepingSentCopies: Bool = false, in db: Database
     ) throws {
         // The version is a fresh counter value too, so it orders a new entry; a replaced entry keeps its place.
         let sequence = version
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO ncs_outbox (zone_owner, zone_name, record_name, operation, record_type, version, sequence,
-                    ancestor)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
-                    operation = excluded.operation, record_type = excluded.record_type, version = excluded.version,
-                    ancestor = excluded.ancestor, failures = 0, last_error = NULL, halted = 0
-                """
-        ).execute(arguments: [
-            id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, operation.rawValue, recordType, version,
-            sequence, try ancestor.map { try JSONEncoder().encode($0) },
-        ])
+        let row = try Row.fetchOne(
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO ncs_outbox (zone_owner, zone_name, record_name, operation, record_type, version,
+                        sequence, ancestor)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
+                        operation = excluded.operation, record_type = excluded.record_type, version = excluded.version,
+                        ancestor = excluded.ancestor, failures = 0, last_error = NULL, halted = 0,
+                        sent_copies = CASE WHEN ? THEN ncs_outbox.sent_copies END
+                    RETURNING sent_copies
+                    """),
+            arguments: [
+                id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, operation.rawValue, recordType, version,
+                sequence, try ancestor.map { try JSONEncoder().encode($0) }, keepingSentCopies,
+            ])
+        let copies =
+            try (row?["sent_copies"] as Data?).map { try JSONDecoder().decode([CloudRecord].self, from: $0) }
+            ?? []
+        try AssetFiles.setUses(AssetFiles.filePaths(in: [ancestor] + copies), of: id, source: .outbox, in: db)
     }
 
-    /// Notes that changes are about to be sent, before the request leaves: from then on the server may have them.
-    static func markSent(_ ids: [CloudRecord.ID], in db: Database) throws {
-        for id in ids {
+    /// Notes that changes are about to be sent, before the request leaves: from then on the server may have them,
+    /// so each save's copy joins the copies sent without an answer.
+    static func markSent(_ uploads: [Upload], in db: Database) throws {
+        for upload in uploads {
+            let id = upload.entry.id
+            let arguments: StatementArguments = [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName]
+            guard let record = upload.record, let entry = try outboxEntry(id, in: db) else {
+                try db.cachedStatement(
+                    sql: "UPDATE ncs_outbox SET sent = 1 WHERE zone_owner = ? AND zone_name = ? AND record_name = ?"
+                ).execute(arguments: arguments)
+                continue
+            }
+            var copies = entry.sentCopies
+            if !entry.isSentCopy(record) { copies.append(record) }
+            copies = Array(copies.suffix(OutboxEntry.maximumSentCopies))
             try db.cachedStatement(
-                sql: "UPDATE ncs_outbox SET sent = 1 WHERE zone_owner = ? AND zone_name = ? AND record_name = ?"
-            ).execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+                sql: """
+                    UPDATE ncs_outbox SET sent = 1, sent_copies = ?
+                    WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
+                    """
+            ).execute(arguments: [try JSONEncoder().encode(copies)] + arguments)
+            try AssetFiles.setUses(
+                AssetFiles.filePaths(in: [entry.ancestor] + copies), of: id, source: .outbox, in: db)
         }
     }
 
     static func dequeue(_ id: CloudRecord.ID, in db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?")
             .execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        try AssetFiles.setUses([], of: id, source: .outbox, in: db)
     }
 
     static func recordFailure(_ id: CloudRecord.ID, error: String, halt: Bool, in db: Database) throws {

@@ -8,19 +8,26 @@ struct LocalState: Sendable {
     var outbox: OutboxEntry?
 
     /// Whether a fetched server copy conflicts with local changes: the server's copy isn't the one the local changes
-    /// were made on.
+    /// were made on, nor one this device sent.
     func conflicts(with server: CloudRecord) -> Bool {
         guard let stored, outbox?.operation == .save,
             server.systemFields?.changeTag != stored.record.systemFields?.changeTag
         else { return false }
-        return !isOwnWrite(server)
+        return !isPendingSave(server) && !isEarlierUpload(server)
     }
 
     /// Whether the server's copy is exactly the pending save (edit times included): our own upload whose answer
     /// was lost (a crash, a dropped connection), not another device's change.
-    func isOwnWrite(_ server: CloudRecord) -> Bool {
+    func isPendingSave(_ server: CloudRecord) -> Bool {
         guard let stored, outbox?.operation == .save else { return false }
-        return server.fields == SyncStore.outgoing(stored).fields
+        return AssetFiles.sameContents(server.fields, SyncStore.outgoing(stored).fields)
+    }
+
+    /// Whether the server's copy is an earlier version this device sent without getting an answer, with newer local
+    /// edits on top: still our own write, so the newer edits go on top of it, with no conflict.
+    func isEarlierUpload(_ server: CloudRecord) -> Bool {
+        guard let outbox, outbox.operation == .save else { return false }
+        return outbox.isSentCopy(server)
     }
 }
 
@@ -74,10 +81,6 @@ extension SyncStore {
         outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
         deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?
     ) async throws -> FetchSummary? {
-        // A fetched asset's file belongs to the database's cache: keep a copy of our own.
-        let modifications = try modifications.map(assetFiles.adopt)
-        var outcomes = outcomes
-        for (id, outcome) in outcomes { outcomes[id]?.record = try assetFiles.adopt(outcome.record) }
         do {
             return try await commitFetchedOrThrow(
                 in: zoneID, modifications: modifications, deletions: deletions, outcomes: outcomes,
@@ -92,14 +95,15 @@ extension SyncStore {
         outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
         deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?
     ) async throws -> FetchSummary {
-        try await write { db in
+        let assets = assetFiles
+        return try await write { db in
             var summary = FetchSummary()
             let zone = try Self.zoneState(zoneID, in: db)
             for server in modifications {
                 guard
                     try Self.applyFetched(
                         server, outcome: outcomes[server.id], version: versions[server.id], epoch: zone.epoch,
-                        deletePolicy: deletePolicy, summary: &summary, in: db)
+                        deletePolicy: deletePolicy, assets: assets, summary: &summary, in: db)
                 else {
                     // Abandons the transaction: a local write came in between.
                     throw StaleResolution()
@@ -119,20 +123,25 @@ extension SyncStore {
     /// Writes one fetched record; `false` if its conflict must be resolved again.
     private static func applyFetched(
         _ fetched: CloudRecord, outcome: ConflictOutcome?, version: Int64?, epoch: Int64,
-        deletePolicy: DeleteConflictPolicy, summary: inout FetchSummary, in db: Database
+        deletePolicy: DeleteConflictPolicy, assets: AssetFiles, summary: inout FetchSummary, in db: Database
     ) throws -> Bool {
         let split = SyncMetadataFields.split(fetched)
-        let server = split.record
-        let id = server.id
+        let id = fetched.id
         let state = LocalState(
             stored: try StoreTables.record(id, in: db), outbox: try StoreTables.outboxEntry(id, in: db))
+        // A fetched asset's file belongs to the database's cache: the store keeps a copy of its own, the one it has
+        // already when the contents are the same (our own upload fetched back, a record whose asset didn't change).
+        let held = [state.stored?.record, state.stored?.ancestor].compactMap { $0 }
+        let server = try assets.adopt(split.record, reusing: held)
         let synced = StoredRecord(
             record: server, ancestor: server, editTime: split.editTime ?? state.stored?.editTime ?? 0,
             fieldEditTimes: split.fieldTimes, version: 0)
         switch (state.stored, state.outbox?.operation) {
         case (nil, .delete?):
-            if let copy = state.outbox?.ancestor,
-                copy.systemFields?.changeTag == server.systemFields?.changeTag || copy.fields == fetched.fields
+            if let entry = state.outbox,
+                entry.ancestor?.systemFields?.changeTag == server.systemFields?.changeTag
+                    || entry.ancestor.map({ AssetFiles.sameContents($0.fields, fetched.fields) }) == true
+                    || entry.isSentCopy(fetched)
             {
                 // The copy the pending deletion deletes (our own earlier upload, fetched back, maybe one whose
                 // answer was lost): no conflict; the deletion now knows the server's copy.
@@ -153,7 +162,7 @@ extension SyncStore {
                 summary.resolutions.append(ConflictResolution(recordID: id, decision: .restoredFromServer))
             }
         case (var stored?, .save?):
-            if state.isOwnWrite(fetched) {
+            if state.isPendingSave(fetched) {
                 // Acknowledged now: the answer to the upload was lost.
                 stored.record.systemFields = server.systemFields
                 stored.ancestor = server
@@ -161,14 +170,23 @@ extension SyncStore {
                 try StoreTables.dequeue(id, in: db)
                 return true
             }
+            if state.isEarlierUpload(fetched) {
+                // An earlier upload whose answer was lost, with newer local edits on top: they go on top of it.
+                stored.record.systemFields = server.systemFields
+                stored.ancestor = server
+                let written = try StoreTables.write(stored, epoch: epoch, in: db)
+                try StoreTables.enqueue(.save, id: id, recordType: server.recordType, version: written, in: db)
+                return true
+            }
             guard state.conflicts(with: fetched) else {
                 try markSeen(id, epoch: epoch, in: db)
                 return true
             }
             guard let outcome, version == stored.version else { return false }
+            let kept = try assets.adopt(outcome.record, reusing: [server] + held)
             let written = try StoreTables.write(
                 StoredRecord(
-                    record: outcome.record, ancestor: server, editTime: outcome.editTime,
+                    record: kept, ancestor: server, editTime: outcome.editTime,
                     fieldEditTimes: outcome.fieldTimes, version: 0),
                 epoch: epoch, in: db)
             if outcome.needsUpload {

@@ -4,10 +4,15 @@ import NestedCloudKitCodable
 
 extension SyncStore {
     /// Writes one record the app saved and queues it; `false` if it holds what the store already has.
-    static func applyLocalSave(_ incoming: CloudRecord, at now: Int64, in db: Database) throws -> Bool {
+    static func applyLocalSave(
+        _ incoming: CloudRecord, at now: Int64, assets: AssetFiles, in db: Database
+    ) throws -> Bool {
         var record = SyncMetadataFields.split(incoming).record
         record.clearedFieldNames = []
-        if var stored = try StoreTables.record(record.id, in: db) {
+        let existing = try StoreTables.record(record.id, in: db)
+        // An asset with the contents the store holds keeps the store's copy: saving a model again changes nothing.
+        record = try assets.adopt(record, reusing: [existing?.record, existing?.ancestor].compactMap { $0 })
+        if var stored = existing {
             let changed = changedFieldNames(from: stored.record, to: record)
             guard !changed.isEmpty || stored.record.recordType != record.recordType else { return false }
             record.systemFields = stored.record.systemFields
@@ -16,7 +21,8 @@ extension SyncStore {
             stored.record = record
             stored.editTime = now
             let version = try StoreTables.write(stored, epoch: try registerZone(record.id.zoneID, in: db), in: db)
-            try StoreTables.enqueue(.save, id: record.id, recordType: record.recordType, version: version, in: db)
+            try StoreTables.enqueue(
+                .save, id: record.id, recordType: record.recordType, version: version, keepingSentCopies: true, in: db)
         } else {
             // Saved again after a delete that hasn't reached the server: the save updates the server's copy,
             // so that the delete and the new record don't race (and the delete alone doesn't win).
@@ -29,7 +35,8 @@ extension SyncStore {
             let version = try StoreTables.write(
                 StoredRecord(record: record, ancestor: ancestor, editTime: now, fieldEditTimes: times, version: 0),
                 epoch: epoch, in: db)
-            try StoreTables.enqueue(.save, id: record.id, recordType: record.recordType, version: version, in: db)
+            try StoreTables.enqueue(
+                .save, id: record.id, recordType: record.recordType, version: version, keepingSentCopies: true, in: db)
         }
         return true
     }
@@ -52,7 +59,8 @@ extension SyncStore {
         // is answered "unknown item", which counts as done: one wasted item, never a resurrected record.
         let copy = pending?.operation == .save ? outgoing(stored) : stored.ancestor ?? stored.record
         try StoreTables.enqueue(
-            .delete, id: id, recordType: stored.record.recordType, version: version, ancestor: copy, in: db)
+            .delete, id: id, recordType: stored.record.recordType, version: version, ancestor: copy,
+            keepingSentCopies: true, in: db)
         return true
     }
 

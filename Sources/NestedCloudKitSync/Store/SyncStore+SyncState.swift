@@ -153,6 +153,9 @@ extension SyncStore {
             try db.execute(
                 sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND operation = 'delete'",
                 arguments: [zoneID.ownerName, zoneID.zoneName])
+            try db.execute(
+                sql: "DELETE FROM ncs_asset_use WHERE zone_owner = ? AND zone_name = ? AND source = 'outbox'",
+                arguments: [zoneID.ownerName, zoneID.zoneName])
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -190,6 +193,10 @@ extension SyncStore {
             try db.execute(
                 sql: "DELETE FROM ncs_reference WHERE holder_zone_owner = ? AND holder_zone_name = ?",
                 arguments: arguments)
+            // The copies of the zone's assets go with the transaction (AssetFiles.collectGarbage).
+            try db.execute(
+                sql: "DELETE FROM ncs_asset_use WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+            try db.execute(sql: "DELETE FROM ncs_skipped WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
             try db.execute(sql: "DELETE FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
             return count
         }

@@ -125,23 +125,33 @@ extension SyncStore {
 
     /// Notes that changes are about to be sent (``OutboxEntry/sent``).
     func markSent(_ uploads: [Upload]) async throws {
-        try await write { db in try StoreTables.markSent(uploads.map(\.entry.id), in: db) }
+        try await write { db in try StoreTables.markSent(uploads, in: db) }
     }
 
     /// Records what the server acknowledged, in one transaction. A save leaves the outbox only if the record
     /// wasn't changed again since it was read; either way the record takes the server's system fields.
     func acknowledge(saved: [(Upload, CloudRecord)], deleted: [Upload]) async throws {
+        let assets = assetFiles
         try await write { db in
-            for (upload, server) in saved { try Self.acknowledgeSaved(upload, server: server, in: db) }
+            for (upload, server) in saved {
+                try Self.acknowledgeSaved(upload, server: server, assets: assets, in: db)
+            }
             for upload in deleted { try Self.acknowledgeDeleted(upload, in: db) }
         }
     }
 
-    private static func acknowledgeSaved(_ upload: Upload, server: CloudRecord, in db: Database) throws {
+    private static func acknowledgeSaved(
+        _ upload: Upload, server: CloudRecord, assets: AssetFiles, in db: Database
+    ) throws {
         let id = upload.entry.id
-        let copy = SyncMetadataFields.split(server).record
         let entry = try StoreTables.outboxEntry(id, in: db)
-        if var stored = try StoreTables.record(id, in: db) {
+        let existing = try StoreTables.record(id, in: db)
+        // The server's copy of what was sent: its assets are the store's copies of the same contents.
+        let sent = upload.record.map { SyncMetadataFields.split($0).record }
+        let copy = try assets.adopt(
+            SyncMetadataFields.split(server).record,
+            reusing: [sent, existing?.record, existing?.ancestor].compactMap { $0 })
+        if var stored = existing {
             stored.record.systemFields = server.systemFields
             stored.ancestor = copy
             let epoch = try zoneState(id.zoneID, in: db).epoch
@@ -179,16 +189,17 @@ extension SyncStore {
     func commitResolution(
         _ outcome: ConflictOutcome, server: CloudRecord, version: Int64
     ) async throws -> Bool {
-        var outcome = outcome
-        outcome.record = try assetFiles.adopt(outcome.record)
-        return try await write { [outcome] db in
+        let assets = assetFiles
+        return try await write { db in
             let id = server.id
             guard let stored = try StoreTables.record(id, in: db), stored.version == version,
                 try StoreTables.outboxEntry(id, in: db)?.operation == .save
             else { return false }
+            let held = [stored.record, stored.ancestor].compactMap { $0 }
+            let copy = try assets.adopt(SyncMetadataFields.split(server).record, reusing: held)
             let written = try StoreTables.write(
                 StoredRecord(
-                    record: outcome.record, ancestor: SyncMetadataFields.split(server).record,
+                    record: try assets.adopt(outcome.record, reusing: [copy] + held), ancestor: copy,
                     editTime: outcome.editTime, fieldEditTimes: outcome.fieldTimes, version: 0),
                 epoch: try Self.zoneState(id.zoneID, in: db).epoch, in: db)
             if outcome.needsUpload {
@@ -197,6 +208,24 @@ extension SyncStore {
                 try StoreTables.dequeue(id, in: db)
             }
             return true
+        }
+    }
+
+    /// The server holds an earlier upload of a record whose answer was lost, and the app changed the record since:
+    /// the record takes that copy's system fields, so the newer change goes on top of it with no conflict.
+    func adoptEarlierUpload(_ upload: Upload, server: CloudRecord) async throws {
+        let assets = assetFiles
+        try await write { db in
+            let id = upload.entry.id
+            guard var stored = try StoreTables.record(id, in: db),
+                let entry = try StoreTables.outboxEntry(id, in: db), entry.operation == .save
+            else { return }
+            stored.record.systemFields = server.systemFields
+            stored.ancestor = try assets.adopt(
+                SyncMetadataFields.split(server).record,
+                reusing: entry.sentCopies.reversed().map { SyncMetadataFields.split($0).record })
+            let version = try StoreTables.write(stored, epoch: try Self.zoneState(id.zoneID, in: db).epoch, in: db)
+            try StoreTables.enqueue(.save, id: id, recordType: stored.record.recordType, version: version, in: db)
         }
     }
 

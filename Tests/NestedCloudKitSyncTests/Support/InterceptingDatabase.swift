@@ -17,22 +17,25 @@ final class StoreBox: @unchecked Sendable {
 /// A database in front of the in-memory server that misbehaves on purpose: runs a hook once in the middle of the
 /// first upload (after the engine read the batch, before the server saw it, as a user editing during a sync), refuses
 /// requests with more saves than a limit (as CloudKit refuses a request too large in bytes, without saying the
-/// limit), and refuses some records every time.
+/// limit), refuses some records every time, and leaves some records out of zone changes (a change feed that hasn't
+/// caught up yet, as CloudKit's may not have).
 actor InterceptingDatabase: ForwardingCloudDatabase {
     let base: InMemoryCloudDatabase
     private var hook: (@Sendable () async throws -> Void)?
     private let maximumSaves: Int?
     private let refused: [CloudRecord.ID: CloudDatabaseError]
+    private let hiddenFromChanges: Set<CloudRecord.ID>
     /// The number of saves of each upload the server accepted to look at.
     private(set) var uploadSizes: [Int] = []
 
     init(
         base: InMemoryCloudDatabase, maximumSaves: Int? = nil, refused: [CloudRecord.ID: CloudDatabaseError] = [:],
-        duringFirstUpload hook: (@Sendable () async throws -> Void)? = nil
+        hiddenFromChanges: Set<CloudRecord.ID> = [], duringFirstUpload hook: (@Sendable () async throws -> Void)? = nil
     ) {
         self.base = base
         self.maximumSaves = maximumSaves
         self.refused = refused
+        self.hiddenFromChanges = hiddenFromChanges
         self.hook = hook
     }
 
@@ -55,5 +58,15 @@ actor InterceptingDatabase: ForwardingCloudDatabase {
             if let error = refused[record.id] { results.saveResults[record.id] = .failure(error) }
         }
         return results
+    }
+
+    func recordZoneChanges(
+        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
+        resultsLimit: Int?
+    ) async throws -> CloudRecordZoneChanges {
+        var changes = try await base.recordZoneChanges(
+            inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+        changes.modifications.removeAll { hiddenFromChanges.contains($0.id) }
+        return changes
     }
 }
