@@ -38,7 +38,7 @@ struct SyncExampleCommand: AsyncParsableCommand {
     var directory: String?
 
     func run() async throws {
-        let folder = try directory.map { URL(fileURLWithPath: $0) } ?? Self.temporaryFolder()
+        let folder = directory.map { URL(fileURLWithPath: $0) } ?? Self.temporaryFolder()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let clock = VirtualCloudClock()
         let server = try SQLiteCloudDatabase(
@@ -148,6 +148,8 @@ struct ExampleDevice {
         case .recreatedFromClient: "saved again, though the server had deleted it"
         case .keptLocalDeletion: "kept this device's deletion"
         case .restoredFromServer: "restored from the server, though this device had deleted it"
+        case .restoredForReference(let holder): "kept, because \(holder.recordName) needs it"
+        case .deletedWithTarget(let target): "deleted with \(target.recordName), which it belonged to"
         }
     }
 

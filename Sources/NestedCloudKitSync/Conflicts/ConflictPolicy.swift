@@ -89,6 +89,15 @@ public struct ConflictResolution: Sendable, Hashable {
         case keptLocalDeletion
         /// The server's edit restored a record deleted locally.
         case restoredFromServer
+        /// A deleted record was kept, because a record that holds a `.deleteSelf` reference to it was edited or
+        /// created (``DeleteConflictPolicy/editWins``): the record named here, which would otherwise have been
+        /// deleted with it. A deletion this device hadn't sent is cancelled; a record the server deleted is saved
+        /// to it again.
+        case restoredForReference(from: CloudRecord.ID)
+        /// The record was deleted, its changes dropped, because the record named here, to which it holds a
+        /// `.deleteSelf` reference, was deleted (``DeleteConflictPolicy/deleteWins``, or no other choice: a holder
+        /// can't outlive its target).
+        case deletedWithTarget(CloudRecord.ID)
     }
 
     /// The record.

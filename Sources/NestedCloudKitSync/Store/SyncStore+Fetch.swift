@@ -42,6 +42,17 @@ struct FetchSummary: Sendable {
         deleted += other.deleted
         resolutions += other.resolutions
     }
+
+    /// Lists each record once, as what the store holds at the end: a record saved and then deleted (or the other
+    /// way round) in one transaction is reported by its final state.
+    mutating func settle(in db: Database) throws {
+        var seen: Set<CloudRecord.ID> = []
+        var (present, gone): ([CloudRecord.ID], [CloudRecord.ID]) = ([], [])
+        for id in saved + deleted where seen.insert(id).inserted {
+            if try StoreTables.record(id, in: db) != nil { present.append(id) } else { gone.append(id) }
+        }
+        (saved, deleted) = (present, gone)
+    }
 }
 
 extension SyncStore {
@@ -112,6 +123,11 @@ extension SyncStore {
             for id in deletions {
                 try Self.applyServerDeletion(id, deletePolicy: deletePolicy, summary: &summary, in: db)
             }
+            // Fetched records whose `.deleteSelf` targets this device deleted and hasn't sent yet.
+            for id in summary.saved {
+                try Self.keepTargetsOfFetchedRecord(id, deletePolicy: deletePolicy, summary: &summary, in: db)
+            }
+            try summary.settle(in: db)
             var state = zone
             if let token { state.token = token }
             if let modifiedAfter { state.modifiedAfter = max(modifiedAfter, state.modifiedAfter ?? modifiedAfter) }
@@ -209,7 +225,9 @@ extension SyncStore {
         return true
     }
 
-    /// Applies the server's deletion of a record.
+    /// Applies the server's deletion of a record, and the `.deleteSelf` rule (``keepTargetsOfFetchedRecord``'s
+    /// extension): a record an edited or new local record needs comes back under `.editWins`; under `.deleteWins`,
+    /// and for holders without local changes, its holders go with it as they did on the server.
     static func applyServerDeletion(
         _ id: CloudRecord.ID, deletePolicy: DeleteConflictPolicy, summary: inout FetchSummary, in db: Database
     ) throws {
@@ -231,21 +249,36 @@ extension SyncStore {
                 try StoreTables.dequeue(id, in: db)
                 summary.deleted.append(id)
                 summary.resolutions.append(ConflictResolution(recordID: id, decision: .deletedWithServer))
+                try cascadeServerDeletion(of: id, summary: &summary, in: db)
             } else {
-                stored.record.systemFields = nil
-                stored.ancestor = nil
-                let version = try StoreTables.write(stored, in: db)
-                try StoreTables.enqueue(.save, id: id, recordType: stored.record.recordType, version: version, in: db)
+                try saveAgain(&stored, in: db)
                 summary.resolutions.append(ConflictResolution(recordID: id, decision: .recreatedFromClient))
             }
         case .delete?:
             try StoreTables.dequeue(id, in: db)
+            try cascadeServerDeletion(of: id, summary: &summary, in: db)
         case nil:
-            if stored != nil {
+            guard var stored else { return try cascadeServerDeletion(of: id, summary: &summary, in: db) }
+            if deletePolicy == .editWins, let holder = try pendingHolder(needing: id, in: db) {
+                // An edited or new record holds a `.deleteSelf` reference to it (maybe through others): it stays,
+                // saved again, so the edit isn't deleted with it.
+                try saveAgain(&stored, in: db)
+                summary.resolutions.append(
+                    ConflictResolution(recordID: id, decision: .restoredForReference(from: holder)))
+            } else {
                 try StoreTables.deleteRecord(id, in: db)
                 summary.deleted.append(id)
+                try cascadeServerDeletion(of: id, summary: &summary, in: db)
             }
         }
+    }
+
+    /// Queues a record the server no longer has to be created again from the local copy.
+    private static func saveAgain(_ stored: inout StoredRecord, in db: Database) throws {
+        stored.record.systemFields = nil
+        stored.ancestor = nil
+        let version = try StoreTables.write(stored, in: db)
+        try StoreTables.enqueue(.save, id: stored.id, recordType: stored.record.recordType, version: version, in: db)
     }
 
     private static func markSeen(_ id: CloudRecord.ID, epoch: Int64, in db: Database) throws {

@@ -41,6 +41,22 @@ extension SyncStore {
         return true
     }
 
+    /// Deletes records as the app does, with the records that hold `.deleteSelf` references to them (as the server
+    /// will), and queues the deletions; returns the records deleted.
+    static func applyLocalDeletes(_ ids: [CloudRecord.ID], in db: Database) throws -> [CloudRecord.ID] {
+        var deleted: [CloudRecord.ID] = []
+        var pending = Array(ids.reversed())
+        var seen: Set<CloudRecord.ID> = []
+        while let id = pending.popLast() {
+            guard seen.insert(id).inserted else { continue }
+            for holder in try StoreTables.holders(of: id, in: db) where holder.action == .deleteSelf {
+                pending.append(holder.holder)
+            }
+            if try applyLocalDelete(id, in: db) { deleted.append(id) }
+        }
+        return deleted
+    }
+
     /// Deletes one record the app deleted and queues the deletion; `false` if the store doesn't have it.
     static func applyLocalDelete(_ id: CloudRecord.ID, in db: Database) throws -> Bool {
         guard let stored = try StoreTables.record(id, in: db) else { return false }

@@ -144,20 +144,8 @@ public final class SyncStore: Sendable {
 
     /// Deletes records and queues the deletions, with the records that hold `.deleteSelf` references to them.
     public func deleteRecords(withIDs ids: [CloudRecord.ID]) async throws {
-        let deleted = try await write { db in
-            var deleted = 0
-            var pending = ids
-            var seen: Set<CloudRecord.ID> = []
-            while let id = pending.popLast() {
-                guard seen.insert(id).inserted else { continue }
-                for holder in try StoreTables.holders(of: id, in: db) where holder.action == .deleteSelf {
-                    pending.append(holder.holder)
-                }
-                if try Self.applyLocalDelete(id, in: db) { deleted += 1 }
-            }
-            return deleted
-        }
-        if deleted > 0 { observers.notify() }
+        let deleted = try await write { db in try Self.applyLocalDeletes(ids, in: db) }
+        if !deleted.isEmpty { observers.notify() }
     }
 
     // MARK: Reading

@@ -12,6 +12,8 @@ protocol DeviceScenario: Sendable {
     func device(_ configuration: SyncConfiguration) async throws -> Device
     /// The server's records of the synced zone, by name, without the engine's fields.
     func serverNotes() async throws -> [String: Note]
+    /// The server's records of some types in the synced zone, sorted by name.
+    func serverRecords(ofTypes types: [String]) async throws -> [CloudRecord]
 }
 
 extension DeviceScenario {

@@ -33,15 +33,26 @@ struct EmulatorScenario: DeviceScenario {
     }
 
     func serverNotes() async throws -> [String: Note] {
+        Self.notes(in: try await serverRecords(ofTypes: ["Note"]))
+    }
+
+    func serverRecords(ofTypes types: [String]) async throws -> [CloudRecord] {
         let reader = try await database()
         var records: [CloudRecord] = []
-        var page = try await reader.records(
-            matching: CloudQuery(recordType: "Note"), inZoneWith: zoneID, desiredKeys: nil, resultsLimit: 200)
-        while true {
-            records += try page.matchResults.map { try $0.1.get() }
-            guard let cursor = page.queryCursor else { break }
-            page = try await reader.records(continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: 200)
+        for type in types {
+            var page: CloudQueryPage
+            do {
+                page = try await reader.records(
+                    matching: CloudQuery(recordType: type), inZoneWith: zoneID, desiredKeys: nil, resultsLimit: 200)
+            } catch CloudDatabaseError.zoneNotFound {
+                return []
+            }
+            while true {
+                records += try page.matchResults.map { try $0.1.get() }
+                guard let cursor = page.queryCursor else { break }
+                page = try await reader.records(continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: 200)
+            }
         }
-        return Self.notes(in: records)
+        return records.sorted { $0.id.recordName < $1.id.recordName }
     }
 }

@@ -32,3 +32,19 @@ struct Photo: CKCodable, Identifiable, Equatable, Sendable {
     var caption: String
     var image: URL
 }
+
+/// A folder its items live and die with: each item holds a `.deleteSelf` reference to it, so deleting the folder on
+/// the server deletes its items.
+struct Folder: CKCodable, Identifiable, Equatable, Sendable {
+    var id: String
+    var name: String
+}
+
+struct Item: CKCodable, Identifiable, Equatable, Sendable {
+    var id: String
+    var title: String
+    var folder: CloudLazyReference<Folder>
+
+    static let cloudKitFieldOptions = CloudFieldOptions(
+        keyedBy: CodingKeys.self, referenceActions: [.folder: .deleteSelf])
+}

@@ -29,4 +29,8 @@ struct Scenario: DeviceScenario {
     func serverNotes() async -> [String: Note] {
         Self.notes(in: await server.allRecords)
     }
+
+    func serverRecords(ofTypes types: [String]) async -> [CloudRecord] {
+        await server.allRecords.filter { types.contains($0.recordType) && $0.id.zoneID == zoneID }
+    }
 }
