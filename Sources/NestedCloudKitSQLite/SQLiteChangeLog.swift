@@ -89,7 +89,8 @@ struct SQLiteChangeLog {
         }
     }
 
-    /// Logs a zone created: a new generation, starting now.
+    /// Logs a zone created: a new generation, starting now. A deletion of the zone before stays in the log, before
+    /// the creation: a client that missed it still learns of it (`CloudDatabaseChanges`).
     func logZoneCreated(_ zone: CloudRecord.ZoneID) throws {
         let sequence = try nextSequence()
         try database.execute(
@@ -98,9 +99,6 @@ struct SQLiteChangeLog {
                 WHERE zone_name = ? AND owner_name = ?
                 """,
             arguments: [try nextGeneration(), sequence, sequence, zone.zoneName, zone.ownerName])
-        try database.execute(
-            sql: "DELETE FROM zone_tombstone WHERE zone_name = ? AND owner_name = ?",
-            arguments: [zone.zoneName, zone.ownerName])
     }
 
     /// Logs a zone deleted, with why; its record tombstones go with it.

@@ -433,10 +433,10 @@ struct SyncScenarioTests {
     }
 
     @Test func aZoneThePurgedDeletesLocalDataUnlessTheHookKeepsIt() async throws {
-        for action in [ZonePurgeAction.deleteLocalData, .reuploadLocalData] {
+        for action in [ZoneDeletionResponse.deleteLocalData, .reuploadLocalData] {
             let scenario = Scenario()
             var configuration = Scenario.configuration()
-            configuration.zonePurgeAction = { _ in action }
+            configuration.zoneDeletionResponse = { _ in action }
             let a = try await scenario.device(configuration)
             try await a.store.save(Note(id: "n", title: "t", body: ""))
             try await a.sync()

@@ -10,8 +10,10 @@ public struct SyncConfiguration: Sendable {
     public var deleteConflictPolicy: DeleteConflictPolicy
     /// What happens to local data when another user signs in, or the user signs out.
     public var accountChangePolicy: AccountChangePolicy
-    /// Asked when the user deleted a zone's data in iCloud's settings; by default the local copy goes too.
-    public var zonePurgeAction: @Sendable (CloudRecord.ZoneID) async -> ZonePurgeAction
+    /// Asked when a synced zone was deleted on the server: keep the local copy and upload it again, or delete it
+    /// too. By default (``ZoneDeletionResponse/default(for:)``) a zone the user purged in iCloud's settings is
+    /// deleted locally, and one another device deleted or an encrypted-data reset emptied is uploaded again.
+    public var zoneDeletionResponse: @Sendable (CloudZoneDeletion) async -> ZoneDeletionResponse
     /// How transient failures (rate limits, an unavailable service, the network, a lost response) are retried.
     public var retry: SyncRetryPolicy
     /// How many times in a row the server may refuse one change (a record too large, a broken reference) before
@@ -39,7 +41,8 @@ public struct SyncConfiguration: Sendable {
         conflictPolicy: ConflictPolicy = .fieldByField,
         deleteConflictPolicy: DeleteConflictPolicy = .editWins,
         accountChangePolicy: AccountChangePolicy = .resetLocalStore,
-        zonePurgeAction: @escaping @Sendable (CloudRecord.ZoneID) async -> ZonePurgeAction = { _ in .deleteLocalData },
+        zoneDeletionResponse: @escaping @Sendable (CloudZoneDeletion) async -> ZoneDeletionResponse =
+            ZoneDeletionResponse.default(for:),
         retry: SyncRetryPolicy = SyncRetryPolicy(),
         maximumRecordFailures: Int = 3,
         automaticSyncDelay: Duration = .seconds(1),
@@ -52,7 +55,7 @@ public struct SyncConfiguration: Sendable {
         self.conflictPolicy = conflictPolicy
         self.deleteConflictPolicy = deleteConflictPolicy
         self.accountChangePolicy = accountChangePolicy
-        self.zonePurgeAction = zonePurgeAction
+        self.zoneDeletionResponse = zoneDeletionResponse
         self.retry = retry
         self.maximumRecordFailures = maximumRecordFailures
         self.automaticSyncDelay = automaticSyncDelay
@@ -95,12 +98,28 @@ public enum AccountChangePolicy: String, Sendable, Hashable {
     case pause
 }
 
-/// What to do when the user deleted a zone's data in iCloud's settings.
-public enum ZonePurgeAction: String, Sendable, Hashable {
-    /// Delete the local copy too: the user asked for the data to go.
+/// What to do with the local copy of a synced zone that was deleted on the server.
+public enum ZoneDeletionResponse: String, Sendable, Hashable {
+    /// Delete the local copy too, pending changes included: the data was meant to go.
     case deleteLocalData
-    /// Create the zone again and upload the local copy.
+    /// Create the zone again and upload the local copy, pending changes included.
     case reuploadLocalData
+
+    /// The default: a zone the user purged (deleted the app's data in iCloud's settings) is deleted locally, as the
+    /// user asked, and never uploaded again unless the app says so; a zone another device deleted, or that an
+    /// encrypted-data reset emptied, is uploaded again from this device's copy (after a reset, devices hold the
+    /// only copy left).
+    @Sendable public static func `default`(for deletion: CloudZoneDeletion) -> ZoneDeletionResponse {
+        deletion.reason == .purged ? .deleteLocalData : .reuploadLocalData
+    }
+
+    /// What the engine reports it did.
+    var action: ZoneDeletionAction {
+        switch self {
+        case .deleteLocalData: .deletedLocalData
+        case .reuploadLocalData: .recreated
+        }
+    }
 }
 
 /// How transient failures are retried: exponential backoff with jitter, never shorter than the server's

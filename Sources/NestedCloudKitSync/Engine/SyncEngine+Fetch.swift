@@ -7,13 +7,17 @@ extension SyncEngine {
     func fetchChanges(complete: Bool) async throws {
         let tokenZones = try await zonesWithChangeTokens()
         if !tokenZones.isEmpty {
+            // A complete sync fetches every zone from nothing, but still asks the database what changed since its
+            // token: a zone deleted or purged meanwhile must be known before its records are fetched again.
             if complete {
                 for zone in tokenZones { try await store.beginFullFetch(of: zone) }
-                try await store.setDatabaseToken(nil)
             }
             var databaseToken = try await store.databaseToken()
-            var zonesToFetch: [CloudRecord.ZoneID] = []
-            for zone in tokenZones where try await store.zoneState(zone).token == nil { zonesToFetch.append(zone) }
+            // Deletions are news only to a device that knew the database before them: one starting from nothing
+            // (its first sync, an expired token) finds a zone that is gone when it fetches it.
+            var knowsEarlierState = databaseToken != nil
+            // Zones deleted in this fetch and not created again: nothing to fetch from them.
+            var gone: Set<CloudRecord.ZoneID> = []
             while true {
                 let changes: CloudDatabaseChanges
                 do {
@@ -24,21 +28,37 @@ extension SyncEngine {
                 } catch CloudDatabaseError.changeTokenExpired where databaseToken != nil {
                     emit(.changeTokenExpired(nil))
                     databaseToken = nil
+                    knowsEarlierState = false
                     continue
                 }
-                for zone in changes.modifiedZoneIDs where tokenZones.contains(zone) && !zonesToFetch.contains(zone) {
-                    zonesToFetch.append(zone)
+                // Deletions first: a zone deleted and created again since the token is listed in both, and what its
+                // deletion asks for (after a purge, deleting the local copy) comes before fetching what it holds.
+                var deletions:
+                    [(zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason, response: ZoneDeletionResponse)] =
+                        []
+                for deletion in changes.deletions where knowsEarlierState && tokenZones.contains(deletion.zoneID) {
+                    deletions.append(
+                        (deletion.zoneID, deletion.reason, await configuration.zoneDeletionResponse(deletion)))
+                    gone.insert(deletion.zoneID)
                 }
-                for deletion in changes.deletions where tokenZones.contains(deletion.zoneID) {
-                    try await zoneWasDeleted(deletion.zoneID, reason: deletion.reason)
-                    zonesToFetch.removeAll { $0 == deletion.zoneID }
+                let changed = changes.modifiedZoneIDs.filter(tokenZones.contains)
+                gone.subtract(changed)
+                // The page's effects and its token in one transaction: never replayed over what the app saves next.
+                try await store.applyDatabaseChanges(
+                    deletions: deletions.map { ($0.zoneID, $0.response) }, changedZones: changed,
+                    token: changes.changeToken)
+                for deletion in deletions {
+                    if deletion.response == .reuploadLocalData { try await createZone(deletion.zoneID) }
+                    emit(.zoneDeleted(deletion.zoneID, reason: deletion.reason, action: deletion.response.action))
                 }
                 databaseToken = changes.changeToken
                 if !changes.moreComing { break }
             }
-            for zone in zonesToFetch { try await fetchZoneChanges(zone) }
-            // Saved only once every changed zone is fetched: a failure before leaves the zones to fetch next time.
-            try await store.setDatabaseToken(databaseToken)
+            // Every zone not fetched to its end: new ones, ones a failure or a restart interrupted, changed ones.
+            for zone in tokenZones where !gone.contains(zone) {
+                let state = try await store.zoneState(zone)
+                if state.token == nil || state.needsFetch { try await fetchZoneChanges(zone) }
+            }
         }
         for zone in zones where !zone.hasChangeTokens { try await fetchByDate(zone, complete: complete) }
     }
@@ -81,7 +101,7 @@ extension SyncEngine {
             }
             try await apply(
                 page.modifications, deletions: page.deletions.map(\.id), in: zoneID, token: page.changeToken,
-                modifiedAfter: nil)
+                modifiedAfter: nil, finished: !page.moreComing)
             token = page.changeToken
             if !page.moreComing { break }
         }
@@ -92,7 +112,7 @@ extension SyncEngine {
     /// changes by the policy.
     func apply(
         _ modifications: [CloudRecord], deletions: [CloudRecord.ID], in zoneID: CloudRecord.ZoneID,
-        token: CloudChangeToken?, modifiedAfter: Date?
+        token: CloudChangeToken?, modifiedAfter: Date?, finished: Bool = false
     ) async throws {
         // A local write between the resolution and the commit makes the commit refuse; resolve again.
         for _ in 0..<8 {
@@ -111,7 +131,7 @@ extension SyncEngine {
                 let summary = try await store.commitFetched(
                     in: zoneID, modifications: modifications, deletions: deletions, outcomes: outcomes,
                     versions: versions, deletePolicy: configuration.deleteConflictPolicy, token: token,
-                    modifiedAfter: modifiedAfter)
+                    modifiedAfter: modifiedAfter, finished: finished)
             else { continue }
             report(summary, in: zoneID)
             return
@@ -194,16 +214,18 @@ extension SyncEngine {
         }
     }
 
-    /// A synced zone is gone from the server: re-created with the local records, or, if the user purged it and
-    /// the app agrees, deleted locally too.
+    /// A synced zone is gone from the server: re-created with the local records, or deleted locally too, as
+    /// ``SyncConfiguration/zoneDeletionResponse`` says.
     func zoneWasDeleted(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async throws {
-        if reason == .purged, await configuration.zonePurgeAction(zoneID) == .deleteLocalData {
-            _ = try await store.deleteLocalData(in: zoneID)
-            return emit(.zoneDeleted(zoneID, reason: reason, action: .deletedLocalData))
+        let response = await configuration.zoneDeletionResponse(CloudZoneDeletion(zoneID: zoneID, reason: reason))
+        switch response {
+        case .deleteLocalData:
+            try await store.deleteLocalData(in: zoneID)
+        case .reuploadLocalData:
+            _ = try await store.prepareZoneForReupload(zoneID)
+            try await createZone(zoneID)
         }
-        _ = try await store.prepareZoneForReupload(zoneID)
-        try await createZone(zoneID)
-        emit(.zoneDeleted(zoneID, reason: reason, action: .recreated))
+        emit(.zoneDeleted(zoneID, reason: reason, action: response.action))
     }
 }
 

@@ -78,10 +78,13 @@ enum StoreSchema {
                     CREATE TABLE ncs_state (key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
                     """)
         }
-        migrator.registerMigration("v2: copies sent, asset uses, skipped records") { db in
+        migrator.registerMigration("v2: copies sent, zones to fetch, asset uses, skipped records") { db in
             // A pending save remembers every copy of it that was sent without an answer: the server may hold any
             // of them, and each, fetched back, is this device's own write, not another device's change.
             try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN sent_copies BLOB")
+            // A zone the database's changes listed as changed stays to fetch until it is, whatever the database's
+            // token says meanwhile.
+            try db.execute(sql: "ALTER TABLE ncs_zone ADD COLUMN needs_fetch INTEGER NOT NULL DEFAULT 0")
             try db.execute(
                 sql: """
                     CREATE TABLE ncs_asset_use (

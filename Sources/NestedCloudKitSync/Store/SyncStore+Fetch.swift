@@ -90,12 +90,13 @@ extension SyncStore {
     func commitFetched(
         in zoneID: CloudRecord.ZoneID, modifications: [CloudRecord], deletions: [CloudRecord.ID],
         outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
-        deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?
+        deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?, finished: Bool = false
     ) async throws -> FetchSummary? {
         do {
             return try await commitFetchedOrThrow(
                 in: zoneID, modifications: modifications, deletions: deletions, outcomes: outcomes,
-                versions: versions, deletePolicy: deletePolicy, token: token, modifiedAfter: modifiedAfter)
+                versions: versions, deletePolicy: deletePolicy, token: token, modifiedAfter: modifiedAfter,
+                finished: finished)
         } catch is StaleResolution {
             return nil
         }
@@ -104,7 +105,7 @@ extension SyncStore {
     private func commitFetchedOrThrow(
         in zoneID: CloudRecord.ZoneID, modifications: [CloudRecord], deletions: [CloudRecord.ID],
         outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
-        deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?
+        deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?, finished: Bool
     ) async throws -> FetchSummary {
         let assets = assetFiles
         return try await write { db in
@@ -131,6 +132,7 @@ extension SyncStore {
             var state = zone
             if let token { state.token = token }
             if let modifiedAfter { state.modifiedAfter = max(modifiedAfter, state.modifiedAfter ?? modifiedAfter) }
+            if finished { state.needsFetch = false }
             try Self.setZoneState(zoneID, state, in: db)
             return summary
         }

@@ -18,6 +18,9 @@ struct ZoneState: Sendable {
     /// Whether a full fetch began and hasn't reconciled yet: kept across failures and restarts, so a full fetch
     /// that was interrupted still deletes what the server lost once it reaches its end.
     var reconcilePending = false
+    /// Whether the database's changes listed the zone as changed and its changes haven't all been fetched yet:
+    /// kept with the database's token, so a sync that stops between the two still fetches the zone next time.
+    var needsFetch = false
 }
 
 extension SyncStore {
@@ -88,20 +91,20 @@ extension SyncStore {
             token: (row["token"] as Data?).map(CloudChangeToken.init(data:)), created: row["created"],
             modifiedAfter: (row["modified_after"] as Double?).map(Date.init(timeIntervalSince1970:)),
             lastFullCheck: (row["last_full_check"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            epoch: row["fetch_epoch"], reconcilePending: row["reconcile_pending"])
+            epoch: row["fetch_epoch"], reconcilePending: row["reconcile_pending"], needsFetch: row["needs_fetch"])
     }
 
     static func setZoneState(_ zoneID: CloudRecord.ZoneID, _ state: ZoneState, in db: Database) throws {
         try db.execute(
             sql: """
                 INSERT OR REPLACE INTO ncs_zone (zone_owner, zone_name, token, created, modified_after, last_full_check,
-                    fetch_epoch, reconcile_pending)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    fetch_epoch, reconcile_pending, needs_fetch)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 zoneID.ownerName, zoneID.zoneName, state.token?.data, state.created,
                 state.modifiedAfter?.timeIntervalSince1970, state.lastFullCheck?.timeIntervalSince1970, state.epoch,
-                state.reconcilePending,
+                state.reconcilePending, state.needsFetch,
             ])
     }
 
@@ -146,59 +149,85 @@ extension SyncStore {
 
     // MARK: Zones deleted on the server
 
-    /// The server lost the zone (deleted on another device, or an encrypted-data reset): every local record is
-    /// queued to be created again, and pending deletions are done (there is nothing left to delete).
-    func prepareZoneForReupload(_ zoneID: CloudRecord.ZoneID) async throws -> Int {
+    /// Applies a page of the database's changes with the token that covers it, in one transaction: what each
+    /// deleted zone's response says to do with its local copy, and which zones changed (fetched until done, even
+    /// across syncs). Nothing of a page is applied twice, so a deletion is never replayed over what the app saved
+    /// after it.
+    ///
+    /// - Parameters:
+    ///   - deletions: The zones deleted, in order, each with what to do with its local copy.
+    ///   - changedZones: The synced zones the page lists as changed.
+    ///   - token: The database's token after the page.
+    func applyDatabaseChanges(
+        deletions: [(zoneID: CloudRecord.ZoneID, response: ZoneDeletionResponse)],
+        changedZones: [CloudRecord.ZoneID], token: CloudChangeToken
+    ) async throws {
         try await write { db in
-            try db.execute(
-                sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND operation = 'delete'",
-                arguments: [zoneID.ownerName, zoneID.zoneName])
-            try db.execute(
-                sql: "DELETE FROM ncs_asset_use WHERE zone_owner = ? AND zone_name = ? AND source = 'outbox'",
-                arguments: [zoneID.ownerName, zoneID.zoneName])
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record
-                    WHERE zone_owner = ? AND zone_name = ?
-                    """,
-                arguments: [zoneID.ownerName, zoneID.zoneName])
-            var stored = try rows.map(StoreTables.storedRecord)
-            // Targets before the records that reference them, as they were first saved.
-            stored.sort { $0.version < $1.version }
-            for var record in stored {
-                record.record.systemFields = nil
-                record.ancestor = nil
-                let version = try StoreTables.write(record, in: db)
-                try StoreTables.enqueue(
-                    .save, id: record.id, recordType: record.record.recordType, version: version, in: db)
+            for (zoneID, response) in deletions {
+                switch response {
+                case .deleteLocalData: try Self.deleteLocalData(in: zoneID, db: db)
+                case .reuploadLocalData: _ = try Self.prepareZoneForReupload(zoneID, db: db)
+                }
             }
-            try Self.setZoneState(
-                zoneID, ZoneState(token: nil, created: false, modifiedAfter: nil, lastFullCheck: nil, epoch: 0),
-                in: db)
-            return stored.count
+            for zoneID in changedZones {
+                var state = try Self.zoneState(zoneID, in: db)
+                state.needsFetch = true
+                try Self.setZoneState(zoneID, state, in: db)
+            }
+            try StoreTables.setState(Self.databaseTokenKey, token.data, in: db)
         }
     }
 
-    /// The user deleted the zone's data: the local copy goes too, pending changes with it.
-    func deleteLocalData(in zoneID: CloudRecord.ZoneID) async throws -> Int {
-        try await write { db in
-            let arguments: StatementArguments = [zoneID.ownerName, zoneID.zoneName]
-            let count =
-                try Int.fetchOne(
-                    db, sql: "SELECT COUNT(*) FROM ncs_record WHERE zone_owner = ? AND zone_name = ?",
-                    arguments: arguments) ?? 0
-            try db.execute(sql: "DELETE FROM ncs_record WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
-            try db.execute(sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
-            try db.execute(
-                sql: "DELETE FROM ncs_reference WHERE holder_zone_owner = ? AND holder_zone_name = ?",
-                arguments: arguments)
-            // The copies of the zone's assets go with the transaction (AssetFiles.collectGarbage).
-            try db.execute(
-                sql: "DELETE FROM ncs_asset_use WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
-            try db.execute(sql: "DELETE FROM ncs_skipped WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
-            try db.execute(sql: "DELETE FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
-            return count
+    /// The server lost the zone (deleted on another device, or an encrypted-data reset): every local record is
+    /// queued to be created again, and pending deletions are done (there is nothing left to delete).
+    func prepareZoneForReupload(_ zoneID: CloudRecord.ZoneID) async throws -> Int {
+        try await write { db in try Self.prepareZoneForReupload(zoneID, db: db) }
+    }
+
+    private static func prepareZoneForReupload(_ zoneID: CloudRecord.ZoneID, db: Database) throws -> Int {
+        try db.execute(
+            sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND operation = 'delete'",
+            arguments: [zoneID.ownerName, zoneID.zoneName])
+        try db.execute(
+            sql: "DELETE FROM ncs_asset_use WHERE zone_owner = ? AND zone_name = ? AND source = 'outbox'",
+            arguments: [zoneID.ownerName, zoneID.zoneName])
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record
+                WHERE zone_owner = ? AND zone_name = ?
+                """,
+            arguments: [zoneID.ownerName, zoneID.zoneName])
+        var stored = try rows.map(StoreTables.storedRecord)
+        // Targets before the records that reference them, as they were first saved.
+        stored.sort { $0.version < $1.version }
+        for var record in stored {
+            record.record.systemFields = nil
+            record.ancestor = nil
+            let version = try StoreTables.write(record, in: db)
+            try StoreTables.enqueue(
+                .save, id: record.id, recordType: record.record.recordType, version: version, in: db)
         }
+        try setZoneState(
+            zoneID, ZoneState(token: nil, created: false, modifiedAfter: nil, lastFullCheck: nil, epoch: 0), in: db)
+        return stored.count
+    }
+
+    /// The user deleted the zone's data: the local copy goes too, pending changes with it.
+    func deleteLocalData(in zoneID: CloudRecord.ZoneID) async throws {
+        try await write { db in try Self.deleteLocalData(in: zoneID, db: db) }
+    }
+
+    private static func deleteLocalData(in zoneID: CloudRecord.ZoneID, db: Database) throws {
+        let arguments: StatementArguments = [zoneID.ownerName, zoneID.zoneName]
+        try db.execute(sql: "DELETE FROM ncs_record WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+        try db.execute(sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+        try db.execute(
+            sql: "DELETE FROM ncs_reference WHERE holder_zone_owner = ? AND holder_zone_name = ?",
+            arguments: arguments)
+        // The copies of the zone's assets go with the transaction (AssetFiles.collectGarbage).
+        try db.execute(sql: "DELETE FROM ncs_asset_use WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+        try db.execute(sql: "DELETE FROM ncs_skipped WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+        try db.execute(sql: "DELETE FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
     }
 }

@@ -86,6 +86,44 @@ struct InMemoryServerControlsTests {
         #expect(fresh.modifications.isEmpty)
     }
 
+    @Test func aPurgeStaysVisibleAfterTheZoneIsCreatedAgainAndDeletedAgain() async throws {
+        let database = try await makeDatabase()
+        let token = try await database.databaseChanges(since: nil).changeToken
+        await database.deleteZone(zone, reason: .purged)
+        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
+        #expect(
+            try await database.databaseChanges(since: token).deletions == [
+                CloudZoneDeletion(zoneID: zone, reason: .purged)
+            ])
+        _ = try await database.modifyRecordZones(saving: [], deleting: [zone])
+        // A device that missed all of it must still hear of the purge, before the later deletion.
+        let changes = try await database.databaseChanges(since: token)
+        #expect(
+            changes.deletions == [
+                CloudZoneDeletion(zoneID: zone, reason: .purged), CloudZoneDeletion(zoneID: zone, reason: .deleted),
+            ])
+        #expect(changes.modifiedZoneIDs.isEmpty)
+    }
+
+    @Test func faultsAndLostAnswersAimedAtAKindOfRequestWaitForIt() async throws {
+        let database = try await makeDatabase()
+        await database.loseNextResponse(to: .modify)
+        await database.failNextRequest(to: .zoneChanges, with: .serviceUnavailable(retryAfter: 3))
+        // Requests of other kinds go through.
+        _ = try await database.databaseChanges(since: nil)
+        _ = try await database.records(for: [CloudRecord.ID(recordName: "x", zoneID: zone)])
+        await #expect(throws: CloudDatabaseError.serverResponseLost) {
+            _ = try await database.save(record("Note", "a", ["text": .string("1")], zone: zone))
+        }
+        #expect(await database.allRecords.map(\.id.recordName) == ["a"])
+        await #expect(throws: CloudDatabaseError.serviceUnavailable(retryAfter: 3)) {
+            _ = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
+        }
+        // Each once.
+        _ = try await database.save(record("Note", "b", ["text": .string("2")], zone: zone))
+        _ = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
+    }
+
     @Test func anEncryptedDataResetShowsWithItsReason() async throws {
         let database = try await makeDatabase()
         let token = try await database.databaseChanges(since: nil).changeToken

@@ -240,6 +240,29 @@ struct ChangeTrackingConformanceTests {
     }
 
     @Test(arguments: DatabaseBackend.all)
+    func aZoneDeletedAndCreatedAgainStaysDeletedThenChangedForAClientThatMissedBoth(
+        backend: DatabaseBackend
+    ) async throws {
+        let database = try await makeDatabase(backend)
+        var start = try await database.databaseChanges(since: nil)
+        while start.moreComing { start = try await database.databaseChanges(since: start.changeToken) }
+
+        _ = try await database.modifyRecordZones(saving: [], deleting: [zone])
+        let afterDeletion = try await database.databaseChanges(since: start.changeToken)
+        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
+        _ = try await database.save(note("a", "in the zone's new life"))
+
+        // A client that missed both learns of both: the deletion, then the zone as it is now.
+        let missedBoth = try await database.databaseChanges(since: start.changeToken)
+        #expect(missedBoth.deletions == [CloudZoneDeletion(zoneID: zone, reason: .deleted)])
+        #expect(missedBoth.modifiedZoneIDs == [zone])
+        // One that saw the deletion sees only the new life.
+        let sawDeletion = try await database.databaseChanges(since: afterDeletion.changeToken)
+        #expect(sawDeletion.deletions.isEmpty)
+        #expect(sawDeletion.modifiedZoneIDs == [zone])
+    }
+
+    @Test(arguments: DatabaseBackend.all)
     func databaseChangesPageThroughEveryZone(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let zones = (0..<5).map { CloudRecord.ZoneID(zoneName: "Z\($0)") }

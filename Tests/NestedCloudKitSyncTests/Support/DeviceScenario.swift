@@ -14,6 +14,8 @@ protocol DeviceScenario: Sendable {
     func serverNotes() async throws -> [String: Note]
     /// The server's records of some types in the synced zone, sorted by name.
     func serverRecords(ofTypes types: [String]) async throws -> [CloudRecord]
+    /// Deletes the synced zone on the server as the user, another device or CloudKit would.
+    func deleteZone(reason: CloudZoneDeletion.Reason) async throws
 }
 
 extension DeviceScenario {

@@ -36,6 +36,11 @@ struct EmulatorScenario: DeviceScenario {
         Self.notes(in: try await serverRecords(ofTypes: ["Note"]))
     }
 
+    func deleteZone(reason: CloudZoneDeletion.Reason) async throws {
+        try await emulator.deleteZone(
+            named: zoneID.zoneName, ofUser: Self.user, container: Self.container, reason: reason)
+    }
+
     func serverRecords(ofTypes types: [String]) async throws -> [CloudRecord] {
         let reader = try await database()
         var records: [CloudRecord] = []

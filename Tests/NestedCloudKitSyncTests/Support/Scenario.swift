@@ -30,6 +30,10 @@ struct Scenario: DeviceScenario {
         Self.notes(in: await server.allRecords)
     }
 
+    func deleteZone(reason: CloudZoneDeletion.Reason) async {
+        await server.deleteZone(zoneID, reason: reason)
+    }
+
     func serverRecords(ofTypes types: [String]) async -> [CloudRecord] {
         await server.allRecords.filter { types.contains($0.recordType) && $0.id.zoneID == zoneID }
     }

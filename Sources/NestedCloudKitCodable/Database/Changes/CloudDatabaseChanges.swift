@@ -7,10 +7,16 @@ import Foundation
 /// its record changes with ``CloudDatabase/recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)``. A zone
 /// deleted since the token appears in ``deletions`` with the reason, which decides what a client does with its
 /// local copy. Only custom zones are tracked: the default zone never appears.
+///
+/// A zone deleted and then created again since the token appears in both: apply the deletions first, then fetch
+/// the zones changed. A deletion stays listed after the zone is created again, so a client that missed it (a
+/// purge above all, after which it must not upload its copy again) still learns of it; a purge stays listed even
+/// after a later deletion, which then appears too, after it.
 public struct CloudDatabaseChanges: Sendable, Hashable {
     /// The zones created or changed, in the order of their latest change.
     public var modifiedZoneIDs: [CloudRecord.ZoneID]
-    /// The zones deleted, with why.
+    /// The zones deleted, with why, in the order they were deleted; a zone deleted again after a purge appears
+    /// twice, the purge first.
     public var deletions: [CloudZoneDeletion]
     /// The token to ask from next time: it covers this page.
     public var changeToken: CloudChangeToken

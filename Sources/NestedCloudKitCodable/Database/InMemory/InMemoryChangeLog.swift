@@ -1,6 +1,6 @@
 /// A log of changes in order, in which each key's latest change supersedes its earlier ones: what an
-/// ``InMemoryCloudDatabase`` keeps per zone (records saved and deleted) and per database (zones changed and
-/// deleted).
+/// ``InMemoryCloudDatabase`` keeps per zone (records saved and deleted) and per database (zones changed, deleted
+/// and purged, each a key of its own: see ``InMemoryUserDatabase/DatabaseLogKey``).
 ///
 /// Reading the changes since a position costs the changes since it (and the superseded entries among them, which
 /// are compacted away once they are half the log), never the size of the zone.
@@ -27,6 +27,17 @@ struct InMemoryChangeLog<Key: Hashable, Change> {
         if latest[key] != nil { supersededCount += 1 }
         latest[key] = sequence
         entries.append((sequence, key, change))
+        compactIfWorthIt()
+    }
+
+    /// Supersedes the key's latest change without a new one: a later change of another key made it history.
+    mutating func remove(_ key: Key) {
+        guard latest.removeValue(forKey: key) != nil else { return }
+        supersededCount += 1
+        compactIfWorthIt()
+    }
+
+    private mutating func compactIfWorthIt() {
         if supersededCount > 64 && supersededCount * 2 > entries.count { compact() }
     }
 

@@ -46,6 +46,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     private var notifications: [CloudNotification] = []
     private var lostResponses: Set<Int> = []
     private var lostResponsesByKind: [RequestKind: Int] = [:]
+    private var faultsByKind: [RequestKind: [CloudDatabaseError]] = [:]
     private var faults: [Int: CloudDatabaseError] = [:]
     private var recordFaults: [CloudRecord.ID: CloudDatabaseError] = [:]
     private let clock: any CloudClock
@@ -97,6 +98,11 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     /// Makes the next request fail with `error`.
     public func failNextRequest(with error: CloudDatabaseError) {
         faults[statistics.requests + 1] = error
+    }
+
+    /// Makes the next request of a kind fail with `error`, whatever requests come before it.
+    public func failNextRequest(to kind: RequestKind, with error: CloudDatabaseError) {
+        faultsByKind[kind, default: []].append(error)
     }
 
     /// Makes the next request throttle the client, as CloudKit does under load.
@@ -340,7 +346,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
         resultsLimit: Int?
     ) async throws -> CloudRecordZoneChanges {
-        let request = try await beginRequest(.changes, items: 0)
+        let request = try await beginRequest(.zoneChanges, items: 0)
         let database = try userDatabase()
         guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
         if let missing = Self.missingZoneError(zoneID, in: database) { throw missing }
@@ -369,7 +375,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     public func databaseChanges(
         since token: CloudChangeToken?, resultsLimit: Int?
     ) async throws -> CloudDatabaseChanges {
-        let request = try await beginRequest(.changes, items: 0)
+        let request = try await beginRequest(.databaseChanges, items: 0)
         let log = try userDatabase().databaseLog
         let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
         let start = try position(of: token, for: nil, generation: log.generation) ?? log.startSequence
@@ -377,11 +383,11 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         var changes = CloudDatabaseChanges(
             changeToken: ChangeLogPosition(zoneID: nil, generation: log.generation, sequence: page.through).token,
             moreComing: page.more)
-        for (zoneID, deletion) in page.changes {
+        for (key, deletion) in page.changes {
             if let reason = deletion {
-                changes.deletions.append(CloudZoneDeletion(zoneID: zoneID, reason: reason))
+                changes.deletions.append(CloudZoneDeletion(zoneID: key.zone, reason: reason))
             } else {
-                changes.modifiedZoneIDs.append(zoneID)
+                changes.modifiedZoneIDs.append(key.zone)
             }
         }
         return try respond(to: request, with: changes)
@@ -451,7 +457,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         statistics[keyPath: kind.counter] += 1
         let number = statistics.requests
         if latency > .zero { try await clock.sleep(for: latency) }
-        if let fault = faults.removeValue(forKey: number) {
+        if let fault = faults.removeValue(forKey: number) ?? takeFault(for: kind) {
             lostResponses.remove(number)
             throw fault
         }
@@ -465,6 +471,13 @@ public actor InMemoryCloudDatabase: CloudDatabase {
             lostResponses.insert(number)
         }
         return number
+    }
+
+    private func takeFault(for kind: RequestKind) -> CloudDatabaseError? {
+        guard var waiting = faultsByKind[kind], !waiting.isEmpty else { return nil }
+        let fault = waiting.removeFirst()
+        faultsByKind[kind] = waiting
+        return fault
     }
 
     /// The response to a request, unless a test asked for it to be lost after the request took effect.
@@ -581,8 +594,10 @@ extension InMemoryCloudDatabase {
         case query
         /// Listing, creating or deleting zones.
         case zones
-        /// The changes of a zone or of the database since a token.
-        case changes
+        /// The changes of a zone's records since a token.
+        case zoneChanges
+        /// The changes of the database's zones since a token.
+        case databaseChanges
         /// The user's identity or account status.
         case account
         /// Listing, saving or deleting subscriptions.
@@ -594,7 +609,7 @@ extension InMemoryCloudDatabase {
             case .modify: \.modifyRequests
             case .query: \.queryRequests
             case .zones: \.zoneRequests
-            case .changes: \.changeRequests
+            case .zoneChanges, .databaseChanges: \.changeRequests
             case .account: \.accountRequests
             case .subscriptions: \.subscriptionRequests
             }

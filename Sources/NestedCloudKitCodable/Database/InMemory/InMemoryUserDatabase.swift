@@ -10,8 +10,24 @@ struct InMemoryUserDatabase {
     var storage = InMemoryRecordStore()
     /// The log of each custom zone; the default zone keeps none, as in CloudKit.
     var zoneLogs: [CloudRecord.ZoneID: InMemoryChangeLog<CloudRecord.ID, RecordChange>] = [:]
+    /// What the database log keeps of a zone: its latest change, its latest deletion and its latest purge, each
+    /// superseding only what a client no longer needs to know.
+    ///
+    /// A deletion supersedes the zone's earlier changes and deletions, a purge everything before it; a change (the
+    /// zone created again) supersedes only earlier changes. So a client that missed a deletion or a purge still
+    /// learns of it after the zone was created again (deleted first, then changed, in the log's order), and a
+    /// purge, which tells a device to delete its local copy, is never hidden by a later plain deletion.
+    struct DatabaseLogKey: Hashable {
+        enum Slot: Hashable {
+            case changed, deleted, purged
+        }
+
+        var zone: CloudRecord.ZoneID
+        var slot: Slot
+    }
+
     /// The log of zones changed (`nil`) and deleted (with the reason).
-    var databaseLog: InMemoryChangeLog<CloudRecord.ZoneID, CloudZoneDeletion.Reason?>
+    var databaseLog: InMemoryChangeLog<DatabaseLogKey, CloudZoneDeletion.Reason?>
     var subscriptions: [CloudSubscription.ID: CloudSubscription] = [:]
     /// Zones the user deleted from Settings: requests for them fail with `userDeletedZone` until the app creates
     /// the zone again.
@@ -38,9 +54,13 @@ struct InMemoryUserDatabase {
         }
         var seen: Set<CloudRecord.ZoneID> = []
         for zone in changedZones where zone != .default && seen.insert(zone).inserted {
-            sequence += 1
-            databaseLog.append(nil, for: zone, sequence: sequence)
+            logZoneChanged(zone)
         }
+    }
+
+    private mutating func logZoneChanged(_ zone: CloudRecord.ZoneID) {
+        sequence += 1
+        databaseLog.append(nil, for: DatabaseLogKey(zone: zone, slot: .changed), sequence: sequence)
     }
 
     /// Creates a zone with a new, empty log; a zone that exists is left as it is.
@@ -49,18 +69,22 @@ struct InMemoryUserDatabase {
         guard !storage.zones.contains(zone) else { return }
         storage.zones.insert(zone)
         guard zone != .default else { return }
-        sequence += 1
-        zoneLogs[zone] = InMemoryChangeLog(generation: generation, startSequence: sequence)
-        databaseLog.append(nil, for: zone, sequence: sequence)
+        zoneLogs[zone] = InMemoryChangeLog(generation: generation, startSequence: sequence + 1)
+        logZoneChanged(zone)
     }
 
-    /// Deletes a zone, its records and its log, and logs the deletion with its reason.
+    /// Deletes a zone, its records and its log, and logs the deletion with its reason (``DatabaseLogKey``).
     mutating func deleteZone(_ zone: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) {
         storage.removeZone(zone)
         zoneLogs[zone] = nil
-        if reason == .purged { purgedZones.insert(zone) }
+        databaseLog.remove(DatabaseLogKey(zone: zone, slot: .changed))
+        if reason == .purged {
+            purgedZones.insert(zone)
+            databaseLog.remove(DatabaseLogKey(zone: zone, slot: .deleted))
+        }
         sequence += 1
-        databaseLog.append(reason, for: zone, sequence: sequence)
+        databaseLog.append(
+            reason, for: DatabaseLogKey(zone: zone, slot: reason == .purged ? .purged : .deleted), sequence: sequence)
     }
 
     /// Starts every log again in a new generation, so that every token given so far is expired; each log starts
@@ -79,8 +103,7 @@ struct InMemoryUserDatabase {
                 log.append(.saved, for: record.id, sequence: sequence)
             }
             zoneLogs[zone] = log
-            sequence += 1
-            databaseLog.append(nil, for: zone, sequence: sequence)
+            logZoneChanged(zone)
         }
         return generation
     }
