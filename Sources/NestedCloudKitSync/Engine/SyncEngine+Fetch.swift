@@ -61,6 +61,7 @@ extension SyncEngine {
             }
         }
         for zone in zones where !zone.hasChangeTokens { try await fetchByDate(zone, complete: complete) }
+        try await fetchSkippedRecords()
     }
 
     /// Fetches a zone's changes since its token, page by page, each page committed with its token.
@@ -95,13 +96,15 @@ extension SyncEngine {
             } catch CloudDatabaseError.encryptedDataReset {
                 return try await zoneWasDeleted(zoneID, reason: .encryptedDataReset)
             }
-            if !page.modificationFailures.isEmpty {
-                // Committing the token would skip these records for good: fail, and fetch them next time.
-                throw CloudDatabaseError(combiningFetchFailures: page.modificationFailures)
-            }
+            // A record the server couldn't give for a while: fail, and fetch the page again next time. One it can't
+            // give at all (a record this client can't read): skipped, reported, and the sync goes on without it.
+            let transient = page.modificationFailures.filter { $0.value.isRetryable }
+            if !transient.isEmpty { throw CloudDatabaseError(combiningFetchFailures: transient) }
             try await apply(
-                page.modifications, deletions: page.deletions.map(\.id), in: zoneID, token: page.changeToken,
-                modifiedAfter: nil, finished: !page.moreComing)
+                FetchedPage(
+                    zoneID: zoneID, modifications: page.modifications, deletions: page.deletions.map(\.id),
+                    skipped: page.modificationFailures.mapValues { SyncError.database($0).description },
+                    token: page.changeToken, finished: !page.moreComing))
             token = page.changeToken
             if !page.moreComing { break }
         }
@@ -109,35 +112,66 @@ extension SyncEngine {
     }
 
     /// Applies fetched records and deletions with the token that covers them, resolving conflicts with local
-    /// changes by the policy.
-    func apply(
-        _ modifications: [CloudRecord], deletions: [CloudRecord.ID], in zoneID: CloudRecord.ZoneID,
-        token: CloudChangeToken?, modifiedAfter: Date?, finished: Bool = false
-    ) async throws {
+    /// changes by the policy. A record the policy fails on is skipped (and reported): one record can't hold up the
+    /// others, nor the uploads.
+    func apply(_ page: FetchedPage) async throws {
+        var page = page
         // A local write between the resolution and the commit makes the commit refuse; resolve again.
         for _ in 0..<8 {
-            let states = try await store.pendingStates(modifications.map(\.id))
+            let states = try await store.pendingStates(page.modifications.map(\.id))
             var outcomes: [CloudRecord.ID: ConflictOutcome] = [:]
             var versions: [CloudRecord.ID: Int64] = [:]
-            for server in modifications {
+            for server in page.modifications {
                 guard let state = states[server.id], let stored = state.stored, state.conflicts(with: server) else {
                     continue
                 }
-                outcomes[server.id] = try await ConflictResolver.resolve(
-                    ConflictSides(server: server, local: stored), policy: configuration.conflictPolicy)
-                versions[server.id] = stored.version
+                do {
+                    outcomes[server.id] = try await ConflictResolver.resolve(
+                        ConflictSides(server: server, local: stored), policy: configuration.conflictPolicy)
+                    versions[server.id] = stored.version
+                } catch let error as SyncError {
+                    page.skipped[server.id] = error.description
+                }
             }
+            page.modifications.removeAll { page.skipped[$0.id] != nil }
             guard
                 let summary = try await store.commitFetched(
-                    in: zoneID, modifications: modifications, deletions: deletions, outcomes: outcomes,
-                    versions: versions, deletePolicy: configuration.deleteConflictPolicy, token: token,
-                    modifiedAfter: modifiedAfter, finished: finished)
+                    page, outcomes: outcomes, versions: versions, deletePolicy: configuration.deleteConflictPolicy)
             else { continue }
-            report(summary, in: zoneID)
+            report(summary, in: page.zoneID)
+            for (id, reason) in page.skipped.sorted(by: { $0.key.recordName < $1.key.recordName }) {
+                emit(.recordSkipped(id, reason: reason))
+            }
             return
         }
         throw SyncError.store(
-            "local writes kept changing records of \(zoneID) while their conflicts were resolved; sync again")
+            "local writes kept changing records of \(page.zoneID) while their conflicts were resolved; sync again")
+    }
+
+    /// Fetches by ID the skipped records the app asked for again (``SyncStore/retryHaltedChanges()``): applied if
+    /// they can be now, skipped again if not.
+    func fetchSkippedRecords() async throws {
+        let ids = try await store.skippedRecordsToFetch()
+        guard !ids.isEmpty else { return }
+        let limit = max(1, database.maximumItemsPerRequest)
+        for zoneID in Set(ids.map(\.zoneID)).sorted(by: { $0.zoneName < $1.zoneName }) {
+            let inZone = ids.filter { $0.zoneID == zoneID }
+            for start in stride(from: 0, to: inZone.count, by: limit) {
+                let chunk = Array(inZone[start..<min(start + limit, inZone.count)])
+                let results = try await withRetries { try await database.records(for: chunk, desiredKeys: nil) }
+                var page = FetchedPage(zoneID: zoneID)
+                for id in chunk {
+                    switch results[id] {
+                    case .success(let record)?: page.modifications.append(record)
+                    case .failure(.unknownItem)?: page.deletions.append(id)
+                    case .failure(let error)? where error.isRetryable: throw error
+                    case .failure(let error)?: page.skipped[id] = SyncError.database(error).description
+                    case nil: continue
+                    }
+                }
+                try await apply(page)
+            }
+        }
     }
 
     func report(_ summary: FetchSummary, in zoneID: CloudRecord.ZoneID) {
@@ -176,7 +210,8 @@ extension SyncEngine {
                 sortDescriptors: [CloudQuery.SortDescriptor(.modificationDate)])
             try await forEachPage(of: query, in: zone.zoneID, desiredKeys: nil) { records in
                 let latest = records.compactMap(\.systemFields?.modificationDate).max()
-                try await self.apply(records, deletions: [], in: zone.zoneID, token: nil, modifiedAfter: latest)
+                try await self.apply(
+                    FetchedPage(zoneID: zone.zoneID, modifications: records, modifiedAfter: latest))
             }
         }
         guard fullCheck else { return }

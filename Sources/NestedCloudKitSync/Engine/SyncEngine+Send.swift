@@ -126,7 +126,13 @@ extension SyncEngine {
                 rounds[upload.entry.id, default: 0] += 1
                 // A record the server keeps changing waits for the next sync instead of looping in this one.
                 guard rounds[upload.entry.id, default: 0] <= 4 else { continue }
-                try await resolveConflict(server: server)
+                do {
+                    try await resolveConflict(server: server)
+                } catch let error as SyncError {
+                    // The policy failed on it: it waits for the app, the other changes go on.
+                    try await store.skipConflict(upload, reason: error.description)
+                    emit(.recordSkipped(upload.entry.id, reason: error.description))
+                }
             }
             for id in serverDeletions {
                 let summary = try await store.applyServerDeletion(id, deletePolicy: configuration.deleteConflictPolicy)

@@ -79,7 +79,7 @@ public actor SyncEngine {
         return SyncStatus(
             pendingChanges: counts.pending, haltedChanges: counts.halted,
             lastSuccessfulSync: try await store.lastSuccessfulSync(), lastError: lastError,
-            isSyncing: running != nil, pausedReason: pausedReason)
+            isSyncing: running != nil, pausedReason: pausedReason, skippedRecords: counts.skipped)
     }
 
     // MARK: Syncing

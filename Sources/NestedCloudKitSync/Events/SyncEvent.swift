@@ -15,6 +15,11 @@ public enum SyncEvent: Sendable, Hashable {
     case conflictResolved(ConflictResolution)
     /// The server refused a change; `halted` if the engine stopped sending it until the app acts.
     case uploadFailed(CloudRecord.ID, CloudDatabaseError, halted: Bool)
+    /// A record the server changed couldn't be applied: the server couldn't give it (a record this client can't
+    /// read), or the conflict policy failed on it. The sync went on without it; the local copy stays, a pending
+    /// change of it is halted, and it is listed in ``SyncStore/skippedRecords()`` until the app fixes the cause and
+    /// calls ``SyncStore/retryHaltedChanges()``.
+    case recordSkipped(CloudRecord.ID, reason: String)
     /// The signed-in user changed, and what the engine did about it.
     case accountChanged(previous: String?, current: String?, action: AccountChangeAction)
     /// A zone was deleted on the server, and what the engine did about it.
@@ -91,12 +96,15 @@ public struct SyncStatus: Sendable, Hashable {
     public var isSyncing: Bool
     /// Why the engine is paused, if it is.
     public var pausedReason: SyncHaltReason?
+    /// Records the server changed that a fetch couldn't apply (``SyncStore/skippedRecords()``).
+    public var skippedRecords: Int
 
     /// A status; for tests and previews of an app's status display.
     public init(
         pendingChanges: Int, haltedChanges: Int, lastSuccessfulSync: Date?, lastError: SyncError?, isSyncing: Bool,
-        pausedReason: SyncHaltReason?
+        pausedReason: SyncHaltReason?, skippedRecords: Int = 0
     ) {
+        self.skippedRecords = skippedRecords
         self.pendingChanges = pendingChanges
         self.haltedChanges = haltedChanges
         self.lastSuccessfulSync = lastSuccessfulSync

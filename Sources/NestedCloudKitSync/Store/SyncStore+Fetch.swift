@@ -31,6 +31,22 @@ struct LocalState: Sendable {
     }
 }
 
+/// A page of changes fetched from a zone, as the store applies it.
+struct FetchedPage: Sendable {
+    var zoneID: CloudRecord.ZoneID
+    var modifications: [CloudRecord] = []
+    var deletions: [CloudRecord.ID] = []
+    /// Records the page changed that can't be applied (the server couldn't give them, or the conflict policy
+    /// failed on them), with why: left as they are locally, listed until the app asks for them again.
+    var skipped: [CloudRecord.ID: String] = [:]
+    /// The zone's change token after the page; `nil` for a zone without tokens, or records fetched by ID.
+    var token: CloudChangeToken?
+    /// For a zone without tokens: the latest modification date the page holds.
+    var modifiedAfter: Date?
+    /// Whether the page is the zone's last: the zone is fetched to its end.
+    var finished = false
+}
+
 /// What applying fetched changes did to the local store.
 struct FetchSummary: Sendable {
     var saved: [CloudRecord.ID] = []
@@ -88,30 +104,28 @@ extension SyncStore {
     /// - Returns: What changed locally, or `nil` if a local write changed a conflicting record since the
     ///   resolutions were computed: nothing was written, and the caller resolves again.
     func commitFetched(
-        in zoneID: CloudRecord.ZoneID, modifications: [CloudRecord], deletions: [CloudRecord.ID],
-        outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
-        deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?, finished: Bool = false
+        _ page: FetchedPage, outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
+        deletePolicy: DeleteConflictPolicy
     ) async throws -> FetchSummary? {
         do {
             return try await commitFetchedOrThrow(
-                in: zoneID, modifications: modifications, deletions: deletions, outcomes: outcomes,
-                versions: versions, deletePolicy: deletePolicy, token: token, modifiedAfter: modifiedAfter,
-                finished: finished)
+                page, outcomes: outcomes, versions: versions, deletePolicy: deletePolicy)
         } catch is StaleResolution {
             return nil
         }
     }
 
     private func commitFetchedOrThrow(
-        in zoneID: CloudRecord.ZoneID, modifications: [CloudRecord], deletions: [CloudRecord.ID],
-        outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
-        deletePolicy: DeleteConflictPolicy, token: CloudChangeToken?, modifiedAfter: Date?, finished: Bool
+        _ page: FetchedPage, outcomes: [CloudRecord.ID: ConflictOutcome], versions: [CloudRecord.ID: Int64],
+        deletePolicy: DeleteConflictPolicy
     ) async throws -> FetchSummary {
         let assets = assetFiles
         return try await write { db in
             var summary = FetchSummary()
-            let zone = try Self.zoneState(zoneID, in: db)
-            for server in modifications {
+            let zone = try Self.zoneState(page.zoneID, in: db)
+            // A record applied now is no longer skipped; looked for only when some are.
+            let someSkipped = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM ncs_skipped)") ?? false
+            for server in page.modifications {
                 guard
                     try Self.applyFetched(
                         server, outcome: outcomes[server.id], version: versions[server.id], epoch: zone.epoch,
@@ -120,20 +134,25 @@ extension SyncStore {
                     // Abandons the transaction: a local write came in between.
                     throw StaleResolution()
                 }
+                if someSkipped { try Self.unskip(server.id, in: db) }
             }
-            for id in deletions {
+            for id in page.deletions {
                 try Self.applyServerDeletion(id, deletePolicy: deletePolicy, summary: &summary, in: db)
+                if someSkipped { try Self.unskip(id, in: db) }
             }
+            for (id, reason) in page.skipped { try Self.skip(id, reason: reason, in: db) }
             // Fetched records whose `.deleteSelf` targets this device deleted and hasn't sent yet.
             for id in summary.saved {
                 try Self.keepTargetsOfFetchedRecord(id, deletePolicy: deletePolicy, summary: &summary, in: db)
             }
             try summary.settle(in: db)
             var state = zone
-            if let token { state.token = token }
-            if let modifiedAfter { state.modifiedAfter = max(modifiedAfter, state.modifiedAfter ?? modifiedAfter) }
-            if finished { state.needsFetch = false }
-            try Self.setZoneState(zoneID, state, in: db)
+            if let token = page.token { state.token = token }
+            if let modifiedAfter = page.modifiedAfter {
+                state.modifiedAfter = max(modifiedAfter, state.modifiedAfter ?? modifiedAfter)
+            }
+            if page.finished { state.needsFetch = false }
+            try Self.setZoneState(page.zoneID, state, in: db)
             return summary
         }
     }

@@ -138,12 +138,17 @@ extension SyncStore {
             arguments: [zoneID.ownerName, zoneID.zoneName]) ?? 0
     }
 
-    /// How many changes wait for upload, and how many of them are halted.
-    func pendingCounts() async throws -> (pending: Int, halted: Int) {
+    /// How many changes wait for upload, how many of them are halted, and how many fetched records were skipped.
+    func pendingCounts() async throws -> (pending: Int, halted: Int, skipped: Int) {
         try await read { db in
             let row = try Row.fetchOne(
-                db, sql: "SELECT COUNT(*) AS pending, COALESCE(SUM(halted), 0) AS halted FROM ncs_outbox")
-            return (row?["pending"] ?? 0, row?["halted"] ?? 0)
+                db,
+                sql: """
+                    SELECT COUNT(*) AS pending, COALESCE(SUM(halted), 0) AS halted,
+                        (SELECT COUNT(*) FROM ncs_skipped) AS skipped
+                    FROM ncs_outbox
+                    """)
+            return (row?["pending"] ?? 0, row?["halted"] ?? 0, row?["skipped"] ?? 0)
         }
     }
 

@@ -247,4 +247,13 @@ extension SyncStore {
             try StoreTables.recordFailure(upload.entry.id, error: error.description, halt: halt, in: db)
         }
     }
+
+    /// A conflict the policy failed on: the change is halted and the server's copy listed as skipped, until the app
+    /// calls ``retryHaltedChanges()``.
+    func skipConflict(_ upload: Upload, reason: String) async throws {
+        try await write { db in
+            try StoreTables.recordFailure(upload.entry.id, error: reason, halt: true, in: db)
+            try Self.skip(upload.entry.id, reason: reason, in: db)
+        }
+    }
 }

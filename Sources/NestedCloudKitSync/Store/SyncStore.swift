@@ -241,9 +241,13 @@ public final class SyncStore: Sendable {
         }
     }
 
-    /// Makes halted uploads eligible again, after the app fixed what their ``PendingChange/lastError`` says.
+    /// Makes halted uploads eligible again, after the app fixed what their ``PendingChange/lastError`` says, and has
+    /// the next sync fetch the ``skippedRecords()`` again.
     public func retryHaltedChanges() async throws {
-        try await write { db in try db.execute(sql: "UPDATE ncs_outbox SET halted = 0, failures = 0") }
+        try await write { db in
+            try db.execute(sql: "UPDATE ncs_outbox SET halted = 0, failures = 0")
+            try db.execute(sql: "UPDATE ncs_skipped SET retry = 1")
+        }
         observers.notify()
     }
 
