@@ -510,9 +510,12 @@ struct SyncScenarioTests {
         let scenario = Scenario()
         let a = try await scenario.device()
         try await a.store.save(Note(id: "n", title: "t", body: ""))
-        async let first: Void = a.engine.sync()
-        async let second: Void = a.engine.sync()
-        _ = try await (first, second)
+        async let first = a.engine.sync()
+        async let second = a.engine.sync()
+        let (one, other) = try await (first, second)
         #expect(await scenario.server.statistics.modifyRequests == 1)
+        // The call that joined gets the same sync's summary.
+        #expect(one == other)
+        #expect(one.sentSaves == [scenario.recordID("n")])
     }
 }

@@ -25,7 +25,10 @@ public actor SyncEngine {
     /// How it syncs.
     public nonisolated let configuration: SyncConfiguration
 
-    var running: Task<Void, any Error>?
+    var running: Task<SyncSummary, any Error>?
+    /// The events of the running sync, for its summary.
+    private var collected: [SyncEvent]?
+    private var isClosed = false
     var pausedReason: SyncHaltReason?
     var lastError: SyncError?
     /// The size of the next upload batch: halved on `limitExceeded`, grown back slowly after successes.
@@ -54,10 +57,15 @@ public actor SyncEngine {
 
     // MARK: Events and status
 
-    /// A new stream of everything the engine reports from now on; each caller gets its own.
+    /// A new stream of everything the engine reports from now on; each caller gets its own. The streams finish when
+    /// the engine is closed.
     public func events() -> AsyncStream<SyncEvent> {
         let id = UUID()
         let (stream, continuation) = AsyncStream.makeStream(of: SyncEvent.self)
+        guard !isClosed else {
+            continuation.finish()
+            return stream
+        }
         continuations[id] = continuation
         continuation.onTermination = { [weak self] _ in
             Task { await self?.removeContinuation(id) }
@@ -70,6 +78,7 @@ public actor SyncEngine {
     }
 
     func emit(_ event: SyncEvent) {
+        collected?.append(event)
         for continuation in continuations.values { continuation.yield(event) }
     }
 
@@ -88,18 +97,24 @@ public actor SyncEngine {
     ///
     /// - Parameter complete: Fetch everything again instead of the changes since the stored tokens, and delete
     ///   local records the server no longer has (never those not yet uploaded): Seam3's `triggerSync(complete:)`.
+    /// - Returns: What the sync did: its events, in order, each also given to the streams of ``events()`` before
+    ///   this returns. A call that joined a running sync gets that sync's summary.
     /// - Throws: ``SyncError``; the same error ends the ``SyncEvent/syncFinished(_:)`` event.
-    public func sync(complete: Bool = false) async throws {
+    @discardableResult
+    public func sync(complete: Bool = false) async throws -> SyncSummary {
+        guard !isClosed else { throw SyncError.closed }
         // A second request joins the running sync; a complete one waits for it, then runs in full.
         if !complete, let running { return try await running.value }
         while let running { _ = try? await running.value }
         let task = Task { try await self.performSync(complete: complete) }
         running = task
         defer { running = nil }
-        try await task.value
+        return try await task.value
     }
 
-    private func performSync(complete: Bool) async throws {
+    private func performSync(complete: Bool) async throws -> SyncSummary {
+        collected = []
+        defer { collected = nil }
         emit(.syncStarted)
         do {
             if let pausedReason { throw SyncError.halted(pausedReason) }
@@ -113,6 +128,7 @@ public actor SyncEngine {
             try await store.setLastSuccessfulSync(clock.now())
             lastError = nil
             emit(.syncFinished(nil))
+            return SyncSummary(events: collected ?? [])
         } catch {
             let syncError = Self.syncError(error)
             lastError = syncError
@@ -121,6 +137,21 @@ public actor SyncEngine {
             if error is CancellationError { throw error }
             throw syncError
         }
+    }
+
+    /// Stops the engine for good: automatic mode stops, a running sync is cancelled (what it fetched is committed,
+    /// pending changes stay queued in the store), the streams of ``events()`` finish, and every later
+    /// ``sync(complete:)`` throws ``SyncError/closed``. The store stays open: close it after (``SyncStore/close()``).
+    public func close() async {
+        guard !isClosed else { return }
+        isClosed = true
+        stop()
+        if let running {
+            running.cancel()
+            _ = try? await running.value
+        }
+        for continuation in continuations.values { continuation.finish() }
+        continuations = [:]
     }
 
     /// The public form of any failure: database errors that retrying can't fix become halts.
@@ -175,7 +206,7 @@ public actor SyncEngine {
     /// Syncs by itself from now on: after local saves (debounced by ``SyncConfiguration/automaticSyncDelay``), every
     /// ``SyncConfiguration/pollingInterval`` if set, and on pushes given to ``handleNotification(_:)``.
     public func start() {
-        guard observerToken == nil else { return }
+        guard observerToken == nil, !isClosed else { return }
         observerToken = store.observeLocalChanges { [weak self] in
             Task { await self?.scheduleSync() }
         }
@@ -185,7 +216,7 @@ public actor SyncEngine {
                 Task { [weak self] in
                     while !Task.isCancelled {
                         do { try await clock.sleep(for: interval) } catch { return }
-                        try? await self?.sync()
+                        _ = try? await self?.sync()
                     }
                 })
         }
@@ -217,7 +248,7 @@ public actor SyncEngine {
     private func runScheduledSync() async {
         // Cleared before the sync starts: a save during the sync schedules the next one.
         debounceTask = nil
-        try? await sync()
+        _ = try? await sync()
     }
 
     /// Syncs because of a push: CloudKit's notification payload (`userInfo`), parsed by `CloudNotification`.

@@ -14,8 +14,14 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The configuration can't work; the message says what to change.
     case invalidConfiguration(String)
     /// A ``ConflictPolicy/custom(_:)`` policy threw while resolving the conflict on a record; the record stays
-    /// queued with its local changes, and the next sync asks the policy again.
+    /// as it is locally with its changes queued (and halted), listed in ``SyncStore/skippedRecords()`` until the app
+    /// calls ``SyncStore/retryHaltedChanges()``.
     case conflictPolicyFailed(CloudRecord.ID, String)
+    /// A call named a zone the store has nothing in: most often a `CloudRecord.ID` made without a zone, which is
+    /// the default zone, not the store's.
+    case unknownZone(CloudRecord.ZoneID)
+    /// The store or the engine was closed (``SyncStore/close()``, ``SyncEngine/close()``); open a new one.
+    case closed
 
     /// What failed and what to do, in words.
     public var description: String {
@@ -26,6 +32,11 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidConfiguration(let reason): "Invalid sync configuration: \(reason)"
         case .conflictPolicyFailed(let id, let reason):
             "The custom conflict policy failed on \(id): \(reason); the local changes stay queued"
+        case .unknownZone(let zoneID):
+            "The store has nothing in the zone \(zoneID): a record ID made without a zone is in the default zone; "
+                + "name the store's zone (CloudRecord.ID(recordName:zoneID: store.zoneID)) or delete by type and ID"
+        case .closed:
+            "The store or the sync engine is closed; open a new one"
         }
     }
 }

@@ -21,6 +21,8 @@ struct ZoneState: Sendable {
     /// Whether the database's changes listed the zone as changed and its changes haven't all been fetched yet:
     /// kept with the database's token, so a sync that stops between the two still fetches the zone next time.
     var needsFetch = false
+    /// Whether the store has no row for the zone: it never saved, fetched or synced anything there.
+    var isUnknown = false
 }
 
 extension SyncStore {
@@ -86,7 +88,10 @@ extension SyncStore {
             let row = try Row.fetchOne(
                 db, sql: "SELECT * FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?",
                 arguments: [zoneID.ownerName, zoneID.zoneName])
-        else { return ZoneState(token: nil, created: false, modifiedAfter: nil, lastFullCheck: nil, epoch: 0) }
+        else {
+            return ZoneState(
+                token: nil, created: false, modifiedAfter: nil, lastFullCheck: nil, epoch: 0, isUnknown: true)
+        }
         return ZoneState(
             token: (row["token"] as Data?).map(CloudChangeToken.init(data:)), created: row["created"],
             modifiedAfter: (row["modified_after"] as Double?).map(Date.init(timeIntervalSince1970:)),

@@ -33,6 +33,7 @@ public final class SyncStore: Sendable {
     let assetFiles: AssetFiles
     private let editClock: EditClock
     private let observers = ObserverList()
+    private let isClosed = Locked(false)
 
     /// Opens the store in a SQLite file, creating it if needed.
     ///
@@ -135,17 +136,54 @@ public final class SyncStore: Sendable {
 
     /// Deletes a model's record and queues the deletion; records that hold a `.deleteSelf` reference to it go too,
     /// as they will on the server.
+    ///
+    /// - Returns: The IDs of the records deleted, the model's first; empty if the store didn't have it.
+    /// - Throws: ``SyncError/unknownZone(_:)`` if the store has nothing in the zone.
+    @discardableResult
     public func delete<Value: CKRecordRepresentable>(_ value: Value, in zoneID: CloudRecord.ZoneID? = nil)
-        async throws
+        async throws -> [CloudRecord.ID]
     {
         try await deleteRecords(
             withIDs: [CloudRecord.ID(recordName: value.cloudKitIdentifier, zoneID: zoneID ?? self.zoneID)])
     }
 
+    /// Deletes the model of a type with an identifier, without a value of it: `delete(Memo.self, id: "m")`. Records
+    /// that hold a `.deleteSelf` reference to it go too.
+    ///
+    /// The record's name is the identifier as ``fetch(_:id:in:)`` reads it (the default `cloudKitIdentifier` of an
+    /// `Identifiable` model).
+    /// - Returns: The IDs of the records deleted, the model's first; empty if the store didn't have it.
+    /// - Throws: ``SyncError/unknownZone(_:)`` if the store has nothing in the zone.
+    @discardableResult
+    public func delete<Value: CKRecordRepresentable & Identifiable>(
+        _ type: Value.Type, id: Value.ID, in zoneID: CloudRecord.ZoneID? = nil
+    ) async throws -> [CloudRecord.ID] {
+        try await deleteRecords(
+            withIDs: [
+                CloudRecord.ID(
+                    recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zoneID ?? self.zoneID)
+            ])
+    }
+
     /// Deletes records and queues the deletions, with the records that hold `.deleteSelf` references to them.
-    public func deleteRecords(withIDs ids: [CloudRecord.ID]) async throws {
-        let deleted = try await write { db in try Self.applyLocalDeletes(ids, in: db) }
+    ///
+    /// An ID names its zone: `CloudRecord.ID(recordName: "m")` is in the default zone, not the store's
+    /// (``zoneID``), so name the zone (`CloudRecord.ID(recordName: "m", zoneID: store.zoneID)`) or use
+    /// ``delete(_:id:in:)``. An ID the store doesn't have in a zone it holds deletes nothing, as the returned IDs
+    /// show.
+    /// - Returns: The IDs of the records deleted, cascades included.
+    /// - Throws: ``SyncError/unknownZone(_:)`` if an ID is in a zone the store has nothing in (nothing is deleted).
+    @discardableResult
+    public func deleteRecords(withIDs ids: [CloudRecord.ID]) async throws -> [CloudRecord.ID] {
+        let deleted = try await write { db in
+            for zoneID in Set(ids.map(\.zoneID)) where zoneID != self.zoneID {
+                guard try Self.zoneState(zoneID, in: db).isUnknown else { continue }
+                throw SyncError.unknownZone(zoneID)
+            }
+            return try Self.applyLocalDeletes(ids, in: db)
+        }
         if !deleted.isEmpty { observers.notify() }
+        return deleted
     }
 
     // MARK: Reading
@@ -263,9 +301,26 @@ public final class SyncStore: Sendable {
         try? FileManager.default.removeItem(at: assetFiles.directory)
     }
 
+    /// Closes the store's database: every call after this throws ``SyncError/closed``. Nothing is lost: pending
+    /// changes stay in the file for the store opened next, which is what a test of a restart does. Close the
+    /// engine that syncs the store first (``SyncEngine/close()``).
+    ///
+    /// - Throws: ``SyncError/store(_:)`` if the database can't be closed (a read still running).
+    public func close() async throws {
+        guard isClosed.withLock({ closed in !closed }) else { return }
+        // Waits for a write under way, then makes every later call fail before it reaches the database.
+        try await writer.barrierWriteWithoutTransaction { _ in self.isClosed.withLock { $0 = true } }
+        do {
+            try writer.close()
+        } catch {
+            throw SyncError.store("closing the store failed: \(error)")
+        }
+    }
+
     // MARK: Plumbing
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard !isClosed.withLock({ $0 }) else { throw SyncError.closed }
         do {
             return try await writer.read(body)
         } catch let error as SyncError {
@@ -278,6 +333,7 @@ public final class SyncStore: Sendable {
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard !isClosed.withLock({ $0 }) else { throw SyncError.closed }
         let assets = assetFiles
         do {
             return try await writer.write { db in
