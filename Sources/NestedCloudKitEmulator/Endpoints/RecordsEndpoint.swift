@@ -157,6 +157,14 @@ enum RecordsEndpoint {
                     record.fields = merged
                     record.clearedFieldNames = []
                 }
+                // Checked here, on the fields the record will hold, so that the reason names the record and its
+                // size; the database's own check (the shared rules) would say only that it is too large.
+                let size = CloudModificationPlan.fieldDataSize(of: record)
+                if size > CloudModificationPlan.maximumRecordSize {
+                    throw ServerError.badRequest(
+                        "record too large: \(operation.name) holds \(size) bytes of field data; CloudKit takes at most 1 MB (\(CloudModificationPlan.maximumRecordSize) bytes) a record, assets not counted: keep large values in assets"
+                    )
+                }
                 saves.append(record)
             } catch {
                 planned[index].failure = error
