@@ -2,8 +2,8 @@ import Foundation
 import NestedCloudKitCodable
 
 /// The admin API under `/emulator/v1/`: health, reset, sign-in, the databases and their records, faults, the
-/// clock, schemas, import and export, the request log and the fidelity list. No authentication: the emulator
-/// listens on loopback.
+/// clock, schemas, import and export, the request log and the fidelity list. ``AdminAccess`` has let the request in:
+/// no page of another origin, and the admin token when the emulator has one.
 struct AdminAPI: Sendable {
     let state: EmulatorState
 
@@ -32,6 +32,7 @@ struct AdminAPI: Sendable {
             guard let user = body["user"]?.string, !user.isEmpty else {
                 throw .badRequest("sign-in needs {\"user\": \"NAME\"}")
             }
+            try DatabaseNames.check(user: user)
             let token = await state.tokens.issue(for: user)
             return .json([
                 "ckWebAuthToken": .string(token), "userRecordName": .string(Caller.userRecordName(for: user)),
@@ -107,6 +108,7 @@ struct AdminAPI: Sendable {
 
     private func schemaKey(_ query: [String: String]) throws(ServerError) -> (String, EmulatorEnvironment) {
         guard let container = query["container"] else { throw .badRequest("schema needs ?container=NAME") }
+        try DatabaseNames.check(container: container)
         let environment =
             query["environment"].flatMap(EmulatorEnvironment.init(rawValue:)) ?? state.configuration.environment
         return (container, environment)
@@ -119,7 +121,9 @@ struct AdminAPI: Sendable {
         }
         let environment =
             query["environment"].flatMap(EmulatorEnvironment.init(rawValue:)) ?? state.configuration.environment
-        return DatabaseKey(container: container, environment: environment, scope: scope, user: query["user"])
+        let key = DatabaseKey(container: container, environment: environment, scope: scope, user: query["user"])
+        try DatabaseNames.check(key)
+        return key
     }
 
     /// Every record of a database, by zone. A database lists no records by itself, so each zone is read by the
@@ -213,7 +217,8 @@ struct AdminAPI: Sendable {
                 do {
                     try await handle.subscriptions.save(.init(subscription: subscription, owner: key.user), id: id)
                 } catch {
-                    throw ServerError(.internalError, "couldn't keep subscription \(id): \(error)")
+                    throw ServerError(
+                        .internalError, "couldn't keep subscription \(id): \(FilePaths.removed(from: "\(error)"))")
                 }
             }
         }

@@ -6,6 +6,10 @@
 /// same API a test or a script uses, so the page adds no server-side code paths of its own. It polls every two
 /// seconds, draws each zone's records as trees (a child under the parent it references), and puts every value
 /// into the page as text, never as markup.
+///
+/// With an admin token (`--admin-token`), the page takes it from its URL's fragment (`/#admin-token=TOKEN`, which
+/// no browser sends to a server or puts in a `Referer`), keeps it for the tab in `sessionStorage`, and sends it as
+/// `Authorization: Bearer`; without it, the page asks for it.
 enum DashboardPage {
     static let html: String = #"""
         <!doctype html>
@@ -174,6 +178,11 @@ enum DashboardPage {
             <button type="button" id="refresh">Refresh</button>
           </header>
           <div id="error" class="banner" role="alert" hidden></div>
+          <form id="token-form" class="banner" hidden>
+            <label>This emulator has an admin token: <input type="password" id="token-input" autocomplete="off"></label>
+            <button type="submit">Use it</button>
+            <span class="muted">or open this page as /#admin-token=TOKEN</span>
+          </form>
           <noscript><div class="banner">This dashboard needs JavaScript.</div></noscript>
           <main>
             <section class="panel">
@@ -206,12 +215,14 @@ enum DashboardPage {
             const API = "/emulator/v1/";
             const REFRESH_MILLISECONDS = 2000;
             const MAX_REQUESTS = 100;
+            const TOKEN_KEY = "cloudkit-emulator-admin-token";
             const SEP = " \u00b7 ";
             const DASH = "\u2014";
 
             const state = {
               databases: [],
               selectedKey: null,
+              token: null,
               rendered: {}, // endpoint -> path and body last rendered, to leave the page alone when nothing changed
               errors: {}, // endpoint -> message for the banner
               busy: false,
@@ -244,9 +255,34 @@ enum DashboardPage {
               return !given(value) || value === "" ? DASH : String(value);
             }
 
+            // The admin token, from the URL's fragment (then taken out of the address bar) or this tab's storage.
+            function readToken() {
+              const match = /(?:^#|&)admin-token=([^&]*)/.exec(window.location.hash);
+              if (match) {
+                try {
+                  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+                } catch (error) {
+                  state.token = decodeURIComponent(match[1]);
+                }
+                history.replaceState(null, "", window.location.pathname + window.location.search);
+              }
+              try {
+                state.token = sessionStorage.getItem(TOKEN_KEY) ?? state.token;
+              } catch (error) {
+                // Storage refused (a private window's settings): the token lives in this page only.
+              }
+            }
+
+            function askForToken(show) {
+              byId("token-form").hidden = !show;
+            }
+
             async function fetchText(path) {
-              const response = await fetch(path, { cache: "no-store", headers: { Accept: "application/json" } });
+              const headers = { Accept: "application/json" };
+              if (state.token) headers.Authorization = "Bearer " + state.token;
+              const response = await fetch(path, { cache: "no-store", headers });
               const body = await response.text();
+              if (response.status === 401) askForToken(true);
               if (!response.ok) {
                 const status = ("HTTP " + response.status + " " + response.statusText).trim();
                 throw new Error(status + ": " + body.slice(0, 300));
@@ -316,6 +352,7 @@ enum DashboardPage {
             }
 
             function renderDatabases(data) {
+              askForToken(false);
               const databases = Array.isArray(data.databases) ? data.databases : [];
               const keys = databases.map(databaseKey);
               state.databases = databases;
@@ -753,6 +790,20 @@ enum DashboardPage {
               loadRecords().then(renderErrors);
             });
 
+            byId("token-form").addEventListener("submit", (event) => {
+              event.preventDefault();
+              state.token = byId("token-input").value.trim() || null;
+              try {
+                if (state.token) sessionStorage.setItem(TOKEN_KEY, state.token);
+              } catch (error) {
+                // Kept in this page only.
+              }
+              byId("token-input").value = "";
+              askForToken(false);
+              state.rendered = {};
+              refresh();
+            });
+
             document.addEventListener("click", (event) => {
               const link = event.target.closest ? event.target.closest("a.ref") : null;
               const target = link ? document.getElementById(link.getAttribute("href").slice(1)) : null;
@@ -766,6 +817,7 @@ enum DashboardPage {
             setInterval(() => {
               if (byId("auto-refresh").checked) refresh();
             }, REFRESH_MILLISECONDS);
+            readToken();
             refresh();
           </script>
         </body>

@@ -225,7 +225,7 @@ enum RecordsEndpoint {
         } catch let error as ServerError {
             throw error
         } catch {
-            throw ServerError(.internalError, "\(error)")
+            throw ServerError(.internalError, FilePaths.removed(from: "\(error)"))
         }
     }
 }

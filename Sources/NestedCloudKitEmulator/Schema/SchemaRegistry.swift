@@ -111,7 +111,10 @@ actor SchemaRegistry {
                 at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(schema.text.utf8).write(to: file, options: .atomic)
         } catch {
-            throw ServerError(.internalError, "couldn't write the schema to \(file.path): \(error)")
+            throw ServerError(
+                .internalError,
+                "couldn't write the schema of container \(key.container) under the data directory: \(FilePaths.removed(from: "\(error)"))"
+            )
         }
     }
 
