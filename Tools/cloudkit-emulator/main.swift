@@ -55,6 +55,9 @@ struct CloudKitEmulatorCommand: AsyncParsableCommand {
             """)
     var allowedOrigins: [String] = []
 
+    @Flag(help: "Keep the admin API's reads (such as the dashboard's polling) in the request log too.")
+    var logAdminReads = false
+
     @Flag(help: "Print FIDELITY.md, as the emulator reports its fidelity, and exit.")
     var printFidelity = false
 
@@ -83,7 +86,7 @@ struct CloudKitEmulatorCommand: AsyncParsableCommand {
             port: port, storage: data.map { .directory($0) } ?? .inMemory, apiTokens: Set(apiTokens),
             environment: environment, notificationPollTimeout: .seconds(notificationPollTimeout),
             adminToken: adminToken ?? environmentToken.flatMap { $0.isEmpty ? nil : $0 },
-            allowedOrigins: allowedOrigins)
+            allowedOrigins: allowedOrigins, logsAdminReads: logAdminReads)
         for entry in serverKeys {
             let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2 else {

@@ -184,6 +184,7 @@ enum RecordsEndpoint {
                 try await context.database.modifyRecords(
                     saving: saves, deleting: deletes, savePolicy: .allKeys, atomically: atomic)
             }
+            context.handle.noteWrite()
         }
         var notified: [ChangedRecord] = []
         let items: [JSONValue] = zip(planned, ids).map { operation, id in

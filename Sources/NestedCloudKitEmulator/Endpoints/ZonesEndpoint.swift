@@ -91,6 +91,7 @@ enum ZonesEndpoint {
                 try await context.database.modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete)
             }
         }
+        context.handle.noteWrite()
         let deleted = order.filter { !$0.1 }.map(\.0).filter {
             if case .success? = results.deleteResults[$0] { true } else { false }
         }

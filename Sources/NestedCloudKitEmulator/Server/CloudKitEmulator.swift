@@ -182,6 +182,7 @@ public final class CloudKitEmulator: Service, Sendable {
                 throw EmulatorError(reason: "deleting a zone with a reason needs in-memory storage")
             }
             await memory.deleteZone(CloudRecord.ZoneID(zoneName: zoneName), reason: reason)
+            handle.noteWrite()
             await state.notifications.zonesChanged(in: handle)
         } catch let error as ServerError {
             throw EmulatorError(reason: error.reason)

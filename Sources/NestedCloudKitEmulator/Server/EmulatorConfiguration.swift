@@ -29,6 +29,9 @@ public struct EmulatorConfiguration: Sendable {
     /// redirect to `returnURL`), as the allowed origins of a CloudKit API token: `https://dev.example.com:8443`.
     /// Loopback origins (`http` or `https` on `localhost`, `127.0.0.1` or `[::1]`, any port) are always allowed.
     public var allowedOrigins: [String]
+    /// Whether the request log keeps the admin API's reads too (`GET` under `/emulator/v1/`, such as the dashboard's
+    /// polling). Off by default: the log is for what CloudKit clients and tests asked.
+    public var logsAdminReads: Bool
     /// The time before the admin API's offset: the system's, unless a test injects its own.
     public var clock: any CloudClock
     /// The largest request body read: a 50 MB asset and its envelope. A larger body answers 413.
@@ -40,7 +43,7 @@ public struct EmulatorConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 0, storage: EmulatorStorage = .inMemory,
         serverKeys: [String: P256.Signing.PublicKey] = [:], apiTokens: Set<String> = [],
         environment: EmulatorEnvironment = .development, notificationPollTimeout: Duration = .seconds(25),
-        adminToken: String? = nil, allowedOrigins: [String] = [],
+        adminToken: String? = nil, allowedOrigins: [String] = [], logsAdminReads: Bool = false,
         clock: any CloudClock = SystemCloudClock()
     ) {
         self.clock = clock
@@ -53,6 +56,7 @@ public struct EmulatorConfiguration: Sendable {
         self.notificationPollTimeout = notificationPollTimeout
         self.adminToken = adminToken
         self.allowedOrigins = allowedOrigins
+        self.logsAdminReads = logsAdminReads
     }
 
     /// Registers a server-to-server key from its PEM text, as `openssl ec -pubout` writes it.

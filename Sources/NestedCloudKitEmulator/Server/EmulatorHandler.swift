@@ -48,7 +48,7 @@ struct EmulatorHandler: Sendable {
         }
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["X-Apple-Request-UUID"] = UUID().uuidString.lowercased()
-        if !request.path.hasPrefix("/emulator/v1/requests") && request.path != "/" {
+        if isLogged(request) {
             let elapsed = ContinuousClock.now - start
             state.log.append(
                 RequestLog.Entry(
@@ -66,6 +66,17 @@ struct EmulatorHandler: Sendable {
     static func isCrossOrigin(_ path: String) -> Bool {
         path.hasPrefix("/database/") || path.hasPrefix("/device/") || path.hasPrefix(AssetsEndpoint.uploadPrefix)
             || path.hasPrefix(AssetsEndpoint.downloadPrefix) || path.hasPrefix(courierPrefix)
+    }
+
+    /// Whether the request log keeps a request: not the dashboard page, the log itself, nor (unless configured)
+    /// the admin API's reads, which the dashboard polls every two seconds.
+    private func isLogged(_ request: EmulatorRequest) -> Bool {
+        let path = request.path
+        if path == "/" || path == "/index.html" || path.hasPrefix(Self.adminPrefix + "requests") { return false }
+        if path.hasPrefix(Self.adminPrefix), ["GET", "HEAD", "OPTIONS"].contains(request.method) {
+            return state.configuration.logsAdminReads
+        }
+        return true
     }
 
     /// The path as the request log shows it: a notification, upload or download URL's token is its credential,

@@ -7,6 +7,7 @@ actor DatabaseRegistry {
     private let storage: EmulatorStorage
     private let clock: EmulatorClock
     private var handles: [DatabaseKey: DatabaseHandle] = [:]
+    private let revisions = RevisionCounter()
 
     init(storage: EmulatorStorage, clock: EmulatorClock) {
         self.storage = storage
@@ -23,7 +24,8 @@ actor DatabaseRegistry {
         // Another request may have opened it while this one asked for the user.
         if let handle = handles[key] { return handle }
         let handle = DatabaseHandle(
-            key: key, database: opened.database, subscriptions: opened.subscriptions, databaseUserRecordName: user)
+            key: key, database: opened.database, subscriptions: opened.subscriptions, databaseUserRecordName: user,
+            revisions: revisions)
         handles[key] = handle
         return handle
     }
