@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The emulator's dashboard in a real browser: start the emulator, sign in a test user through the admin API, save a
-# record through CloudKit's records/modify with the user's web auth token, and check that headless Chromium renders
-# the dashboard with that record (scripts/check-emulator-dashboard.sh).
+# The emulator's dashboard in a real browser: start the emulator with an admin token, sign in a test user through
+# the admin API, save a school and a note it references through CloudKit's records/modify with the user's web auth
+# token, and check that headless Chromium, opening the dashboard with the token in its URL's fragment, renders the
+# note under the school (scripts/check-emulator-dashboard.sh). Also checks, with curl, that the admin API refuses a
+# call without the token and one from another web origin.
 # Usage: scripts/check-emulator-browser.sh PATH_TO_cloudkit-emulator
 set -euo pipefail
 bin=${1:?usage: $0 PATH_TO_cloudkit-emulator}
@@ -13,7 +15,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin" --port 0 --in-memory >"$work/out" 2>"$work/err" &
+admin_token=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
+CLOUDKIT_EMULATOR_ADMIN_TOKEN=$admin_token "$bin" --port 0 --in-memory >"$work/out" 2>"$work/err" &
 emulator_pid=$!
 for _ in $(seq 120); do
     grep -q "^CloudKit emulator listening on " "$work/out" && break
@@ -22,12 +25,22 @@ done
 base=$(sed -n 's/^CloudKit emulator listening on //p' "$work/out")
 [[ -n "$base" ]] || { echo "FAIL: the emulator didn't start"; cat "$work/err"; exit 1; }
 
-token=$(curl -fsS -X POST "$base/emulator/v1/sign-in" -d '{"user":"alice"}' |
+status=$(curl -s -o /dev/null -w '%{http_code}' "$base/emulator/v1/health")
+[[ "$status" == 401 ]] || { echo "FAIL: the admin API answered $status without the admin token, not 401"; exit 1; }
+status=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $admin_token" \
+    -H 'Origin: https://evil.example' -X POST "$base/emulator/v1/reset")
+[[ "$status" == 403 ]] || { echo "FAIL: the admin API answered $status to another origin, not 403"; exit 1; }
+echo "ok: the admin API refuses a call without the token (401) and one from another origin (403)"
+
+token=$(curl -fsS -X POST -H "Authorization: Bearer $admin_token" "$base/emulator/v1/sign-in" -d '{"user":"alice"}' |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["ckWebAuthToken"])')
 container=iCloud.com.example.dashboard
 curl -fsS -X POST "$base/database/1/$container/development/private/records/modify?ckAPIToken=dev&ckWebAuthToken=$token" \
     -H 'Content-Type: application/json' \
-    -d '{"operations":[{"operationType":"create","record":{"recordName":"dashboard-note","recordType":"Note","fields":{"title":{"value":"seen in a browser","type":"STRING"}}}}]}' \
+    -d '{"operations":[
+        {"operationType":"create","record":{"recordName":"dashboard-note","recordType":"Note","fields":{"title":{"value":"seen in a browser","type":"STRING"}}}},
+        {"operationType":"create","record":{"recordName":"dashboard-school","recordType":"School","fields":{"notes":{"value":[{"recordName":"dashboard-note","action":"NONE"}],"type":"REFERENCE_LIST"}}}}
+    ]}' \
     >/dev/null
-echo "ok: saved dashboard-note as alice"
-bash "$(dirname "$0")/check-emulator-dashboard.sh" "$base" dashboard-note
+echo "ok: saved dashboard-school, which references dashboard-note, as alice"
+bash "$(dirname "$0")/check-emulator-dashboard.sh" "$base" dashboard-note dashboard-school "$admin_token"

@@ -368,4 +368,36 @@ import Testing
                 ])
         }
     }
+
+    @Test func jsonKeepsTheAltitudeOfASeaLevelLocationAloneAndInAList() async throws {
+        // At sea level, measured: altitude 0 with a vertical accuracy. Without a vertical accuracy, 0 is what a
+        // missing altitude reads as, and stays out.
+        try await LoopbackCloudKitServer.with({ _ in
+            let seaLevel: [String: Any] = ["latitude": 43.3, "longitude": 5.37, "altitude": 0, "verticalAccuracy": 4]
+            let unmeasured: [String: Any] = ["latitude": 43.3, "longitude": 5.37]
+            return .json([
+                "records": [
+                    [
+                        "recordName": "harbour", "recordType": "Place", "recordChangeTag": "tag-1",
+                        "fields": [
+                            "quay": ["value": seaLevel, "type": "LOCATION"],
+                            "buoys": ["value": [seaLevel, unmeasured], "type": "LOCATION_LIST"],
+                        ],
+                    ]
+                ]
+            ])
+        }) { server in
+            let result = try await Self.run(["lookup", "harbour", "--json"], server: server)
+            #expect(result.status == 0)
+            let document = try #require(JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+            let record = try #require((document["records"] as? [[String: Any]])?.first)
+            let fields = try #require(record["fields"] as? [String: [String: Any]])
+            let expected: [String: Double] = [
+                "latitude": 43.3, "longitude": 5.37, "altitude": 0, "verticalAccuracy": 4,
+            ]
+            #expect(fields["quay"]?["value"] as? [String: Double] == expected)
+            let buoys = try #require(fields["buoys"]?["value"] as? [[String: Double]])
+            #expect(buoys == [expected, ["latitude": 43.3, "longitude": 5.37]])
+        }
+    }
 }

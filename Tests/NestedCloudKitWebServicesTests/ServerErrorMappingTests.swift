@@ -45,6 +45,19 @@ import Testing
         #expect(error.databaseError(recordID: Self.id, zoneID: Self.zone) == expected)
     }
 
+    @Test func aBadRequestThatRefusesARecordOrARequestForItsSizeIsLimitExceeded() throws {
+        for (reason, expected) in [
+            ("record too large: big holds 2000004 bytes", CloudDatabaseError.limitExceeded(limit: nil, requested: nil)),
+            ("request too large: the body holds more than 62914560 bytes", .limitExceeded(limit: nil, requested: nil)),
+            ("a record needs a recordName", .invalidArguments("a record needs a recordName (BAD_REQUEST)")),
+        ] {
+            let object: [String: Any] = ["recordName": "ada", "serverErrorCode": "BAD_REQUEST", "reason": reason]
+            let error = try JSONDecoder().decode(
+                WireServerError.self, from: JSONSerialization.data(withJSONObject: object))
+            #expect(error.databaseError(recordID: Self.id, zoneID: Self.zone) == expected)
+        }
+    }
+
     @Test func conflictsAreRecognizedForTheClientToFetchTheServerRecord() {
         #expect(WireServerError(serverErrorCode: "CONFLICT").isConflict)
         #expect(WireServerError(serverErrorCode: "EXISTS").isConflict)

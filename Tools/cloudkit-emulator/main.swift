@@ -11,7 +11,9 @@ struct CloudKitEmulatorCommand: AsyncParsableCommand {
         abstract: "CloudKit Web Services on loopback, for development, tests and CI.",
         discussion: """
             Prints 'CloudKit emulator listening on http://127.0.0.1:PORT' once ready, serves until SIGINT or \
-            SIGTERM, then closes its databases. The admin API is under /emulator/v1/, the dashboard at /.
+            SIGTERM, then closes its databases. The admin API is under /emulator/v1/, the dashboard at /. Requests \
+            must name 127.0.0.1, localhost or [::1] with the port in their Host header, and the admin API answers \
+            no web page of another origin.
             """
     )
 
@@ -36,12 +38,42 @@ struct CloudKitEmulatorCommand: AsyncParsableCommand {
     @Option(help: "Seconds a notification poll waits before an empty answer.")
     var notificationPollTimeout = 25
 
+    @Option(
+        help: ArgumentHelp(
+            "A token every admin API call (/emulator/v1/) must send as 'Authorization: Bearer TOKEN'.",
+            discussion: """
+                Or set CLOUDKIT_EMULATOR_ADMIN_TOKEN, which other users of the machine can't read in the process \
+                list. The dashboard takes it from its address: http://127.0.0.1:PORT/#admin-token=TOKEN.
+                """))
+    var adminToken: String?
+
+    @Option(
+        name: .customLong("allowed-origin"),
+        help: """
+            A web origin (https://dev.example.com:8443) the sign-in page may hand web auth tokens to, besides \
+            loopback ones. Repeatable.
+            """)
+    var allowedOrigins: [String] = []
+
+    @Flag(help: "Keep the admin API's reads (such as the dashboard's polling) in the request log too.")
+    var logAdminReads = false
+
     @Flag(help: "Print FIDELITY.md, as the emulator reports its fidelity, and exit.")
     var printFidelity = false
 
     func validate() throws {
         if data != nil && inMemory { throw ValidationError("--data and --in-memory exclude each other") }
         if !(0...65535).contains(port) { throw ValidationError("--port takes 0 to 65535") }
+        if adminToken?.isEmpty == true { throw ValidationError("--admin-token needs a token; leave it out for none") }
+        for origin in allowedOrigins {
+            guard let url = URLComponents(string: origin), ["http", "https"].contains(url.scheme ?? ""),
+                url.host?.isEmpty == false, url.path.isEmpty || url.path == "/", url.query == nil
+            else {
+                throw ValidationError(
+                    "--allowed-origin takes an origin, scheme://host[:port] (https://dev.example.com:8443), got \(origin)"
+                )
+            }
+        }
     }
 
     func run() async throws {
@@ -49,9 +81,12 @@ struct CloudKitEmulatorCommand: AsyncParsableCommand {
             print(FidelityDocument.markdown, terminator: "")
             return
         }
+        let environmentToken = ProcessInfo.processInfo.environment["CLOUDKIT_EMULATOR_ADMIN_TOKEN"]
         var configuration = EmulatorConfiguration(
             port: port, storage: data.map { .directory($0) } ?? .inMemory, apiTokens: Set(apiTokens),
-            environment: environment, notificationPollTimeout: .seconds(notificationPollTimeout))
+            environment: environment, notificationPollTimeout: .seconds(notificationPollTimeout),
+            adminToken: adminToken ?? environmentToken.flatMap { $0.isEmpty ? nil : $0 },
+            allowedOrigins: allowedOrigins, logsAdminReads: logAdminReads)
         for entry in serverKeys {
             let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2 else {

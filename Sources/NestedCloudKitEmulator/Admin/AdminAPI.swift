@@ -2,8 +2,8 @@ import Foundation
 import NestedCloudKitCodable
 
 /// The admin API under `/emulator/v1/`: health, reset, sign-in, the databases and their records, faults, the
-/// clock, schemas, import and export, the request log and the fidelity list. No authentication: the emulator
-/// listens on loopback.
+/// clock, schemas, import and export, the request log and the fidelity list. ``AdminAccess`` has let the request in:
+/// no page of another origin, and the admin token when the emulator has one.
 struct AdminAPI: Sendable {
     let state: EmulatorState
 
@@ -32,17 +32,33 @@ struct AdminAPI: Sendable {
             guard let user = body["user"]?.string, !user.isEmpty else {
                 throw .badRequest("sign-in needs {\"user\": \"NAME\"}")
             }
+            try DatabaseNames.check(user: user)
             let token = await state.tokens.issue(for: user)
             return .json([
                 "ckWebAuthToken": .string(token), "userRecordName": .string(Caller.userRecordName(for: user)),
             ])
         case ("GET", "databases"):
-            let keys = await state.registry.keys()
-            return .json(["databases": .array(keys.map(Self.json))])
+            var databases: [JSONValue] = []
+            for key in await state.registry.keys() {
+                guard case .object(var members) = Self.json(key) else { continue }
+                if let handle = await state.registry.openHandle(for: key) {
+                    members["revision"] = .int(Int64(handle.revision))
+                }
+                databases.append(.object(members))
+            }
+            return .json(["databases": .array(databases)])
         case ("GET", "records"):
-            return .json(try await records(key(request.query), baseURL: request.baseURL))
+            let limit = try Self.limit(request.query["limit"], default: 1000)
+            return .json(
+                try await page(
+                    of: key(request.query), after: request.query["continuation"], limit: limit, baseURL: request.baseURL
+                ))
         case ("GET", "requests"):
-            return .json(["requests": .array(state.log.all.map(Self.json))])
+            let entries = state.log.all
+            let limit = try Self.limit(request.query["limit"], default: RequestLog.capacity)
+            return .json([
+                "requests": .array(entries.suffix(limit).map(Self.json)), "count": .int(Int64(entries.count)),
+            ])
         case ("DELETE", "requests"):
             state.log.clear()
             return .json(["requests": []])
@@ -107,6 +123,7 @@ struct AdminAPI: Sendable {
 
     private func schemaKey(_ query: [String: String]) throws(ServerError) -> (String, EmulatorEnvironment) {
         guard let container = query["container"] else { throw .badRequest("schema needs ?container=NAME") }
+        try DatabaseNames.check(container: container)
         let environment =
             query["environment"].flatMap(EmulatorEnvironment.init(rawValue:)) ?? state.configuration.environment
         return (container, environment)
@@ -119,50 +136,136 @@ struct AdminAPI: Sendable {
         }
         let environment =
             query["environment"].flatMap(EmulatorEnvironment.init(rawValue:)) ?? state.configuration.environment
-        return DatabaseKey(container: container, environment: environment, scope: scope, user: query["user"])
+        let key = DatabaseKey(container: container, environment: environment, scope: scope, user: query["user"])
+        try DatabaseNames.check(key)
+        return key
     }
 
-    /// Every record of a database, by zone. A database lists no records by itself, so each zone is read by the
-    /// record types its schema knows.
-    private func records(_ key: DatabaseKey, baseURL: String, embeddingAssets: Bool = false) async throws(ServerError)
-        -> JSONValue
+    /// Where a page of records ended: its last record's zone, type and name, the order pages go in.
+    private struct Position: Codable, Comparable {
+        var zone: String
+        var type: String
+        var name: String
+
+        static func < (a: Position, b: Position) -> Bool { (a.zone, a.type, a.name) < (b.zone, b.type, b.name) }
+    }
+
+    /// One page of a database's records, for the dashboard: `{zones: [{zoneID, records}], continuation, revision}`.
+    ///
+    /// Records go by zone name, then record type, then record name; a page holds `limit` of them after the record
+    /// `continuation` names, and a `continuation` when more follow. A zone with no records at all is listed on the
+    /// page where it falls. `revision` changes with every write to the database, so a page need not be read again
+    /// while it stays the same. A database that doesn't exist is not made: 404.
+    private func page(of key: DatabaseKey, after continuation: String?, limit: Int, baseURL: String)
+        async throws(ServerError) -> JSONValue
     {
-        let handle = try await state.registry.handle(for: key)
+        guard let handle = try await state.registry.existingHandle(for: key) else {
+            throw ServerError(.notFound, "no database \(key): GET /emulator/v1/databases lists those that exist")
+        }
+        // Read before the records: a write while they are read leaves the page newer than its revision, never older.
+        let revision = handle.revision
+        let after = try continuation.map { (text) throws(ServerError) in try Self.position(text) }
+        let (zones, last) = try await records(of: handle, after: after, limit: limit, baseURL: baseURL)
+        var page: [String: JSONValue] = ["zones": zones, "revision": .int(Int64(revision))]
+        if let last { page["continuation"] = .string(Self.marker(last)) }
+        return .object(page)
+    }
+
+    /// The records of a database by zone, after `after`, at most `limit` of them, and the position of the last one
+    /// when more follow. A database lists no records by itself, so each zone is read by the record types its schema
+    /// knows, from the page's start on.
+    private func records(
+        of handle: DatabaseHandle, after: Position?, limit: Int, baseURL: String, embeddingAssets: Bool = false
+    ) async throws(ServerError) -> (zones: JSONValue, continuation: Position?) {
+        let key = handle.key
         var coding = state.coding(for: handle, baseURL: baseURL)
         coding.embedsAssetData = embeddingAssets
         let types = await state.schema.schema(container: key.container, environment: key.environment).types.keys
             .sorted()
         let zones = try await RecordsEndpoint.call { try await handle.database.allRecordZones() }
         var result: [JSONValue] = []
+        var count = 0
+        var last: Position?
+        var more = false
         for zone in zones.sorted(by: { $0.zoneName < $1.zoneName }) {
+            if let after, zone.zoneName < after.zone { continue }
+            // The zone the last page ended in has records, before the position.
+            var zoneHasRecords = after?.zone == zone.zoneName
             var records: [CloudRecord] = []
-            for type in types {
-                var page = try await RecordsEndpoint.call {
-                    try await handle.database.records(
-                        matching: CloudQuery(recordType: type), inZoneWith: zone, desiredKeys: nil, resultsLimit: 1000)
-                }
-                while true {
-                    for (_, result) in page.matchResults {
-                        if case .success(let record) = result { records.append(record) }
+            types: for type in types {
+                if let after, zone.zoneName == after.zone, type < after.type { continue }
+                let all = try await allRecords(ofType: type, in: zone, handle: handle)
+                    .sorted { $0.id.recordName < $1.id.recordName }
+                zoneHasRecords = zoneHasRecords || !all.isEmpty
+                for record in all {
+                    let position = Position(zone: zone.zoneName, type: type, name: record.id.recordName)
+                    if let after, position <= after { continue }
+                    guard count < limit else {
+                        more = true
+                        break types
                     }
-                    guard let cursor = page.queryCursor else { break }
-                    page = try await RecordsEndpoint.call {
-                        try await handle.database.records(
-                            continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: 1000)
-                    }
+                    records.append(record)
+                    count += 1
+                    last = position
                 }
             }
-            result.append(["zoneID": coding.json(zone), "records": .array(records.map { coding.json($0) })])
+            if !records.isEmpty || !zoneHasRecords {
+                result.append(["zoneID": coding.json(zone), "records": .array(records.map { coding.json($0) })])
+            }
+            if more { break }
         }
-        return ["zones": .array(result)]
+        return (.array(result), more ? last : nil)
+    }
+
+    /// Every record of a type in a zone, read from the database a page at a time.
+    private func allRecords(ofType type: String, in zone: CloudRecord.ZoneID, handle: DatabaseHandle)
+        async throws(ServerError) -> [CloudRecord]
+    {
+        var records: [CloudRecord] = []
+        var page = try await RecordsEndpoint.call {
+            try await handle.database.records(
+                matching: CloudQuery(recordType: type), inZoneWith: zone, desiredKeys: nil, resultsLimit: 1000)
+        }
+        while true {
+            for (_, result) in page.matchResults {
+                if case .success(let record) = result { records.append(record) }
+            }
+            guard let cursor = page.queryCursor else { return records }
+            page = try await RecordsEndpoint.call {
+                try await handle.database.records(continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: 1000)
+            }
+        }
+    }
+
+    private static func marker(_ position: Position) -> String {
+        ((try? JSONEncoder().encode(position)) ?? Data()).base64EncodedString()
+    }
+
+    private static func position(_ marker: String) throws(ServerError) -> Position {
+        guard let data = Data(base64Encoded: marker),
+            let position = try? JSONDecoder().decode(Position.self, from: data)
+        else { throw .badRequest("the continuation isn't one this emulator gave: start again without one") }
+        return position
+    }
+
+    /// A `limit` parameter: 1 to 1000, `fallback` when absent.
+    private static func limit(_ text: String?, default fallback: Int) throws(ServerError) -> Int {
+        guard let text else { return fallback }
+        guard let limit = Int(text), (1...1000).contains(limit) else {
+            throw .badRequest("limit must be 1 to 1000, got \(text)")
+        }
+        return limit
     }
 
     private func export(baseURL: String) async throws(ServerError) -> JSONValue {
         var databases: [JSONValue] = []
         for key in await state.registry.keys() {
-            guard case .object(var members) = Self.json(key) else { continue }
-            members["zones"] = try await records(key, baseURL: baseURL, embeddingAssets: true)["zones"]
-            let handle = try await state.registry.handle(for: key)
+            guard case .object(var members) = Self.json(key),
+                let handle = try await state.registry.existingHandle(for: key)
+            else { continue }
+            members["zones"] = try await records(
+                of: handle, after: nil, limit: .max, baseURL: baseURL, embeddingAssets: true
+            ).zones
             members["subscriptions"] = .array(await handle.subscriptions.all.map(\.subscription))
             databases.append(.object(members))
         }
@@ -182,6 +285,7 @@ struct AdminAPI: Sendable {
             let key = DatabaseKey(
                 container: container, environment: environment, scope: scope, user: database["user"]?.string)
             let handle = try await state.registry.handle(for: key)
+            defer { handle.noteWrite() }
             var coding = state.coding(for: handle, baseURL: "")
             coding.embedsAssetData = true
             for zone in database["zones"]?.array ?? [] {
@@ -213,7 +317,8 @@ struct AdminAPI: Sendable {
                 do {
                     try await handle.subscriptions.save(.init(subscription: subscription, owner: key.user), id: id)
                 } catch {
-                    throw ServerError(.internalError, "couldn't keep subscription \(id): \(error)")
+                    throw ServerError(
+                        .internalError, "couldn't keep subscription \(id): \(FilePaths.removed(from: "\(error)"))")
                 }
             }
         }

@@ -37,7 +37,7 @@ public enum Fidelity {
         entry("Records", "records/lookup", .done, "Per-record `NOT_FOUND`; `desiredKeys` per request and per record."),
         entry(
             "Records", "records/query", .done,
-            "Every documented comparator, `NEAR` with `distance` in metres, sort by fields, system fields and distance (`relativeLocation`), `resultsLimit` 1 to 200, `zoneWide`. Evaluated over the type's records: no index, so a query costs the type's size."
+            "Every documented comparator, `NEAR` with `distance` in metres, sort by fields, system fields and distance (`relativeLocation`), `resultsLimit` 1 to 200, `zoneWide`. Without `resultsLimit`, 200 records a page: the reference's default, the most a response holds (a 2015 radar saw CloudKit answer 100; a client follows `continuationMarker` either way). Evaluated over the type's records: no index, so a query costs the type's size."
         ),
         entry(
             "Records", "continuation markers", .done,
@@ -60,7 +60,8 @@ public enum Fidelity {
         ),
         entry(
             "Zones", "zones/list, zones/lookup, zones/modify", .done,
-            "Custom zones in the private database; the public database has only the default zone."),
+            "Custom zones in the private database; the public database has only the default zone. `zones/list` gives each zone `atomic` and each custom zone its `syncToken` (its latest change, from which `changes/zone` continues); the default zone keeps no change history, so it has no token."
+        ),
         entry(
             "Zones", "zones/changes", .done,
             "`metaSyncToken` is the database's token; the answer carries it under both names."),
@@ -70,7 +71,7 @@ public enum Fidelity {
         ),
         entry(
             "Assets", "downloads", .done,
-            "`downloadURL` with CloudKit's `${f}` placeholder; it names the record's field, so it lives as long as the asset."
+            "`downloadURL` with CloudKit's `${f}` placeholder. Its token names the database (so the user), record and field, signed (HMAC-SHA256) with a key made at start and kept in memory: it can't be forged or changed, and a restart ends it. It works at least an hour of the emulator's clock, until the end of the next whole hour, so an asset keeps one URL within an hour (CloudKit documents no lifetime). Any other token answers 404, and a download opens no database that doesn't exist."
         ),
         entry(
             "Assets", "assets/rereference", .absent,
@@ -97,16 +98,16 @@ public enum Fidelity {
         ),
         entry(
             "Authentication", "sign-in", .done,
-            "A missing user gets 421 `AUTHENTICATION_REQUIRED` with a `redirectURL` to the emulator's sign-in page, which posts `ckWebAuthToken` (and `ckSession`) to its opener or redirects with it."
+            "A missing user gets 421 `AUTHENTICATION_REQUIRED` with a `redirectURL` to the emulator's sign-in page, which posts `ckWebAuthToken` (and `ckSession`) to its opener's origin, or redirects to `returnURL` with it. Only to an allowed origin, as an API token's allowed origins: loopback (http or https on localhost, 127.0.0.1 or [::1], any port) or one given with `--allowed-origin`. The opener's origin comes from `returnURL`, an `origin` parameter or the popup's `Referer`; a `returnURL` elsewhere answers 400."
         ),
         entry(
             "Rules", "limits", .done,
-            "200 operations and results a request, 1 MB per record, 750 `DELETE_SELF` references to a record, 50 MB per asset."
+            "200 operations and results a request. 1 MB of field data a record (field names and values as stored after the save, assets not counted): the reference documents no error, so the record fails with `BAD_REQUEST` `record too large: ...`. 750 `DELETE_SELF` references to a record, counted in request order: the records past the limit fail with `VALIDATING_REFERENCE_ERROR`. 50 MB per asset. A request body over 60 MB answers 413 with `BAD_REQUEST` `request too large: ...` (the reference's 413 is `QUOTA_EXCEEDED`, the storage quota); our client reads both as `limitExceeded`."
         ),
         entry("Rules", "references", .done, "`VALIDATE` targets must exist (412); `DELETE_SELF` cascades."),
         entry(
             "Rules", "schema", .partial,
-            "Development creates types and fields on first save and refuses a field's type changing; production keeps to the imported schema with CloudKit's reasons. Development answers every query as if indexed. Security roles (`GRANT`) are read, not enforced."
+            "Development creates types and fields on first save and refuses a field's type changing; production keeps to the imported schema with CloudKit's reasons, and refuses a query without a filter unless `___recordID` is QUERYABLE (\"Field '___recordID' is not marked queryable\"). Development answers every query as if indexed. Security roles (`GRANT`) are read, not enforced."
         ),
         entry(
             "Rules", "record attribution", .partial,
@@ -117,6 +118,15 @@ public enum Fidelity {
             "A SQLite file per database under `--data`, or memory; an acknowledged write survives `kill -9`."),
         entry(
             "Emulator", "admin API, faults, clock, request log, dashboard", .done,
-            "Under `/emulator/v1/`; the dashboard at `/`."),
+            "Under `/emulator/v1/`, for the emulator's own pages and for programs: a request whose `Origin` or `Sec-Fetch-Site` says another web origin answers 403, and with `--admin-token` every call needs `Authorization: Bearer TOKEN` (401 without). The request log leaves the admin API's reads out unless `--log-admin-reads`. The dashboard at `/` reads records 100 at a time (`records?limit=&continuation=`), again only when the database's revision moved, and takes the admin token from `/#admin-token=TOKEN`."
+        ),
+        entry(
+            "Emulator", "Host header and CORS", .done,
+            "A request must name the emulator in `Host` (127.0.0.1, localhost or [::1], or the address it was bound to, with its port), else 403 `ACCESS_DENIED`: a DNS-rebinding guard. The URLs it hands out are built from the checked `Host`. CORS (`*`) on CloudKit's paths and on the upload, download and notification URLs, which CloudKit JS calls from the app's page; not on the admin API, the dashboard or the sign-in page, which also refuse to be framed."
+        ),
+        entry(
+            "Emulator", "names and errors", .done,
+            "A container identifier is 1 to 200 ASCII letters, digits, `.`, `-` and `_`; a test user's name 1 to 64 of those, `@` and `+`; both start with a letter or digit, and others answer 400 before anything is made. No error names a file path."
+        ),
     ]
 }

@@ -3,26 +3,88 @@ import Foundation
 /// The sign-in page a 421's `redirectURL` points to. A developer types a test user's name; the page hands the
 /// new web auth token back as CloudKit JS expects: a `message` to the window that opened it carrying `ckSession`
 /// (and `ckWebAuthToken`), or, with no opener, a redirect to `returnURL` with `ckWebAuthToken` in its query.
+///
+/// A token goes only to a page the developer's app could be: a loopback origin (any port) or one given with
+/// `--allowed-origin`, as CloudKit only answers the origins an API token allows. The opener's origin comes from
+/// `returnURL`, an `origin` parameter, or the `Referer` CloudKit JS's popup arrives with; `postMessage` names it, so
+/// no other page that opened this one receives the token.
 enum SignInPage {
+    static let returnURLRule =
+        "returnURL must be an http or https URL on an allowed origin: loopback (localhost, 127.0.0.1, [::1]) or one given with --allowed-origin"
+    static let originRule =
+        "origin must be an http or https origin that is allowed: loopback (localhost, 127.0.0.1, [::1]) or one given with --allowed-origin"
+
+    /// Where the token goes once the user signed in.
+    private struct Destination {
+        /// The page to return to without an opener, with the token in its query.
+        var returnURL: String?
+        /// The origin of the page that opened this one, which alone may receive the token by `postMessage`.
+        var openerOrigin: String?
+
+        init(returnURL: String?, origin: String?, referer: String?, origins: RequestOrigins) throws(ServerError) {
+            if let returnURL, !returnURL.isEmpty {
+                guard let parsed = RequestOrigins.origin(of: returnURL), origins.isAllowedApp(parsed) else {
+                    throw .badRequest(SignInPage.returnURLRule)
+                }
+                self.returnURL = returnURL
+                openerOrigin = parsed.serialized
+            }
+            if let origin, !origin.isEmpty {
+                guard let parsed = RequestOrigins.origin(of: origin), origins.isAllowedApp(parsed) else {
+                    throw .badRequest(SignInPage.originRule)
+                }
+                openerOrigin = parsed.serialized
+            } else if openerOrigin == nil, let referer, let parsed = RequestOrigins.origin(of: referer),
+                origins.isAllowedApp(parsed)
+            {
+                // A Referer of another origin is passed over, not refused: the page then shows the token only.
+                openerOrigin = parsed.serialized
+            }
+        }
+    }
+
     static func respond(to request: EmulatorRequest, state: EmulatorState) async throws(ServerError) -> EmulatorResponse
     {
-        if request.method == "POST" {
-            let form = Self.form(request.body)
-            guard let user = form["user"]?.trimmingCharacters(in: .whitespaces), !user.isEmpty else {
-                return .html(
-                    page(body: "<p class=\"error\">Type a user name.</p>" + formHTML(returnURL: form["returnURL"])),
-                    status: 400)
+        let origins = state.origins
+        guard request.method == "POST" else {
+            do {
+                let destination = try Destination(
+                    returnURL: request.query["returnURL"], origin: request.query["origin"],
+                    referer: request.header("referer"), origins: origins)
+                return .html(page(body: formHTML(destination)))
+            } catch {
+                return .html(page(body: problem(error.reason) + formHTML(nil)), status: 400)
             }
-            let token = await state.tokens.issue(for: user)
-            return .html(page(body: signedIn(user: user, token: token, returnURL: form["returnURL"])))
         }
-        return .html(page(body: formHTML(returnURL: request.query["returnURL"])))
+        // Only the form on this page signs in: a form another site's page posts here is refused.
+        if let origin = request.header("origin"), !origins.isEmulator(origin) {
+            throw ServerError(
+                .accessDenied, "the sign-in form is posted from the emulator's own sign-in page, not from \(origin)")
+        }
+        let form = Self.form(request.body)
+        let destination: Destination
+        do {
+            destination = try Destination(
+                returnURL: form["returnURL"], origin: form["origin"], referer: nil, origins: origins)
+        } catch {
+            return .html(page(body: problem(error.reason) + formHTML(nil)), status: 400)
+        }
+        guard let user = form["user"]?.trimmingCharacters(in: .whitespaces), !user.isEmpty else {
+            return .html(page(body: problem("Type a user name.") + formHTML(destination)), status: 400)
+        }
+        do {
+            try DatabaseNames.check(user: user)
+        } catch {
+            return .html(page(body: problem(error.reason) + formHTML(destination)), status: 400)
+        }
+        let token = await state.tokens.issue(for: user)
+        return .html(page(body: signedIn(user: user, token: token, destination: destination)))
     }
 
     private static func form(_ body: Data) -> [String: String] {
         var fields: [String: String] = [:]
         for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
                 String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
             }
             if parts.count == 2 { fields[parts[0]] = parts[1] }
@@ -30,38 +92,46 @@ enum SignInPage {
         return fields
     }
 
+    /// Text for an attribute value or an element's content.
     static func escaped(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-            .replacingOccurrences(of: "'", with: "&#39;")
     }
 
     /// A JavaScript string literal holding `text`, safe inside a script element.
     private static func script(_ text: String) -> String {
-        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let data = (try? encoder.encode(text)) ?? Data("\"\"".utf8)
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
     }
 
-    private static func formHTML(returnURL: String?) -> String {
+    private static func problem(_ reason: String) -> String {
+        "<p class=\"error\">\(escaped(reason))</p>"
+    }
+
+    private static func formHTML(_ destination: Destination?) -> String {
         """
         <form method="post" action="/emulator/sign-in">
           <label>Test user <input name="user" id="user" value="alice" autofocus></label>
-          <input type="hidden" name="returnURL" value="\(escaped(returnURL ?? ""))">
+          <input type="hidden" name="returnURL" value="\(escaped(destination?.returnURL ?? ""))">
+          <input type="hidden" name="origin" value="\(escaped(destination?.openerOrigin ?? ""))">
           <button type="submit" id="sign-in">Sign in</button>
         </form>
-        <p>Any name works: each name is its own iCloud user, with its own private database.</p>
+        <p>Each name is its own iCloud user, with its own private database: ASCII letters, digits and . _ - @ +.</p>
         """
     }
 
-    private static func signedIn(user: String, token: String, returnURL: String?) -> String {
+    private static func signedIn(user: String, token: String, destination: Destination) -> String {
         """
         <p id="signed-in">Signed in as <strong>\(escaped(user))</strong>.</p>
         <p>Web auth token: <code id="token">\(escaped(token))</code></p>
         <script>
           const token = \(script(token));
-          const returnURL = \(script(returnURL ?? ""));
-          if (window.opener) {
-            window.opener.postMessage({ ckSession: token, ckWebAuthToken: token }, "*");
+          const targetOrigin = \(destination.openerOrigin.map(script) ?? "null");
+          const returnURL = \(script(destination.returnURL ?? ""));
+          if (window.opener && targetOrigin) {
+            window.opener.postMessage({ ckSession: token, ckWebAuthToken: token }, targetOrigin);
             window.close();
           } else if (returnURL) {
             const url = new URL(returnURL);

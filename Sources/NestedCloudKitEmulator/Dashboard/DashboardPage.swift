@@ -4,8 +4,13 @@
 /// emulator needs no build step, no bundler and no resources directory to serve it. Everything it shows it reads
 /// from the emulator's admin JSON API under `/emulator/v1/` (health, databases, records, requests, faults), the
 /// same API a test or a script uses, so the page adds no server-side code paths of its own. It polls every two
-/// seconds, draws each zone's records as trees (a child under the parent it references), and puts every value
-/// into the page as text, never as markup.
+/// seconds, but reads a page of records (100 at a time) again only when the database's revision moved; draws each
+/// zone's records as trees rooted at the records nothing references (a school above its students); and puts every
+/// value into the page as text, never as markup.
+///
+/// With an admin token (`--admin-token`), the page takes it from its URL's fragment (`/#admin-token=TOKEN`, which
+/// no browser sends to a server or puts in a `Referer`), keeps it for the tab in `sessionStorage`, and sends it as
+/// `Authorization: Bearer`; without it, the page asks for it.
 enum DashboardPage {
     static let html: String = #"""
         <!doctype html>
@@ -174,6 +179,11 @@ enum DashboardPage {
             <button type="button" id="refresh">Refresh</button>
           </header>
           <div id="error" class="banner" role="alert" hidden></div>
+          <form id="token-form" class="banner" hidden>
+            <label>This emulator has an admin token: <input type="password" id="token-input" autocomplete="off"></label>
+            <button type="submit">Use it</button>
+            <span class="muted">or open this page as /#admin-token=TOKEN</span>
+          </form>
           <noscript><div class="banner">This dashboard needs JavaScript.</div></noscript>
           <main>
             <section class="panel">
@@ -181,6 +191,10 @@ enum DashboardPage {
                 <h2>Records</h2>
                 <label for="database-select" class="muted">Database</label>
                 <select id="database-select"></select>
+                <span class="spacer"></span>
+                <button type="button" id="previous-page" disabled>Previous</button>
+                <span id="page-range" class="muted"></span>
+                <button type="button" id="next-page" disabled>Next</button>
               </div>
               <div id="zones" class="panel-body"><p class="empty">Loading</p></div>
             </section>
@@ -206,12 +220,19 @@ enum DashboardPage {
             const API = "/emulator/v1/";
             const REFRESH_MILLISECONDS = 2000;
             const MAX_REQUESTS = 100;
+            const PAGE_SIZE = 100;
+            const TOKEN_KEY = "cloudkit-emulator-admin-token";
             const SEP = " \u00b7 ";
             const DASH = "\u2014";
 
             const state = {
               databases: [],
               selectedKey: null,
+              // The page of records shown: the continuation markers of the pages up to it (null for the first).
+              markers: [null],
+              next: null,
+              recordsStamp: null, // database, page and revision last read, so an unchanged page isn't read again
+              token: null,
               rendered: {}, // endpoint -> path and body last rendered, to leave the page alone when nothing changed
               errors: {}, // endpoint -> message for the banner
               busy: false,
@@ -244,9 +265,34 @@ enum DashboardPage {
               return !given(value) || value === "" ? DASH : String(value);
             }
 
+            // The admin token, from the URL's fragment (then taken out of the address bar) or this tab's storage.
+            function readToken() {
+              const match = /(?:^#|&)admin-token=([^&]*)/.exec(window.location.hash);
+              if (match) {
+                try {
+                  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+                } catch (error) {
+                  state.token = decodeURIComponent(match[1]);
+                }
+                history.replaceState(null, "", window.location.pathname + window.location.search);
+              }
+              try {
+                state.token = sessionStorage.getItem(TOKEN_KEY) ?? state.token;
+              } catch (error) {
+                // Storage refused (a private window's settings): the token lives in this page only.
+              }
+            }
+
+            function askForToken(show) {
+              byId("token-form").hidden = !show;
+            }
+
             async function fetchText(path) {
-              const response = await fetch(path, { cache: "no-store", headers: { Accept: "application/json" } });
+              const headers = { Accept: "application/json" };
+              if (state.token) headers.Authorization = "Bearer " + state.token;
+              const response = await fetch(path, { cache: "no-store", headers });
               const body = await response.text();
+              if (response.status === 401) askForToken(true);
               if (!response.ok) {
                 const status = ("HTTP " + response.status + " " + response.statusText).trim();
                 throw new Error(status + ": " + body.slice(0, 300));
@@ -316,10 +362,11 @@ enum DashboardPage {
             }
 
             function renderDatabases(data) {
+              askForToken(false);
               const databases = Array.isArray(data.databases) ? data.databases : [];
               const keys = databases.map(databaseKey);
               state.databases = databases;
-              if (!keys.includes(state.selectedKey)) state.selectedKey = keys.length ? keys[0] : null;
+              if (!keys.includes(state.selectedKey)) selectDatabase(keys.length ? keys[0] : null);
               const select = byId("database-select");
               const options = databases.map((database, index) => {
                 return el("option", { value: keys[index], text: databaseLabel(database) });
@@ -336,25 +383,42 @@ enum DashboardPage {
 
             // Records
 
-            async function loadRecords() {
+            function selectDatabase(key) {
+              state.selectedKey = key;
+              state.markers = [null];
+              state.next = null;
+              state.recordsStamp = null;
+            }
+
+            // Reads the page of records shown, unless the database's revision hasn't moved since it was read (the
+            // emulator gives no revision for a database not opened yet: that one is read).
+            async function loadRecords(force) {
               const database = selectedDatabase();
               if (!database) {
                 delete state.errors.records;
                 if (state.rendered.records !== "") {
                   byId("zones").replaceChildren(el("p", { class: "empty", text: "No database yet." }));
                   state.rendered.records = "";
+                  renderPager(0);
                 }
                 return;
               }
               const key = state.selectedKey;
+              const marker = state.markers[state.markers.length - 1];
+              const stamp = JSON.stringify([key, marker, database.revision ?? null]);
+              if (!force && given(database.revision) && stamp === state.recordsStamp) return;
               const query = new URLSearchParams({
                 container: database.container ?? "",
                 environment: database.environment ?? "",
                 scope: database.scope ?? "",
+                limit: String(PAGE_SIZE),
               });
               if (database.user) query.set("user", database.user);
+              if (marker) query.set("continuation", marker);
               await load("records", API + "records?" + query.toString(), (data) => {
-                if (key !== state.selectedKey) return false;
+                if (key !== state.selectedKey || marker !== state.markers[state.markers.length - 1]) return false;
+                state.recordsStamp = JSON.stringify([key, marker, given(data.revision) ? data.revision : null]);
+                state.next = typeof data.continuation === "string" ? data.continuation : null;
                 renderZones(data);
               });
             }
@@ -364,13 +428,22 @@ enum DashboardPage {
               const nodes = zones.map((zone, index) => renderZone(zone, index));
               if (!nodes.length) nodes.push(el("p", { class: "empty", text: "No zones in this database." }));
               byId("zones").replaceChildren(...nodes);
+              const shown = zones.reduce((count, zone) => count + (Array.isArray(zone.records) ? zone.records.length : 0), 0);
+              renderPager(shown);
+            }
+
+            function renderPager(shown) {
+              const first = (state.markers.length - 1) * PAGE_SIZE;
+              byId("page-range").textContent = shown ? "records " + (first + 1) + "\u2013" + (first + shown) : "";
+              byId("previous-page").disabled = state.markers.length < 2;
+              byId("next-page").disabled = !state.next;
             }
 
             function renderZone(zone, zoneIndex) {
               const zoneID = zone.zoneID || {};
               const records = Array.isArray(zone.records) ? zone.records : [];
               const summary = "owner " + show(zoneID.ownerRecordName) + SEP + records.length
-                + (records.length === 1 ? " record" : " records");
+                + (records.length === 1 ? " record" : " records") + (state.markers.length > 1 || state.next ? " on this page" : "");
               const section = el("section", { class: "zone", "data-zone-name": zoneID.zoneName ?? "" },
                 el("h3", null, show(zoneID.zoneName), " ", el("span", { class: "muted", text: summary })));
               if (!records.length) {
@@ -405,9 +478,9 @@ enum DashboardPage {
               return !a || !b || a === b || a === "__defaultOwner__" || b === "__defaultOwner__";
             }
 
-            // CloudKit's parent-child shape: a child holds a reference to its parent. So a record sits under
-            // every record of its zone it references, and the roots are the records whose references point
-            // outside the zone or nowhere.
+            // An object graph's shape, as the encoder writes it: a record references the records it holds (a
+            // school its students, its director). So a record sits under every record of its zone that references
+            // it, and the roots are the records nothing on the page references: the school, above its students.
             function buildTree(zoneID, records, zoneIndex) {
               const byName = new Map();
               const order = [];
@@ -423,11 +496,11 @@ enum DashboardPage {
                 const fields = byName.get(name).record.fields;
                 for (const field of Object.values(fields && typeof fields === "object" ? fields : {})) {
                   for (const reference of referenceValues(field)) {
-                    const parent = String(reference.recordName);
-                    if (parent === name || !byName.has(parent) || !isInZone(reference, zoneID)) continue;
-                    const siblings = children.get(parent);
-                    if (!siblings.includes(name)) siblings.push(name);
-                    hasParent.add(name);
+                    const child = String(reference.recordName);
+                    if (child === name || !byName.has(child) || !isInZone(reference, zoneID)) continue;
+                    const siblings = children.get(name);
+                    if (!siblings.includes(child)) siblings.push(child);
+                    hasParent.add(child);
                   }
                 }
               }
@@ -595,7 +668,7 @@ enum DashboardPage {
                   text: "\u2192 " + name,
                 }));
               } else {
-                const where = inZone ? "not in this zone" : "in zone " + show(value.zoneID.zoneName);
+                const where = inZone ? "not on this page" : "in zone " + show(value.zoneID.zoneName);
                 node.append(el("code", { text: name }), el("span", { class: "muted", text: " (" + where + ")" }));
               }
               if (value.action) node.append(el("span", { class: "muted", text: SEP + value.action }));
@@ -653,8 +726,9 @@ enum DashboardPage {
               const requests = Array.isArray(data.requests) ? data.requests : [];
               const recent = requests.slice(-MAX_REQUESTS).reverse();
               const failures = recent.filter(isFailure).length;
+              const total = given(data.count) ? data.count : requests.length;
               byId("requests-count").textContent = !requests.length ? ""
-                : "newest first" + SEP + "last " + recent.length + " of " + requests.length
+                : "newest first" + SEP + "last " + recent.length + " of " + total
                   + (failures ? SEP + failures + (failures === 1 ? " failure" : " failures") : "");
               if (!recent.length) {
                 byId("requests").replaceChildren(el("p", { class: "empty", text: "No requests yet." }));
@@ -714,7 +788,7 @@ enum DashboardPage {
               banner.hidden = !messages.length;
             }
 
-            async function refresh() {
+            async function refresh(force) {
               if (state.busy) {
                 state.again = true;
                 return;
@@ -724,8 +798,8 @@ enum DashboardPage {
                 delete state.errors.page;
                 await Promise.all([
                   load("health", API + "health", renderHealth, healthFailed),
-                  load("databases", API + "databases", renderDatabases).then(loadRecords),
-                  load("requests", API + "requests", renderRequests),
+                  load("databases", API + "databases", renderDatabases).then(() => loadRecords(force)),
+                  load("requests", API + "requests?limit=" + MAX_REQUESTS, renderRequests),
                   load("faults", API + "faults", renderFaults),
                 ]);
                 byId("updated").textContent = "updated " + new Date().toLocaleTimeString();
@@ -743,14 +817,45 @@ enum DashboardPage {
 
             byId("refresh").addEventListener("click", () => {
               state.rendered = {};
-              refresh();
+              refresh(true);
             });
 
-            byId("database-select").addEventListener("change", (event) => {
-              state.selectedKey = event.target.value;
+            function showPage() {
               delete state.rendered.records;
               byId("zones").replaceChildren(el("p", { class: "empty", text: "Loading" }));
-              loadRecords().then(renderErrors);
+              loadRecords(true).then(renderErrors);
+            }
+
+            byId("database-select").addEventListener("change", (event) => {
+              selectDatabase(event.target.value);
+              showPage();
+            });
+
+            byId("next-page").addEventListener("click", () => {
+              if (!state.next) return;
+              state.markers.push(state.next);
+              state.next = null;
+              showPage();
+            });
+
+            byId("previous-page").addEventListener("click", () => {
+              if (state.markers.length < 2) return;
+              state.markers.pop();
+              showPage();
+            });
+
+            byId("token-form").addEventListener("submit", (event) => {
+              event.preventDefault();
+              state.token = byId("token-input").value.trim() || null;
+              try {
+                if (state.token) sessionStorage.setItem(TOKEN_KEY, state.token);
+              } catch (error) {
+                // Kept in this page only.
+              }
+              byId("token-input").value = "";
+              askForToken(false);
+              state.rendered = {};
+              refresh(true);
             });
 
             document.addEventListener("click", (event) => {
@@ -764,9 +869,10 @@ enum DashboardPage {
             });
 
             setInterval(() => {
-              if (byId("auto-refresh").checked) refresh();
+              if (byId("auto-refresh").checked) refresh(false);
             }, REFRESH_MILLISECONDS);
-            refresh();
+            readToken();
+            refresh(true);
           </script>
         </body>
         </html>

@@ -6,37 +6,14 @@ enum AssetsEndpoint {
     static let uploadPrefix = "/emulator/upload/"
     static let downloadPrefix = "/emulator/download/"
 
-    /// Where a stored asset is downloaded from: the database, record, field and list position, so that the URL
-    /// stays valid as long as the asset does.
+    /// Where a stored asset is downloaded from: the database, record, field and list position. A download URL's
+    /// token names it, signed (``DownloadTokens``).
     struct Location: Codable, Sendable {
         var key: DatabaseKey
         var zoneName: String
         var recordName: String
         var field: String
         var index: Int?
-
-        var token: String {
-            let data = (try? JSONEncoder().encode(self)) ?? Data()
-            return data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
-
-        init(key: DatabaseKey, zoneName: String, recordName: String, field: String, index: Int?) {
-            self.key = key
-            self.zoneName = zoneName
-            self.recordName = recordName
-            self.field = field
-            self.index = index
-        }
-
-        init?(token: String) {
-            var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-            guard let data = Data(base64Encoded: base64),
-                let location = try? JSONDecoder().decode(Location.self, from: data)
-            else { return nil }
-            self = location
-        }
     }
 
     /// `assets/upload`: a URL for each asset the request will upload.
@@ -70,25 +47,27 @@ enum AssetsEndpoint {
         ]
     }
 
-    /// The bytes of a stored asset.
+    /// The bytes of a stored asset, for a download URL's token. A token the emulator didn't sign, or that expired,
+    /// and an asset no longer there all answer the same 404; and no database is made for a token: only one that
+    /// exists is read.
     static func download(_ token: String, state: EmulatorState) async throws(ServerError) -> EmulatorResponse {
-        guard let location = Location(token: token) else { throw ServerError(.notFound, "no asset at this URL") }
-        let handle = try await state.registry.handle(for: location.key)
+        let unknown = ServerError(
+            .notFound,
+            "no asset at this download URL: it is unknown or expired; fetch the record again for a new downloadURL")
+        guard let location = state.downloads.location(from: token),
+            let handle = try await state.registry.existingHandle(for: location.key)
+        else { throw unknown }
         let id = CloudRecord.ID(
             recordName: location.recordName, zoneID: CloudRecord.ZoneID(zoneName: location.zoneName))
         let results = try await RecordsEndpoint.call { try await handle.database.records(for: [id], desiredKeys: nil) }
-        guard case .success(let record)? = results[id] else {
-            throw ServerError(.notFound, "record \(location.recordName) is gone, and its assets with it")
-        }
+        guard case .success(let record)? = results[id] else { throw unknown }
         let asset: CloudAsset? =
             switch (record.fields[location.field], location.index) {
             case (.asset(let asset)?, nil): asset
             case (.assetList(let list)?, let index?) where list.indices.contains(index): list[index]
             default: nil
             }
-        guard let asset, let data = WireCoding.contents(of: asset) else {
-            throw ServerError(.notFound, "record \(location.recordName) no longer holds this asset")
-        }
+        guard let asset, let data = WireCoding.contents(of: asset) else { throw unknown }
         return EmulatorResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: data)
     }
 }

@@ -157,6 +157,14 @@ enum RecordsEndpoint {
                     record.fields = merged
                     record.clearedFieldNames = []
                 }
+                // Checked here, on the fields the record will hold, so that the reason names the record and its
+                // size; the database's own check (the shared rules) would say only that it is too large.
+                let size = CloudModificationPlan.fieldDataSize(of: record)
+                if size > CloudModificationPlan.maximumRecordSize {
+                    throw ServerError.badRequest(
+                        "record too large: \(operation.name) holds \(size) bytes of field data; CloudKit takes at most 1 MB (\(CloudModificationPlan.maximumRecordSize) bytes) a record, assets not counted: keep large values in assets"
+                    )
+                }
                 saves.append(record)
             } catch {
                 planned[index].failure = error
@@ -176,6 +184,7 @@ enum RecordsEndpoint {
                 try await context.database.modifyRecords(
                     saving: saves, deleting: deletes, savePolicy: .allKeys, atomically: atomic)
             }
+            context.handle.noteWrite()
         }
         var notified: [ChangedRecord] = []
         let items: [JSONValue] = zip(planned, ids).map { operation, id in
@@ -217,7 +226,7 @@ enum RecordsEndpoint {
         } catch let error as ServerError {
             throw error
         } catch {
-            throw ServerError(.internalError, "\(error)")
+            throw ServerError(.internalError, FilePaths.removed(from: "\(error)"))
         }
     }
 }

@@ -53,7 +53,8 @@ enum SubscriptionsEndpoint {
                     do {
                         try await store.save(.init(subscription: normalized, owner: user), id: id)
                     } catch {
-                        throw ServerError(.internalError, "couldn't keep subscription \(id): \(error)")
+                        throw ServerError(
+                            .internalError, "couldn't keep subscription \(id): \(FilePaths.removed(from: "\(error)"))")
                     }
                     items.append(normalized)
                 case "delete":
@@ -61,7 +62,9 @@ enum SubscriptionsEndpoint {
                     do {
                         try await store.delete(id)
                     } catch {
-                        throw ServerError(.internalError, "couldn't delete subscription \(id): \(error)")
+                        throw ServerError(
+                            .internalError, "couldn't delete subscription \(id): \(FilePaths.removed(from: "\(error)"))"
+                        )
                     }
                     items.append(.object(identifying))
                 case let other:

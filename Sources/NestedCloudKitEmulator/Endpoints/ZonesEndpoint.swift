@@ -3,9 +3,46 @@ import NestedCloudKitCodable
 
 /// `zones/list`, `zones/lookup`, `zones/modify` and `zones/changes`.
 enum ZonesEndpoint {
+    /// `zones/list`: every zone "and their sync tokens", as the reference says. A custom zone's `syncToken` is its
+    /// state now, what `changes/zone` would end with, so that a client can start tracking it from here; the default
+    /// zone keeps no change history and has none. `atomic` says whether the zone takes atomic requests.
     static func list(_ context: DatabaseRequest) async throws(ServerError) -> JSONValue {
         let zones = try await RecordsEndpoint.call { try await context.database.allRecordZones() }
-        return ["zones": .array(zones.map { ["zoneID": context.coding.json($0)] })]
+        var items: [JSONValue] = []
+        for zone in zones {
+            var item: [String: JSONValue] = ["zoneID": context.coding.json(zone), "atomic": .bool(zone != .default)]
+            if zone != .default, let token = try await currentSyncToken(of: zone, context: context) {
+                item["syncToken"] = .string(token.data.base64EncodedString())
+            }
+            items.append(.object(item))
+        }
+        return ["zones": .array(items)]
+    }
+
+    /// The token of a zone's latest change. The portable database gives a zone's token only at the end of its
+    /// changes, so they are read to the end, system fields only, in the largest pages it serves. A zone that went
+    /// away meanwhile has none.
+    private static func currentSyncToken(of zone: CloudRecord.ZoneID, context: DatabaseRequest)
+        async throws(ServerError) -> CloudChangeToken?
+    {
+        var token: CloudChangeToken?
+        while true {
+            let since = token
+            let changes: CloudRecordZoneChanges
+            do {
+                changes = try await context.database.recordZoneChanges(
+                    inZoneWith: zone, since: since, desiredKeys: [], resultsLimit: nil)
+            } catch let error as CloudDatabaseError {
+                switch error {
+                case .zoneNotFound, .userDeletedZone, .encryptedDataReset: return nil
+                default: throw ServerError(error)
+                }
+            } catch {
+                throw ServerError(.internalError, FilePaths.removed(from: "\(error)"))
+            }
+            token = changes.changeToken
+            if !changes.moreComing { return token }
+        }
     }
 
     static func lookUp(_ context: DatabaseRequest) async throws(ServerError) -> JSONValue {
@@ -54,6 +91,7 @@ enum ZonesEndpoint {
                 try await context.database.modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete)
             }
         }
+        context.handle.noteWrite()
         let deleted = order.filter { !$0.1 }.map(\.0).filter {
             if case .success? = results.deleteResults[$0] { true } else { false }
         }

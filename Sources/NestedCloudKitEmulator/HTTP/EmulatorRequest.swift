@@ -14,12 +14,29 @@ struct EmulatorRequest: Sendable {
     /// Header values by lowercased name.
     var headers: [String: String]
     var body: Data
+    /// Set when the body was larger than the emulator reads: `body` is then empty, and the answer is a 413.
+    var bodyWasTooLarge = false
+    /// Where the client reached the emulator, for the URLs the emulator hands out (uploads, downloads, the
+    /// notification URL, the sign-in page). Set by the handler from the `Host` header once it has checked that
+    /// header names the emulator, so that no URL is ever built from a host a DNS-rebinding page chose.
+    var baseURL = ""
+
+    /// A request for `target` (the path and query as sent), with header names in any case.
+    init(method: String, target: String, headers: [String: String] = [:], body: Data = Data()) {
+        self.method = method
+        rawTarget = target
+        let components = URLComponents(string: target)
+        let rawPath = components?.percentEncodedPath ?? String(target.prefix { $0 != "?" })
+        self.rawPath = rawPath
+        path = rawPath.removingPercentEncoding ?? rawPath
+        var query: [String: String] = [:]
+        for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        self.query = query
+        var lowercased: [String: String] = [:]
+        for (name, value) in headers { lowercased[name.lowercased()] = value }
+        self.headers = lowercased
+        self.body = body
+    }
 
     func header(_ name: String) -> String? { headers[name.lowercased()] }
-
-    /// Where the client reached the emulator, for the URLs the emulator hands out (uploads, downloads, the
-    /// notification URL, the sign-in page).
-    var baseURL: String {
-        "http://" + (header("host") ?? "127.0.0.1")
-    }
 }

@@ -23,12 +23,20 @@ struct EmulatorResponse: Sendable {
             status: status, headers: ["Content-Type": "application/json; charset=UTF-8"], body: value.encoded())
     }
 
+    /// A page of the emulator's own (the dashboard, the sign-in page): never shown in another site's frame, where a
+    /// page could trick the developer into clicking its buttons.
     static func html(_ text: String, status: Int = 200) -> EmulatorResponse {
-        EmulatorResponse(status: status, headers: ["Content-Type": "text/html; charset=UTF-8"], body: Data(text.utf8))
+        EmulatorResponse(
+            status: status,
+            headers: [
+                "Content-Type": "text/html; charset=UTF-8", "X-Frame-Options": "DENY",
+                "Content-Security-Policy": "frame-ancestors 'none'", "Cache-Control": "no-store",
+            ],
+            body: Data(text.utf8))
     }
 
     static func error(_ error: ServerError) -> EmulatorResponse {
-        var response = json(error.json, status: error.code.httpStatus)
+        var response = json(error.json, status: error.httpStatus)
         response.serverErrorCode = error.code.rawValue
         return response
     }

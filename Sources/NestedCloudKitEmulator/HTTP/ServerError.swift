@@ -43,15 +43,22 @@ struct ServerError: Error, Sendable {
     var reason: String
     var retryAfter: Double?
     var redirectURL: String?
+    /// The HTTP status, when it isn't the code's: 413 for a body too large to read, which Apple's table has no code
+    /// for (its 413, `QUOTA_EXCEEDED`, means the storage quota).
+    var status: Int?
     /// A new UUID per error, as CloudKit gives one; clients only log it.
     var uuid = UUID().uuidString
 
-    init(_ code: Code, _ reason: String, retryAfter: Double? = nil, redirectURL: String? = nil) {
+    init(_ code: Code, _ reason: String, retryAfter: Double? = nil, redirectURL: String? = nil, status: Int? = nil) {
         self.code = code
         self.reason = reason
         self.retryAfter = retryAfter
         self.redirectURL = redirectURL
+        self.status = status
     }
+
+    /// The HTTP status the error is answered with.
+    var httpStatus: Int { status ?? code.httpStatus }
 
     /// The request-level error dictionary.
     var json: JSONValue {
@@ -76,8 +83,14 @@ struct ServerError: Error, Sendable {
     /// client recognises `BAD_REQUEST` with this reason (see FIDELITY.md).
     static let expiredTokenReason = "sync token expired: fetch again without a syncToken"
 
-    /// The wire form of an error from the database that holds the emulator's data.
+    /// The wire form of an error from the database that holds the emulator's data. Its words may quote the storage
+    /// (a SQLite or file system error), so file paths are taken out.
     init(_ error: CloudDatabaseError) {
+        self.init(databaseError: error)
+        reason = FilePaths.removed(from: reason)
+    }
+
+    private init(databaseError error: CloudDatabaseError) {
         switch error {
         case .unknownItem: self.init(.notFound, error.description)
         case .serverRecordChanged: self.init(.conflict, error.description)

@@ -28,7 +28,8 @@ enum QueryEndpoint {
         guard let wireQuery = context.body["query"], let recordType = wireQuery["recordType"]?.string,
             !recordType.isEmpty
         else { throw .badRequest("records/query needs a query with a recordType") }
-        let limit = try context.resultsLimit(context.body["resultsLimit"], default: 100)
+        // Without resultsLimit, "the maximum number of records in a response": 200 (FIDELITY.md).
+        let limit = try context.resultsLimit(context.body["resultsLimit"], default: DatabaseRequest.maximumItems)
         let desiredKeys = context.desiredKeys(context.body["desiredKeys"])
         let coding = context.coding
         let filters = try (wireQuery["filterBy"]?.array ?? []).map { (filter) throws(ServerError) in

@@ -82,6 +82,11 @@ actor SchemaRegistry {
         guard let fields = schema.types[recordType] else {
             throw .badRequest("Did not find record type: \(recordType)")
         }
+        // A query without a filter goes over every record of the type by its record name: CloudKit refuses it
+        // unless the schema indexes `recordName` (QUERYABLE on ___recordID).
+        if filters.isEmpty, fields[QueryField.System.recordName.rawValue]?.isQueryable != true {
+            throw .badRequest("Field '\(QueryField.System.recordName.rawValue)' is not marked queryable")
+        }
         for filter in filters {
             let field = fields[filter.field.name]
             if filter.comparator.needsSearchable {
@@ -111,7 +116,10 @@ actor SchemaRegistry {
                 at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(schema.text.utf8).write(to: file, options: .atomic)
         } catch {
-            throw ServerError(.internalError, "couldn't write the schema to \(file.path): \(error)")
+            throw ServerError(
+                .internalError,
+                "couldn't write the schema of container \(key.container) under the data directory: \(FilePaths.removed(from: "\(error)"))"
+            )
         }
     }
 

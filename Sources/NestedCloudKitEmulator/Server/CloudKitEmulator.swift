@@ -24,7 +24,6 @@ public final class CloudKitEmulator: Service, Sendable {
     /// How the emulator was set up.
     public let configuration: EmulatorConfiguration
     let state: EmulatorState
-    private let boundPort = NIOLockedValueBox<Int?>(nil)
     private let running = NIOLockedValueBox<(Task<Void, any Error>, ServiceGroup)?>(nil)
 
     /// An emulator that serves once ``run(onReady:)`` runs (as a service of a `ServiceGroup`, say); in a test,
@@ -36,7 +35,7 @@ public final class CloudKitEmulator: Service, Sendable {
 
     /// Where the emulator listens, once it does.
     public var url: URL {
-        URL(string: "http://\(configuration.host):\(boundPort.withLockedValue { $0 } ?? configuration.port)")
+        URL(string: "http://\(configuration.urlHost):\(state.boundPort ?? configuration.port)")
             ?? URL(fileURLWithPath: "/")
     }
 
@@ -45,8 +44,9 @@ public final class CloudKitEmulator: Service, Sendable {
     /// - Parameter onReady: Called with the URL once the server accepts connections.
     public func run(onReady: @escaping @Sendable (URL) async -> Void) async throws {
         let handler = EmulatorHandler(state: state)
+        let maximumBodySize = configuration.maximumRequestBodySize
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            let emulatorRequest = try await Self.request(request)
+            let emulatorRequest = try await Self.request(request, maximumBodySize: maximumBodySize)
             return Self.response(await handler.respond(to: emulatorRequest))
         }
         var logger = Logger(label: "cloudkit-emulator")
@@ -55,10 +55,10 @@ public final class CloudKitEmulator: Service, Sendable {
             responder: responder,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "cloudkit-emulator"),
-            onServerRunning: { [boundPort] channel in
+            onServerRunning: { [state] channel in
                 let port = channel.localAddress?.port ?? 0
-                boundPort.withLockedValue { $0 = port }
-                await onReady(URL(string: "http://\(self.configuration.host):\(port)") ?? URL(fileURLWithPath: "/"))
+                state.boundPort = port
+                await onReady(URL(string: "http://\(self.configuration.urlHost):\(port)") ?? URL(fileURLWithPath: "/"))
             },
             logger: logger
         )
@@ -182,6 +182,7 @@ public final class CloudKitEmulator: Service, Sendable {
                 throw EmulatorError(reason: "deleting a zone with a reason needs in-memory storage")
             }
             await memory.deleteZone(CloudRecord.ZoneID(zoneName: zoneName), reason: reason)
+            handle.noteWrite()
             await state.notifications.zonesChanged(in: handle)
         } catch let error as ServerError {
             throw EmulatorError(reason: error.reason)
@@ -205,10 +206,10 @@ public final class CloudKitEmulator: Service, Sendable {
 
     // MARK: HTTP
 
-    private static let maximumBody = 60 * 1024 * 1024
-
-    private static func request(_ request: Request) async throws -> EmulatorRequest {
-        let buffer = try await request.body.collect(upTo: maximumBody)
+    /// The request as the handlers see it. A body over the configured limit isn't read: the request goes on with an
+    /// empty body, marked, and the handler answers 413 with CloudKit's error dictionary (Hummingbird's own answer
+    /// would be an empty body).
+    private static func request(_ request: Request, maximumBodySize: Int) async throws -> EmulatorRequest {
         var headers: [String: String] = [:]
         for field in request.headers {
             let name = field.name.canonicalName
@@ -216,13 +217,23 @@ public final class CloudKitEmulator: Service, Sendable {
         }
         // HTTP/1's Host header arrives as the request's authority.
         if let authority = request.head.authority { headers["host"] = authority }
-        let target = request.uri.string
-        let rawPath = request.uri.path
-        var query: [String: String] = [:]
-        for item in URLComponents(string: target)?.queryItems ?? [] { query[item.name] = item.value ?? "" }
-        return EmulatorRequest(
-            method: request.method.rawValue, path: rawPath.removingPercentEncoding ?? rawPath, rawTarget: target,
-            rawPath: rawPath, query: query, headers: headers, body: Data(buffer.readableBytesView))
+        var emulatorRequest = EmulatorRequest(
+            method: request.method.rawValue, target: request.uri.string, headers: headers)
+        // Hummingbird's path, not Foundation's reading of the target: it takes any target a client sends.
+        emulatorRequest.rawPath = request.uri.path
+        emulatorRequest.path = request.uri.path.removingPercentEncoding ?? request.uri.path
+        let declaredSize = headers["content-length"].flatMap { Int($0) } ?? 0
+        guard declaredSize <= maximumBodySize else {
+            emulatorRequest.bodyWasTooLarge = true
+            return emulatorRequest
+        }
+        do {
+            let buffer = try await request.body.collect(upTo: maximumBodySize)
+            emulatorRequest.body = Data(buffer.readableBytesView)
+        } catch is NIOTooManyBytesError {
+            emulatorRequest.bodyWasTooLarge = true
+        }
+        return emulatorRequest
     }
 
     private struct LostResponse: Error {}

@@ -4,7 +4,8 @@ import NestedCloudKitCodable
 
 /// How an emulator is set up: where it listens, where it keeps its data, and who may call it.
 public struct EmulatorConfiguration: Sendable {
-    /// The address to listen on; loopback by default, since the emulator checks no TLS and trusts its admin API.
+    /// The address to listen on; loopback by default, since the emulator checks no TLS. Requests must name it (or a
+    /// loopback name: `127.0.0.1`, `localhost`, `[::1]`) with the port in their `Host` header.
     public var host: String
     /// The port; 0 picks a free one.
     public var port: Int
@@ -18,14 +19,31 @@ public struct EmulatorConfiguration: Sendable {
     public var environment: EmulatorEnvironment
     /// How long a poll of a notification URL waits before answering with an empty body.
     public var notificationPollTimeout: Duration
+    /// The token every call of the admin API (`/emulator/v1/`) must carry, as `Authorization: Bearer TOKEN`; `nil`
+    /// asks for none. The dashboard takes it from its URL's fragment: `http://127.0.0.1:8080/#admin-token=TOKEN`.
+    ///
+    /// Without a token, the admin API still answers no web page of another origin: a browser's request whose
+    /// `Origin` isn't the emulator's own is refused. The token also keeps out the machine's other users and programs.
+    public var adminToken: String?
+    /// Web origins, besides loopback ones, that the sign-in page hands web auth tokens to (by `postMessage` or a
+    /// redirect to `returnURL`), as the allowed origins of a CloudKit API token: `https://dev.example.com:8443`.
+    /// Loopback origins (`http` or `https` on `localhost`, `127.0.0.1` or `[::1]`, any port) are always allowed.
+    public var allowedOrigins: [String]
+    /// Whether the request log keeps the admin API's reads too (`GET` under `/emulator/v1/`, such as the dashboard's
+    /// polling). Off by default: the log is for what CloudKit clients and tests asked.
+    public var logsAdminReads: Bool
     /// The time before the admin API's offset: the system's, unless a test injects its own.
     public var clock: any CloudClock
+    /// The largest request body read: a 50 MB asset and its envelope. A larger body answers 413.
+    var maximumRequestBodySize = 60 * 1024 * 1024
 
-    /// A configuration: by default loopback on a free port, in memory, any API token, the development environment.
+    /// A configuration: by default loopback on a free port, in memory, any API token, the development environment,
+    /// no admin token.
     public init(
         host: String = "127.0.0.1", port: Int = 0, storage: EmulatorStorage = .inMemory,
         serverKeys: [String: P256.Signing.PublicKey] = [:], apiTokens: Set<String> = [],
         environment: EmulatorEnvironment = .development, notificationPollTimeout: Duration = .seconds(25),
+        adminToken: String? = nil, allowedOrigins: [String] = [], logsAdminReads: Bool = false,
         clock: any CloudClock = SystemCloudClock()
     ) {
         self.clock = clock
@@ -36,10 +54,18 @@ public struct EmulatorConfiguration: Sendable {
         self.apiTokens = apiTokens
         self.environment = environment
         self.notificationPollTimeout = notificationPollTimeout
+        self.adminToken = adminToken
+        self.allowedOrigins = allowedOrigins
+        self.logsAdminReads = logsAdminReads
     }
 
     /// Registers a server-to-server key from its PEM text, as `openssl ec -pubout` writes it.
     public mutating func addServerKey(id: String, pem: String) throws {
         serverKeys[id] = try P256.Signing.PublicKey(pemRepresentation: pem)
+    }
+
+    /// The host as a URL writes it: an IPv6 address in brackets.
+    var urlHost: String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 }

@@ -7,7 +7,9 @@ import NestedCloudKitCodable
 struct EmulatorHandler: Sendable {
     let state: EmulatorState
 
-    /// The headers CloudKit exposes to browsers, so CloudKit JS can read the rotated web auth token.
+    /// The headers CloudKit exposes to browsers, so CloudKit JS can read the rotated web auth token. Only CloudKit's
+    /// own paths and the URLs they hand out (uploads, downloads, notifications) carry them: CloudKit JS calls those
+    /// from the app's page, while the admin API, the dashboard and the sign-in page answer no other origin.
     static let corsHeaders: [String: String] = [
         "Access-Control-Allow-Origin": "*",
         "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
@@ -20,18 +22,33 @@ struct EmulatorHandler: Sendable {
 
     static let webAuthTokenHeader = "X-Apple-CloudKit-Web-Auth-Token"
 
-    func respond(to request: EmulatorRequest) async -> EmulatorResponse {
+    static let adminPrefix = "/emulator/v1/"
+
+    func respond(to incoming: EmulatorRequest) async -> EmulatorResponse {
         let start = ContinuousClock.now
+        var request = incoming
         var user: String?
         var response: EmulatorResponse
-        do {
+        do throws(ServerError) {
+            // First of all: no URL is built, and nothing answered, for a Host that isn't the emulator's.
+            request.baseURL = "http://" + (try state.origins.checkedHost(request.header("host")))
+            if request.bodyWasTooLarge {
+                // "request too large" is what the Web Services client reads as limitExceeded: split the batch.
+                throw ServerError(
+                    .badRequest,
+                    "request too large: the body holds more than the \(state.configuration.maximumRequestBodySize) bytes the emulator reads; split the request (CloudKit takes 200 operations and 1 MB a record), and send large values as assets",
+                    status: 413)
+            }
             (response, user) = try await route(request)
         } catch {
             response = .error(error)
         }
-        for (name, value) in Self.corsHeaders { response.headers[name] = value }
+        if Self.isCrossOrigin(request.path) {
+            for (name, value) in Self.corsHeaders { response.headers[name] = value }
+        }
+        response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["X-Apple-Request-UUID"] = UUID().uuidString.lowercased()
-        if !request.path.hasPrefix("/emulator/v1/requests") && request.path != "/" {
+        if isLogged(request) {
             let elapsed = ContinuousClock.now - start
             state.log.append(
                 RequestLog.Entry(
@@ -42,6 +59,24 @@ struct EmulatorHandler: Sendable {
                     user: user, serverErrorCode: response.serverErrorCode))
         }
         return response
+    }
+
+    /// Whether a path answers pages of any origin, as CloudKit's do: the database and device paths, and the upload,
+    /// download and notification URLs they hand out (whose tokens are their credentials).
+    static func isCrossOrigin(_ path: String) -> Bool {
+        path.hasPrefix("/database/") || path.hasPrefix("/device/") || path.hasPrefix(AssetsEndpoint.uploadPrefix)
+            || path.hasPrefix(AssetsEndpoint.downloadPrefix) || path.hasPrefix(courierPrefix)
+    }
+
+    /// Whether the request log keeps a request: not the dashboard page, the log itself, nor (unless configured)
+    /// the admin API's reads, which the dashboard polls every two seconds.
+    private func isLogged(_ request: EmulatorRequest) -> Bool {
+        let path = request.path
+        if path == "/" || path == "/index.html" || path.hasPrefix(Self.adminPrefix + "requests") { return false }
+        if path.hasPrefix(Self.adminPrefix), ["GET", "HEAD", "OPTIONS"].contains(request.method) {
+            return state.configuration.logsAdminReads
+        }
+        return true
     }
 
     /// The path as the request log shows it: a notification, upload or download URL's token is its credential,
@@ -55,10 +90,14 @@ struct EmulatorHandler: Sendable {
     }
 
     private func route(_ request: EmulatorRequest) async throws(ServerError) -> (EmulatorResponse, String?) {
-        if request.method == "OPTIONS" { return (EmulatorResponse(status: 204, body: Data()), nil) }
         let path = request.path
+        if path.hasPrefix(Self.adminPrefix) {
+            try AdminAccess(origins: state.origins, adminToken: state.configuration.adminToken).check(request)
+            if request.method == "OPTIONS" { return (EmulatorResponse(status: 204, body: Data()), nil) }
+            return (try await AdminAPI(state: state).respond(to: request), nil)
+        }
+        if request.method == "OPTIONS" { return (EmulatorResponse(status: 204, body: Data()), nil) }
         if path == "/" || path == "/index.html" { return (.html(DashboardPage.html), nil) }
-        if path.hasPrefix("/emulator/v1/") { return (try await AdminAPI(state: state).respond(to: request), nil) }
         if path.hasPrefix("/emulator/sign-in") { return (try await SignInPage.respond(to: request, state: state), nil) }
         if path.hasPrefix(AssetsEndpoint.uploadPrefix), request.method == "POST" {
             let id = String(path.dropFirst(AssetsEndpoint.uploadPrefix.count))
@@ -94,12 +133,16 @@ struct EmulatorHandler: Sendable {
     /// `/database/1/CONTAINER/ENVIRONMENT/DATABASE/ENTITY/ACTION`, and the token paths, with and without a
     /// database, under `/database/1/` and `/device/1/` (FIDELITY.md).
     private func database(_ request: EmulatorRequest) async throws(ServerError) -> (EmulatorResponse, String?) {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // Split before decoding, so that an encoded slash stays inside the container's name, where it is refused.
+        let parts = request.rawPath.split(separator: "/", omittingEmptySubsequences: true).map {
+            String($0).removingPercentEncoding ?? String($0)
+        }
         guard parts.count >= 5, parts[0] == "database" || parts[0] == "device", parts[1] == "1" else {
             throw ServerError(
                 .notFound, "no endpoint at \(request.path): CloudKit's paths start /database/1/CONTAINER/ENVIRONMENT/")
         }
         let container = parts[2]
+        try DatabaseNames.check(container: container)
         guard let environment = EmulatorEnvironment(rawValue: parts[3]) else {
             throw .badRequest("unknown environment \(parts[3]): development or production")
         }

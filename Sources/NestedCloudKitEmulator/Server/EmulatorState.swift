@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NestedCloudKitCodable
 
 /// Everything the emulator's handlers share: the databases, sessions, uploads, notifications, schemas, faults
@@ -14,7 +15,15 @@ final class EmulatorState: Sendable {
     let faults = FaultInjector()
     let log = RequestLog()
     let verifier: ServerToServerVerifier
+    let downloads: DownloadTokens
     let started = Date()
+    private let port = NIOLockedValueBox<Int?>(nil)
+
+    /// The port the server listens on, once it does; `nil` before.
+    var boundPort: Int? {
+        get { port.withLockedValue { $0 } }
+        set { port.withLockedValue { $0 = newValue } }
+    }
 
     init(configuration: EmulatorConfiguration, clock: EmulatorClock = EmulatorClock()) {
         self.configuration = configuration
@@ -25,6 +34,12 @@ final class EmulatorState: Sendable {
         notifications = NotificationHub(pollTimeout: configuration.notificationPollTimeout)
         schema = SchemaRegistry(storage: configuration.storage)
         verifier = ServerToServerVerifier(keys: configuration.serverKeys)
+        downloads = DownloadTokens(clock: clock)
+    }
+
+    /// The names and origins requests are checked against, for the port the server listens on.
+    var origins: RequestOrigins {
+        RequestOrigins(configuration: configuration, port: boundPort ?? configuration.port)
     }
 
     /// Forgets everything: every database, token, notification URL, schema, upload, fault and logged request, and
@@ -57,13 +72,14 @@ final class EmulatorState: Sendable {
     func coding(for handle: DatabaseHandle, baseURL: String) -> WireCoding {
         let key = handle.key
         let uploads = self.uploads
+        let downloads = self.downloads
         return WireCoding(
             ownerRecordName: Self.ownerRecordName(of: key),
             databaseUserRecordName: handle.databaseUserRecordName,
             downloadURL: { id, field, index in
                 let location = AssetsEndpoint.Location(
                     key: key, zoneName: id.zoneID.zoneName, recordName: id.recordName, field: field, index: index)
-                return baseURL + AssetsEndpoint.downloadPrefix + location.token + "/${f}"
+                return baseURL + AssetsEndpoint.downloadPrefix + downloads.token(for: location) + "/${f}"
             },
             uploadedAsset: { uploads.data(receipt: $0) }
         )

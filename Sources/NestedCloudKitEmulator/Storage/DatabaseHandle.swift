@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NestedCloudKitCodable
 
 /// One database of the emulator: the portable database that holds its records, the lock its writes take turns on,
@@ -10,14 +11,30 @@ final class DatabaseHandle: Sendable {
     let subscriptions: SubscriptionStore
     /// The user record name the database stamps its records with, which the wire shows as the owner's.
     let databaseUserRecordName: String?
+    private let revisions: RevisionCounter
+    private let currentRevision: NIOLockedValueBox<Int>
 
     init(
-        key: DatabaseKey, database: any CloudDatabase, subscriptions: SubscriptionStore, databaseUserRecordName: String?
+        key: DatabaseKey, database: any CloudDatabase, subscriptions: SubscriptionStore,
+        databaseUserRecordName: String?,
+        revisions: RevisionCounter
     ) {
         self.key = key
         self.database = database
         self.subscriptions = subscriptions
         self.databaseUserRecordName = databaseUserRecordName
+        self.revisions = revisions
+        currentRevision = NIOLockedValueBox(revisions.next())
+    }
+
+    /// A number that changes with each write to the database's records or zones, and is never given again, even to
+    /// a database made after a reset: the dashboard reads a page of records again only when it changed.
+    var revision: Int { currentRevision.withLockedValue { $0 } }
+
+    /// Notes that the database's records or zones changed.
+    func noteWrite() {
+        let next = revisions.next()
+        currentRevision.withLockedValue { $0 = next }
     }
 
     /// Runs `body` holding the database's write lock.

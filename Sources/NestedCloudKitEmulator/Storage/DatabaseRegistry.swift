@@ -7,23 +7,42 @@ actor DatabaseRegistry {
     private let storage: EmulatorStorage
     private let clock: EmulatorClock
     private var handles: [DatabaseKey: DatabaseHandle] = [:]
+    private let revisions = RevisionCounter()
 
     init(storage: EmulatorStorage, clock: EmulatorClock) {
         self.storage = storage
         self.clock = clock
     }
 
-    /// The database for `key`, opened or made now if it isn't yet.
+    /// The database for `key`, opened or made now if it isn't yet. A key whose container or user isn't a valid
+    /// name is refused before it reaches a file name.
     func handle(for key: DatabaseKey) async throws(ServerError) -> DatabaseHandle {
         if let handle = handles[key] { return handle }
+        try DatabaseNames.check(key)
         let opened = try open(key)
         let user = try? await opened.database.userRecordName()
         // Another request may have opened it while this one asked for the user.
         if let handle = handles[key] { return handle }
         let handle = DatabaseHandle(
-            key: key, database: opened.database, subscriptions: opened.subscriptions, databaseUserRecordName: user)
+            key: key, database: opened.database, subscriptions: opened.subscriptions, databaseUserRecordName: user,
+            revisions: revisions)
         handles[key] = handle
         return handle
+    }
+
+    /// The database for `key` if it exists (open, or a file an earlier run left), `nil` otherwise: for reads that
+    /// mustn't make a database, such as a download.
+    func existingHandle(for key: DatabaseKey) async throws(ServerError) -> DatabaseHandle? {
+        if let handle = handles[key] { return handle }
+        guard case .directory(let path) = storage, (try? DatabaseNames.check(key)) != nil,
+            FileManager.default.fileExists(atPath: key.fileName(in: URL(fileURLWithPath: path)).path)
+        else { return nil }
+        return try await handle(for: key)
+    }
+
+    /// The database for `key` if it is open now.
+    func openHandle(for key: DatabaseKey) -> DatabaseHandle? {
+        handles[key]
     }
 
     /// The databases that exist: those opened since the start, and under a data directory those left by an
@@ -55,7 +74,10 @@ actor DatabaseRegistry {
                 do {
                     try fileManager.removeItem(at: data)
                 } catch {
-                    throw ServerError(.internalError, "couldn't delete \(data.path): \(error)")
+                    throw ServerError(
+                        .internalError,
+                        "couldn't delete the \(environment.rawValue) data of container \(DatabaseKey.unsafe(container)) under the data directory: \(FilePaths.removed(from: "\(error)"))"
+                    )
                 }
             }
             if (try? fileManager.contentsOfDirectory(atPath: folder.path))?.isEmpty == true {
@@ -104,7 +126,10 @@ actor DatabaseRegistry {
                 let subscriptions = SubscriptionStore(file: URL(fileURLWithPath: file.path + ".subscriptions.json"))
                 return (database, subscriptions)
             } catch {
-                throw ServerError(.internalError, "couldn't open the database file \(file.path): \(error)")
+                throw ServerError(
+                    .internalError,
+                    "couldn't open the database \(key) under the data directory: \(FilePaths.removed(from: "\(error)")); check that the directory can be written"
+                )
             }
         }
     }

@@ -14,8 +14,8 @@ public enum CloudKitWebServicesJSON {
     ///
     /// It holds what the records know and nothing more, so records read from a response print as the server sent
     /// them: `created` and `modified` only with a date or a user, and a location's parts only where they differ
-    /// from what a missing part reads as (altitude and horizontal accuracy 0; vertical accuracy, course and speed
-    /// -1, unknown).
+    /// from what a missing part reads as (horizontal accuracy 0; vertical accuracy, course and speed -1, unknown;
+    /// altitude 0 without a vertical accuracy, since with one an altitude of 0 is sea level).
     ///
     /// - Throws: `EncodingError` for a value JSON can't carry: a number that isn't finite, a date beyond 275,000
     ///   years of 1970.

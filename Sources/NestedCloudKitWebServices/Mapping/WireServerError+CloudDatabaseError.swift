@@ -27,6 +27,8 @@ extension WireServerError {
             )
         case "AUTHENTICATION_REQUIRED":
             return .notAuthenticated(signInURL: signInURL)
+        case "BAD_REQUEST" where isTooLarge:
+            return .limitExceeded(limit: nil, requested: nil)
         case "BAD_REQUEST":
             return .invalidArguments(reason)
         case "NOT_FOUND":
@@ -49,6 +51,17 @@ extension WireServerError {
             // INTERNAL_ERROR, a CONFLICT the caller couldn't resolve, and codes this version doesn't know.
             return .internalError(reason + (uuid.map { ", request \($0)" } ?? ""))
         }
+    }
+
+    /// Whether the error refuses a record or a request for its size.
+    ///
+    /// The reference documents no code for it (the framework has `CKError.Code.limitExceeded`, whose server message
+    /// for one record is "record too large"): `BAD_REQUEST` whose reason starts `record too large` or `request too
+    /// large`, as the emulator answers, is ``CloudDatabaseError/limitExceeded(limit:requested:)``, so that a caller
+    /// splits its batch, or gives up on one record, as against the other backends.
+    var isTooLarge: Bool {
+        guard serverErrorCode == "BAD_REQUEST", let reason = reason?.lowercased() else { return false }
+        return reason.hasPrefix("record too large") || reason.hasPrefix("request too large")
     }
 
     /// Whether the error says a sync token is no longer honoured.

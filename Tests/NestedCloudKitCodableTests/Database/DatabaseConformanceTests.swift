@@ -654,6 +654,45 @@ struct DatabaseConformanceTests {
     }
 
     @Test(arguments: DatabaseBackend.all)
+    func theDeleteSelfLimitRefusesTheRecordsPastItInRequestOrder(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase(maximumItemsPerRequest: 400)
+        _ = try await database.save(record("Node", "target", [:]))
+        let holders = (0..<740).map { record("Node", "holder\($0)", ["owner": reference("target", .deleteSelf)]) }
+        try await database.saveRecords(Array(holders.prefix(370)))
+        try await database.saveRecords(Array(holders.suffix(370)))
+
+        // In this order, so that neither names nor hashes put the first ten first.
+        let arriving = (0..<20).map {
+            record("Node", "arriving\(String(format: "%02d", 19 - $0))", ["owner": reference("target", .deleteSelf)])
+        }
+        let results = try await database.modifyRecords(saving: arriving)
+        for (index, holder) in arriving.enumerated() {
+            let result = results.saveResults[holder.id]
+            if index < 10 {
+                #expect(result?.succeeded == true, "\(holder.id): \(String(describing: result))")
+                continue
+            }
+            guard case .failure(.referenceViolation(let id, let reason))? = result else {
+                Issue.record("\(holder.id): expected a reference violation, got \(String(describing: result))")
+                continue
+            }
+            #expect(id == holder.id)
+            #expect(reason.contains("751 records would point to target with deleteSelf; CloudKit allows 750"))
+        }
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func aRecordOverOneMegabyteOfFieldDataIsRefusedAsTooLarge(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let big = record("Note", "big", ["text": .string(String(repeating: "x", count: 1_000_000))])
+        let fits = record("Note", "fits", ["text": .string(String(repeating: "x", count: 999_996))])
+        let results = try await database.modifyRecords(saving: [big, fits])
+        #expect(results.saveResults[big.id]?.failureOrNil == .limitExceeded(limit: nil, requested: nil))
+        #expect(results.saveResults[fits.id]?.succeeded == true)
+        #expect(try await database.records(for: [big.id])[big.id]?.failureOrNil == .unknownItem(big.id))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
     func updatingOneOf750DeleteSelfHoldersStaysWithinTheLimit(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase(maximumItemsPerRequest: 400)
         _ = try await database.save(record("Node", "target", [:]))

@@ -8,8 +8,10 @@ import Foundation
 ///   exists, or an update of a record that no longer exists, fails.
 /// - Each saved record gets a new change tag and modification date; its creation date and creator are kept.
 /// - A record type can't change, and a reference can only point into its record's zone.
+/// - A record holds at most 1 MB of field data (names and values; assets not counted), as stored after the save.
 /// - A `.validate` reference must point to a record that exists after the request; a record that a `.validate`
-///   reference still points to can't be deleted. At most 750 records may point to one target with `.deleteSelf`.
+///   reference still points to can't be deleted. At most 750 records may point to one target with `.deleteSelf`:
+///   the records a request adds as holders are counted in request order, and those past the limit are refused.
 /// - Deleting a record deletes, in turn, every record that points to it with `.deleteSelf`.
 /// - Atomic requests are all or nothing within each custom zone; in the default zone each item stands alone.
 package struct CloudModificationPlan: Sendable {
@@ -24,6 +26,17 @@ package struct CloudModificationPlan: Sendable {
 
     /// The most records that may point to one target with `.deleteSelf`.
     package static let maximumDeleteSelfReferences = 750
+
+    /// CloudKit's limit on a record's field data, 1 MB; assets are stored beside the record and don't count.
+    package static let maximumRecordSize = RecordValidator.maximumRecordSize
+
+    /// The bytes of field data a record holds, as its 1 MB limit counts them: each field's name and value, an asset
+    /// counting nothing. The encoder counts the same way, so a record it accepts is one every database accepts.
+    package static func fieldDataSize(of record: CloudRecord) -> Int {
+        var size = 0
+        for (name, value) in record.fields { size += name.utf8.count + RecordValidator.estimatedSize(of: value) }
+        return size
+    }
 
     /// Why CloudKit would refuse to create the zone (its name or owner name empty, too long, outside ASCII or
     /// with a NUL), or `nil`.
@@ -123,21 +136,31 @@ package struct CloudModificationPlan: Sendable {
             removals[id] = try Self.cascade(from: id, store: store)
         }
 
-        // Reference checks depend on which other items succeed, so repeat them until no more items fail.
+        // Reference checks depend on which other items succeed, so repeat them until no more items fail. Each pass
+        // goes in request order, so that the same request always fails the same items.
         var changed = true
         while changed {
             changed = false
             let removed = removals.values.reduce(into: Set<CloudRecord.ID>()) { $0.formUnion($1) }
-            for (id, record) in writes {
-                if let violation = try Self.referenceViolation(
+            for (id, violation) in try Self.deleteSelfLimitViolations(
+                order: recordsToSave.map(\.id), writes: writes, removed: removed, store: store)
+            {
+                saveResults[id] = .failure(violation)
+                writes[id] = nil
+                changed = true
+            }
+            for client in recordsToSave {
+                guard let record = writes[client.id] else { continue }
+                if let violation = try Self.validateViolation(
                     of: record, writes: writes, removed: removed, store: store)
                 {
-                    saveResults[id] = .failure(violation)
-                    writes[id] = nil
+                    saveResults[client.id] = .failure(violation)
+                    writes[client.id] = nil
                     changed = true
                 }
             }
-            for (id, cascade) in removals {
+            for id in recordIDsToDelete {
+                guard let cascade = removals[id] else { continue }
                 if let holder = try Self.validatingHolder(of: cascade, writes: writes, removed: removed, store: store) {
                     deleteResults[id] = .failure(
                         .referenceViolation(
@@ -210,6 +233,8 @@ package struct CloudModificationPlan: Sendable {
             recordType: client.recordType, id: client.id, fields: fields, systemFields: systemFields)
         // Fields kept from the server stay encrypted; names of fields no longer there are ignored.
         stored.setEncrypted(true, fieldsNamed: client.encryptedFieldNames.union(server?.encryptedFieldNames ?? []))
+        // CloudKit's framework answers a record too large with `limitExceeded` for that record.
+        if fieldDataSize(of: stored) > maximumRecordSize { return .failure(.limitExceeded(limit: nil, requested: nil)) }
         return .success(stored)
     }
 
@@ -226,57 +251,83 @@ package struct CloudModificationPlan: Sendable {
         return removed
     }
 
-    /// Why a record to save breaks a reference rule, or `nil`.
-    private static func referenceViolation(
+    /// Why a record to save breaks the `.validate` rule, or `nil`: a validate reference to a record that won't exist.
+    private static func validateViolation(
         of record: CloudRecord, writes: [CloudRecord.ID: CloudRecord], removed: Set<CloudRecord.ID>,
         store: some CloudRecordStore
     ) throws -> CloudDatabaseError? {
         for (_, value) in record.fields {
-            for reference in value.references {
-                switch reference.action {
-                case .validate:
-                    let exists =
-                        try writes[reference.recordID] != nil
-                        || (!removed.contains(reference.recordID) && store.record(withID: reference.recordID) != nil)
-                    if !exists {
-                        return .referenceViolation(
-                            record.id,
-                            reason: "its validate reference points to \(reference.recordID), which doesn't exist")
-                    }
-                case .deleteSelf:
-                    let count =
-                        try deleteSelfHolders(
-                            of: reference.recordID, besides: record.id, writes: writes, removed: removed, store: store)
-                        + 1
-                    if count > maximumDeleteSelfReferences {
-                        return .referenceViolation(
-                            record.id,
-                            reason:
-                                "\(count) records would point to \(reference.recordID) with deleteSelf; CloudKit allows \(maximumDeleteSelfReferences)"
-                        )
-                    }
-                case .none:
-                    break
+            for reference in value.references where reference.action == .validate {
+                let exists =
+                    try writes[reference.recordID] != nil
+                    || (!removed.contains(reference.recordID) && store.record(withID: reference.recordID) != nil)
+                if !exists {
+                    return .referenceViolation(
+                        record.id, reason: "its validate reference points to \(reference.recordID), which doesn't exist"
+                    )
                 }
             }
         }
         return nil
     }
 
-    private static func deleteSelfHolders(
-        of target: CloudRecord.ID, besides holder: CloudRecord.ID, writes: [CloudRecord.ID: CloudRecord],
-        removed: Set<CloudRecord.ID>, store: some CloudRecordStore
-    ) throws -> Int {
-        var holders: Set<CloudRecord.ID> = []
-        for (stored, action) in try store.referenceHolders(of: target)
-        where action == .deleteSelf && writes[stored] == nil && !removed.contains(stored) {
-            holders.insert(stored)
+    /// The records to save that would take a target past ``maximumDeleteSelfReferences`` records pointing to it
+    /// with `.deleteSelf`, in request order: the records the request adds as holders are admitted one by one, and the
+    /// first one past the limit, and every later one, is refused.
+    ///
+    /// A target's holders are its stored holders that stay (neither removed nor saved without the reference) and
+    /// the new holders admitted so far. A stored holder saved again with its reference keeps its place: it adds no
+    /// holder. A record refused here counts for nothing, so it can't push a later record over.
+    private static func deleteSelfLimitViolations(
+        order: [CloudRecord.ID], writes: [CloudRecord.ID: CloudRecord], removed: Set<CloudRecord.ID>,
+        store: some CloudRecordStore
+    ) throws -> [(CloudRecord.ID, CloudDatabaseError)] {
+        var staying: [CloudRecord.ID: Set<CloudRecord.ID>] = [:]
+        func stayingHolders(of target: CloudRecord.ID) throws -> Set<CloudRecord.ID> {
+            if let known = staying[target] { return known }
+            var holders: Set<CloudRecord.ID> = []
+            for (holder, action) in try store.referenceHolders(of: target)
+            where action == .deleteSelf && !removed.contains(holder) {
+                if let rewritten = writes[holder], !rewritten.references(target, withAction: .deleteSelf) { continue }
+                holders.insert(holder)
+            }
+            staying[target] = holders
+            return holders
         }
-        for (id, record) in writes where id != holder && record.references(target, withAction: .deleteSelf) {
-            holders.insert(id)
+        var admitted: [CloudRecord.ID: Int] = [:]
+        var violations: [(CloudRecord.ID, CloudDatabaseError)] = []
+        for id in order {
+            guard let record = writes[id] else { continue }
+            var targets: [CloudRecord.ID] = []
+            for (_, value) in record.fields {
+                for reference in value.references
+                where reference.action == .deleteSelf && !targets.contains(reference.recordID) {
+                    targets.append(reference.recordID)
+                }
+            }
+            var newTargets: [CloudRecord.ID] = []
+            var violation: CloudDatabaseError?
+            for target in targets {
+                let holders = try stayingHolders(of: target)
+                if holders.contains(id) { continue }
+                let count = holders.count + admitted[target, default: 0] + 1
+                if count > maximumDeleteSelfReferences {
+                    violation = .referenceViolation(
+                        id,
+                        reason:
+                            "\(count) records would point to \(target) with deleteSelf; CloudKit allows \(maximumDeleteSelfReferences)"
+                    )
+                    break
+                }
+                newTargets.append(target)
+            }
+            if let violation {
+                violations.append((id, violation))
+            } else {
+                for target in newTargets { admitted[target, default: 0] += 1 }
+            }
         }
-        holders.remove(holder)
-        return holders.count
+        return violations
     }
 
     /// A record, not itself going away, that points into a delete's cascade with `.validate`; `nil` if none.

@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+
+@testable import NestedCloudKitEmulator
+
+/// Where the emulator keeps to Apple's reference: the record size limit, `zones/list`'s sync tokens, the query
+/// page size, the `DELETE_SELF` limit in request order, production's index on `recordName`.
+@Suite struct EmulatorFidelityTests {
+    typealias Session = EmulatorHandlerHarness.Session
+
+    func create(_ name: String, _ type: String = "Note", fields: [String: Any] = [:]) -> [String: Any] {
+        ["operationType": "create", "record": ["recordName": name, "recordType": type, "fields": fields]]
+    }
+
+    func records(_ answer: EmulatorHandlerHarness.Answer) -> [[String: Any]] {
+        answer.json["records"] as? [[String: Any]] ?? []
+    }
+
+    // MARK: 1 MB per record
+
+    @Test func aRecordOverOneMegabyteOfFieldDataIsRefused() async throws {
+        let harness = EmulatorHandlerHarness()
+        let alice = await Session(harness, user: "alice")
+        let big = String(repeating: "x", count: 2_000_000)
+        let refused = try await alice.call(
+            "records/modify",
+            ["operations": [create("big", fields: ["text": ["value": big, "type": "STRING"]]), create("small")]])
+        #expect(refused.status == 200)
+        let items = records(refused)
+        #expect(items.first?["serverErrorCode"] as? String == "BAD_REQUEST")
+        #expect(
+            items.first?["reason"] as? String
+                == "record too large: big holds 2000004 bytes of field data; CloudKit takes at most 1 MB (1000000 bytes) a record, assets not counted: keep large values in assets"
+        )
+        #expect(items.last?["recordChangeTag"] != nil)
+        let lookedUp = try await alice.call("records/lookup", ["records": [["recordName": "big"]]])
+        #expect(records(lookedUp).first?["serverErrorCode"] as? String == "NOT_FOUND")
+
+        // An update that would take a record over the limit with the fields it keeps.
+        let half = String(repeating: "y", count: 600_000)
+        let first = try await alice.call(
+            "records/modify", ["operations": [create("grows", fields: ["a": ["value": half, "type": "STRING"]])]])
+        let tag = try #require(records(first).first?["recordChangeTag"] as? String)
+        let update: [String: Any] = [
+            "operationType": "update",
+            "record": [
+                "recordName": "grows", "recordType": "Note", "recordChangeTag": tag,
+                "fields": ["b": ["value": half, "type": "STRING"]],
+            ],
+        ]
+        let grown = try await alice.call("records/modify", ["operations": [update]])
+        #expect(records(grown).first?["serverErrorCode"] as? String == "BAD_REQUEST")
+        #expect(
+            (records(grown).first?["reason"] as? String)?.hasPrefix("record too large: grows holds 1200002 bytes")
+                == true)
+    }
+
+    // MARK: zones/list
+
+    @Test func zonesListGivesEachZonesSyncToken() async throws {
+        let harness = EmulatorHandlerHarness()
+        let alice = await Session(harness, user: "alice")
+        let zone = ["zoneName": "Notes"]
+        _ = try await alice.call(
+            "zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": zone]]]])
+        _ = try await alice.call("records/modify", ["zoneID": zone, "operations": [create("n1")]])
+        let listed = try await alice.call("zones/list", [:])
+        let zones = try #require(listed.json["zones"] as? [[String: Any]])
+        let notes = try #require(zones.first { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String == "Notes" })
+        let defaultZone = try #require(
+            zones.first { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String == "_defaultZone" })
+        let syncToken = try #require(notes["syncToken"] as? String)
+        #expect(notes["atomic"] as? Bool == true)
+        // The default zone keeps no change history, so it has no token.
+        #expect(defaultZone["syncToken"] == nil)
+        #expect(defaultZone["atomic"] as? Bool == false)
+
+        // The token is the zone's state now: nothing changed since, until the next save.
+        let since = try await alice.call("changes/zone", ["zones": [["zoneID": zone, "syncToken": syncToken]]])
+        let sinceZone = try #require((since.json["zones"] as? [[String: Any]])?.first)
+        #expect((sinceZone["records"] as? [Any])?.isEmpty == true)
+        #expect(sinceZone["moreComing"] as? Bool == false)
+        _ = try await alice.call("records/modify", ["zoneID": zone, "operations": [create("n2")]])
+        let after = try await alice.call("changes/zone", ["zones": [["zoneID": zone, "syncToken": syncToken]]])
+        let changed = (after.json["zones"] as? [[String: Any]])?.first?["records"] as? [[String: Any]]
+        #expect(changed?.compactMap { $0["recordName"] as? String } == ["n2"])
+    }
+
+    // MARK: records/query
+
+    @Test func aQueryWithoutResultsLimitAnswersTheDocumented200Records() async throws {
+        let harness = EmulatorHandlerHarness()
+        let alice = await Session(harness, user: "alice")
+        for batch in 0..<2 {
+            let operations = (0..<125).map { create(String(format: "n%03d", batch * 125 + $0)) }
+            #expect(try await alice.call("records/modify", ["operations": operations]).status == 200)
+        }
+        let first = try await alice.call("records/query", ["query": ["recordType": "Note"]])
+        #expect(records(first).count == 200)
+        let marker = try #require(first.json["continuationMarker"] as? String)
+        let second = try await alice.call(
+            "records/query", ["query": ["recordType": "Note"], "continuationMarker": marker])
+        #expect(records(second).count == 50)
+        #expect(second.json["continuationMarker"] == nil)
+    }
+
+    // MARK: 750 DELETE_SELF references
+
+    @Test func theDeleteSelfLimitRefusesInRequestOrderWithTheRightCount() async throws {
+        let harness = EmulatorHandlerHarness()
+        let alice = await Session(harness, user: "alice")
+        let owner: [String: Any] = ["value": ["recordName": "target", "action": "DELETE_SELF"], "type": "REFERENCE"]
+        #expect(try await alice.call("records/modify", ["operations": [create("target")]]).status == 200)
+        for batch in 0..<4 {
+            let operations = (0..<185).map { create("held\(batch * 185 + $0)", fields: ["owner": owner]) }
+            let saved = try await alice.call("records/modify", ["operations": operations])
+            #expect(records(saved).allSatisfy { $0["serverErrorCode"] == nil })
+        }
+        // 740 records point to the target; 20 more come, in this order: the first 10 fit.
+        let names = (0..<20).map { "new\(String(format: "%02d", 19 - $0))" }
+        let answer = try await alice.call(
+            "records/modify", ["operations": names.map { create($0, fields: ["owner": owner]) }])
+        let items = records(answer)
+        #expect(items.count == 20)
+        for (index, item) in items.enumerated() {
+            #expect(item["recordName"] as? String == names[index])
+            if index < 10 {
+                #expect(item["serverErrorCode"] == nil, "\(names[index]): \(item)")
+            } else {
+                #expect(item["serverErrorCode"] as? String == "VALIDATING_REFERENCE_ERROR", "\(names[index])")
+                #expect(
+                    item["reason"] as? String
+                        == "The change to \(names[index]) breaks a reference: 751 records would point to target with deleteSelf; CloudKit allows 750"
+                )
+            }
+        }
+    }
+
+    // MARK: Production indexes
+
+    @Test func productionRefusesAnUnfilteredQueryUnlessRecordNameIsQueryable() async throws {
+        let harness = EmulatorHandlerHarness(EmulatorConfiguration(environment: .production))
+        try await harness.state.schema.importSchema(
+            """
+            DEFINE SCHEMA
+                RECORD TYPE Note (
+                    title STRING QUERYABLE,
+                    GRANT READ TO "_world"
+                );
+                RECORD TYPE Book (
+                    "___recordID" REFERENCE QUERYABLE,
+                    title STRING QUERYABLE,
+                    GRANT READ TO "_world"
+                );
+            """, container: harness.container, environment: .production)
+        let alice = await Session(harness, user: "alice")
+        let unfiltered = try await alice.call("records/query", ["query": ["recordType": "Note"]])
+        #expect(unfiltered.status == 400)
+        #expect(unfiltered.json["serverErrorCode"] as? String == "BAD_REQUEST")
+        #expect(unfiltered.json["reason"] as? String == "Field '___recordID' is not marked queryable")
+        let title: [String: Any] = [
+            "comparator": "EQUALS", "fieldName": "title", "fieldValue": ["value": "t", "type": "STRING"],
+        ]
+        let filtered = try await alice.call("records/query", ["query": ["recordType": "Note", "filterBy": [title]]])
+        #expect(filtered.status == 200)
+        #expect(try await alice.call("records/query", ["query": ["recordType": "Book"]]).status == 200)
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+@testable import NestedCloudKitEmulator
+
+/// The emulator's request handler driven directly, without a server, as if it listened on ``port``: requests carry
+/// any header a browser or a hostile page would send (`Origin`, `Sec-Fetch-Site`, a rebinding page's `Host`), which
+/// an HTTP client library doesn't let a test choose.
+struct EmulatorHandlerHarness {
+    static let port = 8123
+    let state: EmulatorState
+    var container = "iCloud.com.example.HandlerTests"
+
+    init(_ configuration: EmulatorConfiguration = EmulatorConfiguration()) {
+        state = EmulatorState(configuration: configuration, clock: EmulatorClock(base: configuration.clock))
+        state.boundPort = Self.port
+    }
+
+    /// The `Host` header a client of the emulator sends.
+    static let host = "127.0.0.1:\(port)"
+
+    struct Answer {
+        var status: Int
+        var headers: [String: String]
+        var body: Data
+
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+        var text: String { String(decoding: body, as: UTF8.self) }
+
+        func header(_ name: String) -> String? {
+            headers.first { $0.key.lowercased() == name.lowercased() }?.value
+        }
+    }
+
+    /// Sends a request; `Host` is the emulator's own unless `headers` names another.
+    func send(_ method: String, _ target: String, headers: [String: String] = [:], json: Any? = nil, body: Data? = nil)
+        async throws -> Answer
+    {
+        var all = ["Host": Self.host]
+        for (name, value) in headers {
+            all = all.filter { $0.key.lowercased() != name.lowercased() }
+            all[name] = value
+        }
+        let data = try body ?? json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()
+        let request = EmulatorRequest(method: method, target: target, headers: all, body: data)
+        let response = await EmulatorHandler(state: state).respond(to: request)
+        return Answer(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    /// A database request of a signed-in user, with the user's current token (rotated by each answer).
+    func database(
+        _ scope: String, _ endpoint: String, token: String?, json: Any, headers: [String: String] = [:]
+    ) async throws -> Answer {
+        let environment = state.configuration.environment.rawValue
+        var target = "/database/1/\(container)/\(environment)/\(scope)/\(endpoint)?ckAPIToken=test"
+        if let token {
+            target += "&ckWebAuthToken=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)
+        }
+        return try await send("POST", target, headers: headers, json: json)
+    }
+
+    /// A signed-in session of one user: each answer's token is the next request's.
+    final class Session {
+        let harness: EmulatorHandlerHarness
+        var token: String
+
+        init(_ harness: EmulatorHandlerHarness, user: String) async {
+            self.harness = harness
+            token = await harness.state.tokens.issue(for: user)
+        }
+
+        func call(_ endpoint: String, _ json: Any, scope: String = "private") async throws -> Answer {
+            let answer = try await harness.database(scope, endpoint, token: token, json: json)
+            token = answer.header("X-Apple-CloudKit-Web-Auth-Token") ?? token
+            return answer
+        }
+    }
+
+    /// Closes the databases, as the server does when it stops.
+    func close() async {
+        await state.registry.close()
+    }
+}
