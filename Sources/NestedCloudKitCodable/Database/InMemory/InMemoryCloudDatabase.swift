@@ -16,8 +16,9 @@ import Foundation
 /// For tests and benchmarks it counts requests and records (``statistics``), can wait before answering each
 /// request (``latency``), and can inject faults: fail a given request, throttle with a retry-after interval,
 /// drop the connection, fail one record of a batch, apply a request and lose its response
-/// (``loseNextResponse()``), expire every change token (``expireChangeTokens()``), and delete a zone as the user
-/// or CloudKit would (``deleteZone(_:reason:)``). Time comes from the injected clock: no test needs to sleep.
+/// (``loseNextResponse()``; ``loseNextResponse(to:)`` and ``failNextRequest(to:with:)`` aim at the next request of a
+/// kind, an upload say), expire every change token (``expireChangeTokens()``), and delete a zone as the user or
+/// CloudKit would (``deleteZone(_:reason:)``). Time comes from the injected ``CloudClock``: no test needs to sleep.
 ///
 /// ```swift
 /// let database = InMemoryCloudDatabase(latency: .milliseconds(10))
@@ -64,7 +65,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     ///   - maximumItemsPerRequest: The per-request limit; 400 by default, as CloudKit's framework.
     ///   - latency: How long each request waits before it is answered.
     ///   - userRecordName: The user signed in at first.
-    ///   - clock: The time stamped on saved records.
+    ///   - clock: The time stamped on saved records, and the clock ``latency`` waits on.
     public init(
         maximumItemsPerRequest: Int = 400,
         latency: Duration = .zero,
