@@ -107,6 +107,15 @@ struct AssetFileTests {
         #expect(try Data(contentsOf: photo.image) == Data("new".utf8))
     }
 
+    @Test func aNewRecordNamingACopyTheStoreNoLongerHoldsIsRefusedNotSavedWithoutItsAsset() async throws {
+        let store = try SyncStore.inMemory(clock: VirtualCloudClock())
+        let gone = store.assetFiles.directory.appendingPathComponent("gone.jpg")
+        await #expect(throws: SyncError.self) {
+            try await store.save(Photo(id: "p", caption: "", image: gone))
+        }
+        #expect(try await store.fetch(Photo.self, id: "p") == nil)
+    }
+
     @Test func aLostAnswerForARecordWithAFileIsRecognisedAsTheDevicesOwn() async throws {
         let scenario = Scenario()
         let a = try await scenario.device(

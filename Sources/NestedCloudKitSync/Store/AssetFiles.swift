@@ -15,9 +15,10 @@ import NestedCloudKitCodable
 /// metadata (checksums, receipt, download URL) describes the server's copy, and would make an unchanged value
 /// read as a change.
 ///
-/// Every row that points to a file is listed in `ncs_asset_use` (the record and its server copy; a pending
-/// change's remembered copies); a copy no row points to any more is deleted in the transaction that let go of it
-/// (``collectGarbage(in:)``), and copies a crash left behind are deleted when the store opens (``sweep(in:)``).
+/// Each row keeps the paths of the files it points to in a column of its own (``fileList(in:)``: the record and its
+/// server copy; a pending change's remembered copies), from which triggers list every use in `ncs_asset_use`; a
+/// copy no row points to any more is deleted in the transaction that let go of it (``collectGarbage(in:)``), and
+/// copies a crash left behind are deleted when the store opens (``sweep(in:)``).
 /// All of this runs inside the store's write transactions, so no other write sees a copy half made or half gone.
 struct AssetFiles: Sendable {
     /// Where the copies go: beside the store's file, or a temporary folder for a store in memory.
@@ -37,13 +38,19 @@ struct AssetFiles: Sendable {
     ///     An asset with the same contents as the asset in the same field and position of one of them takes that
     ///     asset; a field whose asset is a copy of this store's that no longer exists is stale (the model was read
     ///     before the field changed, and its copy was let go), so it takes the value of the first of them.
-    /// - Throws: ``SyncError/store(_:)`` if a file can't be read or copied.
+    /// - Throws: ``SyncError/store(_:)`` if a file can't be read or copied, or a stale copy has nothing to stand
+    ///   for it (a new record).
     func adopt(_ record: CloudRecord, reusing existing: [CloudRecord]) throws -> CloudRecord {
         guard record.fields.contains(where: { !$0.value.assets.isEmpty }) else { return record }
         var adopted = record
         for (name, value) in record.fields where !value.assets.isEmpty {
             if value.assets.contains(where: isMissingCopy) {
-                adopted[name] = existing.first?[name]
+                guard let current = existing.first else {
+                    throw SyncError.store(
+                        "the asset of \(record.id)'s field \(name) names a copy the store no longer holds; read the "
+                            + "model again (or give the asset a file of the app's) before saving it")
+                }
+                adopted[name] = current[name]
                 continue
             }
             func adopt(_ asset: CloudAsset, at position: Int) throws -> CloudAsset {
@@ -107,16 +114,25 @@ struct AssetFiles: Sendable {
         url.isFileURL && url.standardizedFileURL.deletingLastPathComponent().path == directory.path
     }
 
-    /// The paths of the files the records' assets point to: the store's copies, once a record is adopted.
-    static func filePaths(in records: [CloudRecord?]) -> Set<String> {
+    /// The paths of the files the records' assets point to (the store's copies, once a record is adopted), as the
+    /// JSON array the `asset_files` columns hold; `nil` for none, which the triggers that list uses skip at no cost.
+    static func fileList(in records: [CloudRecord?]) -> String? {
         var paths: Set<String> = []
         for record in records {
             guard let record else { continue }
             for (_, value) in record.fields {
-                for asset in value.assets { if let url = asset.fileURL { paths.insert(url.standardizedFileURL.path) } }
+                switch value {
+                case .asset(let asset):
+                    if let url = asset.fileURL { paths.insert(url.standardizedFileURL.path) }
+                case .assetList(let assets):
+                    for asset in assets { if let url = asset.fileURL { paths.insert(url.standardizedFileURL.path) } }
+                default:
+                    continue
+                }
             }
         }
-        return paths
+        guard !paths.isEmpty, let json = try? JSONEncoder().encode(paths.sorted()) else { return nil }
+        return String(decoding: json, as: UTF8.self)
     }
 
     // MARK: Comparing
@@ -149,47 +165,19 @@ struct AssetFiles: Sendable {
 
     // MARK: Letting go
 
-    /// Records which files a row points to, replacing what it pointed to before; the files it no longer points to
-    /// become candidates for ``collectGarbage(in:)`` (a trigger notes them).
-    static func setUses(_ paths: Set<String>, of id: CloudRecord.ID, source: UseSource, in db: Database) throws {
-        try db.cachedStatement(
-            sql: """
-                DELETE FROM ncs_asset_use
-                WHERE zone_owner = ? AND zone_name = ? AND record_name = ? AND source = ?
-                """
-        ).execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, source.rawValue])
-        for path in paths.sorted() {
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
-                    VALUES (?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [path, id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, source.rawValue])
-        }
-    }
-
-    /// Which part of the store points to a copy.
-    enum UseSource: String {
-        /// The record's row: its value and its server copy.
-        case record
-        /// The record's pending change: the copies of it the server may hold.
-        case outbox
-    }
-
     /// Deletes the copies no row points to any more; runs at the end of each write transaction, so a write that
     /// points to a copy again before the transaction ends keeps it.
     func collectGarbage(in db: Database) throws {
-        let candidates = try String.fetchAll(
+        // One statement in the usual transaction, which let go of nothing.
+        let released = try Row.fetchAll(
             try db.cachedStatement(
                 sql: """
-                    SELECT file FROM ncs_asset_garbage AS garbage
-                    WHERE NOT EXISTS (SELECT 1 FROM ncs_asset_use AS use WHERE use.file = garbage.file)
+                    SELECT file, EXISTS (SELECT 1 FROM ncs_asset_use AS use WHERE use.file = garbage.file) AS used
+                    FROM ncs_asset_garbage AS garbage
                     """))
-        if candidates.isEmpty {
-            try db.cachedStatement(sql: "DELETE FROM ncs_asset_garbage").execute()
-            return
-        }
-        for path in candidates {
+        guard !released.isEmpty else { return }
+        for row in released where !(row["used"] as Bool) {
+            let path: String = row["file"]
             let file = URL(fileURLWithPath: path)
             // Only the store's own copies: a row can't point elsewhere once adopted, but a file not ours is never
             // deleted. A copy already gone (a crash between its deletion and the commit) is what we wanted.

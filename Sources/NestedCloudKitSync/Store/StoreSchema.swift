@@ -85,6 +85,11 @@ enum StoreSchema {
             // A zone the database's changes listed as changed stays to fetch until it is, whatever the database's
             // token says meanwhile.
             try db.execute(sql: "ALTER TABLE ncs_zone ADD COLUMN needs_fetch INTEGER NOT NULL DEFAULT 0")
+            // The files each row points to (a JSON array of paths, NULL for none), which triggers list in
+            // ncs_asset_use: a row without assets costs nothing more, and no write can forget to keep the list.
+            try db.execute(sql: "ALTER TABLE ncs_record ADD COLUMN asset_files TEXT")
+            try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN ancestor_files TEXT")
+            try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN sent_files TEXT")
             try db.execute(
                 sql: """
                     CREATE TABLE ncs_asset_use (
@@ -92,7 +97,7 @@ enum StoreSchema {
                         zone_owner TEXT NOT NULL,
                         zone_name TEXT NOT NULL,
                         record_name TEXT NOT NULL,
-                        source TEXT NOT NULL
+                        source TEXT NOT NULL CHECK (source IN ('record', 'outbox'))
                     );
                     CREATE INDEX ncs_asset_use_by_file ON ncs_asset_use (file);
                     CREATE INDEX ncs_asset_use_by_row ON ncs_asset_use (zone_owner, zone_name, record_name, source);
@@ -100,6 +105,55 @@ enum StoreSchema {
                     CREATE TRIGGER ncs_asset_use_released AFTER DELETE ON ncs_asset_use BEGIN
                         INSERT OR IGNORE INTO ncs_asset_garbage (file) VALUES (old.file);
                     END;
+
+                    CREATE TRIGGER ncs_record_files_added AFTER INSERT ON ncs_record
+                    WHEN new.asset_files IS NOT NULL BEGIN
+                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'record'
+                        FROM json_each(new.asset_files);
+                    END;
+                    CREATE TRIGGER ncs_record_files_changed AFTER UPDATE OF asset_files ON ncs_record
+                    WHEN old.asset_files IS NOT new.asset_files BEGIN
+                        DELETE FROM ncs_asset_use
+                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                            AND record_name = old.record_name AND source = 'record';
+                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'record'
+                        FROM json_each(new.asset_files);
+                    END;
+                    CREATE TRIGGER ncs_record_files_removed AFTER DELETE ON ncs_record
+                    WHEN old.asset_files IS NOT NULL BEGIN
+                        DELETE FROM ncs_asset_use
+                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                            AND record_name = old.record_name AND source = 'record';
+                    END;
+
+                    CREATE TRIGGER ncs_outbox_files_added AFTER INSERT ON ncs_outbox
+                    WHEN new.ancestor_files IS NOT NULL OR new.sent_files IS NOT NULL BEGIN
+                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
+                        FROM json_each(new.ancestor_files)
+                        UNION SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
+                        FROM json_each(new.sent_files);
+                    END;
+                    CREATE TRIGGER ncs_outbox_files_changed AFTER UPDATE OF ancestor_files, sent_files ON ncs_outbox
+                    WHEN old.ancestor_files IS NOT new.ancestor_files OR old.sent_files IS NOT new.sent_files BEGIN
+                        DELETE FROM ncs_asset_use
+                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                            AND record_name = old.record_name AND source = 'outbox';
+                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
+                        FROM json_each(new.ancestor_files)
+                        UNION SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
+                        FROM json_each(new.sent_files);
+                    END;
+                    CREATE TRIGGER ncs_outbox_files_removed AFTER DELETE ON ncs_outbox
+                    WHEN old.ancestor_files IS NOT NULL OR old.sent_files IS NOT NULL BEGIN
+                        DELETE FROM ncs_asset_use
+                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                            AND record_name = old.record_name AND source = 'outbox';
+                    END;
+
                     CREATE TABLE ncs_skipped (
                         zone_owner TEXT NOT NULL,
                         zone_name TEXT NOT NULL,
@@ -111,16 +165,29 @@ enum StoreSchema {
                     """)
             // A store of the first layout lists the copies its rows point to, so none of them is taken for garbage.
             let rows = try Row.fetchAll(
-                db, sql: "SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record")
+                db,
+                sql: """
+                    SELECT zone_owner, zone_name, record_name, record, ancestor, edit_time, field_edit_times, version
+                    FROM ncs_record
+                    """)
             for row in rows {
                 let stored = try StoreTables.storedRecord(row)
-                try AssetFiles.setUses(
-                    AssetFiles.filePaths(in: [stored.record, stored.ancestor]), of: stored.id, source: .record, in: db)
+                guard let files = AssetFiles.fileList(in: [stored.record, stored.ancestor]) else { continue }
+                try db.execute(
+                    sql: """
+                        UPDATE ncs_record SET asset_files = ? WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
+                        """,
+                    arguments: [files, row["zone_owner"], row["zone_name"], row["record_name"]])
             }
             for row in try Row.fetchAll(db, sql: "SELECT * FROM ncs_outbox WHERE ancestor IS NOT NULL") {
                 let entry = try StoreTables.outboxEntry(row)
-                try AssetFiles.setUses(
-                    AssetFiles.filePaths(in: [entry.ancestor]), of: entry.id, source: .outbox, in: db)
+                guard let files = AssetFiles.fileList(in: [entry.ancestor]) else { continue }
+                try db.execute(
+                    sql: """
+                        UPDATE ncs_outbox SET ancestor_files = ?
+                        WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
+                        """,
+                    arguments: [files, row["zone_owner"], row["zone_name"], row["record_name"]])
             }
         }
         return migrator

@@ -98,20 +98,20 @@ enum StoreTables {
         try db.cachedStatement(
             sql: """
                 INSERT INTO ncs_record (zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
-                    field_edit_times, version, fetch_epoch)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    field_edit_times, version, fetch_epoch, asset_files)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
                     record_type = excluded.record_type, record = excluded.record, ancestor = excluded.ancestor,
                     edit_time = excluded.edit_time, field_edit_times = excluded.field_edit_times,
-                    version = excluded.version,
+                    version = excluded.version, asset_files = excluded.asset_files,
                     fetch_epoch = CASE WHEN ? IS NULL THEN ncs_record.fetch_epoch ELSE excluded.fetch_epoch END
                 """
         ).execute(arguments: [
             id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, record.recordType,
             bytes, try ancestorBytes(of: stored, record: record, encoder: encoder),
-            stored.editTime, EditTimes.encode(stored.fieldEditTimes), version, epoch ?? 0, epoch,
+            stored.editTime, EditTimes.encode(stored.fieldEditTimes), version, epoch ?? 0,
+            AssetFiles.fileList(in: [record, stored.ancestor]), epoch,
         ])
-        try AssetFiles.setUses(AssetFiles.filePaths(in: [record, stored.ancestor]), of: id, source: .record, in: db)
         try deleteReferences(of: id, in: db)
         for (field, value) in record.fields {
             for reference in value.references {
@@ -146,7 +146,6 @@ enum StoreTables {
     static func deleteRecord(_ id: CloudRecord.ID, in db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name = ?")
             .execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
-        try AssetFiles.setUses([], of: id, source: .record, in: db)
         try deleteReferences(of: id, in: db)
     }
 
@@ -210,26 +209,23 @@ enum StoreTables {
     ) throws {
         // The version is a fresh counter value too, so it orders a new entry; a replaced entry keeps its place.
         let sequence = version
-        let row = try Row.fetchOne(
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO ncs_outbox (zone_owner, zone_name, record_name, operation, record_type, version,
-                        sequence, ancestor)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
-                        operation = excluded.operation, record_type = excluded.record_type, version = excluded.version,
-                        ancestor = excluded.ancestor, failures = 0, last_error = NULL, halted = 0,
-                        sent_copies = CASE WHEN ? THEN ncs_outbox.sent_copies END
-                    RETURNING sent_copies
-                    """),
-            arguments: [
-                id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, operation.rawValue, recordType, version,
-                sequence, try ancestor.map { try JSONEncoder().encode($0) }, keepingSentCopies,
-            ])
-        let copies =
-            try (row?["sent_copies"] as Data?).map { try JSONDecoder().decode([CloudRecord].self, from: $0) }
-            ?? []
-        try AssetFiles.setUses(AssetFiles.filePaths(in: [ancestor] + copies), of: id, source: .outbox, in: db)
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO ncs_outbox (zone_owner, zone_name, record_name, operation, record_type, version,
+                    sequence, ancestor, ancestor_files)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
+                    operation = excluded.operation, record_type = excluded.record_type, version = excluded.version,
+                    ancestor = excluded.ancestor, ancestor_files = excluded.ancestor_files, failures = 0,
+                    last_error = NULL, halted = 0,
+                    sent_copies = CASE WHEN ? THEN ncs_outbox.sent_copies END,
+                    sent_files = CASE WHEN ? THEN ncs_outbox.sent_files END
+                """
+        ).execute(arguments: [
+            id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, operation.rawValue, recordType, version,
+            sequence, try ancestor.map { try JSONEncoder().encode($0) }, AssetFiles.fileList(in: [ancestor]),
+            keepingSentCopies, keepingSentCopies,
+        ])
     }
 
     /// Notes that changes are about to be sent, before the request leaves: from then on the server may have them,
@@ -249,19 +245,16 @@ enum StoreTables {
             copies = Array(copies.suffix(OutboxEntry.maximumSentCopies))
             try db.cachedStatement(
                 sql: """
-                    UPDATE ncs_outbox SET sent = 1, sent_copies = ?
+                    UPDATE ncs_outbox SET sent = 1, sent_copies = ?, sent_files = ?
                     WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
                     """
-            ).execute(arguments: [try JSONEncoder().encode(copies)] + arguments)
-            try AssetFiles.setUses(
-                AssetFiles.filePaths(in: [entry.ancestor] + copies), of: id, source: .outbox, in: db)
+            ).execute(arguments: [try JSONEncoder().encode(copies), AssetFiles.fileList(in: copies)] + arguments)
         }
     }
 
     static func dequeue(_ id: CloudRecord.ID, in db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?")
             .execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
-        try AssetFiles.setUses([], of: id, source: .outbox, in: db)
     }
 
     static func recordFailure(_ id: CloudRecord.ID, error: String, halt: Bool, in db: Database) throws {

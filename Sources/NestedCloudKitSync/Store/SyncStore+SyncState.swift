@@ -198,9 +198,6 @@ extension SyncStore {
         try db.execute(
             sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND operation = 'delete'",
             arguments: [zoneID.ownerName, zoneID.zoneName])
-        try db.execute(
-            sql: "DELETE FROM ncs_asset_use WHERE zone_owner = ? AND zone_name = ? AND source = 'outbox'",
-            arguments: [zoneID.ownerName, zoneID.zoneName])
         let rows = try Row.fetchAll(
             db,
             sql: """
@@ -235,8 +232,8 @@ extension SyncStore {
         try db.execute(
             sql: "DELETE FROM ncs_reference WHERE holder_zone_owner = ? AND holder_zone_name = ?",
             arguments: arguments)
-        // The copies of the zone's assets go with the transaction (AssetFiles.collectGarbage).
-        try db.execute(sql: "DELETE FROM ncs_asset_use WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+        // The copies of the zone's assets go with the transaction: the rows' triggers let go of them
+        // (AssetFiles.collectGarbage).
         try db.execute(sql: "DELETE FROM ncs_skipped WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
         try db.execute(sql: "DELETE FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
     }
