@@ -1,3 +1,4 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import Testing
@@ -6,7 +7,7 @@ import Testing
 
 /// The store's copies of asset files: made once, kept while a record, its server copy or a pending change needs
 /// them, deleted when nothing does.
-@Suite("Sync store: asset files")
+@Suite("Sync store: asset files", .stopsEmulators)
 struct AssetFileTests {
     /// A file of the app's, outside the store.
     private static func appFile(_ contents: String) throws -> URL {
@@ -116,12 +117,13 @@ struct AssetFileTests {
         #expect(try await store.fetch(Photo.self, id: "p") == nil)
     }
 
-    @Test func aLostAnswerForARecordWithAFileIsRecognisedAsTheDevicesOwn() async throws {
-        let scenario = Scenario()
+    @Test(arguments: ScenarioServer.allCases)
+    func aLostAnswerForARecordWithAFileIsRecognisedAsTheDevicesOwn(server: ScenarioServer) async throws {
+        let scenario = try await server.scenario()
         let a = try await scenario.device(
             SyncConfiguration(conflictPolicy: .serverWins, retry: SyncRetryPolicy(maximumAttempts: 1, jitter: 0)))
         try await a.store.save(Photo(id: "p", caption: "one", image: try Self.appFile("pixels")))
-        await scenario.server.loseNextResponse(to: .modify)
+        try await scenario.loseNextUploadAnswer()
         await #expect(throws: SyncError.self) { try await a.sync() }
         try await a.sync()
         #expect(a.recorder.resolutions.isEmpty)
@@ -130,7 +132,7 @@ struct AssetFileTests {
         var photo = try #require(try await a.store.fetch(Photo.self, id: "p"))
         photo.caption = "two"
         try await a.store.save(photo)
-        await scenario.server.loseNextResponse(to: .modify)
+        try await scenario.loseNextUploadAnswer()
         await #expect(throws: SyncError.self) { try await a.sync() }
         photo.caption = "three"
         try await a.store.save(photo)

@@ -1,3 +1,4 @@
+import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import Testing
@@ -6,7 +7,7 @@ import Testing
 
 /// An upload the server applied whose answer never came: whatever the device does next, the server's copy is its
 /// own write, never another device's change.
-@Suite("Sync: uploads whose answer was lost")
+@Suite("Sync: uploads whose answer was lost", .stopsEmulators)
 struct LostAnswerTests {
     /// Every policy: none may take the device's own write for a conflict.
     static let policies: [(String, ConflictPolicy)] = [
@@ -18,20 +19,21 @@ struct LostAnswerTests {
         SyncConfiguration(conflictPolicy: policy, retry: SyncRetryPolicy(maximumAttempts: 1, jitter: 0))
     }
 
-    @Test func aNewerEditAfterALostAnswerGoesOnTopOfTheDevicesOwnWrite() async throws {
+    @Test(arguments: ScenarioServer.allCases)
+    func aNewerEditAfterALostAnswerGoesOnTopOfTheDevicesOwnWrite(server: ScenarioServer) async throws {
         for (name, policy) in Self.policies {
-            let scenario = Scenario()
+            let scenario = try await server.scenario()
             let a = try await scenario.device(Self.configuration(policy))
             try await a.store.save(Note(id: "n", title: "v1", body: ""))
             try await a.sync()
             try await a.store.save(Note(id: "n", title: "v2", body: ""))
             // Lost on the upload itself: the server holds v2, the device doesn't know.
-            await scenario.server.loseNextResponse(to: .modify)
-            await #expect(throws: SyncError.database(.serverResponseLost)) { try await a.sync() }
-            #expect(await scenario.serverNotes()["n"]?.title == "v2", "\(name)")
+            try await scenario.loseNextUploadAnswer()
+            await #expect(throws: SyncError.self) { try await a.sync() }
+            #expect(try await scenario.serverNotes()["n"]?.title == "v2", "\(name)")
             try await a.store.save(Note(id: "n", title: "v3", body: ""))
             try await a.sync()
-            #expect(await scenario.serverNotes()["n"]?.title == "v3", "\(name)")
+            #expect(try await scenario.serverNotes()["n"]?.title == "v3", "\(name)")
             #expect(try await a.note("n")?.title == "v3", "\(name)")
             #expect(a.recorder.resolutions.isEmpty, "\(name)")
             #expect(try await a.store.pendingChanges().isEmpty, "\(name)")

@@ -52,7 +52,7 @@ public enum Fidelity {
             "Per-zone tokens, `resultsLimit`, `desiredKeys`, `desiredRecordTypes`; private and shared databases only."),
         entry(
             "Changes", "changes/database", .done,
-            "Deleted zones carry `deleted`, `purged` or `encryptedDataReset: true`: the reference documents no form, so the emulator uses the one our client reads."
+            "Deleted zones carry `deleted`, `purged` or `encryptedDataReset: true`: the reference documents no form, so the emulator uses the one our client reads. A zone deleted and created again since a token is listed as deleted, then changed, and a purge stays listed after a later deletion: a client that missed them still learns of them."
         ),
         entry(
             "Changes", "expired sync token", .done,

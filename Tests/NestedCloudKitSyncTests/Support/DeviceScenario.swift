@@ -16,6 +16,8 @@ protocol DeviceScenario: Sendable {
     func serverRecords(ofTypes types: [String]) async throws -> [CloudRecord]
     /// Deletes the synced zone on the server as the user, another device or CloudKit would.
     func deleteZone(reason: CloudZoneDeletion.Reason) async throws
+    /// Makes the server apply the next upload and lose its answer: the device can't know it took effect.
+    func loseNextUploadAnswer() async throws
 }
 
 extension DeviceScenario {

@@ -36,6 +36,10 @@ struct EmulatorScenario: DeviceScenario {
         Self.notes(in: try await serverRecords(ofTypes: ["Note"]))
     }
 
+    func loseNextUploadAnswer() async throws {
+        _ = try emulator.inject(EmulatorFault(path: "records/modify", loseResponse: true))
+    }
+
     func deleteZone(reason: CloudZoneDeletion.Reason) async throws {
         try await emulator.deleteZone(
             named: zoneID.zoneName, ofUser: Self.user, container: Self.container, reason: reason)

@@ -30,6 +30,10 @@ struct Scenario: DeviceScenario {
         Self.notes(in: await server.allRecords)
     }
 
+    func loseNextUploadAnswer() async {
+        await server.loseNextResponse(to: .modify)
+    }
+
     func deleteZone(reason: CloudZoneDeletion.Reason) async {
         await server.deleteZone(zoneID, reason: reason)
     }
