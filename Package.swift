@@ -68,7 +68,9 @@ let package = Package(
                 "NestedCloudKitEmulator", "NestedCloudKitWebServices", "EmulatorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ]
+            ],
+            // A store file written by the release before the app-database layout, which must open in this one.
+            resources: [.copy("Fixtures")]
         ),
         // A process the sync tests start and kill at the moments a sync must survive.
         .executableTarget(
@@ -151,7 +153,8 @@ let package = Package(
             ]
         ),
         // What the test targets that start emulators share: a trait that stops each test's emulators when it ends.
-        .target(name: "EmulatorTestSupport", dependencies: ["NestedCloudKitEmulator"], path: "Tests/EmulatorTestSupport"),
+        .target(
+            name: "EmulatorTestSupport", dependencies: ["NestedCloudKitEmulator"], path: "Tests/EmulatorTestSupport"),
         // A loopback HTTP server that stands in for CloudKit Web Services, checking signatures as CloudKit does.
         .target(
             name: "CloudKitTestServer",

@@ -150,6 +150,87 @@ final class DecodingSession {
         }
     }
 
+    // MARK: Many roots, fetched synchronously
+
+    /// Adds more roots, each a node of depth 0, to resolve and materialize with the first.
+    func addRoots(_ roots: [CloudRecord], as type: any CKDecodable.Type) -> [Node] {
+        var nodes: [Node] = []
+        for record in roots {
+            records[record.id] = record
+            guard visited.insert(NodeKey(record.id, type)).inserted else { continue }
+            let node = Node(id: record.id, type: type, path: .root, depth: 0)
+            discovered.append(node)
+            if record.hasReferences { nodes.append(node) }
+        }
+        return nodes
+    }
+
+    /// Resolves the roots' graphs level by level, every record of a level in one call of `fetch`: how a local
+    /// store reads many models inside one read transaction.
+    func resolveSynchronously(
+        from start: [Node], fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]
+    ) throws {
+        canFetchMore = true
+        var frontier = start
+        while !frontier.isEmpty {
+            let (next, needed) = try expand(frontier)
+            if !needed.isEmpty { try fetchSynchronously(needed, with: fetch) }
+            frontier = next
+        }
+    }
+
+    /// Fetches what materializing found missing, then what those records need.
+    func resolveUnresolvedSynchronously(fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]) throws {
+        var frontier: [Node] = []
+        for node in unresolved where visited.insert(NodeKey(node.id, node.type)).inserted || records[node.id] == nil {
+            discovered.append(node)
+            frontier.append(node)
+        }
+        unresolved = []
+        clearCache()
+        let needed = frontier.filter { records[$0.id] == nil && !missingRecordIDs.contains($0.id) }
+        if !needed.isEmpty { try fetchSynchronously(needed, with: fetch) }
+        try resolveSynchronously(from: frontier, fetch: fetch)
+    }
+
+    private func fetchSynchronously(
+        _ needed: [Node], with fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]
+    ) throws {
+        if let first = needed.first, records.count + needed.count > options.maximumRecordCount {
+            throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: first))
+        }
+        do {
+            for record in try fetch(needed.map(\.id)) { records[record.id] = record }
+        } catch let error as CloudDatabaseError {
+            throw CKCodableError.databaseError(error, at: location(of: needed[0]))
+        } catch let error where !(error is CancellationError || error is CKCodableError) {
+            throw CKCodableError.foreignDatabaseError(error, at: location(of: needed[0]))
+        }
+        for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
+    }
+
+    /// Decodes every root's value, every record deepest first; a record shared by several roots is decoded once.
+    func materializeRoots<Value: CKDecodable>(_ type: Value.Type, ids: [CloudRecord.ID]) throws -> [Value] {
+        probe = nil
+        unresolved = []
+        for node in discovered.reversed() where node.depth > 0 {
+            if let type = node.type, records[node.id] != nil {
+                _ = try? decodeRecord(type, id: node.id, at: node.path, nesting: 0)
+            }
+        }
+        var values: [Value] = []
+        values.reserveCapacity(ids.count)
+        for id in ids {
+            let value = try decodeRecord(Value.self, id: id, at: .root, nesting: 0)
+            guard let typed = value as? Value else {
+                throw CKCodableError.typeMismatch(
+                    expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: id, at: .root))
+            }
+            values.append(typed)
+        }
+        return values
+    }
+
     private func start(_ type: any CKDecodable.Type) -> [Node] {
         let rootNode = Node(id: root.id, type: type, path: .root, depth: 0)
         visited.insert(NodeKey(root.id, type))

@@ -22,6 +22,13 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownZone(CloudRecord.ZoneID)
     /// The store or the engine was closed (``SyncStore/close()``, ``SyncEngine/close()``); open a new one.
     case closed
+    /// A query can't run: a field named by a string that the model doesn't decode, a value a field can't be
+    /// compared with, a negative limit. The message names the record type and the field, and says what to change.
+    case invalidQuery(String)
+    /// An index declaration can't be made into an index: no fields, or a field name that isn't one.
+    case invalidIndex(String)
+    /// ``SyncStore/update(_:id:in:_:)`` found no model with that ID.
+    case notFound(CloudRecord.ID)
 
     /// What failed and what to do, in words.
     public var description: String {
@@ -37,6 +44,9 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "name the store's zone (CloudRecord.ID(recordName:zoneID: store.zoneID)) or delete by type and ID"
         case .closed:
             "The store or the sync engine is closed; open a new one"
+        case .invalidQuery(let reason): "Invalid query: \(reason)"
+        case .invalidIndex(let reason): "Invalid index declaration: \(reason)"
+        case .notFound(let id): "The store has no record \(id) to update; save the model first"
         }
     }
 }

@@ -15,9 +15,7 @@ public struct LocalCloudDatabase: CloudDatabase {
 
     /// The records with these IDs in the store, each as a result; a missing one is `unknownItem`.
     public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
-        let found = try await store.read { db in
-            try ids.compactMap { try StoreTables.record($0, in: db)?.record }
-        }
+        let found = try await store.read { db in try StoreTables.records(ids, in: db) }
         var results: CloudRecordResults = [:]
         for record in found { results[record.id] = .success(record.keepingFields(desiredKeys)) }
         for id in ids where results[id] == nil { results[id] = .failure(.unknownItem(id)) }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The local store's tables. Every table starts with `ncs_`, so a store can live in a file the app also uses.
@@ -190,6 +191,133 @@ enum StoreSchema {
                     arguments: [files, row["zone_owner"], row["zone_name"], row["record_name"]])
             }
         }
+        migrator.registerMigration("v3: binary records, queryable fields, earlier server copies") { db in
+            // The table is made anew as a rowid table: SQLite reports changes of rowid tables only, which is
+            // how GRDB's observations know that a read of records is out of date; and rows of this size (a
+            // record, its ancestor and its fields) are what rowid tables store best. Its new columns: the fields as
+            // SQLite compares them (FieldProjection), for queries and declared indexes; the dates queries sort on;
+            // the change tag of the server copy the row holds, which keeps earlier copies. Dropping the old table
+            // fires no trigger, so the asset uses it listed stay.
+            try db.execute(
+                sql: """
+                    CREATE TABLE ncs_record_v3 (
+                        zone_owner TEXT NOT NULL,
+                        zone_name TEXT NOT NULL,
+                        record_name TEXT NOT NULL,
+                        record_type TEXT NOT NULL,
+                        record BLOB NOT NULL,
+                        ancestor BLOB,
+                        edit_time INTEGER NOT NULL,
+                        field_edit_times BLOB NOT NULL,
+                        version INTEGER NOT NULL,
+                        fetch_epoch INTEGER NOT NULL DEFAULT 0,
+                        asset_files TEXT,
+                        fields TEXT NOT NULL DEFAULT '{}',
+                        created_at REAL,
+                        modified_at REAL,
+                        ancestor_tag TEXT,
+                        UNIQUE (zone_owner, zone_name, record_name)
+                    );
+                    INSERT INTO ncs_record_v3 (zone_owner, zone_name, record_name, record_type, record, ancestor,
+                        edit_time, field_edit_times, version, fetch_epoch, asset_files)
+                    SELECT zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
+                        field_edit_times, version, fetch_epoch, asset_files
+                    FROM ncs_record;
+                    DROP TABLE ncs_record;
+                    ALTER TABLE ncs_record_v3 RENAME TO ncs_record;
+                    CREATE INDEX ncs_record_by_type ON ncs_record (record_type, zone_owner, zone_name);
+                    CREATE TRIGGER ncs_record_files_added AFTER INSERT ON ncs_record
+                    WHEN new.asset_files IS NOT NULL BEGIN
+                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'record'
+                        FROM json_each(new.asset_files);
+                    END;
+                    CREATE TRIGGER ncs_record_files_changed AFTER UPDATE OF asset_files ON ncs_record
+                    WHEN old.asset_files IS NOT new.asset_files BEGIN
+                        DELETE FROM ncs_asset_use
+                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                            AND record_name = old.record_name AND source = 'record';
+                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'record'
+                        FROM json_each(new.asset_files);
+                    END;
+                    CREATE TRIGGER ncs_record_files_removed AFTER DELETE ON ncs_record
+                    WHEN old.asset_files IS NOT NULL BEGIN
+                        DELETE FROM ncs_asset_use
+                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                            AND record_name = old.record_name AND source = 'record';
+                    END;
+                    CREATE TABLE ncs_server_copy (
+                        zone_owner TEXT NOT NULL,
+                        zone_name TEXT NOT NULL,
+                        record_name TEXT NOT NULL,
+                        change_tag TEXT NOT NULL,
+                        record BLOB NOT NULL,
+                        kept INTEGER NOT NULL,
+                        PRIMARY KEY (zone_owner, zone_name, record_name, change_tag)
+                    ) WITHOUT ROWID;
+                    CREATE TRIGGER ncs_record_server_copy_replaced AFTER UPDATE OF ancestor_tag ON ncs_record
+                    WHEN old.ancestor_tag IS NOT NULL AND old.ancestor_tag IS NOT new.ancestor_tag BEGIN
+                        INSERT OR REPLACE INTO ncs_server_copy (zone_owner, zone_name, record_name, change_tag,
+                            record, kept)
+                        VALUES (old.zone_owner, old.zone_name, old.record_name, old.ancestor_tag,
+                            CASE WHEN length(old.ancestor) = 0 THEN old.record ELSE old.ancestor END,
+                            (SELECT COALESCE(MAX(kept), 0) + 1 FROM ncs_server_copy));
+                        DELETE FROM ncs_server_copy
+                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                            AND record_name = old.record_name
+                            AND kept NOT IN (
+                                SELECT kept FROM ncs_server_copy
+                                WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                                    AND record_name = old.record_name
+                                ORDER BY kept DESC LIMIT \(StoreSchema.keptServerCopies));
+                    END;
+                    CREATE TRIGGER ncs_record_server_copies_removed AFTER DELETE ON ncs_record BEGIN
+                        DELETE FROM ncs_server_copy
+                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                            AND record_name = old.record_name;
+                    END;
+                    CREATE TABLE ncs_index (
+                        name TEXT PRIMARY KEY NOT NULL,
+                        record_type TEXT NOT NULL,
+                        definition TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+            // Every row of the earlier layouts in the new form: records and ancestors from JSON to binary, their
+            // fields projected, their dates and tags filled in. Outbox rows keep their JSON, which still reads.
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT zone_owner, zone_name, record_name, record, ancestor, edit_time, field_edit_times, version
+                    FROM ncs_record
+                    """)
+            for row in rows {
+                let stored = try StoreTables.storedRecord(row)
+                let ancestorBytes: Data? = (row["ancestor"] as Data?).map {
+                    $0.isEmpty ? $0 : stored.ancestor.map(RecordCoding.encode) ?? $0
+                }
+                let system = stored.record.systemFields
+                let editSeconds = Double(stored.editTime) / 1000
+                try db.execute(
+                    sql: """
+                        UPDATE ncs_record SET record = ?, ancestor = ?, fields = ?, created_at = ?, modified_at = ?,
+                            ancestor_tag = ?
+                        WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
+                        """,
+                    arguments: [
+                        RecordCoding.encode(stored.record), ancestorBytes,
+                        FieldProjection.json(of: stored.record.fields),
+                        system?.creationDate?.timeIntervalSince1970 ?? editSeconds,
+                        max(system?.modificationDate?.timeIntervalSince1970 ?? editSeconds, editSeconds),
+                        stored.ancestor?.systemFields?.changeTag,
+                        row["zone_owner"], row["zone_name"], row["record_name"],
+                    ])
+            }
+        }
         return migrator
     }
+
+    /// How many earlier server copies of a record the store keeps, so that a model read before the last few
+    /// fetches still merges against the version it was read at (``SyncStore/save(_:in:)``).
+    static let keptServerCopies = 4
 }

@@ -70,14 +70,42 @@ enum StoreTables {
         return try row.map(storedRecord)
     }
 
-    static func storedRecord(_ row: Row) throws -> StoredRecord {
-        let decoder = JSONDecoder()
-        let cache = DecodedRecordCache.shared
-        let record = try cache.record(from: row["record"], decoder: decoder)
-        // An empty ancestor is the record itself: a synced record, stored once.
-        let ancestor = try (row["ancestor"] as Data?).map {
-            $0.isEmpty ? record : try cache.record(from: $0, decoder: decoder)
+    /// The records with these IDs the store has (in no particular order): a statement per zone and few hundred
+    /// names, each a search of the primary key.
+    static func records(_ ids: [CloudRecord.ID], in db: Database) throws -> [CloudRecord] {
+        var records: [CloudRecord] = []
+        records.reserveCapacity(ids.count)
+        let byZone = Dictionary(grouping: ids, by: \.zoneID)
+        for (zone, ids) in byZone {
+            var start = 0
+            while start < ids.count {
+                let end = min(ids.count, start + batchSizes[batchSizes.count - 1])
+                // A few statement sizes, the names padded with the last one, so a handful of statements is cached.
+                let size = batchSizes.first { $0 >= end - start } ?? (end - start)
+                let marks = Array(repeating: "?", count: size).joined(separator: ",")
+                let statement = try db.cachedStatement(
+                    sql:
+                        "SELECT record FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name IN (\(marks))"
+                )
+                var arguments: StatementArguments = [zone.ownerName, zone.zoneName]
+                for id in ids[start..<end] { arguments += [id.recordName] }
+                for _ in (end - start)..<size { arguments += [ids[end - 1].recordName] }
+                let cursor = try Data.fetchCursor(statement, arguments: arguments)
+                while let bytes = try cursor.next() { records.append(try RecordCoding.decode(bytes)) }
+                start = end
+            }
         }
+        return records
+    }
+
+    /// The numbers of names a statement of ``records(_:in:)`` takes; the largest stays under SQLite's default
+    /// limit of parameters.
+    private static let batchSizes = [1, 8, 64, 500]
+
+    static func storedRecord(_ row: Row) throws -> StoredRecord {
+        let record = try RecordCoding.decode(row["record"])
+        // An empty ancestor is the record itself: a synced record, stored once.
+        let ancestor = try (row["ancestor"] as Data?).map { $0.isEmpty ? record : try RecordCoding.decode($0) }
         var stored = StoredRecord(
             record: record, ancestor: ancestor, editTime: row["edit_time"],
             fieldEditTimes: EditTimes.decode(row["field_edit_times"]), version: row["version"])
@@ -88,29 +116,37 @@ enum StoreTables {
     /// Writes a record's row and its references; the row's version becomes a new one, returned.
     @discardableResult
     static func write(_ stored: StoredRecord, epoch: Int64? = nil, in db: Database) throws -> Int64 {
-        let encoder = JSONEncoder()
         var record = stored.record
         record.clearedFieldNames = []
         let version = try nextCounter(in: db)
         let id = record.id
-        let bytes = try encoder.encode(record)
-        DecodedRecordCache.shared.remember(record, as: bytes)
+        let system = record.systemFields
+        // What queries sort on: the server's dates when it has the record, else the user's edit; a local edit
+        // newer than the server's copy makes the record as new as the edit.
+        let editSeconds = Double(stored.editTime) / 1000
+        let modified = max(system?.modificationDate?.timeIntervalSince1970 ?? editSeconds, editSeconds)
         try db.cachedStatement(
             sql: """
                 INSERT INTO ncs_record (zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
-                    field_edit_times, version, fetch_epoch, asset_files)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    field_edit_times, version, fetch_epoch, asset_files, fields, created_at, modified_at,
+                    ancestor_tag)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, ?), ?, ?)
                 ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
                     record_type = excluded.record_type, record = excluded.record, ancestor = excluded.ancestor,
                     edit_time = excluded.edit_time, field_edit_times = excluded.field_edit_times,
-                    version = excluded.version, asset_files = excluded.asset_files,
+                    version = excluded.version, asset_files = excluded.asset_files, fields = excluded.fields,
+                    created_at = COALESCE(?, ncs_record.created_at), modified_at = excluded.modified_at,
+                    ancestor_tag = excluded.ancestor_tag,
                     fetch_epoch = CASE WHEN ? IS NULL THEN ncs_record.fetch_epoch ELSE excluded.fetch_epoch END
                 """
         ).execute(arguments: [
             id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, record.recordType,
-            bytes, try ancestorBytes(of: stored, record: record, encoder: encoder),
+            RecordCoding.encode(record), ancestorBytes(of: stored, record: record),
             stored.editTime, EditTimes.encode(stored.fieldEditTimes), version, epoch ?? 0,
-            AssetFiles.fileList(in: [record, stored.ancestor]), epoch,
+            AssetFiles.fileList(in: [record, stored.ancestor]), FieldProjection.json(of: record.fields),
+            system?.creationDate?.timeIntervalSince1970, editSeconds, modified,
+            stored.ancestor?.systemFields?.changeTag,
+            system?.creationDate?.timeIntervalSince1970, epoch,
         ])
         try deleteReferences(of: id, in: db)
         for (field, value) in record.fields {
@@ -134,13 +170,11 @@ enum StoreTables {
 
     /// The ancestor column: empty for a record equal to its ancestor (a synced record), the bytes read if the
     /// ancestor is unchanged, else the ancestor encoded.
-    private static func ancestorBytes(of stored: StoredRecord, record: CloudRecord, encoder: JSONEncoder) throws
-        -> Data?
-    {
+    private static func ancestorBytes(of stored: StoredRecord, record: CloudRecord) -> Data? {
         guard let ancestor = stored.ancestor else { return nil }
         if ancestor == record { return Data() }
         if let bytes = stored.ancestorBytes, !bytes.isEmpty { return bytes }
-        return try encoder.encode(ancestor)
+        return RecordCoding.encode(ancestor)
     }
 
     static func deleteRecord(_ id: CloudRecord.ID, in db: Database) throws {

@@ -10,6 +10,9 @@ extension SyncStore {
         var record = SyncMetadataFields.split(incoming).record
         record.clearedFieldNames = []
         let existing = try StoreTables.record(record.id, in: db)
+        if let existing, let readAt = incoming.systemFields?.changeTag {
+            record = try mergedWithNewerServerCopy(record, readAt: readAt, stored: existing, in: db)
+        }
         // An asset with the contents the store holds keeps the store's copy: saving a model again changes nothing.
         record = try assets.adopt(record, reusing: [existing?.record, existing?.ancestor].compactMap { $0 })
         if var stored = existing {
@@ -39,6 +42,46 @@ extension SyncStore {
                 .save, id: record.id, recordType: record.recordType, version: version, keepingSentCopies: true, in: db)
         }
         return true
+    }
+
+    /// A record saved from a model read before the server's copy changed (its system fields name an older
+    /// change tag), merged against the copy it was read at: the fields the app changed since take the app's
+    /// values, the others keep the store's (the newer server values, and local edits made since).
+    ///
+    /// The copy read at is the store's current server copy or one of the ``StoreSchema/keptServerCopies`` before
+    /// it; a model read longer ago than that, or one whose record carries no system fields, replaces every field.
+    static func mergedWithNewerServerCopy(
+        _ record: CloudRecord, readAt changeTag: String, stored: StoredRecord, in db: Database
+    ) throws -> CloudRecord {
+        let current = stored.ancestor?.systemFields?.changeTag ?? stored.record.systemFields?.changeTag
+        guard current != changeTag, let base = try serverCopy(of: record.id, changeTag: changeTag, in: db) else {
+            return record
+        }
+        let changed = changedFieldNames(from: SyncMetadataFields.split(base).record, to: record)
+        return applying(changed, of: record, to: stored.record)
+    }
+
+    /// `target` with the named fields as `source` has them (a field `source` lacks is removed), encrypted or not
+    /// as there.
+    static func applying(_ names: [String], of source: CloudRecord, to target: CloudRecord) -> CloudRecord {
+        var merged = target
+        for name in names {
+            merged.fields[name] = source.fields[name]
+            merged.setEncrypted(source.encryptedFieldNames.contains(name), fieldsNamed: [name])
+        }
+        merged.clearedFieldNames = []
+        return merged
+    }
+
+    /// An earlier server copy of a record the store kept, by its change tag.
+    static func serverCopy(of id: CloudRecord.ID, changeTag: String, in db: Database) throws -> CloudRecord? {
+        try Data.fetchOne(
+            try db.cachedStatement(
+                sql: """
+                    SELECT record FROM ncs_server_copy
+                    WHERE zone_owner = ? AND zone_name = ? AND record_name = ? AND change_tag = ?
+                    """), arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, changeTag]
+        ).map(RecordCoding.decode)
     }
 
     /// Deletes records as the app does, with the records that hold `.deleteSelf` references to them (as the server

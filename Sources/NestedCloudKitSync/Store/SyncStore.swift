@@ -199,73 +199,92 @@ public final class SyncStore: Sendable {
     {
         let zone = zoneID ?? self.zoneID
         return try await read { db in
-            try Row.fetchAll(
+            let cursor = try Data.fetchCursor(
                 db,
                 sql: """
-                    SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record
+                    SELECT record FROM ncs_record
                     WHERE record_type = ? AND zone_owner = ? AND zone_name = ? ORDER BY record_name
                     """,
-                arguments: [recordType, zone.ownerName, zone.zoneName]
-            ).map { try StoreTables.storedRecord($0).record }
+                arguments: [recordType, zone.ownerName, zone.zoneName])
+            var records: [CloudRecord] = []
+            while let bytes = try cursor.next() { records.append(try RecordCoding.decode(bytes)) }
+            return records
         }
     }
 
     /// The records that reference a record, optionally through one field: "the students of this school", through
     /// the students' `school` field, with no limit on their number.
     public func records(referencing target: CloudRecord.ID, field: String? = nil) async throws -> [CloudRecord] {
-        try await read { db in
-            try StoreTables.holders(of: target, field: field, in: db).compactMap {
-                try StoreTables.record($0.holder, in: db)?.record
-            }
-        }
+        try await read { db in try Self.holderRecords(of: target, field: field, in: db) }
     }
 
-    /// Decodes the model whose record has a name, with everything it references, from the store.
+    /// Decodes the model whose record has a name, with everything it references, from the store, in one read.
     ///
     /// - Returns: The model, or `nil` if the store has no record with that name.
-    public func fetch<Value: CKDecodable>(
+    public func fetch<Value: StoreDecodable>(
         _ type: Value.Type, recordName: String, in zoneID: CloudRecord.ZoneID? = nil
     ) async throws -> Value? {
         let id = CloudRecord.ID(recordName: recordName, zoneID: zoneID ?? self.zoneID)
-        guard let record = try await record(withID: id) else { return nil }
-        return try await CKRecordDecoder().decode(type, from: record, referenceDatabase: localDatabase)
+        return try await read { db -> Transfer<Value?> in
+            guard let record = try StoreTables.records([id], in: db).first else { return Transfer(value: nil) }
+            return Transfer(value: try Self.decode(Value.self, from: [record], in: db).first)
+        }.value
     }
 
     /// Decodes the model with an identifier, with everything it references, from the store.
-    public func fetch<Value: CKDecodable & Identifiable>(
+    public func fetch<Value: StoreDecodable & Identifiable>(
         _ type: Value.Type, id: Value.ID, in zoneID: CloudRecord.ZoneID? = nil
     ) async throws -> Value? {
         try await fetch(type, recordName: NestedCloudKitCodable.recordName(describing: id), in: zoneID)
     }
 
-    /// Decodes every model of a type in a zone, by record name.
+    /// Decodes every model of a type in a zone, by record name, in one read.
     ///
+    /// To filter, sort or limit in SQLite, use a ``ModelQuery`` (``fetch(_:)``).
     /// - Parameters:
     ///   - type: The model's type.
     ///   - recordType: The type's record type; its name unless the type declares another
     ///     `CKRecordRepresentable/cloudKitRecordType`.
     ///   - zoneID: The zone; the store's ``zoneID`` if omitted.
-    public func fetchAll<Value: CKDecodable>(
+    public func fetchAll<Value: StoreDecodable>(
         _ type: Value.Type, recordType: String? = nil, in zoneID: CloudRecord.ZoneID? = nil
     ) async throws -> [Value] {
-        let records = try await records(ofType: recordType ?? String(describing: type), in: zoneID)
-        var values: [Value] = []
-        values.reserveCapacity(records.count)
-        for record in records {
-            values.append(try await CKRecordDecoder().decode(type, from: record, referenceDatabase: localDatabase))
-        }
-        return values
+        let zone = zoneID ?? self.zoneID
+        let recordType = recordType ?? String(describing: type)
+        return try await read { db in
+            let cursor = try Data.fetchCursor(
+                db,
+                sql: """
+                    SELECT record FROM ncs_record
+                    WHERE record_type = ? AND zone_owner = ? AND zone_name = ? ORDER BY record_name
+                    """,
+                arguments: [recordType, zone.ownerName, zone.zoneName])
+            var records: [CloudRecord] = []
+            while let bytes = try cursor.next() { records.append(try RecordCoding.decode(bytes)) }
+            return Transfer(value: try Self.decode(Value.self, from: records, in: db))
+        }.value
     }
 
-    /// Decodes every model that references a record, optionally through one field.
-    public func fetch<Value: CKDecodable>(
+    /// Decodes every model that references a record, optionally through one field, in one read.
+    public func fetch<Value: StoreDecodable>(
         _ type: Value.Type, referencing target: CloudRecord.ID, field: String? = nil
     ) async throws -> [Value] {
-        var values: [Value] = []
-        for record in try await records(referencing: target, field: field) {
-            values.append(try await CKRecordDecoder().decode(type, from: record, referenceDatabase: localDatabase))
-        }
-        return values
+        try await read { db in
+            Transfer(
+                value: try Self.decode(Value.self, from: Self.holderRecords(of: target, field: field, in: db), in: db))
+        }.value
+    }
+
+    private static func holderRecords(of target: CloudRecord.ID, field: String?, in db: Database) throws
+        -> [CloudRecord]
+    {
+        let holders = try StoreTables.holders(of: target, field: field, in: db).map(\.holder)
+        var unique: [CloudRecord.ID] = []
+        var seen: Set<CloudRecord.ID> = []
+        for holder in holders where seen.insert(holder).inserted { unique.append(holder) }
+        let found = Dictionary(
+            try StoreTables.records(unique, in: db).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return unique.compactMap { found[$0] }
     }
 
     // MARK: Pending changes
@@ -293,7 +312,10 @@ public final class SyncStore: Sendable {
     /// the user signs out or another user signs in. The next sync fetches everything again.
     public func resetLocalStore() async throws {
         try await write { db in
-            for table in ["ncs_record", "ncs_reference", "ncs_outbox", "ncs_zone", "ncs_asset_use", "ncs_skipped"] {
+            for table in [
+                "ncs_record", "ncs_reference", "ncs_outbox", "ncs_zone", "ncs_asset_use", "ncs_skipped",
+                "ncs_server_copy",
+            ] {
                 try db.execute(sql: "DELETE FROM \(table)")
             }
             try db.execute(sql: "DELETE FROM ncs_state WHERE key <> 'counter'")
@@ -348,6 +370,8 @@ public final class SyncStore: Sendable {
             throw error
         } catch let error as StaleResolution {
             throw error
+        } catch let error as ChangeFailed {
+            throw error
         } catch {
             throw SyncError.store("writing the store failed: \(error)")
         }
@@ -357,6 +381,9 @@ public final class SyncStore: Sendable {
     func observeLocalChanges(_ body: @escaping @Sendable () -> Void) -> ObserverList.Token {
         observers.add(body)
     }
+
+    /// Tells the engine in automatic mode that the app changed something.
+    func notifyLocalChange() { observers.notify() }
 
     func removeObserver(_ token: ObserverList.Token) {
         observers.remove(token)

@@ -1,0 +1,58 @@
+import Foundation
+
+extension CKRecordDecoder {
+    /// Decodes many values of one type from their root records, reading the records they reference through
+    /// `fetch`, synchronously: how a local store decodes the result of a query inside one read transaction.
+    ///
+    /// The roots' graphs are resolved together, one level at a time, so a level of every root costs one call of
+    /// `fetch` (which the store answers with a few indexed statements) and a record several roots reference is
+    /// read and decoded once. ``maximumRecordCount`` bounds the records read beyond the roots.
+    ///
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - roots: The values' records, in the order of the result.
+    ///   - fetch: Reads the records with these IDs; an ID it returns no record for is a missing record.
+    /// - Returns: The values, in the order of `roots`.
+    /// - Throws: ``CKCodableError``, with the coding path, record and field of the failure.
+    package func decodeAll<Value: CKDecodable>(
+        _ type: Value.Type, from roots: [CloudRecord], fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]
+    ) throws -> [Value] {
+        guard let first = roots.first else { return [] }
+        var options = self
+        options.maximumRecordCount = maximumRecordCount.addingReportingOverflow(roots.count).partialValue
+        let session = DecodingSession(options: DecodingOptions(options), root: first)
+        do {
+            try session.resolveSynchronously(from: session.addRoots(roots, as: Value.self), fetch: fetch)
+            // As for one root: a model that decodes different fields in different records can reach records that
+            // resolving didn't fetch.
+            for _ in 0...maximumDepth {
+                do {
+                    let values = try session.materializeRoots(Value.self, ids: roots.map(\.id))
+                    if session.unresolved.isEmpty { return values }
+                } catch {
+                    if session.unresolved.isEmpty { throw error }
+                }
+                try session.resolveUnresolvedSynchronously(fetch: fetch)
+            }
+        } catch {
+            throw CKCodableError.atEntryPoint(error, rootID: first.id)
+        }
+        throw CKCodableError.depthLimitExceeded(
+            maximumDepth, at: DecodingLocation(path: .root, recordID: first.id, field: nil))
+    }
+
+    /// The names of the fields a model type decodes from its record: the keys its `init(from:)` asks its
+    /// top-level container for, found by running it once on placeholder values. `nil` if the initializer
+    /// rejects placeholders.
+    ///
+    /// How a store checks a field name given as a string before it runs a query with it.
+    package static func fieldNames(decodedBy type: any CKDecodable.Type) -> Set<String>? {
+        let recorder = FieldNameRecorder()
+        do {
+            _ = try type.init(from: FieldNameProbe(recorder: recorder))
+        } catch {
+            return recorder.names.isEmpty ? nil : recorder.names
+        }
+        return recorder.names
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+/// The results of a read of the store, as they change: the current result at once, then a new one after each
+/// committed transaction that changed what the read reads (the app's saves and deletes, each page a sync
+/// fetched, a reset).
+///
+/// ```swift
+/// for try await notes in store.observe(ModelQuery(Note.self).sorted(by: .descending(.creationDate))) {
+///     render(notes)
+/// }
+/// ```
+///
+/// Built on GRDB's `ValueObservation`: results come in the order of the transactions, never an older one after a
+/// newer; a reader slower than the changes gets the newest result, not every one in between; an equal result
+/// isn't delivered twice when the result is `Equatable`. Cancelling the task that iterates stops the
+/// observation. Each iteration starts an observation of its own.
+public struct StoreObservation<Element>: AsyncSequence, Sendable {
+    public typealias Failure = any Error
+
+    private let start: @Sendable () -> AsyncValueObservation<Transfer<Element>>
+
+    init(
+        writer: any DatabaseWriter, removingDuplicates isDuplicate: (@Sendable (Element, Element) -> Bool)?,
+        fetch: @escaping @Sendable (Database) throws -> Element
+    ) {
+        start = {
+            let observation = ValueObservation.tracking { db in Transfer(value: try fetch(db)) }
+            if let isDuplicate {
+                return observation.removeDuplicates(by: { isDuplicate($0.value, $1.value) })
+                    .values(in: writer, bufferingPolicy: .bufferingNewest(1))
+            }
+            return observation.values(in: writer, bufferingPolicy: .bufferingNewest(1))
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: start().makeAsyncIterator())
+    }
+
+    /// Gives the results one at a time.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncValueObservation<Transfer<Element>>.Iterator
+
+        /// The next result; `nil` once the observing task is cancelled.
+        /// - Throws: ``SyncError/store(_:)`` if the store can't be read (it was closed, or is damaged);
+        ///   `CKCodableError` if a record can't be decoded; ``SyncError/invalidQuery(_:)`` for a query that can't
+        ///   run.
+        public mutating func next() async throws -> Element? {
+            do {
+                return try await base.next()?.value
+            } catch let error as SyncError {
+                throw error
+            } catch let error as CKCodableError {
+                throw error
+            } catch is CancellationError {
+                return nil
+            } catch {
+                throw SyncError.store("observing the store failed: \(error)")
+            }
+        }
+    }
+}
+
+extension SyncStore {
+    /// The models a query matches, now and after every change to them.
+    public func observe<Model: QueryableModel>(_ query: ModelQuery<Model>) -> StoreObservation<[Model]> {
+        let zone = zoneID
+        return StoreObservation(writer: writer, removingDuplicates: nil) { db in
+            try Self.fetch(query, storeZone: zone, in: db)
+        }
+    }
+
+    /// The models a query matches, now and after every change to them; a change that leaves the result equal
+    /// delivers nothing.
+    public func observe<Model: QueryableModel & Equatable>(_ query: ModelQuery<Model>) -> StoreObservation<[Model]> {
+        let zone = zoneID
+        return StoreObservation(writer: writer, removingDuplicates: { $0 == $1 }) { db in
+            try Self.fetch(query, storeZone: zone, in: db)
+        }
+    }
+
+    /// The records a query matches, now and after every change to them.
+    public func observeRecords<Model: QueryableModel>(matching query: ModelQuery<Model>)
+        -> StoreObservation<[CloudRecord]>
+    {
+        let zone = zoneID
+        return StoreObservation(writer: writer, removingDuplicates: { $0 == $1 }) { db in
+            try Self.records(matching: query, storeZone: zone, in: db)
+        }
+    }
+
+    /// One model, by identifier, now and after every change to it: `nil` while the store doesn't have it.
+    public func observe<Model: StoreDecodable & Identifiable>(
+        _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil
+    ) -> StoreObservation<Model?> {
+        let recordID = CloudRecord.ID(
+            recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zoneID ?? self.zoneID)
+        return StoreObservation(writer: writer, removingDuplicates: nil) { db in
+            guard let record = try StoreTables.records([recordID], in: db).first else { return nil }
+            return try Self.decode(Model.self, from: [record], in: db).first
+        }
+    }
+
+    /// One model, by identifier, now and after every change to it; a change that leaves it equal delivers
+    /// nothing.
+    public func observe<Model: StoreDecodable & Identifiable & Equatable>(
+        _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil
+    ) -> StoreObservation<Model?> {
+        let recordID = CloudRecord.ID(
+            recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zoneID ?? self.zoneID)
+        return StoreObservation(writer: writer, removingDuplicates: { $0 == $1 }) { db in
+            guard let record = try StoreTables.records([recordID], in: db).first else { return nil }
+            return try Self.decode(Model.self, from: [record], in: db).first
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+/// Turns queries and index declarations into SQL over `ncs_record`.
+///
+/// A field is `json_extract(fields, '$."name"')` (``FieldProjection``), written the same way in queries and in
+/// index definitions, which is what lets SQLite match one to the other. The record type is a literal, not a
+/// parameter: declared indexes are partial (`WHERE record_type = 'Note'`), and SQLite uses a partial index only
+/// for a query whose WHERE clause states the same term.
+enum StoreSQL {
+    struct Statement {
+        var sql: String
+        var arguments: StatementArguments
+    }
+
+    /// What a query selects: rows of records, a count, or whether one exists.
+    enum Selection {
+        case records
+        case count
+        case exists
+    }
+
+    static func statement<Model: QueryableModel>(
+        for query: ModelQuery<Model>, selecting selection: Selection, storeZone: CloudRecord.ZoneID
+    ) throws -> Statement {
+        let recordType = query.recordType ?? String(describing: Model.self)
+        let zone = query.zoneID ?? storeZone
+        var checker = FieldChecker<Model>(recordType: recordType)
+        var arguments: StatementArguments = [zone.ownerName, zone.zoneName]
+        var sql: String
+        switch selection {
+        case .records: sql = "SELECT record FROM ncs_record"
+        case .count: sql = "SELECT COUNT(*) FROM ncs_record"
+        case .exists: sql = "SELECT EXISTS (SELECT 1 FROM ncs_record"
+        }
+        sql += " WHERE record_type = \(literal(recordType)) AND zone_owner = ? AND zone_name = ?"
+        if let filter = query.filter {
+            sql += " AND " + (try condition(filter.node, zone: zone, checker: &checker, arguments: &arguments))
+        }
+        // Checked whatever is selected: a count of a misspelt sort is as wrong as a fetch of it.
+        for key in query.sortOrder { try checker.check(key.field.target) }
+        switch selection {
+        case .records:
+            var terms: [String] = []
+            for key in query.sortOrder {
+                terms.append(expression(key.field.target) + (key.descending ? " DESC" : ""))
+            }
+            // The tie-break runs the way the last key does, so an index on the keys (whose entries end with the
+            // record's name) gives the whole order without sorting.
+            let last = query.sortOrder.last?.descending == true
+            terms.append("record_name" + (last ? " DESC" : ""))
+            sql += " ORDER BY " + terms.joined(separator: ", ")
+            guard query.offset >= 0, (query.limit ?? 0) >= 0 else {
+                throw SyncError.invalidQuery(
+                    "the limit and offset of a query of \(recordType) can't be negative (limit \(query.limit ?? 0), "
+                        + "offset \(query.offset))")
+            }
+            if let limit = query.limit {
+                sql += " LIMIT \(limit) OFFSET \(query.offset)"
+            } else if query.offset > 0 {
+                sql += " LIMIT -1 OFFSET \(query.offset)"
+            }
+        case .count:
+            break
+        case .exists:
+            sql += ")"
+        }
+        return Statement(sql: sql, arguments: arguments)
+    }
+
+    private static func condition<Model>(
+        _ node: ModelFilter<Model>.Node, zone: CloudRecord.ZoneID, checker: inout FieldChecker<Model>,
+        arguments: inout StatementArguments
+    ) throws -> String {
+        switch node {
+        case .compare(let target, let comparison, let value):
+            try checker.check(target)
+            arguments += [try argument(value, for: target, checker: checker)]
+            return "\(expression(target)) \(comparison.rawValue) ?"
+        case .isIn(let target, let values, let negated):
+            try checker.check(target)
+            guard !values.isEmpty else { return negated ? "\(expression(target)) IS NOT NULL" : "0" }
+            for value in values { arguments += [try argument(value, for: target, checker: checker)] }
+            let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
+            return "\(expression(target)) \(negated ? "NOT IN" : "IN") (\(marks))"
+        case .beginsWith(let target, let prefix):
+            try checker.check(target)
+            let field = expression(target)
+            // The range term lets an index narrow the scan; the substr term makes the match exact.
+            arguments += [prefix, prefix.unicodeScalars.count, prefix]
+            return "(\(field) >= ? AND substr(\(field), 1, ?) = ?)"
+        case .listContains(let target, let value):
+            try checker.check(target)
+            guard case .field(let name, _) = target else {
+                throw SyncError.invalidQuery(
+                    "\(checker.recordType).\(QueryField<Model>(target: target).name) isn't a list; use equals(_:_:)")
+            }
+            arguments += [try argument(value, for: target, checker: checker)]
+            return "CASE WHEN \(expression(target)) IS NULL THEN NULL ELSE EXISTS (SELECT 1 FROM "
+                + "json_each(ncs_record.fields, \(path(name))) WHERE value = ?) END"
+        case .references(let target, let recordID):
+            try checker.check(target)
+            guard case .field(let name, _) = target else {
+                throw SyncError.invalidQuery(
+                    "\(checker.recordType).\(QueryField<Model>(target: target).name) isn't a reference field; name a "
+                        + "field that holds references")
+            }
+            let field = expression(target)
+            let targetZone = recordID.zoneID == QueryZone.placeholder ? zone : recordID.zoneID
+            arguments += [name, targetZone.ownerName, targetZone.zoneName, recordID.recordName]
+            return "CASE WHEN \(field) IS NULL THEN NULL ELSE record_name IN ("
+                + "SELECT holder_name FROM ncs_reference WHERE holder_zone_owner = ncs_record.zone_owner "
+                + "AND holder_zone_name = ncs_record.zone_name AND field = ? AND target_zone_owner = ? "
+                + "AND target_zone_name = ? AND target_name = ?) END"
+        case .isNil(let target, let isNil):
+            try checker.check(target)
+            return "\(expression(target)) \(isNil ? "IS NULL" : "IS NOT NULL")"
+        case .and(let nodes):
+            guard !nodes.isEmpty else { return "1" }
+            return "("
+                + (try nodes.map { try condition($0, zone: zone, checker: &checker, arguments: &arguments) })
+                .joined(separator: " AND ") + ")"
+        case .or(let nodes):
+            guard !nodes.isEmpty else { return "0" }
+            return "("
+                + (try nodes.map { try condition($0, zone: zone, checker: &checker, arguments: &arguments) })
+                .joined(separator: " OR ") + ")"
+        case .not(let node):
+            return "NOT (" + (try condition(node, zone: zone, checker: &checker, arguments: &arguments)) + ")"
+        case .invalid(let reason):
+            throw SyncError.invalidQuery(reason)
+        }
+    }
+
+    /// A value as SQLite compares it with a field's projection.
+    private static func argument<Model>(
+        _ value: CloudValue, for target: QueryField<Model>.Target, checker: FieldChecker<Model>
+    ) throws -> DatabaseValue {
+        switch value {
+        case .string(let value): return value.databaseValue
+        case .int64(let value): return value.databaseValue
+        case .double(let value) where value.isFinite: return value.databaseValue
+        case .date(let value): return value.timeIntervalSince1970.databaseValue
+        case .reference(let reference): return reference.recordID.recordName.databaseValue
+        default:
+            throw SyncError.invalidQuery(
+                "\(checker.recordType).\(QueryField<Model>(target: target).name) can't be compared with a "
+                    + "\(value.kind.rawValue) value; compare strings, numbers, dates and references, test lists "
+                    + "with contains(_:_:) and anything else with isNil(_:)")
+        }
+    }
+
+    // MARK: Expressions
+
+    static func expression<Model>(_ target: QueryField<Model>.Target) -> String {
+        switch target {
+        case .field(let name, _): "json_extract(fields, \(path(name)))"
+        case .creationDate: "created_at"
+        case .modificationDate: "modified_at"
+        case .recordName: "record_name"
+        }
+    }
+
+    static func expression(_ key: StoreIndex.Key) -> String {
+        switch key {
+        case .field(let name): "json_extract(fields, \(path(name)))"
+        case .creationDate: "created_at"
+        case .modificationDate: "modified_at"
+        case .recordName: "record_name"
+        }
+    }
+
+    /// The JSON path of a field: quoted, so a name with a dot is one key, not a nested path.
+    private static func path(_ name: String) -> String { literal("$.\"" + name + "\"") }
+
+    /// A string as an SQL literal.
+    static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+
+    /// Whether a name is one CloudKit accepts for a record type or field (and so safe in a JSON path): ASCII
+    /// letters, digits and underscores, starting with a letter; dots too, which flattened nested values use.
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
+        return name.unicodeScalars.allSatisfy {
+            $0.isASCII
+                && ($0 == "_" || $0 == "." || $0.properties.isAlphabetic
+                    || ("0"..."9").contains($0))
+        }
+    }
+
+    /// FNV-1a over the text's bytes, in hex: stable across runs and platforms, unlike `Hasher`.
+    static func stableHash(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+}
+
+/// Checks the field names a query gives as strings against the fields the model decodes, once per query.
+struct FieldChecker<Model: QueryableModel> {
+    let recordType: String
+    private var known: Set<String>?? = .none
+
+    init(recordType: String) { self.recordType = recordType }
+
+    mutating func check(_ target: QueryField<Model>.Target) throws {
+        guard case .field(let name, checked: false) = target else { return }
+        if known == nil { known = .some(CKRecordDecoder.fieldNames(decodedBy: Model.self)) }
+        guard StoreSQL.isValidName(name) else {
+            throw SyncError.invalidQuery("\"\(name)\" isn't a field name of \(recordType)")
+        }
+        // A model whose initializer can't be probed accepts any well-formed name.
+        guard case .some(.some(let names)) = known, !names.contains(name) else { return }
+        throw SyncError.invalidQuery(
+            "\(Model.self) has no field \"\(name)\" (its fields: \(names.sorted().joined(separator: ", "))); "
+                + "check the spelling, or name the field by its coding key so the compiler checks it")
+    }
+}

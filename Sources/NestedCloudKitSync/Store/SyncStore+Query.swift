@@ -1,0 +1,146 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+extension SyncStore {
+    // MARK: Queries
+
+    /// The models a query matches, decoded with everything they reference, read in one transaction.
+    ///
+    /// The filter, order, limit and offset run in SQLite, on an index when one was declared for the fields
+    /// (``declareIndexes(for:)``); the references of the models found are read a level of the graph at a time.
+    /// - Throws: ``SyncError/invalidQuery(_:)`` for a field name the model doesn't decode or a value a field
+    ///   can't be compared with; `CKCodableError` if a record can't be decoded as the model.
+    public func fetch<Model: QueryableModel>(_ query: ModelQuery<Model>) async throws -> [Model] {
+        let zone = zoneID
+        return try await read { db in Transfer(value: try Self.fetch(query, storeZone: zone, in: db)) }.value
+    }
+
+    /// The first model a query matches, or `nil`.
+    public func fetchOne<Model: QueryableModel>(_ query: ModelQuery<Model>) async throws -> Model? {
+        try await fetch(query.limit(1, offset: query.offset)).first
+    }
+
+    /// The records a query matches, as the store holds them (with the system fields of their last server copy).
+    public func records<Model: QueryableModel>(matching query: ModelQuery<Model>) async throws -> [CloudRecord] {
+        let zone = zoneID
+        return try await read { db in try Self.records(matching: query, storeZone: zone, in: db) }
+    }
+
+    /// How many models a query matches (its limit and offset apply).
+    public func count<Model: QueryableModel>(_ query: ModelQuery<Model>) async throws -> Int {
+        let zone = zoneID
+        return try await read { db in
+            // COUNT(*) ignores the limit and offset; they cut the count here.
+            let statement = try StoreSQL.statement(for: query, selecting: .count, storeZone: zone)
+            let all = try Int.fetchOne(db, sql: statement.sql, arguments: statement.arguments) ?? 0
+            let afterOffset = max(0, all - query.offset)
+            return query.limit.map { min($0, afterOffset) } ?? afterOffset
+        }
+    }
+
+    /// Whether a query matches any model.
+    public func exists<Model: QueryableModel>(_ query: ModelQuery<Model>) async throws -> Bool {
+        let zone = zoneID
+        return try await read { db in
+            let statement = try StoreSQL.statement(for: query, selecting: .exists, storeZone: zone)
+            return try Bool.fetchOne(db, sql: statement.sql, arguments: statement.arguments) ?? false
+        }
+    }
+
+    /// What SQLite does to run a query (`EXPLAIN QUERY PLAN`): each step's detail, such as
+    /// `SEARCH ncs_record USING INDEX ...` or `SCAN ncs_record`. For checking that a query uses an index.
+    public func queryPlan<Model: QueryableModel>(_ query: ModelQuery<Model>) async throws -> [String] {
+        let zone = zoneID
+        return try await read { db in
+            let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: zone)
+            return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments)
+                .map { $0["detail"] }
+        }
+    }
+
+    // MARK: Indexes
+
+    /// Makes the store's indexes those the model types declare (``QueryableModel/storeIndexes``): creates the ones
+    /// it doesn't have and drops the ones no type declares any more. Call it once when the app starts, with
+    /// every type the app queries.
+    ///
+    /// - Throws: ``SyncError/invalidIndex(_:)`` for a declaration that can't be an index (nothing is changed).
+    public func declareIndexes(for types: [any QueryableModel.Type]) async throws {
+        var indexes: [StoreIndex] = []
+        for type in types {
+            for index in type.storeIndexes {
+                try Self.check(index, against: type)
+                indexes.append(index)
+            }
+        }
+        try await declareIndexes(indexes)
+    }
+
+    /// Makes the store's indexes exactly these: creates the missing ones and drops the others it made before.
+    ///
+    /// - Throws: ``SyncError/invalidIndex(_:)`` for a declaration that can't be an index (nothing is changed).
+    public func declareIndexes(_ indexes: [StoreIndex]) async throws {
+        for index in indexes { try index.validate() }
+        try await write { db in
+            let wanted = Dictionary(indexes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let existing = try String.fetchSet(db, sql: "SELECT name FROM ncs_index")
+            for name in existing where wanted[name] == nil {
+                try db.execute(sql: "DROP INDEX IF EXISTS \(name)")
+                try db.execute(sql: "DELETE FROM ncs_index WHERE name = ?", arguments: [name])
+            }
+            for (name, index) in wanted.sorted(by: { $0.key < $1.key }) where !existing.contains(name) {
+                // The record's name last: queries break ties by it, so the index gives their whole order.
+                let columns = ["zone_owner", "zone_name"] + index.keys.map(StoreSQL.expression) + ["record_name"]
+                try db.execute(
+                    sql: """
+                        CREATE INDEX IF NOT EXISTS \(name) ON ncs_record (\(columns.joined(separator: ", ")))
+                        WHERE record_type = \(StoreSQL.literal(index.recordType))
+                        """)
+                try db.execute(
+                    sql: "INSERT INTO ncs_index (name, record_type, definition) VALUES (?, ?, ?)",
+                    arguments: [name, index.recordType, index.definition])
+            }
+        }
+    }
+
+    /// The indexes the store keeps, by what they cover: `Note(json_extract(fields, '$."isDone"'), created_at)`.
+    public func declaredIndexes() async throws -> [String] {
+        try await read { db in try String.fetchAll(db, sql: "SELECT definition FROM ncs_index ORDER BY definition") }
+    }
+
+    private static func check(_ index: StoreIndex, against type: any QueryableModel.Type) throws {
+        guard !index.namesToCheck.isEmpty, let names = CKRecordDecoder.fieldNames(decodedBy: type) else { return }
+        for name in index.namesToCheck where !names.contains(name) {
+            throw SyncError.invalidIndex(
+                "\(type) has no field \"\(name)\" (its fields: \(names.sorted().joined(separator: ", "))); check "
+                    + "the spelling, or name the field by its coding key so the compiler checks it")
+        }
+    }
+
+    // MARK: Reading inside a transaction
+
+    static func records<Model: QueryableModel>(
+        matching query: ModelQuery<Model>, storeZone: CloudRecord.ZoneID, in db: Database
+    ) throws -> [CloudRecord] {
+        let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: storeZone)
+        let cursor = try Data.fetchCursor(db, sql: statement.sql, arguments: statement.arguments)
+        var records: [CloudRecord] = []
+        while let bytes = try cursor.next() { records.append(try RecordCoding.decode(bytes)) }
+        return records
+    }
+
+    static func fetch<Model: QueryableModel>(
+        _ query: ModelQuery<Model>, storeZone: CloudRecord.ZoneID, in db: Database
+    ) throws -> [Model] {
+        try decode(Model.self, from: records(matching: query, storeZone: storeZone, in: db), in: db)
+    }
+
+    /// Decodes models from their records and the records they reference, read from the store a level of the
+    /// graph at a time.
+    static func decode<Model: CKDecodable>(_ type: Model.Type, from roots: [CloudRecord], in db: Database) throws
+        -> [Model]
+    {
+        try CKRecordDecoder().decodeAll(type, from: roots) { ids in try StoreTables.records(ids, in: db) }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+import Testing
+
+@testable import NestedCloudKitSync
+
+/// A store file written by the release before the app-database layout (`Fixtures/store-v2.sqlite`: two notes, a
+/// school with its director and a student, synced; then an edit of a synced note, a new note and a deletion,
+/// pending) opens in this one with its queue, tokens and ancestors intact.
+@Suite("Store: files of earlier layouts")
+struct StoreMigrationTests {
+    private static func copyOfFixture() throws -> (path: String, directory: URL) {
+        let fixture = try #require(
+            Bundle.module.url(forResource: "store-v2", withExtension: "sqlite", subdirectory: "Fixtures"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("migration-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("store.sqlite").path
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+        return (path, directory)
+    }
+
+    @Test func aStoreOfTheSecondLayoutOpensWithEverythingItHeld() async throws {
+        let (path, directory) = try Self.copyOfFixture()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = VirtualCloudClock(start: Date(timeIntervalSince1970: 1_700_000_120))
+        let store = try SyncStore(path: path, clock: clock)
+        // Pending changes, in their order, as the earlier release queued them.
+        let pending = try await store.pendingChanges()
+        #expect(pending.map(\.recordID.recordName) == ["synced", "new", "p1"])
+        #expect(pending.map(\.operation) == [.save, .save, .delete])
+        // Models read back, edits included.
+        #expect(try await store.fetch(Note.self, id: "synced")?.title == "Synced, then edited")
+        #expect(try await store.fetch(Note.self, id: "new") == Note(id: "new", title: "Not sent yet", body: "é ✓"))
+        // The school's student was deleted (pending): the school's record still names it, the director is there.
+        #expect(try await store.fetch(Person.self, id: "d1")?.name == "Ada")
+        #expect(try await store.fetch(Person.self, id: "p1") == nil)
+        let school = try #require(
+            try await store.record(withID: CloudRecord.ID(recordName: "s1", zoneID: store.zoneID)))
+        #expect(school["name"] == .string("Hill"))
+        // Tokens and the account kept; every row in the new form, fields queryable.
+        let state = try await store.read { db in
+            (
+                try Data.fetchOne(db, sql: "SELECT value FROM ncs_state WHERE key = 'databaseToken'"),
+                try Data.fetchOne(db, sql: "SELECT token FROM ncs_zone"),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ncs_record WHERE hex(substr(record, 1, 1)) <> 'B1'"),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ncs_record WHERE ancestor_tag IS NOT NULL")
+            )
+        }
+        #expect(state.0 != nil && state.1 != nil)
+        #expect(state.2 == 0)
+        #expect(state.3 == 3)
+        #expect(try await store.syncedUserRecordName() == InMemoryCloudDatabase.defaultUserRecordName)
+        let pinned = try await store.fetch(
+            ModelQuery(QueryableNote.self).recordType("Note").filter(.equals(.pinned, true)))
+        #expect(pinned.map(\.id) == ["synced"])
+        // The ancestor of the edited note is the server's copy: its change tag is the one a save is checked with.
+        let stored = try await store.read { db in
+            try StoreTables.record(CloudRecord.ID(recordName: "synced", zoneID: store.zoneID), in: db)
+        }
+        #expect(stored?.ancestor?["title"] == .string("Synced"))
+        #expect(stored?.ancestor?.systemFields?.changeTag != nil)
+        try await store.close()
+    }
+}
+
+/// `Note` with the coding keys a query names.
+struct QueryableNote: CKCodable, Identifiable, Sendable, QueryableModel {
+    var id: String
+    var title: String
+    var body: String
+    var pinned: Bool
+    var cloudKitRecordType: String { "Note" }
+
+    enum CodingKeys: String, CodingKey { case id, title, body, pinned }
+}
