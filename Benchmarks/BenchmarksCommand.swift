@@ -48,6 +48,10 @@ struct BenchmarksCommand: AsyncParsableCommand {
             results += try await workloads.sync { name in only.map { name.hasPrefix($0) || $0.hasPrefix(name) } ?? true
             }
         }
+        if wanted("store") || only?.hasPrefix("store.") == true {
+            results += try await workloads.store { name in only.map { name.hasPrefix($0) || $0.hasPrefix(name) } ?? true
+            }
+        }
         if wanted("webservices") { results += try workloads.webServices() }
         if wanted("emulator.load") { results.append(try await workloads.emulatorLoad(checksFloor: !quick)) }
 

@@ -20,12 +20,17 @@ struct Sizes {
     /// Requests of the emulator's load test (half saves, half lookups) and the clients sending them at once.
     var emulatorRequests = 6_000
     var emulatorClients = 8
+    /// The store read workloads: a screen's store, and a large one.
+    var storeSmall = 10_000
+    var storeLarge = 100_000
+    /// Parents of the graph read, each with ten children.
+    var storeParents = 1_000
 
     static let full = Sizes()
     static let quick = Sizes(
         flatValues: 2_000, students: 100, books: 500, chainDepth: 5, treeFanOuts: [5, 5, 8], sqliteRecords: 1_000,
         smallZone: 200, largeZone: 2_000, syncRecords: 2_000,
-        emulatorRequests: 400)
+        emulatorRequests: 400, storeSmall: 200, storeLarge: 2_000, storeParents: 50)
 }
 
 struct Workloads {

@@ -1,4 +1,5 @@
 import NestedCloudKitCodable
+import NestedCloudKitSync
 
 /// A shopping list and its items: each item a record of its own, referenced from the list.
 struct ShoppingList: CKCodable, Identifiable, Equatable {
@@ -7,8 +8,13 @@ struct ShoppingList: CKCodable, Identifiable, Equatable {
     var items: [Item]
 }
 
-struct Item: CKCodable, Identifiable, Equatable {
+/// An item, queryable by its fields: a screen lists the open ones, newest first, on a declared index.
+struct Item: CKCodable, Identifiable, Equatable, QueryableModel {
     var id: String
     var text: String
     var done: Bool
+
+    enum CodingKeys: String, CodingKey { case id, text, done }
+
+    static let storeIndexes = [StoreIndex(Item.self, on: [.key(.done), .creationDate])]
 }

@@ -88,6 +88,30 @@ struct SyncExampleCommand: AsyncParsableCommand {
         let converged = try await phone.list() == laptop.list()
         print("\nConverged: \(converged ? "yes, both devices hold the same list" : "NO")")
         if !converged { throw ExitCode.failure }
+
+        print("\n5. The laptop's screen: the open items, newest first, a query SQLite answers on an index, observed.")
+        try await laptop.store.declareIndexes(for: [Item.self])
+        let openItems = ModelQuery(Item.self).filter(.equals(.done, false)).sorted(by: .descending(.creationDate))
+        var screen = laptop.store.observe(openItems).makeAsyncIterator()
+        print("   laptop's screen: " + Self.describe(try await screen.next() ?? []))
+        clock.advance(by: .seconds(60))
+        try await phone.store.update(ShoppingList.self, id: "groceries") { list in
+            list.items.append(Item(id: "eggs", text: "Eggs", done: false))
+        }
+        try await phone.store.update(Item.self, id: "bread") { $0.done = true }
+        print("   phone: adds Eggs, ticks Bread, and syncs; the laptop syncs")
+        try await phone.sync()
+        try await laptop.sync()
+        // The observation delivers after each transaction of the sync; the screen shows the last result.
+        let current = try await laptop.store.fetch(openItems)
+        var shown = try await screen.next() ?? []
+        while shown != current { shown = try await screen.next() ?? [] }
+        print("   laptop's screen: " + Self.describe(shown))
+        guard shown.first?.id == "eggs" else { throw ExitCode.failure }
+    }
+
+    static func describe(_ items: [Item]) -> String {
+        items.isEmpty ? "nothing to buy" : items.map(\.text).joined(separator: ", ")
     }
 
     static func temporaryFolder() -> URL {

@@ -115,6 +115,30 @@ struct UpdateAndMergeTests {
         #expect(try await b.store.fetch(Card.self, id: "c")?.front == "front by a")
     }
 
+    @Test func aStaleSaveKeepsTheNewerValueOfAFieldThatHeldALocalEditWhenItWasRead() async throws {
+        let scenario = Scenario()
+        let a = try await scenario.device(Scenario.configuration(.fieldByField))
+        let b = try await scenario.device(Scenario.configuration(.fieldByField))
+        try await a.store.save(Card(id: "c", front: "front", back: "back"))
+        try await a.sync()
+        try await b.sync()
+        // A edits the front offline; B edits it later and syncs first, so B's front is the newer edit.
+        try await a.store.update(Card.self, id: "c") { $0.front = "front by a" }
+        scenario.clock.advance(by: .seconds(1))
+        try await b.store.update(Card.self, id: "c") { $0.front = "front by b" }
+        try await b.sync()
+        // A's screen holds the card with A's own pending front; the sync then resolves the front to B's.
+        var onScreen = try #require(try await a.store.fetch(Card.self, id: "c"))
+        #expect(onScreen.front == "front by a")
+        try await a.sync()
+        #expect(try await a.store.fetch(Card.self, id: "c")?.front == "front by b")
+        // The user changes only the back: the front the screen still shows is what it read, not a new edit.
+        onScreen.back = "back by a"
+        try await a.store.save(onScreen)
+        let saved = try #require(try await a.store.fetch(Card.self, id: "c"))
+        #expect(saved.front == "front by b" && saved.back == "back by a")
+    }
+
     @Test func aModelWithoutSystemFieldsReplacesEveryField() async throws {
         let scenario = Scenario()
         let a = try await scenario.device(Scenario.configuration(.fieldByField))

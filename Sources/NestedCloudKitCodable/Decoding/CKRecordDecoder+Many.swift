@@ -18,8 +18,10 @@ extension CKRecordDecoder {
         _ type: Value.Type, from roots: [CloudRecord], fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]
     ) throws -> [Value] {
         guard let first = roots.first else { return [] }
+        // The roots that reference others are the session's records too: the limit counts the records beyond them.
+        let (limit, overflow) = maximumRecordCount.addingReportingOverflow(roots.count(where: \.hasReferences))
         var options = self
-        options.maximumRecordCount = maximumRecordCount.addingReportingOverflow(roots.count).partialValue
+        options.maximumRecordCount = overflow ? Int.max : limit
         let session = DecodingSession(options: DecodingOptions(options), root: first)
         do {
             try session.resolveSynchronously(from: session.addRoots(roots, as: Value.self), fetch: fetch)
@@ -27,7 +29,7 @@ extension CKRecordDecoder {
             // resolving didn't fetch.
             for _ in 0...maximumDepth {
                 do {
-                    let values = try session.materializeRoots(Value.self, ids: roots.map(\.id))
+                    let values = try session.materializeRoots(Value.self, roots: roots)
                     if session.unresolved.isEmpty { return values }
                 } catch {
                     if session.unresolved.isEmpty { throw error }
@@ -43,7 +45,7 @@ extension CKRecordDecoder {
 
     /// The names of the fields a model type decodes from its record: the keys its `init(from:)` asks its
     /// top-level container for, found by running it once on placeholder values. `nil` if the initializer
-    /// rejects placeholders.
+    /// rejects placeholders before it asked for every key (the names seen so far may not be all of them).
     ///
     /// How a store checks a field name given as a string before it runs a query with it.
     package static func fieldNames(decodedBy type: any CKDecodable.Type) -> Set<String>? {
@@ -51,7 +53,7 @@ extension CKRecordDecoder {
         do {
             _ = try type.init(from: FieldNameProbe(recorder: recorder))
         } catch {
-            return recorder.names.isEmpty ? nil : recorder.names
+            return nil
         }
         return recorder.names
     }

@@ -152,10 +152,11 @@ final class DecodingSession {
 
     // MARK: Many roots, fetched synchronously
 
-    /// Adds more roots, each a node of depth 0, to resolve and materialize with the first.
+    /// Adds the roots that reference other records as nodes of depth 0, to resolve with the first; the others
+    /// need nothing resolved, and ``materializeRoots(_:roots:)`` decodes them from the records in hand.
     func addRoots(_ roots: [CloudRecord], as type: any CKDecodable.Type) -> [Node] {
         var nodes: [Node] = []
-        for record in roots {
+        for record in roots where record.hasReferences {
             records[record.id] = record
             guard visited.insert(NodeKey(record.id, type)).inserted else { continue }
             let node = Node(id: record.id, type: type, path: .root, depth: 0)
@@ -210,7 +211,7 @@ final class DecodingSession {
     }
 
     /// Decodes every root's value, every record deepest first; a record shared by several roots is decoded once.
-    func materializeRoots<Value: CKDecodable>(_ type: Value.Type, ids: [CloudRecord.ID]) throws -> [Value] {
+    func materializeRoots<Value: CKDecodable>(_ type: Value.Type, roots: [CloudRecord]) throws -> [Value] {
         probe = nil
         unresolved = []
         for node in discovered.reversed() where node.depth > 0 {
@@ -219,12 +220,23 @@ final class DecodingSession {
             }
         }
         var values: [Value] = []
-        values.reserveCapacity(ids.count)
-        for id in ids {
-            let value = try decodeRecord(Value.self, id: id, at: .root, nesting: 0)
+        values.reserveCapacity(roots.count)
+        for root in roots {
+            // A root another root references was decoded as that one's child: the same value, once.
+            // A root that references others goes through the cache, so that a root another root references is
+            // decoded once; one that doesn't is decoded from the record in hand, unless a root referencing it
+            // already decoded it.
+            let value: any CKDecodable
+            if root.hasReferences {
+                value = try decodeRecord(Value.self, id: root.id, at: .root, nesting: 0)
+            } else if !cache.isEmpty, case .decoded(let result)? = cache[NodeKey(root.id, Value.self)] {
+                value = try result.get()
+            } else {
+                value = try decode(Value.self, record: root, at: .root, nesting: 0)
+            }
             guard let typed = value as? Value else {
                 throw CKCodableError.typeMismatch(
-                    expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: id, at: .root))
+                    expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: root.id, at: .root))
             }
             values.append(typed)
         }
@@ -387,24 +399,28 @@ final class DecodingSession {
             throw CKCodableError.depthLimitExceeded(Self.nestedDecodingDepthLimit, at: location(of: id, at: path))
         }
         if caching { cache[key] = .decoding }
-        let result = Result<any CKDecodable, any Error> {
-            let decoder = ValueDecoder(
-                session: self, source: .record(record), path: path, record: record, field: nil, nesting: nesting)
-            let value: any CKDecodable
-            do {
-                value = try type.init(from: decoder)
-            } catch {
-                throw CKCodableError.fromModel(error, recordID: id, recordPath: path)
-            }
-            guard value.cloudKitRecordType == record.recordType else {
-                throw CKCodableError.recordTypeMismatch(
-                    expected: value.cloudKitRecordType, found: record.recordType, at: location(of: id, at: path)
-                )
-            }
-            return value
-        }
+        let result = Result<any CKDecodable, any Error> { try decode(type, record: record, at: path, nesting: nesting) }
         if caching { cache[key] = .decoded(result) }
         return try result.get()
+    }
+
+    /// Runs the model's initializer on a record, and checks the record's type.
+    private func decode(_ type: any CKDecodable.Type, record: CloudRecord, at path: CodingPath, nesting: Int) throws
+        -> any CKDecodable
+    {
+        let decoder = ValueDecoder(
+            session: self, source: .record(record), path: path, record: record, field: nil, nesting: nesting)
+        let value: any CKDecodable
+        do {
+            value = try type.init(from: decoder)
+        } catch {
+            throw CKCodableError.fromModel(error, recordID: record.id, recordPath: path)
+        }
+        guard value.cloudKitRecordType == record.recordType else {
+            throw CKCodableError.recordTypeMismatch(
+                expected: value.cloudKitRecordType, found: record.recordType, at: location(of: record.id, at: path))
+        }
+        return value
     }
 
     /// The value of a referenced record, or `nil` if the record doesn't exist. While probing, a placeholder.

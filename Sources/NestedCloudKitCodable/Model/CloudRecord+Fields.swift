@@ -79,8 +79,9 @@ extension CloudRecord {
             return entries[position].value
         }
 
-        /// Adds a field the caller knows isn't there yet, without looking.
-        mutating func appendNew(_ value: CloudValue, named name: String) {
+        /// Adds a field the caller knows isn't there yet, without looking: how a store that wrote the fields reads
+        /// them back.
+        package mutating func appendNew(_ value: CloudValue, named name: String) {
             append(name, value)
         }
 

@@ -20,28 +20,38 @@ public struct StoreObservation<Element>: AsyncSequence, Sendable {
     public typealias Failure = any Error
 
     private let start: @Sendable () -> AsyncValueObservation<Transfer<Element>>
+    private let isDuplicate: (@Sendable (Element, Element) -> Bool)?
 
     init(
         writer: any DatabaseWriter, removingDuplicates isDuplicate: (@Sendable (Element, Element) -> Bool)?,
         fetch: @escaping @Sendable (Database) throws -> Element
     ) {
+        self.isDuplicate = isDuplicate
         start = {
-            let observation = ValueObservation.tracking { db in Transfer(value: try fetch(db)) }
-            if let isDuplicate {
-                return observation.removeDuplicates(by: { isDuplicate($0.value, $1.value) })
-                    .values(in: writer, bufferingPolicy: .bufferingNewest(1))
-            }
-            return observation.values(in: writer, bufferingPolicy: .bufferingNewest(1))
+            ValueObservation.tracking { db in Transfer(value: try fetch(db)) }
+                .values(in: writer, bufferingPolicy: .bufferingNewest(1))
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: start().makeAsyncIterator())
+        AsyncIterator(base: start().makeAsyncIterator(), isDuplicate: isDuplicate)
     }
 
     /// Gives the results one at a time.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncValueObservation<Transfer<Element>>.Iterator
+        let isDuplicate: (@Sendable (Element, Element) -> Bool)?
+        /// The last result given, to skip an equal one. Compared here, in the task that iterates, never on the
+        /// database's queue: a result handed out is the caller's alone.
+        var last: Element?
+
+        init(
+            base: AsyncValueObservation<Transfer<Element>>.Iterator,
+            isDuplicate: (@Sendable (Element, Element) -> Bool)?
+        ) {
+            self.base = base
+            self.isDuplicate = isDuplicate
+        }
 
         /// The next result; `nil` once the observing task is cancelled.
         /// - Throws: ``SyncError/store(_:)`` if the store can't be read (it was closed, or is damaged);
@@ -49,7 +59,12 @@ public struct StoreObservation<Element>: AsyncSequence, Sendable {
         ///   run.
         public mutating func next() async throws -> Element? {
             do {
-                return try await base.next()?.value
+                while let result = try await base.next()?.value {
+                    if let isDuplicate, let last, isDuplicate(last, result) { continue }
+                    if isDuplicate != nil { last = result }
+                    return result
+                }
+                return nil
             } catch let error as SyncError {
                 throw error
             } catch let error as CKCodableError {

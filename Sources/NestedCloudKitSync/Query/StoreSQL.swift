@@ -40,6 +40,11 @@ enum StoreSQL {
         }
         // Checked whatever is selected: a count of a misspelt sort is as wrong as a fetch of it.
         for key in query.sortOrder { try checker.check(key.field.target) }
+        guard query.offset >= 0, (query.limit ?? 0) >= 0 else {
+            throw SyncError.invalidQuery(
+                "the limit and offset of a query of \(recordType) can't be negative (limit \(query.limit ?? 0), "
+                    + "offset \(query.offset))")
+        }
         switch selection {
         case .records:
             var terms: [String] = []
@@ -50,23 +55,19 @@ enum StoreSQL {
             // record's name) gives the whole order without sorting.
             let last = query.sortOrder.last?.descending == true
             terms.append("record_name" + (last ? " DESC" : ""))
-            sql += " ORDER BY " + terms.joined(separator: ", ")
-            guard query.offset >= 0, (query.limit ?? 0) >= 0 else {
-                throw SyncError.invalidQuery(
-                    "the limit and offset of a query of \(recordType) can't be negative (limit \(query.limit ?? 0), "
-                        + "offset \(query.offset))")
-            }
-            if let limit = query.limit {
-                sql += " LIMIT \(limit) OFFSET \(query.offset)"
-            } else if query.offset > 0 {
-                sql += " LIMIT -1 OFFSET \(query.offset)"
-            }
+            sql += " ORDER BY " + terms.joined(separator: ", ") + limitClause(query)
         case .count:
             break
         case .exists:
-            sql += ")"
+            // The limit and offset count here too: a page past the last match holds nothing.
+            sql += limitClause(query) + ")"
         }
         return Statement(sql: sql, arguments: arguments)
+    }
+
+    private static func limitClause<Model>(_ query: ModelQuery<Model>) -> String {
+        if let limit = query.limit { return " LIMIT \(limit) OFFSET \(query.offset)" }
+        return query.offset > 0 ? " LIMIT -1 OFFSET \(query.offset)" : ""
     }
 
     private static func condition<Model>(
@@ -199,21 +200,26 @@ enum StoreSQL {
     }
 }
 
-/// Checks the field names a query gives as strings against the fields the model decodes, once per query.
+/// Checks the field names a query gives as strings against the fields the model decodes, probed once per query
+/// and only if a query names a field by a string.
 struct FieldChecker<Model: QueryableModel> {
     let recordType: String
-    private var known: Set<String>?? = .none
+    private var probed = false
+    /// The model's fields; `nil` for a model whose initializer can't be probed, which accepts any well-formed name.
+    private var names: Set<String>?
 
     init(recordType: String) { self.recordType = recordType }
 
     mutating func check(_ target: QueryField<Model>.Target) throws {
         guard case .field(let name, checked: false) = target else { return }
-        if known == nil { known = .some(CKRecordDecoder.fieldNames(decodedBy: Model.self)) }
         guard StoreSQL.isValidName(name) else {
             throw SyncError.invalidQuery("\"\(name)\" isn't a field name of \(recordType)")
         }
-        // A model whose initializer can't be probed accepts any well-formed name.
-        guard case .some(.some(let names)) = known, !names.contains(name) else { return }
+        if !probed {
+            names = CKRecordDecoder.fieldNames(decodedBy: Model.self)
+            probed = true
+        }
+        guard let names, !names.contains(name) else { return }
         throw SyncError.invalidQuery(
             "\(Model.self) has no field \"\(name)\" (its fields: \(names.sorted().joined(separator: ", "))); "
                 + "check the spelling, or name the field by its coding key so the compiler checks it")

@@ -1,13 +1,14 @@
 import Foundation
+import GRDB
 import NestedCloudKitCodable
 
 /// The store's encoding of a record: a compact binary form, read and written by hand.
 ///
 /// Reading records is the hot path of every screen of an app, and a record's `Codable` JSON form decodes an
 /// order of magnitude slower (a keyed container per value). This form is a version byte, then length-prefixed
-/// strings and fixed-width numbers; a record reads back exactly as written (dates to the bit, every system
-/// field, encrypted and cleared field names). Rows written by earlier versions of the store hold JSON, which
-/// starts with `{`, and still read.
+/// strings and fixed-width numbers; a record reads back exactly as written: dates as `Date` holds them (seconds
+/// since 2001, to the bit), every system field, encrypted and cleared field names. Rows written by earlier
+/// versions of the store hold JSON, which starts with `{`, and still read.
 enum RecordCoding {
     /// The first byte of this form; JSON never starts with it.
     static let version: UInt8 = 0xB1
@@ -41,6 +42,14 @@ enum RecordCoding {
         return Data(writer.bytes)
     }
 
+    /// The record in a row's column, read in place (no copy of its bytes).
+    static func decode(_ row: Row, column: Int) throws -> CloudRecord {
+        try row.withUnsafeData(atIndex: column) { data in
+            guard let data else { throw SyncError.store("a stored record is missing; the store file is damaged") }
+            return try decode(data)
+        }
+    }
+
     static func decode(_ data: Data) throws -> CloudRecord {
         guard data.first == version else {
             // A row of the first layout.
@@ -57,15 +66,16 @@ enum RecordCoding {
             let zone = try reader.zone()
             let id = CloudRecord.ID(recordName: recordName, zoneID: zone)
             let fieldCount = try reader.count()
-            var fields: [(String, CloudValue)] = []
+            var fields = CloudRecord.Fields()
             fields.reserveCapacity(fieldCount)
             var encrypted: [String] = []
             for _ in 0..<fieldCount {
                 let name = try reader.string()
                 if try reader.byte() == 1 { encrypted.append(name) }
-                fields.append((name, try reader.value(zone: zone)))
+                // The names were a record's, so they are distinct: no need to look each up before adding it.
+                fields.appendNew(try reader.value(zone: zone), named: name)
             }
-            var record = CloudRecord(recordType: recordType, id: id, fields: CloudRecord.Fields(fields))
+            var record = CloudRecord(recordType: recordType, id: id, fields: fields)
             if !encrypted.isEmpty { record.setEncrypted(true, fieldsNamed: encrypted) }
             let clearedCount = try reader.count()
             for _ in 0..<clearedCount { record.clearedFieldNames.append(try reader.string()) }
@@ -140,7 +150,7 @@ private struct ByteWriter {
     mutating func optionalDate(_ value: Date?) {
         if let value {
             byte(1)
-            double(value.timeIntervalSince1970)
+            double(value.timeIntervalSinceReferenceDate)
         } else {
             byte(0)
         }
@@ -214,7 +224,7 @@ private struct ByteWriter {
             double(value)
         case .date(let value):
             byte(ValueTag.date.rawValue)
-            double(value.timeIntervalSince1970)
+            double(value.timeIntervalSinceReferenceDate)
         case .bytes(let value):
             byte(ValueTag.bytes.rawValue)
             data(value)
@@ -242,7 +252,7 @@ private struct ByteWriter {
         case .dateList(let values):
             byte(ValueTag.dateList.rawValue)
             count(values.count)
-            for value in values { double(value.timeIntervalSince1970) }
+            for value in values { double(value.timeIntervalSinceReferenceDate) }
         case .bytesList(let values):
             byte(ValueTag.bytesList.rawValue)
             count(values.count)
@@ -326,7 +336,7 @@ private struct ByteReader {
     mutating func optionalString() throws -> String? { try byte() == 1 ? try string() : nil }
 
     mutating func optionalDate() throws -> Date? {
-        try byte() == 1 ? Date(timeIntervalSince1970: try double()) : nil
+        try byte() == 1 ? Date(timeIntervalSinceReferenceDate: try double()) : nil
     }
 
     mutating func optionalBytes() throws -> Data? { try byte() == 1 ? try data() : nil }
@@ -390,7 +400,7 @@ private struct ByteReader {
         case .string: return .string(try string())
         case .int64: return .int64(try int64())
         case .double: return .double(try double())
-        case .date: return .date(Date(timeIntervalSince1970: try double()))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: try double()))
         case .bytes: return .bytes(try data())
         case .reference: return .reference(try reference(zone: zone))
         case .asset: return .asset(try asset())
@@ -398,7 +408,7 @@ private struct ByteReader {
         case .stringList: return .stringList(try list { try $0.string() })
         case .int64List: return .int64List(try list { try $0.int64() })
         case .doubleList: return .doubleList(try list { try $0.double() })
-        case .dateList: return .dateList(try list { Date(timeIntervalSince1970: try $0.double()) })
+        case .dateList: return .dateList(try list { Date(timeIntervalSinceReferenceDate: try $0.double()) })
         case .bytesList: return .bytesList(try list { try $0.data() })
         case .referenceList: return .referenceList(try list { try $0.reference(zone: zone) })
         case .assetList: return .assetList(try list { try $0.asset() })

@@ -2,9 +2,12 @@ import Foundation
 import GRDB
 
 /// The local store's tables. Every table starts with `ncs_`, so a store can live in a file the app also uses.
+/// <doc:HowTheStoreKeepsRecords> explains the layout to users.
 ///
-/// - `ncs_record`: each record the app sees, with the server's system fields it was last saved or fetched with, the
-///   last server copy (the ancestor of three-way merges), the user's edit times and a local version.
+/// - `ncs_record`: each record the app sees (``RecordCoding``'s binary form), with the server's system fields it
+///   was last saved or fetched with, the last server copy (the ancestor of three-way merges), the user's edit times
+///   and a local version; its fields as SQLite compares them (``FieldProjection``), for queries and declared
+///   indexes; the dates queries sort on. A rowid table, so GRDB's observations see its changes.
 /// - `ncs_reference`: who references whom, so "the students of this school" is an index lookup.
 /// - `ncs_outbox`: one row per record with a change the server doesn't have yet. A row leaves only when the server
 ///   acknowledged that version, or a policy decided (with an event).
@@ -15,6 +18,11 @@ import GRDB
 ///   let go of in the current transaction (``AssetFiles``).
 /// - `ncs_skipped`: records a fetch couldn't apply (the server couldn't give them, or the conflict policy failed on
 ///   them), reported and left until the app asks for them again.
+/// - `ncs_server_copy`: earlier server copies of each record by change tag (the newest
+///   ``StoreSchema/keptServerCopies``), each with the local record of that time (the server copy and the local
+///   edits then pending), which a trigger keeps as a record's server copy is replaced: what a model read earlier
+///   held, which its save merges against.
+/// - `ncs_index`: the indexes the app declared, so that a later declaration drops the ones it no longer lists.
 enum StoreSchema {
     static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -253,16 +261,19 @@ enum StoreSchema {
                         record_name TEXT NOT NULL,
                         change_tag TEXT NOT NULL,
                         record BLOB NOT NULL,
+                        local BLOB NOT NULL,
                         kept INTEGER NOT NULL,
                         PRIMARY KEY (zone_owner, zone_name, record_name, change_tag)
                     ) WITHOUT ROWID;
                     CREATE TRIGGER ncs_record_server_copy_replaced AFTER UPDATE OF ancestor_tag ON ncs_record
                     WHEN old.ancestor_tag IS NOT NULL AND old.ancestor_tag IS NOT new.ancestor_tag BEGIN
                         INSERT OR REPLACE INTO ncs_server_copy (zone_owner, zone_name, record_name, change_tag,
-                            record, kept)
+                            record, local, kept)
                         VALUES (old.zone_owner, old.zone_name, old.record_name, old.ancestor_tag,
-                            CASE WHEN length(old.ancestor) = 0 THEN old.record ELSE old.ancestor END,
-                            (SELECT COALESCE(MAX(kept), 0) + 1 FROM ncs_server_copy));
+                            CASE WHEN length(old.ancestor) = 0 THEN old.record ELSE old.ancestor END, old.record,
+                            (SELECT COALESCE(MAX(kept), 0) + 1 FROM ncs_server_copy
+                                WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                                    AND record_name = old.record_name));
                         DELETE FROM ncs_server_copy
                         WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
                             AND record_name = old.record_name

@@ -90,8 +90,8 @@ enum StoreTables {
                 var arguments: StatementArguments = [zone.ownerName, zone.zoneName]
                 for id in ids[start..<end] { arguments += [id.recordName] }
                 for _ in (end - start)..<size { arguments += [ids[end - 1].recordName] }
-                let cursor = try Data.fetchCursor(statement, arguments: arguments)
-                while let bytes = try cursor.next() { records.append(try RecordCoding.decode(bytes)) }
+                let cursor = try Row.fetchCursor(statement, arguments: arguments)
+                while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0)) }
                 start = end
             }
         }

@@ -45,19 +45,23 @@ extension SyncStore {
     }
 
     /// A record saved from a model read before the server's copy changed (its system fields name an older
-    /// change tag), merged against the copy it was read at: the fields the app changed since take the app's
+    /// change tag), merged against what the model was read from: the fields the app changed since take the app's
     /// values, the others keep the store's (the newer server values, and local edits made since).
     ///
-    /// The copy read at is the store's current server copy or one of the ``StoreSchema/keptServerCopies`` before
-    /// it; a model read longer ago than that, or one whose record carries no system fields, replaces every field.
+    /// A model read at an older change tag was read from the local record of that time: that version's server
+    /// copy with the local edits then pending. A field equal to either is one the app didn't change. The store
+    /// keeps the last ``StoreSchema/keptServerCopies`` of both; a model read longer ago than that, or one whose
+    /// record carries no system fields, replaces every field.
     static func mergedWithNewerServerCopy(
         _ record: CloudRecord, readAt changeTag: String, stored: StoredRecord, in db: Database
     ) throws -> CloudRecord {
         let current = stored.ancestor?.systemFields?.changeTag ?? stored.record.systemFields?.changeTag
-        guard current != changeTag, let base = try serverCopy(of: record.id, changeTag: changeTag, in: db) else {
+        guard current != changeTag, let earlier = try readVersion(of: record.id, changeTag: changeTag, in: db) else {
             return record
         }
-        let changed = changedFieldNames(from: SyncMetadataFields.split(base).record, to: record)
+        let server = SyncMetadataFields.split(earlier.server).record
+        let local = SyncMetadataFields.split(earlier.local).record
+        let changed = changedFieldNames(from: server, to: record).filter { local.fields[$0] != record.fields[$0] }
         return applying(changed, of: record, to: stored.record)
     }
 
@@ -73,15 +77,19 @@ extension SyncStore {
         return merged
     }
 
-    /// An earlier server copy of a record the store kept, by its change tag.
-    static func serverCopy(of id: CloudRecord.ID, changeTag: String, in db: Database) throws -> CloudRecord? {
-        try Data.fetchOne(
-            try db.cachedStatement(
-                sql: """
-                    SELECT record FROM ncs_server_copy
-                    WHERE zone_owner = ? AND zone_name = ? AND record_name = ? AND change_tag = ?
-                    """), arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, changeTag]
-        ).map(RecordCoding.decode)
+    /// An earlier server copy of a record the store kept, by its change tag, with the local record of that time.
+    static func readVersion(of id: CloudRecord.ID, changeTag: String, in db: Database) throws
+        -> (server: CloudRecord, local: CloudRecord)?
+    {
+        guard
+            let row = try Row.fetchOne(
+                try db.cachedStatement(
+                    sql: """
+                        SELECT record, local FROM ncs_server_copy
+                        WHERE zone_owner = ? AND zone_name = ? AND record_name = ? AND change_tag = ?
+                        """), arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, changeTag])
+        else { return nil }
+        return (try RecordCoding.decode(row, column: 0), try RecordCoding.decode(row, column: 1))
     }
 
     /// Deletes records as the app does, with the records that hold `.deleteSelf` references to them (as the server

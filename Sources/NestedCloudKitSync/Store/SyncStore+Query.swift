@@ -124,9 +124,9 @@ extension SyncStore {
         matching query: ModelQuery<Model>, storeZone: CloudRecord.ZoneID, in db: Database
     ) throws -> [CloudRecord] {
         let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: storeZone)
-        let cursor = try Data.fetchCursor(db, sql: statement.sql, arguments: statement.arguments)
+        let cursor = try Row.fetchCursor(db, sql: statement.sql, arguments: statement.arguments)
         var records: [CloudRecord] = []
-        while let bytes = try cursor.next() { records.append(try RecordCoding.decode(bytes)) }
+        while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0)) }
         return records
     }
 

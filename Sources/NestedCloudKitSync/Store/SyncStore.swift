@@ -100,6 +100,13 @@ public final class SyncStore: Sendable {
 
     /// Saves a model and everything it references, and queues the records that changed for upload.
     ///
+    /// The model's values replace the stored ones, field by field, and the fields whose values differ become the
+    /// user's edits. A model that carries its system fields (a `CloudRecord.SystemFields?` property) and was read
+    /// before a sync changed its record merges instead: only the fields the app changed since the read take the
+    /// model's values (<doc:UpdatingModels>). A model without system fields can't say what it read, so its save
+    /// replaces every field, another device's newer value included; to change a few fields of a model, use
+    /// ``update(_:id:in:_:)``.
+    ///
     /// - Parameters:
     ///   - value: The model.
     ///   - zoneID: The zone of its records; the store's ``zoneID`` if omitted.
@@ -199,7 +206,7 @@ public final class SyncStore: Sendable {
     {
         let zone = zoneID ?? self.zoneID
         return try await read { db in
-            let cursor = try Data.fetchCursor(
+            let cursor = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT record FROM ncs_record
@@ -207,7 +214,7 @@ public final class SyncStore: Sendable {
                     """,
                 arguments: [recordType, zone.ownerName, zone.zoneName])
             var records: [CloudRecord] = []
-            while let bytes = try cursor.next() { records.append(try RecordCoding.decode(bytes)) }
+            while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0)) }
             return records
         }
     }
@@ -252,7 +259,7 @@ public final class SyncStore: Sendable {
         let zone = zoneID ?? self.zoneID
         let recordType = recordType ?? String(describing: type)
         return try await read { db in
-            let cursor = try Data.fetchCursor(
+            let cursor = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT record FROM ncs_record
@@ -260,7 +267,7 @@ public final class SyncStore: Sendable {
                     """,
                 arguments: [recordType, zone.ownerName, zone.zoneName])
             var records: [CloudRecord] = []
-            while let bytes = try cursor.next() { records.append(try RecordCoding.decode(bytes)) }
+            while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0)) }
             return Transfer(value: try Self.decode(Value.self, from: records, in: db))
         }.value
     }

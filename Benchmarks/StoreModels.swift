@@ -1,0 +1,102 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+import NestedCloudKitSync
+
+/// A flat model of ten fields, as the store keeps it: the `store.*` read workloads.
+struct StoreNote: CKCodable, Identifiable, Equatable, Sendable, QueryableModel {
+    var id: String
+    var title: String
+    var body: String
+    var author: String
+    var category: String
+    var isDone: Bool
+    var priority: Int
+    var score: Double
+    var created: Date
+    var updated: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, title, body, author, category, isDone, priority, score, created, updated
+    }
+
+    static let storeIndexes = [StoreIndex(StoreNote.self, on: .isDone, .created)]
+
+    static func make(_ index: Int) -> StoreNote {
+        StoreNote(
+            id: "note-\(index)", title: "Note \(index)", body: "Some text of note \(index), a line or two long.",
+            author: "Author \(index % 53)", category: "Category \(index % 7)", isDone: index % 4 == 0,
+            priority: index % 5, score: Double(index % 1000) / 8,
+            created: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)),
+            updated: Date(timeIntervalSince1970: 1_700_000_000 + Double(index * 2)))
+    }
+}
+
+/// The same model as a plain GRDB record: the baseline of every `store.*` workload.
+struct PlainNote: Codable, FetchableRecord, PersistableRecord, Equatable, Sendable {
+    static let databaseTableName = "note"
+    var id: String
+    var title: String
+    var body: String
+    var author: String
+    var category: String
+    var isDone: Bool
+    var priority: Int
+    var score: Double
+    var created: Date
+    var updated: Date
+
+    init(_ note: StoreNote) {
+        (id, title, body, author, category) = (note.id, note.title, note.body, note.author, note.category)
+        (isDone, priority, score, created, updated) = (
+            note.isDone, note.priority, note.score, note.created, note.updated
+        )
+    }
+
+    static func createTable(in db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE note (id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL,
+                    author TEXT NOT NULL, category TEXT NOT NULL, isDone INTEGER NOT NULL, priority INTEGER NOT NULL,
+                    score REAL NOT NULL, created DATETIME NOT NULL, updated DATETIME NOT NULL);
+                CREATE INDEX note_by_done_and_creation ON note (isDone, created);
+                """)
+    }
+}
+
+/// A parent that references its ten children: the `store.fetch-graph` workload.
+struct StoreFolder: CKCodable, Identifiable, Equatable, Sendable, QueryableModel {
+    var id: String
+    var name: String
+    var files: [StoreFile]
+
+    enum CodingKeys: String, CodingKey { case id, name, files }
+
+    static func make(_ index: Int) -> StoreFolder {
+        StoreFolder(
+            id: "folder-\(index)", name: "Folder \(index)",
+            files: (0..<10).map { StoreFile(id: "file-\(index)-\($0)", name: "File \($0)", size: index * 10 + $0) })
+    }
+}
+
+struct StoreFile: CKCodable, Identifiable, Equatable, Sendable {
+    var id: String
+    var name: String
+    var size: Int
+}
+
+/// The graph as plain GRDB tables: a parent row, child rows that name their parent.
+struct PlainFolder: Codable, FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "folder"
+    var id: String
+    var name: String
+}
+
+struct PlainFile: Codable, FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "file"
+    var id: String
+    var folderID: String
+    var position: Int
+    var name: String
+    var size: Int
+}
