@@ -135,7 +135,8 @@ extension Workloads {
         if wanted("store.observe") {
             // Timed from each save's commit (the call returned) to the observer holding the result that has it.
             let (store, pool) = try await notes(small)
-            let rounds = 20
+            // Each delivery takes tens of microseconds: enough of them that the median isn't noise.
+            let rounds = 200
             var next = small
             var ourResults = store.observe(screen).makeAsyncIterator()
             _ = try await ourResults.next()

@@ -79,24 +79,16 @@ public struct StoreObservation<Element>: AsyncSequence, Sendable {
 }
 
 extension SyncStore {
-    /// The models a query matches, now and after every change to them.
+    /// The models a query matches, now and after every change to them; for an `Equatable` model, a change that
+    /// leaves the result equal delivers nothing.
     public func observe<Model: QueryableModel>(_ query: ModelQuery<Model>) -> StoreObservation<[Model]> {
         let zone = zoneID
-        return StoreObservation(writer: writer, removingDuplicates: nil) { db in
+        return StoreObservation(writer: writer, removingDuplicates: StoreObservation.equalIfEquatable) { db in
             try Self.fetch(query, storeZone: zone, in: db)
         }
     }
 
-    /// The models a query matches, now and after every change to them; a change that leaves the result equal
-    /// delivers nothing.
-    public func observe<Model: QueryableModel & Equatable>(_ query: ModelQuery<Model>) -> StoreObservation<[Model]> {
-        let zone = zoneID
-        return StoreObservation(writer: writer, removingDuplicates: { $0 == $1 }) { db in
-            try Self.fetch(query, storeZone: zone, in: db)
-        }
-    }
-
-    /// The records a query matches, now and after every change to them.
+    /// The records a query matches, now and after every change to them; an equal result delivers nothing.
     public func observeRecords<Model: QueryableModel>(matching query: ModelQuery<Model>)
         -> StoreObservation<[CloudRecord]>
     {
@@ -106,28 +98,29 @@ extension SyncStore {
         }
     }
 
-    /// One model, by identifier, now and after every change to it: `nil` while the store doesn't have it.
+    /// One model, by identifier, now and after every change to it: `nil` while the store doesn't have it. For an
+    /// `Equatable` model, a change that leaves it equal delivers nothing.
     public func observe<Model: StoreDecodable & Identifiable>(
         _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil
     ) -> StoreObservation<Model?> {
         let recordID = CloudRecord.ID(
             recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zoneID ?? self.zoneID)
-        return StoreObservation(writer: writer, removingDuplicates: nil) { db in
+        return StoreObservation(writer: writer, removingDuplicates: StoreObservation.equalIfEquatable) { db in
             guard let record = try StoreTables.records([recordID], in: db).first else { return nil }
             return try Self.decode(Model.self, from: [record], in: db).first
         }
     }
+}
 
-    /// One model, by identifier, now and after every change to it; a change that leaves it equal delivers
-    /// nothing.
-    public func observe<Model: StoreDecodable & Identifiable & Equatable>(
-        _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil
-    ) -> StoreObservation<Model?> {
-        let recordID = CloudRecord.ID(
-            recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zoneID ?? self.zoneID)
-        return StoreObservation(writer: writer, removingDuplicates: { $0 == $1 }) { db in
-            guard let record = try StoreTables.records([recordID], in: db).first else { return nil }
-            return try Self.decode(Model.self, from: [record], in: db).first
-        }
+extension StoreObservation {
+    /// Whether two results are equal, for a result type that is `Equatable` (an array or optional of an `Equatable`
+    /// model); `false` for any other, so that every result is delivered.
+    @Sendable static func equalIfEquatable(_ lhs: Element, _ rhs: Element) -> Bool {
+        guard let lhs = lhs as? any Equatable else { return false }
+        return isEqual(lhs, rhs)
+    }
+
+    private static func isEqual<Value: Equatable>(_ lhs: Value, _ rhs: Element) -> Bool {
+        (rhs as? Value).map { lhs == $0 } ?? false
     }
 }

@@ -24,13 +24,21 @@ public struct StoreIndex: Sendable, Hashable {
 
     /// An index on fields of a model type, by coding key: `StoreIndex(Note.self, on: .isDone, .due)`.
     ///
-    /// - Parameter recordType: The type's record type, if it declares another `cloudKitRecordType`.
+    /// - Parameters:
+    ///   - type: The model type.
+    ///   - keys: The fields, in the order queries filter and sort on them.
+    ///   - recordType: The type's record type, if it declares another `cloudKitRecordType`.
     public init<Model: QueryableModel>(_ type: Model.Type, on keys: Model.CodingKeys..., recordType: String? = nil) {
         self.init(type, on: keys.map { .key($0) }, recordType: recordType)
     }
 
     /// An index on fields of a model type, system fields included:
     /// `StoreIndex(Note.self, on: [.key(.isDone), .creationDate])`.
+    ///
+    /// - Parameters:
+    ///   - type: The model type.
+    ///   - fields: The fields, in the order queries filter and sort on them.
+    ///   - recordType: The type's record type, if it declares another `cloudKitRecordType`.
     public init<Model: QueryableModel>(_ type: Model.Type, on fields: [QueryField<Model>], recordType: String? = nil) {
         self.recordType = recordType ?? String(describing: type)
         keys = fields.map { field in
@@ -49,6 +57,10 @@ public struct StoreIndex: Sendable, Hashable {
 
     /// An index on fields named by strings, for records without a model type: a name that can't be a CloudKit
     /// field name is a ``SyncError/invalidIndex(_:)`` error when it is declared.
+    ///
+    /// - Parameters:
+    ///   - recordType: The record type.
+    ///   - fieldNames: The fields, in the order queries filter and sort on them.
     public init(recordType: String, fieldNames: [String]) {
         self.recordType = recordType
         keys = fieldNames.map { .field($0) }
