@@ -9,13 +9,19 @@ import Testing
 /// are the user's edits.
 @Suite("Store: updates in place and saves of models read earlier")
 struct UpdateAndMergeTests {
-    @Test func anUpdateChangesOnlyTheFieldsItsClosureChanged() async throws {
+    /// Two devices on one server merging field by field, both holding the model after a sync.
+    private static func twoDevices(sharing model: some CKEncodable) async throws -> (Scenario, Device, Device) {
         let scenario = Scenario()
         let a = try await scenario.device(Scenario.configuration(.fieldByField))
         let b = try await scenario.device(Scenario.configuration(.fieldByField))
-        try await a.store.save(Note(id: "n", title: "title", body: "body"))
+        try await a.store.save(model)
         try await a.sync()
         try await b.sync()
+        return (scenario, a, b)
+    }
+
+    @Test func anUpdateChangesOnlyTheFieldsItsClosureChanged() async throws {
+        let (scenario, a, b) = try await Self.twoDevices(sharing: Note(id: "n", title: "title", body: "body"))
         // B edits the body; A syncs it in, then updates the title from what the store holds now.
         try await b.store.update(Note.self, id: "n") { $0.body = "body by b" }
         try await b.sync()
@@ -32,12 +38,7 @@ struct UpdateAndMergeTests {
     }
 
     @Test func anUpdateBeforeTheSyncKeepsTheOtherDevicesChangeToAnotherField() async throws {
-        let scenario = Scenario()
-        let a = try await scenario.device(Scenario.configuration(.fieldByField))
-        let b = try await scenario.device(Scenario.configuration(.fieldByField))
-        try await a.store.save(Note(id: "n", title: "title", body: "body"))
-        try await a.sync()
-        try await b.sync()
+        let (scenario, a, b) = try await Self.twoDevices(sharing: Note(id: "n", title: "title", body: "body"))
         try await b.store.update(Note.self, id: "n") { $0.body = "body by b" }
         try await b.sync()
         scenario.clock.advance(by: .seconds(1))
@@ -67,12 +68,7 @@ struct UpdateAndMergeTests {
     }
 
     @Test func aStaleSaveOfAModelWithSystemFieldsMergesAgainstTheVersionItWasReadAt() async throws {
-        let scenario = Scenario()
-        let a = try await scenario.device(Scenario.configuration(.fieldByField))
-        let b = try await scenario.device(Scenario.configuration(.fieldByField))
-        try await a.store.save(Card(id: "c", front: "front", back: "back"))
-        try await a.sync()
-        try await b.sync()
+        let (scenario, a, b) = try await Self.twoDevices(sharing: Card(id: "c", front: "front", back: "back"))
         // A's screen reads the card, with its system fields, before B's change arrives.
         var onScreen = try #require(try await a.store.fetch(Card.self, id: "c"))
         #expect(onScreen.systemFields?.changeTag != nil)
@@ -96,12 +92,7 @@ struct UpdateAndMergeTests {
     }
 
     @Test func aStaleSaveThatChangedAFieldTheOtherDeviceChangedTooKeepsTheAppsValue() async throws {
-        let scenario = Scenario()
-        let a = try await scenario.device(Scenario.configuration(.fieldByField))
-        let b = try await scenario.device(Scenario.configuration(.fieldByField))
-        try await a.store.save(Card(id: "c", front: "front", back: "back"))
-        try await a.sync()
-        try await b.sync()
+        let (scenario, a, b) = try await Self.twoDevices(sharing: Card(id: "c", front: "front", back: "back"))
         var onScreen = try #require(try await a.store.fetch(Card.self, id: "c"))
         try await b.store.update(Card.self, id: "c") { $0.front = "front by b" }
         try await b.sync()
@@ -116,12 +107,7 @@ struct UpdateAndMergeTests {
     }
 
     @Test func aStaleSaveKeepsTheNewerValueOfAFieldThatHeldALocalEditWhenItWasRead() async throws {
-        let scenario = Scenario()
-        let a = try await scenario.device(Scenario.configuration(.fieldByField))
-        let b = try await scenario.device(Scenario.configuration(.fieldByField))
-        try await a.store.save(Card(id: "c", front: "front", back: "back"))
-        try await a.sync()
-        try await b.sync()
+        let (scenario, a, b) = try await Self.twoDevices(sharing: Card(id: "c", front: "front", back: "back"))
         // A edits the front offline; B edits it later and syncs first, so B's front is the newer edit.
         try await a.store.update(Card.self, id: "c") { $0.front = "front by a" }
         scenario.clock.advance(by: .seconds(1))
@@ -140,12 +126,7 @@ struct UpdateAndMergeTests {
     }
 
     @Test func aModelWithoutSystemFieldsReplacesEveryField() async throws {
-        let scenario = Scenario()
-        let a = try await scenario.device(Scenario.configuration(.fieldByField))
-        let b = try await scenario.device(Scenario.configuration(.fieldByField))
-        try await a.store.save(Note(id: "n", title: "title", body: "body"))
-        try await a.sync()
-        try await b.sync()
+        let (scenario, a, b) = try await Self.twoDevices(sharing: Note(id: "n", title: "title", body: "body"))
         var onScreen = try #require(try await a.note("n"))
         try await b.store.update(Note.self, id: "n") { $0.body = "body by b" }
         try await b.sync()

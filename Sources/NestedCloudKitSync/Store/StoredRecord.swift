@@ -98,6 +98,21 @@ enum StoreTables {
         return records
     }
 
+    /// Every record of a type in a zone, by record name, read in place.
+    static func records(ofType recordType: String, in zone: CloudRecord.ZoneID, in db: Database) throws
+        -> [CloudRecord]
+    {
+        let cursor = try Row.fetchCursor(
+            try db.cachedStatement(
+                sql: """
+                    SELECT record FROM ncs_record
+                    WHERE record_type = ? AND zone_owner = ? AND zone_name = ? ORDER BY record_name
+                    """), arguments: [recordType, zone.ownerName, zone.zoneName])
+        var records: [CloudRecord] = []
+        while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0)) }
+        return records
+    }
+
     /// The numbers of names a statement of ``records(_:in:)`` takes; the largest stays under SQLite's default
     /// limit of parameters.
     private static let batchSizes = [1, 8, 64, 500]

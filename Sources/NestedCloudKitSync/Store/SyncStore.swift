@@ -205,18 +205,7 @@ public final class SyncStore: Sendable {
         -> [CloudRecord]
     {
         let zone = zoneID ?? self.zoneID
-        return try await read { db in
-            let cursor = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT record FROM ncs_record
-                    WHERE record_type = ? AND zone_owner = ? AND zone_name = ? ORDER BY record_name
-                    """,
-                arguments: [recordType, zone.ownerName, zone.zoneName])
-            var records: [CloudRecord] = []
-            while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0)) }
-            return records
-        }
+        return try await read { db in try StoreTables.records(ofType: recordType, in: zone, in: db) }
     }
 
     /// The records that reference a record, optionally through one field: "the students of this school", through
@@ -259,15 +248,7 @@ public final class SyncStore: Sendable {
         let zone = zoneID ?? self.zoneID
         let recordType = recordType ?? String(describing: type)
         return try await read { db in
-            let cursor = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT record FROM ncs_record
-                    WHERE record_type = ? AND zone_owner = ? AND zone_name = ? ORDER BY record_name
-                    """,
-                arguments: [recordType, zone.ownerName, zone.zoneName])
-            var records: [CloudRecord] = []
-            while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0)) }
+            let records = try StoreTables.records(ofType: recordType, in: zone, in: db)
             return Transfer(value: try Self.decode(Value.self, from: records, in: db))
         }.value
     }
