@@ -19,17 +19,19 @@ extension CKRecordDecoder {
     ) throws -> [Value] {
         guard let first = roots.first else { return [] }
         // The roots that reference others are the session's records too: the limit counts the records beyond them.
-        let (limit, overflow) = maximumRecordCount.addingReportingOverflow(roots.count(where: \.hasReferences))
+        let referencing = roots.map(\.hasReferences)
+        let (limit, overflow) = maximumRecordCount.addingReportingOverflow(referencing.count(where: { $0 }))
         var options = self
         options.maximumRecordCount = overflow ? Int.max : limit
         let session = DecodingSession(options: DecodingOptions(options), root: first)
         do {
-            try session.resolveSynchronously(from: session.addRoots(roots, as: Value.self), fetch: fetch)
+            try session.resolveSynchronously(
+                from: session.addRoots(roots, referencing: referencing, as: Value.self), fetch: fetch)
             // As for one root: a model that decodes different fields in different records can reach records that
             // resolving didn't fetch.
             for _ in 0...maximumDepth {
                 do {
-                    let values = try session.materializeRoots(Value.self, roots: roots)
+                    let values = try session.materializeRoots(Value.self, roots: roots, referencing: referencing)
                     if session.unresolved.isEmpty { return values }
                 } catch {
                     if session.unresolved.isEmpty { throw error }

@@ -153,15 +153,15 @@ final class DecodingSession {
     // MARK: Many roots, fetched synchronously
 
     /// Adds the roots that reference other records as nodes of depth 0, to resolve with the first; the others
-    /// need nothing resolved, and ``materializeRoots(_:roots:)`` decodes them from the records in hand.
-    func addRoots(_ roots: [CloudRecord], as type: any CKDecodable.Type) -> [Node] {
+    /// need nothing resolved, and ``materializeRoots(_:roots:referencing:)`` decodes them from the records in hand.
+    func addRoots(_ roots: [CloudRecord], referencing: [Bool], as type: any CKDecodable.Type) -> [Node] {
         var nodes: [Node] = []
-        for record in roots where record.hasReferences {
+        for (record, references) in zip(roots, referencing) where references {
             records[record.id] = record
             guard visited.insert(NodeKey(record.id, type)).inserted else { continue }
             let node = Node(id: record.id, type: type, path: .root, depth: 0)
             discovered.append(node)
-            if record.hasReferences { nodes.append(node) }
+            nodes.append(node)
         }
         return nodes
     }
@@ -211,7 +211,9 @@ final class DecodingSession {
     }
 
     /// Decodes every root's value, every record deepest first; a record shared by several roots is decoded once.
-    func materializeRoots<Value: CKDecodable>(_ type: Value.Type, roots: [CloudRecord]) throws -> [Value] {
+    func materializeRoots<Value: CKDecodable>(_ type: Value.Type, roots: [CloudRecord], referencing: [Bool]) throws
+        -> [Value]
+    {
         probe = nil
         unresolved = []
         for node in discovered.reversed() where node.depth > 0 {
@@ -221,13 +223,13 @@ final class DecodingSession {
         }
         var values: [Value] = []
         values.reserveCapacity(roots.count)
-        for root in roots {
+        for (root, references) in zip(roots, referencing) {
             // A root another root references was decoded as that one's child: the same value, once.
             // A root that references others goes through the cache, so that a root another root references is
             // decoded once; one that doesn't is decoded from the record in hand, unless a root referencing it
             // already decoded it.
             let value: any CKDecodable
-            if root.hasReferences {
+            if references {
                 value = try decodeRecord(Value.self, id: root.id, at: .root, nesting: 0)
             } else if !cache.isEmpty, case .decoded(let result)? = cache[NodeKey(root.id, Value.self)] {
                 value = try result.get()

@@ -42,15 +42,24 @@ enum RecordCoding {
         return Data(writer.bytes)
     }
 
+    /// The strings most records of a read share (their type and zone), kept from one record to the next so that
+    /// each record reuses them instead of allocating its own: a zone name is longer than a string stored inline.
+    /// One per read; not shared between threads.
+    final class SharedStrings {
+        var recordType = ""
+        var zoneName = ""
+        var ownerName = ""
+    }
+
     /// The record in a row's column, read in place (no copy of its bytes).
-    static func decode(_ row: Row, column: Int) throws -> CloudRecord {
+    static func decode(_ row: Row, column: Int, sharing shared: SharedStrings? = nil) throws -> CloudRecord {
         try row.withUnsafeData(atIndex: column) { data in
             guard let data else { throw SyncError.store("a stored record is missing; the store file is damaged") }
-            return try decode(data)
+            return try decode(data, sharing: shared)
         }
     }
 
-    static func decode(_ data: Data) throws -> CloudRecord {
+    static func decode(_ data: Data, sharing shared: SharedStrings? = nil) throws -> CloudRecord {
         guard data.first == version else {
             // A row of the first layout.
             do {
@@ -61,9 +70,11 @@ enum RecordCoding {
         }
         return try data.withUnsafeBytes { buffer in
             var reader = ByteReader(buffer: buffer, position: 1)
-            let recordType = try reader.string()
+            let shared = shared ?? SharedStrings()
+            let recordType = try reader.string(reusing: &shared.recordType)
             let recordName = try reader.string()
-            let zone = try reader.zone()
+            let zoneName = try reader.string(reusing: &shared.zoneName)
+            let zone = CloudRecord.ZoneID(zoneName: zoneName, ownerName: try reader.string(reusing: &shared.ownerName))
             let id = CloudRecord.ID(recordName: recordName, zoneID: zone)
             let fieldCount = try reader.count()
             var fields = CloudRecord.Fields()
@@ -325,6 +336,21 @@ private struct ByteReader {
         let length = try count()
         defer { position += length }
         return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[position..<position + length]), as: UTF8.self)
+    }
+
+    /// A string, or `known` itself when it holds the same bytes (then nothing is allocated); `known` becomes the
+    /// string read.
+    mutating func string(reusing known: inout String) throws -> String {
+        let length = try count()
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[position..<position + length])
+        position += length
+        if known.utf8.count == length,
+            known.utf8.withContiguousStorageIfAvailable({ $0.elementsEqual(bytes) }) == true
+        {
+            return known
+        }
+        known = String(decoding: bytes, as: UTF8.self)
+        return known
     }
 
     mutating func data() throws -> Data {

@@ -75,6 +75,7 @@ enum StoreTables {
     static func records(_ ids: [CloudRecord.ID], in db: Database) throws -> [CloudRecord] {
         var records: [CloudRecord] = []
         records.reserveCapacity(ids.count)
+        let shared = RecordCoding.SharedStrings()
         let byZone = Dictionary(grouping: ids, by: \.zoneID)
         for (zone, ids) in byZone {
             var start = 0
@@ -91,25 +92,33 @@ enum StoreTables {
                 for id in ids[start..<end] { arguments += [id.recordName] }
                 for _ in (end - start)..<size { arguments += [ids[end - 1].recordName] }
                 let cursor = try Row.fetchCursor(statement, arguments: arguments)
-                while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0)) }
+                while let row = try cursor.next() {
+                    records.append(try RecordCoding.decode(row, column: 0, sharing: shared))
+                }
                 start = end
             }
         }
         return records
     }
 
-    /// Every record of a type in a zone, by record name, read in place.
-    static func records(ofType recordType: String, in zone: CloudRecord.ZoneID, in db: Database) throws
-        -> [CloudRecord]
-    {
-        let cursor = try Row.fetchCursor(
+    /// The rows of every record of a type in a zone, by record name; the record is the first column.
+    static func rows(ofType recordType: String, in zone: CloudRecord.ZoneID, in db: Database) throws -> RowCursor {
+        try Row.fetchCursor(
             try db.cachedStatement(
                 sql: """
                     SELECT record FROM ncs_record
                     WHERE record_type = ? AND zone_owner = ? AND zone_name = ? ORDER BY record_name
                     """), arguments: [recordType, zone.ownerName, zone.zoneName])
+    }
+
+    /// Every record of a type in a zone, by record name, read in place.
+    static func records(ofType recordType: String, in zone: CloudRecord.ZoneID, in db: Database) throws
+        -> [CloudRecord]
+    {
+        let cursor = try rows(ofType: recordType, in: zone, in: db)
         var records: [CloudRecord] = []
-        while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0)) }
+        let shared = RecordCoding.SharedStrings()
+        while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0, sharing: shared)) }
         return records
     }
 

@@ -126,15 +126,40 @@ extension SyncStore {
         let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: storeZone)
         let cursor = try Row.fetchCursor(db, sql: statement.sql, arguments: statement.arguments)
         var records: [CloudRecord] = []
-        while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0)) }
+        let shared = RecordCoding.SharedStrings()
+        while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0, sharing: shared)) }
         return records
     }
 
     static func fetch<Model: QueryableModel>(
         _ query: ModelQuery<Model>, storeZone: CloudRecord.ZoneID, in db: Database
     ) throws -> [Model] {
-        try decode(Model.self, from: records(matching: query, storeZone: storeZone, in: db), in: db)
+        let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: storeZone)
+        return try decode(
+            Model.self, rows: try Row.fetchCursor(db, sql: statement.sql, arguments: statement.arguments), in: db)
     }
+
+    /// Decodes the models of rows whose first column is a record, a thousand at a time: the records of a chunk
+    /// are let go of once its models are made, so a large read holds its models and one chunk of records, not
+    /// every record as well.
+    static func decode<Model: CKDecodable>(_ type: Model.Type, rows: RowCursor, in db: Database) throws -> [Model] {
+        var values: [Model] = []
+        var chunk: [CloudRecord] = []
+        chunk.reserveCapacity(decodingChunk)
+        let shared = RecordCoding.SharedStrings()
+        while let row = try rows.next() {
+            chunk.append(try RecordCoding.decode(row, column: 0, sharing: shared))
+            guard chunk.count == decodingChunk else { continue }
+            values += try decode(type, from: chunk, in: db)
+            chunk.removeAll(keepingCapacity: true)
+        }
+        if !chunk.isEmpty { values += try decode(type, from: chunk, in: db) }
+        return values
+    }
+
+    /// How many models ``decode(_:rows:in:)`` decodes together: enough that a level of their graphs is read in a
+    /// few statements, few enough that the records stay in the processor's caches.
+    private static let decodingChunk = 1_000
 
     /// Decodes models from their records and the records they reference, read from the store a level of the
     /// graph at a time.

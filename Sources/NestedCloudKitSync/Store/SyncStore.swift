@@ -248,8 +248,9 @@ public final class SyncStore: Sendable {
         let zone = zoneID ?? self.zoneID
         let recordType = recordType ?? String(describing: type)
         return try await read { db in
-            let records = try StoreTables.records(ofType: recordType, in: zone, in: db)
-            return Transfer(value: try Self.decode(Value.self, from: records, in: db))
+            Transfer(
+                value: try Self.decode(
+                    Value.self, rows: try StoreTables.rows(ofType: recordType, in: zone, in: db), in: db))
         }.value
     }
 
