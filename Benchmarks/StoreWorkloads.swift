@@ -9,14 +9,10 @@ extension Workloads {
     /// The store as an app reads it, against plain GRDB tables of the same rows in the same run: every model of
     /// a type, a graph, a screen's query on a declared index, a count, an observation and reads by ID.
     func store(only wanted: (String) -> Bool) async throws -> [BenchmarkResult] {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ncks-store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var files = 0
-        func newPath() -> String {
-            files += 1
-            return directory.appendingPathComponent("\(files).sqlite").path
-        }
+        let files = try TemporaryFiles(prefix: "ncks-store")
+        // Kept to the end: the stores opened in the folder must not lose it while they run.
+        defer { withExtendedLifetime(files) {} }
+        func newPath() -> String { files.newPath() }
         let small = sizes.storeSmall
         let large = sizes.storeLarge
         let slow = Harness(repetitions: 5, warmups: 1)

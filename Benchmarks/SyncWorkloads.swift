@@ -9,14 +9,10 @@ extension Workloads {
     /// The sync engine against plain GRDB and against itself at another size: the initial sync of a zone, a sync
     /// that brings one change into a small and a large store, a local save, and the initial sync's peak memory.
     func sync(only wanted: (String) -> Bool) async throws -> [BenchmarkResult] {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ncks-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var files = 0
-        func newPath() -> String {
-            files += 1
-            return directory.appendingPathComponent("\(files).sqlite").path
-        }
+        let files = try TemporaryFiles(prefix: "ncks-bench")
+        // Kept to the end: the stores opened in the folder must not lose it while they run.
+        defer { withExtendedLifetime(files) {} }
+        func newPath() -> String { files.newPath() }
         let large = sizes.syncRecords
         let small = max(1, large / 100)
         // Few repetitions: one initial sync of the large zone takes seconds.

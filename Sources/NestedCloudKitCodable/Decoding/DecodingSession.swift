@@ -79,14 +79,7 @@ final class DecodingSession {
     /// Fetches what materializing found missing, then what those records need, and forgets the values built so
     /// far so the next materialization sees the new records.
     func resolveUnresolved(from database: some CloudDatabase) async throws {
-        var frontier: [Node] = []
-        for node in unresolved where visited.insert(NodeKey(node.id, node.type)).inserted || records[node.id] == nil {
-            discovered.append(node)
-            frontier.append(node)
-        }
-        unresolved = []
-        clearCache()
-        let needed = frontier.filter { records[$0.id] == nil && !missingRecordIDs.contains($0.id) }
+        let (frontier, needed) = takeUnresolved()
         if let first = needed.first, records.count + needed.count > options.maximumRecordCount {
             throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: first))
         }
@@ -102,6 +95,19 @@ final class DecodingSession {
             for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
         }
         try await resolve(from: frontier, database: database)
+    }
+
+    /// The records materializing found missing, as the next frontier, and those of them to fetch; the values built
+    /// so far are forgotten, so the next materialization sees the new records.
+    private func takeUnresolved() -> (frontier: [Node], needed: [Node]) {
+        var frontier: [Node] = []
+        for node in unresolved where visited.insert(NodeKey(node.id, node.type)).inserted || records[node.id] == nil {
+            discovered.append(node)
+            frontier.append(node)
+        }
+        unresolved = []
+        clearCache()
+        return (frontier, frontier.filter { records[$0.id] == nil && !missingRecordIDs.contains($0.id) })
     }
 
     deinit { clearCache() }
@@ -182,14 +188,7 @@ final class DecodingSession {
 
     /// Fetches what materializing found missing, then what those records need.
     func resolveUnresolvedSynchronously(fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]) throws {
-        var frontier: [Node] = []
-        for node in unresolved where visited.insert(NodeKey(node.id, node.type)).inserted || records[node.id] == nil {
-            discovered.append(node)
-            frontier.append(node)
-        }
-        unresolved = []
-        clearCache()
-        let needed = frontier.filter { records[$0.id] == nil && !missingRecordIDs.contains($0.id) }
+        let (frontier, needed) = takeUnresolved()
         if !needed.isEmpty { try fetchSynchronously(needed, with: fetch) }
         try resolveSynchronously(from: frontier, fetch: fetch)
     }

@@ -100,7 +100,7 @@ enum EmbeddedJSON: Decodable, Hashable {
         case .double(let double):
             // Finite by construction: the encoder rejects or converts non-finite numbers before this.
             output += double.isFinite ? "\(double)" : "null"
-        case .string(let string): Self.writeString(string, to: &output)
+        case .string(let string): JSONText.appendString(string, to: &output)
         case .array(let array):
             output += "["
             for (index, element) in array.enumerated() {
@@ -112,31 +112,12 @@ enum EmbeddedJSON: Decodable, Hashable {
             output += "{"
             for (index, key) in object.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
                 if index > 0 { output += "," }
-                Self.writeString(key, to: &output)
+                JSONText.appendString(key, to: &output)
                 output += ":"
                 object[key]?.write(to: &output)
             }
             output += "}"
         }
-    }
-
-    private static func writeString(_ string: String, to output: inout String) {
-        output += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where scalar.value < 0x20:
-                output +=
-                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        output += "\""
     }
 
     init(from decoder: any Decoder) throws {

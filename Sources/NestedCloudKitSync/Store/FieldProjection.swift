@@ -53,44 +53,13 @@ enum FieldProjection {
         json += "]"
     }
 
-    static func appendDouble(_ value: Double, to json: inout String) {
-        guard value.isFinite else {
-            json += "null"
-            return
-        }
-        // Swift prints the shortest text that reads back as the same double; SQLite reads it as a real.
-        let text = value.description
-        json += text
-        if value == value.rounded(), !text.contains("e"), !text.contains(".") { json += ".0" }
+    /// A double as JSON: Swift prints the shortest text that reads back as the same double (always with a point or
+    /// an exponent, so SQLite reads a real); NaN and the infinities, which JSON can't hold, are `null`.
+    private static func appendDouble(_ value: Double, to json: inout String) {
+        json += value.isFinite ? value.description : "null"
     }
 
-    static func appendString(_ value: String, to json: inout String) {
-        json += "\""
-        var plain = true
-        for unit in value.utf8 where unit < 0x20 || unit == 0x22 || unit == 0x5C {
-            plain = false
-            break
-        }
-        if plain {
-            json += value
-        } else {
-            for scalar in value.unicodeScalars {
-                switch scalar {
-                case "\"": json += "\\\""
-                case "\\": json += "\\\\"
-                case "\n": json += "\\n"
-                case "\r": json += "\\r"
-                case "\t": json += "\\t"
-                default:
-                    if scalar.value < 0x20 {
-                        let hex = String(scalar.value, radix: 16)
-                        json += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                    } else {
-                        json.unicodeScalars.append(scalar)
-                    }
-                }
-            }
-        }
-        json += "\""
+    private static func appendString(_ value: String, to json: inout String) {
+        JSONText.appendString(value, to: &json)
     }
 }
