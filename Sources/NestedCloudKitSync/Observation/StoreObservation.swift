@@ -17,6 +17,8 @@ import NestedCloudKitCodable
 /// isn't delivered twice when the result is `Equatable`. Cancelling the task that iterates stops the
 /// observation. Each iteration starts an observation of its own.
 public struct StoreObservation<Element>: AsyncSequence, Sendable {
+    /// What ending the sequence with an error throws: a ``SyncError``, or a `CKCodableError` for a record that
+    /// can't be decoded.
     public typealias Failure = any Error
 
     private let start: @Sendable () -> AsyncValueObservation<Transfer<Element>>
@@ -33,6 +35,7 @@ public struct StoreObservation<Element>: AsyncSequence, Sendable {
         }
     }
 
+    /// Starts an observation of its own: the current result first, then one after each change.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: start().makeAsyncIterator(), isDuplicate: isDuplicate)
     }
