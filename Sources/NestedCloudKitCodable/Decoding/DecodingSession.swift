@@ -7,14 +7,26 @@ import Foundation
 /// placeholders for nested records; the records one level needs are fetched together. ``materialize(_:)`` then
 /// decodes every record deepest first, so that each nested value is built once, from the cache, and building a
 /// deep graph costs no more stack than a shallow one.
+///
+/// Each record ID is hashed once, when the session first meets it; from then on the record, whether it is
+/// missing, the types it was reached as and its decoded values are found at the ID's slot, by index. A graph of
+/// ten thousand records is hashed ten thousand times, not ten times that.
 final class DecodingSession {
     let options: DecodingOptions
     let root: CloudRecord
-    private(set) var records: [CloudRecord.ID: CloudRecord]
-    private var missingRecordIDs: Set<CloudRecord.ID> = []
     private(set) var probe: ProbeCollector?
 
-    private var visited: Set<NodeKey> = []
+    /// Every record the session has met, at a slot of its own: an ID is hashed once, when it is first met, and
+    /// what the session knows of the record (in hand, missing, reached, decoded) is read by index after that.
+    private var slotOfID: [CloudRecord.ID: Int] = [:]
+    private var slots: [Slot] = []
+    private var rootSlot = 0
+    /// How many records are in hand: what the record limit counts.
+    private var recordCount = 0
+    /// Records reached, and values decoded, as a second type: a slot holds the first, nearly always the only one.
+    private var otherVisits: Set<SlotKey> = []
+    private var otherEntries: [SlotKey: CacheEntry] = [:]
+
     private var discovered: [Node] = []
     /// For each model type probed, the fields it decodes as records and as which types: other records of the type
     /// are resolved from it without running their model again.
@@ -27,10 +39,8 @@ final class DecodingSession {
 
     /// Thrown while materializing at a record that hasn't been fetched yet.
     struct NeedsMoreRecords: Error {}
-    /// Each record's value per type, or a mark that it is being decoded (to find cycles): one dictionary, so a
-    /// record costs two lookups.
-    private var cache: [NodeKey: CacheEntry] = [:]
 
+    /// A record's value as a type, or a mark that it is being decoded (to find cycles).
     private enum CacheEntry {
         case decoding
         case decoded(Result<any CKDecodable, any Error>)
@@ -42,29 +52,107 @@ final class DecodingSession {
 
     /// A record to decode as a type; `type` is `nil` when the model that reaches it couldn't be probed.
     struct Node {
-        let id: CloudRecord.ID
+        let slot: Int
         let type: (any CKDecodable.Type)?
         let path: CodingPath
         let depth: Int
     }
 
-    struct NodeKey: Hashable {
+    /// What the session knows of one record.
+    private struct Slot {
         let id: CloudRecord.ID
+        var record: RecordBox?
+        /// The database has no such record.
+        var isMissing = false
+        /// The current level's fetch asks for it.
+        var isRequested = false
+        /// The first type the record was reached as; `nil` until it is reached.
+        var visitedAs: TypeKey?
+        /// The type of ``entry``.
+        var cachedAs: TypeKey?
+        var entry: CacheEntry?
+
+        init(id: CloudRecord.ID) { self.id = id }
+
+        /// Whether the current level must fetch the record: it isn't in hand, known missing or asked for yet.
+        /// Marks it asked for.
+        mutating func request() -> Bool {
+            guard record == nil, !isMissing, !isRequested else { return false }
+            isRequested = true
+            return true
+        }
+    }
+
+    /// A model type, or `nil` for a record whose model couldn't be probed.
+    private struct TypeKey: Hashable {
         let type: ObjectIdentifier?
 
-        init(_ id: CloudRecord.ID, _ type: (any CKDecodable.Type)?) {
-            self.id = id
-            self.type = type.map { ObjectIdentifier($0) }
-        }
+        init(_ type: (any CKDecodable.Type)?) { self.type = type.map { ObjectIdentifier($0) } }
+    }
+
+    private struct SlotKey: Hashable {
+        let slot: Int
+        let type: TypeKey
     }
 
     init(options: DecodingOptions, root: CloudRecord, recordsInHand: some Sequence<CloudRecord> = []) {
         self.options = options
         self.root = root
-        var records: [CloudRecord.ID: CloudRecord] = [:]
-        for record in recordsInHand { records[record.id] = record }
-        records[root.id] = root
-        self.records = records
+        for record in recordsInHand { take(record) }
+        rootSlot = take(root)
+    }
+
+    // MARK: Slots
+
+    /// The record's slot, made when the ID is first met: one hash either way.
+    private func slot(for id: CloudRecord.ID) -> Int {
+        let next = slots.count
+        let slot = Self.value(&slotOfID[id, default: next])
+        if slot == next { slots.append(Slot(id: id)) }
+        return slot
+    }
+
+    /// Reads a value through `inout`, so that a dictionary's defaulted subscript inserts and reads in one lookup.
+    private static func value(_ value: inout Int) -> Int { value }
+
+    /// Puts a record in hand, replacing one with the same ID.
+    @discardableResult
+    private func take(_ record: CloudRecord) -> Int {
+        let slot = slot(for: record.id)
+        if slots[slot].record == nil { recordCount += 1 }
+        slots[slot].record = RecordBox(record)
+        slots[slot].isMissing = false
+        return slot
+    }
+
+    /// After a fetch: a requested record that didn't come is missing.
+    private func settle(_ slot: Int) {
+        slots[slot].isRequested = false
+        if slots[slot].record == nil { slots[slot].isMissing = true }
+    }
+
+    /// Marks a record reached as a type; `false` if it was already.
+    private func visit(_ slot: Int, as type: (any CKDecodable.Type)?) -> Bool {
+        let key = TypeKey(type)
+        guard let first = slots[slot].visitedAs else {
+            slots[slot].visitedAs = key
+            return true
+        }
+        return first != key && otherVisits.insert(SlotKey(slot: slot, type: key)).inserted
+    }
+
+    private func entry(_ slot: Int, as key: TypeKey) -> CacheEntry? {
+        if slots[slot].cachedAs == key { return slots[slot].entry }
+        return otherEntries.isEmpty ? nil : otherEntries[SlotKey(slot: slot, type: key)]
+    }
+
+    private func setEntry(_ entry: CacheEntry?, _ slot: Int, as key: TypeKey) {
+        if slots[slot].cachedAs == nil || slots[slot].cachedAs == key {
+            slots[slot].cachedAs = entry == nil ? nil : key
+            slots[slot].entry = entry
+        } else {
+            otherEntries[SlotKey(slot: slot, type: key)] = entry
+        }
     }
 
     // MARK: Resolve
@@ -80,20 +168,7 @@ final class DecodingSession {
     /// far so the next materialization sees the new records.
     func resolveUnresolved(from database: some CloudDatabase) async throws {
         let (frontier, needed) = takeUnresolved()
-        if let first = needed.first, records.count + needed.count > options.maximumRecordCount {
-            throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: first))
-        }
-        if !needed.isEmpty {
-            let nodes = Dictionary(needed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            do {
-                try await database.fetchDistinctRecords(Array(nodes.keys)) { try receive($0, nodes: nodes) }
-            } catch let error as CloudDatabaseError {
-                throw CKCodableError.databaseError(error, at: location(of: needed[0]))
-            } catch let error where !(error is CancellationError || error is CKCodableError) {
-                throw CKCodableError.foreignDatabaseError(error, at: location(of: needed[0]))
-            }
-            for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
-        }
+        try await fetch(needed, from: database)
         try await resolve(from: frontier, database: database)
     }
 
@@ -101,47 +176,59 @@ final class DecodingSession {
     /// so far are forgotten, so the next materialization sees the new records.
     private func takeUnresolved() -> (frontier: [Node], needed: [Node]) {
         var frontier: [Node] = []
-        for node in unresolved where visited.insert(NodeKey(node.id, node.type)).inserted || records[node.id] == nil {
+        var needed: [Node] = []
+        for node in unresolved where visit(node.slot, as: node.type) || slots[node.slot].record == nil {
             discovered.append(node)
             frontier.append(node)
+            if slots[node.slot].request() { needed.append(node) }
         }
         unresolved = []
         clearCache()
-        return (frontier, frontier.filter { records[$0.id] == nil && !missingRecordIDs.contains($0.id) })
+        return (frontier, needed)
     }
 
     deinit { clearCache() }
 
     /// Empties the cache shallowest record first. A cached value holds the values below it, and Swift releases a
-    /// value whose descendants have no other owner recursively, a frame per level: in hash order, a deep chain's
-    /// last entries could each take half the chain down with them.
+    /// value whose descendants have no other owner recursively, a frame per level: in any other order, a deep
+    /// chain's last entries could each take half the chain down with them.
     private func clearCache() {
         // Values nested no deeper than the nested-decoding limit release within as many frames: only a deeper
         // graph pays for the ordered pass.
         if discovered.contains(where: { $0.depth > Self.nestedDecodingDepthLimit }) {
-            for node in discovered { cache[NodeKey(node.id, node.type)] = nil }
+            for node in discovered { setEntry(nil, node.slot, as: TypeKey(node.type)) }
         }
-        cache = [:]
+        for index in slots.indices where slots[index].cachedAs != nil {
+            slots[index].entry = nil
+            slots[index].cachedAs = nil
+        }
+        otherEntries = [:]
     }
 
     private func resolve(from start: [Node], database: some CloudDatabase) async throws {
         var frontier = start
         while !frontier.isEmpty {
             let (next, needed) = try expand(frontier)
-            if !needed.isEmpty {
-                // The requests of one level are in flight together; each is taken in as it arrives.
-                let nodes = Dictionary(needed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-                do {
-                    try await database.fetchDistinctRecords(needed.map(\.id)) { try receive($0, nodes: nodes) }
-                } catch let error as CloudDatabaseError {
-                    throw CKCodableError.databaseError(error, at: location(of: needed[0]))
-                } catch let error where !(error is CancellationError || error is CKCodableError) {
-                    throw CKCodableError.foreignDatabaseError(error, at: location(of: needed[0]))
-                }
-                for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
-            }
+            try await fetch(needed, from: database)
             frontier = next
         }
+    }
+
+    /// Fetches the records of one level, in flight together; each is taken in as it arrives.
+    private func fetch(_ needed: [Node], from database: some CloudDatabase) async throws {
+        guard let first = needed.first else { return }
+        if recordCount + needed.count > options.maximumRecordCount {
+            throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: first))
+        }
+        let nodes = Dictionary(needed.map { (slots[$0.slot].id, $0) }, uniquingKeysWith: { first, _ in first })
+        do {
+            try await database.fetchDistinctRecords(Array(nodes.keys)) { try receive($0, nodes: nodes) }
+        } catch let error as CloudDatabaseError {
+            throw CKCodableError.databaseError(error, at: location(of: first))
+        } catch let error where !(error is CancellationError || error is CKCodableError) {
+            throw CKCodableError.foreignDatabaseError(error, at: location(of: first))
+        }
+        for node in needed { settle(node.slot) }
     }
 
     /// Resolves from the records in hand: a shallow graph needs nothing; a deep one is walked as `resolve` walks
@@ -151,7 +238,7 @@ final class DecodingSession {
         var frontier = start(type)
         while !frontier.isEmpty {
             let (next, needed) = try expand(frontier)
-            for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
+            for node in needed { settle(node.slot) }
             frontier = next
         }
     }
@@ -163,9 +250,9 @@ final class DecodingSession {
     func addRoots(_ roots: [CloudRecord], referencing: [Bool], as type: any CKDecodable.Type) -> [Node] {
         var nodes: [Node] = []
         for (record, references) in zip(roots, referencing) where references {
-            records[record.id] = record
-            guard visited.insert(NodeKey(record.id, type)).inserted else { continue }
-            let node = Node(id: record.id, type: type, path: .root, depth: 0)
+            let slot = take(record)
+            guard visit(slot, as: type) else { continue }
+            let node = Node(slot: slot, type: type, path: .root, depth: 0)
             discovered.append(node)
             nodes.append(node)
         }
@@ -196,17 +283,17 @@ final class DecodingSession {
     private func fetchSynchronously(
         _ needed: [Node], with fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]
     ) throws {
-        if let first = needed.first, records.count + needed.count > options.maximumRecordCount {
+        if let first = needed.first, recordCount + needed.count > options.maximumRecordCount {
             throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: first))
         }
         do {
-            for record in try fetch(needed.map(\.id)) { records[record.id] = record }
+            for record in try fetch(needed.map { slots[$0.slot].id }) { take(record) }
         } catch let error as CloudDatabaseError {
             throw CKCodableError.databaseError(error, at: location(of: needed[0]))
         } catch let error where !(error is CancellationError || error is CKCodableError) {
             throw CKCodableError.foreignDatabaseError(error, at: location(of: needed[0]))
         }
-        for node in needed where records[node.id] == nil { missingRecordIDs.insert(node.id) }
+        for node in needed { settle(node.slot) }
     }
 
     /// Decodes every root's value, every record deepest first; a record shared by several roots is decoded once.
@@ -215,38 +302,50 @@ final class DecodingSession {
     {
         probe = nil
         unresolved = []
-        for node in discovered.reversed() where node.depth > 0 {
-            if let type = node.type, records[node.id] != nil {
-                _ = try? decodeRecord(type, id: node.id, at: node.path, nesting: 0)
-            }
-        }
+        decodeDeepestFirst()
         var values: [Value] = []
         values.reserveCapacity(roots.count)
+        let key = TypeKey(Value.self)
         for (root, references) in zip(roots, referencing) {
-            // A root another root references was decoded as that one's child: the same value, once.
             // A root that references others goes through the cache, so that a root another root references is
             // decoded once; one that doesn't is decoded from the record in hand, unless a root referencing it
             // already decoded it.
             let value: any CKDecodable
             if references {
-                value = try decodeRecord(Value.self, id: root.id, at: .root, nesting: 0)
-            } else if !cache.isEmpty, case .decoded(let result)? = cache[NodeKey(root.id, Value.self)] {
+                value = try decodeRecord(Value.self, slot: slot(for: root.id), at: .root, nesting: 0)
+            } else if !discovered.isEmpty, let slot = slotOfID[root.id],
+                case .decoded(let result)? = entry(slot, as: key)
+            {
                 value = try result.get()
             } else {
-                value = try decode(Value.self, record: root, at: .root, nesting: 0)
+                value = try decode(Value.self, record: RecordBox(root), at: .root, nesting: 0)
             }
-            guard let typed = value as? Value else {
-                throw CKCodableError.typeMismatch(
-                    expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: root.id, at: .root))
-            }
-            values.append(typed)
+            values.append(try cast(value, to: Value.self, id: root.id))
         }
         return values
     }
 
+    private func cast<Value>(_ value: any CKDecodable, to type: Value.Type, id: CloudRecord.ID) throws -> Value {
+        guard let typed = value as? Value else {
+            throw CKCodableError.typeMismatch(
+                expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: id, at: .root))
+        }
+        return typed
+    }
+
+    /// Decodes the records below the roots, deepest first, so that each is decoded with no record nested inside
+    /// it: the parents find them cached, and the stack doesn't grow with the graph's depth.
+    private func decodeDeepestFirst() {
+        for node in discovered.reversed() where node.depth > 0 {
+            if let type = node.type, slots[node.slot].record != nil {
+                _ = try? decodeRecord(type, slot: node.slot, at: node.path, nesting: 0)
+            }
+        }
+    }
+
     private func start(_ type: any CKDecodable.Type) -> [Node] {
-        let rootNode = Node(id: root.id, type: type, path: .root, depth: 0)
-        visited.insert(NodeKey(root.id, type))
+        let rootNode = Node(slot: rootSlot, type: type, path: .root, depth: 0)
+        _ = visit(rootSlot, as: type)
         discovered.append(rootNode)
         return [rootNode]
     }
@@ -255,22 +354,22 @@ final class DecodingSession {
     private func expand(_ frontier: [Node]) throws -> (next: [Node], needed: [Node]) {
         var next: [Node] = []
         var needed: [Node] = []
-        var requested: Set<CloudRecord.ID> = []
         for node in frontier {
-            guard let record = records[node.id] else { continue }
-            for child in children(of: record, as: node.type, at: node.path) {
-                guard visited.insert(NodeKey(child.id, child.type)).inserted else { continue }
-                let childNode = Node(id: child.id, type: child.type, path: child.path, depth: node.depth + 1)
+            guard let box = slots[node.slot].record else { continue }
+            try forEachChild(of: box, as: node.type, at: node.path) { id, type, path in
+                let slot = slot(for: id)
+                guard visit(slot, as: type) else { return }
+                let childNode = Node(slot: slot, type: type, path: path, depth: node.depth + 1)
                 guard childNode.depth <= options.maximumDepth else {
                     throw CKCodableError.depthLimitExceeded(options.maximumDepth, at: location(of: childNode))
                 }
                 discovered.append(childNode)
                 next.append(childNode)
-                if records[child.id] == nil, !missingRecordIDs.contains(child.id), requested.insert(child.id).inserted {
+                if slots[slot].request() {
                     needed.append(childNode)
                     // Checked as the level grows, so that a record listing a million references stops at the
                     // limit rather than after taking in all of them.
-                    guard records.count + needed.count <= options.maximumRecordCount else {
+                    guard recordCount + needed.count <= options.maximumRecordCount else {
                         throw CKCodableError.recordLimitExceeded(
                             options.maximumRecordCount, at: location(of: childNode))
                     }
@@ -285,65 +384,72 @@ final class DecodingSession {
     ) throws {
         for (id, result) in results {
             switch result {
-            case .success(let record): records[id] = record
-            case .failure(.unknownItem): missingRecordIDs.insert(id)
+            case .success(let record): take(record)
+            case .failure(.unknownItem): slots[slot(for: id)].isMissing = true
             case .failure(let error):
-                let node = nodes[id] ?? Node(id: id, type: nil, path: .root, depth: 0)
-                throw CKCodableError.databaseError(error, at: location(of: node))
+                throw CKCodableError.databaseError(error, at: location(of: id, at: nodes[id]?.path ?? .root))
             }
         }
     }
 
-    /// The records a record's model decodes: from its type's schema, or by probing it (which records the
-    /// schema); if the probe can't finish, every reference of the record that it didn't reach.
-    private func children(
-        of record: CloudRecord, as type: (any CKDecodable.Type)?, at path: CodingPath
-    ) -> [(id: CloudRecord.ID, type: (any CKDecodable.Type)?, path: CodingPath)] {
-        guard record.hasReferences else { return [] }
-        var found: [(id: CloudRecord.ID, type: (any CKDecodable.Type)?, path: CodingPath)] = []
+    /// Calls `body` with each record a record's model decodes: from its type's schema, or by probing it (which
+    /// records the schema); if the probe can't finish, every reference of the record that it didn't reach.
+    private func forEachChild(
+        of box: RecordBox, as type: (any CKDecodable.Type)?, at path: CodingPath,
+        _ body: (_ id: CloudRecord.ID, _ type: (any CKDecodable.Type)?, _ path: CodingPath) throws -> Void
+    ) throws {
+        let record = box.record
+        guard record.hasReferences else { return }
         if let type, let schema = schemas[ObjectIdentifier(type)] {
             for (field, childType) in schema {
                 switch record.fields[field] {
                 case .reference(let reference)?:
-                    found.append((reference.recordID, childType, path.appending(NamedKey(field))))
+                    try body(reference.recordID, childType, path.appending(NamedKey(field)))
                 case .referenceList(let references)?:
                     let fieldPath = path.appending(NamedKey(field))
-                    for (index, reference) in references.enumerated() {
-                        found.append((reference.recordID, childType, fieldPath.appending(index: index)))
+                    for index in references.indices {
+                        try body(references[index].recordID, childType, fieldPath.appending(index: index))
                     }
                 default:
                     break
                 }
             }
-            return found
+            return
         }
+        var reached: [(id: CloudRecord.ID, type: (any CKDecodable.Type)?, path: CodingPath)] = []
         if let type {
             let collector = ProbeCollector()
             probe = collector
-            defer { probe = nil }
+            let finished: Bool
             do {
                 _ = try type.init(
-                    from: ValueDecoder(session: self, source: .record(record), path: path, record: record, field: nil))
+                    from: ValueDecoder(session: self, source: .record(box), path: path, record: box, field: nil))
                 if let schema = collector.schema { schemas[ObjectIdentifier(type)] = schema }
-                return collector.children.map { ($0.id, $0.type, $0.path) }
+                finished = true
             } catch {
-                found = collector.children.map { ($0.id, $0.type, $0.path) }
+                finished = false
+            }
+            probe = nil
+            reached = collector.children.map { ($0.id, $0.type, $0.path) }
+            if finished {
+                for child in reached { try body(child.id, child.type, child.path) }
+                return
             }
         }
-        let reached = Set(found.map(\.id))
+        let reachedIDs = Set(reached.map(\.id))
+        for child in reached { try body(child.id, child.type, child.path) }
         for (name, value) in record.fields {
             switch value {
-            case .reference(let reference) where !reached.contains(reference.recordID):
-                found.append((reference.recordID, nil, path.appending(NamedKey(name))))
+            case .reference(let reference) where !reachedIDs.contains(reference.recordID):
+                try body(reference.recordID, nil, path.appending(NamedKey(name)))
             case .referenceList(let references):
-                for (index, reference) in references.enumerated() where !reached.contains(reference.recordID) {
-                    found.append((reference.recordID, nil, path.appending(NamedKey(name)).appending(index: index)))
+                for (index, reference) in references.enumerated() where !reachedIDs.contains(reference.recordID) {
+                    try body(reference.recordID, nil, path.appending(NamedKey(name)).appending(index: index))
                 }
             default:
                 break
             }
         }
-        return found
     }
 
     /// Whether the references of the records in hand go deeper below the root than `limit`.
@@ -355,9 +461,8 @@ final class DecodingSession {
             if depth > limit { return true }
             var next: [CloudRecord.ID] = []
             for id in level {
-                for target in records[id]?.referencedRecordIDs ?? [] where seen.insert(target).inserted {
-                    next.append(target)
-                }
+                let targets = slotOfID[id].flatMap { slots[$0].record?.record.referencedRecordIDs } ?? []
+                for target in targets where seen.insert(target).inserted { next.append(target) }
             }
             level = next
             depth += 1
@@ -371,55 +476,51 @@ final class DecodingSession {
     func materialize<Value: CKDecodable>(_ type: Value.Type) throws -> Value {
         probe = nil
         unresolved = []
-        for node in discovered.reversed() where node.depth > 0 {
-            if let type = node.type, records[node.id] != nil {
-                _ = try? decodeRecord(type, id: node.id, at: node.path, nesting: 0)
-            }
-        }
-        let value = try decodeRecord(Value.self, id: root.id, at: .root, nesting: 0, caching: false)
-        guard let typed = value as? Value else {
-            throw CKCodableError.typeMismatch(
-                expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: root.id, at: .root))
-        }
-        return typed
+        decodeDeepestFirst()
+        let value = try decodeRecord(Value.self, slot: rootSlot, at: .root, nesting: 0, caching: false)
+        return try cast(value, to: Value.self, id: root.id)
     }
 
     /// The value of a record, decoded once per type and cached; the result (value or error) is remembered, so a
     /// parent sees exactly what decoding the record on its own would give.
-    func decodeRecord(
-        _ type: any CKDecodable.Type, id: CloudRecord.ID, at path: CodingPath, nesting: Int, caching: Bool = true
+    private func decodeRecord(
+        _ type: any CKDecodable.Type, slot: Int, at path: CodingPath, nesting: Int, caching: Bool = true
     ) throws -> any CKDecodable {
-        let key = NodeKey(id, type)
-        switch cache[key] {
+        let key = TypeKey(type)
+        let id = slots[slot].id
+        switch entry(slot, as: key) {
         case .decoded(let result)?: return try result.get()
         case .decoding?: throw CKCodableError.referenceCycle(id, at: location(of: id, at: path))
         case nil: break
         }
-        guard let record = records[id] else { throw CKCodableError.missingRecord(id, at: location(of: id, at: path)) }
+        guard let box = slots[slot].record else {
+            throw CKCodableError.missingRecord(id, at: location(of: id, at: path))
+        }
         guard nesting <= Self.nestedDecodingDepthLimit else {
             throw CKCodableError.depthLimitExceeded(Self.nestedDecodingDepthLimit, at: location(of: id, at: path))
         }
-        if caching { cache[key] = .decoding }
-        let result = Result<any CKDecodable, any Error> { try decode(type, record: record, at: path, nesting: nesting) }
-        if caching { cache[key] = .decoded(result) }
+        if caching { setEntry(.decoding, slot, as: key) }
+        let result = Result<any CKDecodable, any Error> { try decode(type, record: box, at: path, nesting: nesting) }
+        if caching { setEntry(.decoded(result), slot, as: key) }
         return try result.get()
     }
 
     /// Runs the model's initializer on a record, and checks the record's type.
-    private func decode(_ type: any CKDecodable.Type, record: CloudRecord, at path: CodingPath, nesting: Int) throws
+    private func decode(_ type: any CKDecodable.Type, record box: RecordBox, at path: CodingPath, nesting: Int) throws
         -> any CKDecodable
     {
         let decoder = ValueDecoder(
-            session: self, source: .record(record), path: path, record: record, field: nil, nesting: nesting)
+            session: self, source: .record(box), path: path, record: box, field: nil, nesting: nesting)
         let value: any CKDecodable
         do {
             value = try type.init(from: decoder)
         } catch {
-            throw CKCodableError.fromModel(error, recordID: record.id, recordPath: path)
+            throw CKCodableError.fromModel(error, recordID: box.record.id, recordPath: path)
         }
-        guard value.cloudKitRecordType == record.recordType else {
+        guard value.cloudKitRecordType == box.record.recordType else {
             throw CKCodableError.recordTypeMismatch(
-                expected: value.cloudKitRecordType, found: record.recordType, at: location(of: record.id, at: path))
+                expected: value.cloudKitRecordType, found: box.record.recordType,
+                at: location(of: box.record.id, at: path))
         }
         return value
     }
@@ -428,30 +529,38 @@ final class DecodingSession {
     func decodeReferenced(
         _ type: any CKDecodable.Type, reference: CloudReference, at path: CodingPath, field: String?, nesting: Int
     ) throws -> (any CKDecodable)? {
-        let id = reference.recordID
-        if missingRecordIDs.contains(id) { return nil }
+        let slot = slotOfID[reference.recordID]
+        if let slot, slots[slot].isMissing { return nil }
         if let probe {
-            probe.children.append((id, type, path))
+            probe.children.append((reference.recordID, type, path))
             probe.note(field: field, type: type)
             return try PlaceholderDecoder.placeholder(type)
         }
-        guard records[id] != nil else {
+        guard let slot, slots[slot].record != nil else {
             guard canFetchMore else { return nil }
-            unresolved.append(Node(id: id, type: type, path: path, depth: 0))
+            unresolved.append(Node(slot: self.slot(for: reference.recordID), type: type, path: path, depth: 0))
             throw NeedsMoreRecords()
         }
-        return try decodeRecord(type, id: id, at: path, nesting: nesting + 1)
+        return try decodeRecord(type, slot: slot, at: path, nesting: nesting + 1)
     }
 
     // MARK: Locations
 
     private func location(of node: Node) -> DecodingLocation {
-        location(of: node.id, at: node.path)
+        location(of: slots[node.slot].id, at: node.path)
     }
 
     private func location(of id: CloudRecord.ID, at path: CodingPath) -> DecodingLocation {
         DecodingLocation(path: path, recordID: id, field: nil)
     }
+}
+
+/// A record as a decode keeps it: one reference to share, where a `CloudRecord` copied into each decoder and
+/// source would retain each of its parts.
+final class RecordBox {
+    let record: CloudRecord
+
+    init(_ record: CloudRecord) { self.record = record }
 }
 
 /// What a probe of one record found: the records its model decodes, as which types, and from which fields.

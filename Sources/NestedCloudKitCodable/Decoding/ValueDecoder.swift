@@ -6,8 +6,8 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     let session: DecodingSession
     let source: DecodingSource
     let path: CodingPath
-    /// The record the value belongs to, for errors and flattened fields.
-    let record: CloudRecord
+    /// The record the value belongs to, for errors and flattened fields; every decoder of the record shares it.
+    let recordBox: RecordBox
     /// The record field the value belongs to, for errors.
     let field: String?
     /// How many records are being decoded one inside another at this point.
@@ -16,17 +16,19 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     var fieldHint = 0
 
     init(
-        session: DecodingSession, source: DecodingSource, path: CodingPath, record: CloudRecord, field: String?,
+        session: DecodingSession, source: DecodingSource, path: CodingPath, record: RecordBox, field: String?,
         nesting: Int = 0
     ) {
         self.session = session
         self.source = source
         self.path = path
-        self.record = record
+        self.recordBox = record
         self.field = field
         self.nesting = nesting
     }
 
+    /// The record the value belongs to, read in place.
+    var record: CloudRecord { recordBox.record }
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { session.options.userInfo }
     var options: DecodingOptions { session.options }
@@ -34,7 +36,7 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
 
     /// A decoder for a value inside this one.
     func child(_ source: DecodingSource, at path: CodingPath, field: String?) -> ValueDecoder {
-        ValueDecoder(session: session, source: source, path: path, record: record, field: field, nesting: nesting)
+        ValueDecoder(session: session, source: source, path: path, record: recordBox, field: field, nesting: nesting)
     }
 
     // MARK: Containers

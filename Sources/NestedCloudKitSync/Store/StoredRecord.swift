@@ -76,22 +76,25 @@ enum StoreTables {
         var records: [CloudRecord] = []
         records.reserveCapacity(ids.count)
         let shared = RecordCoding.SharedStrings()
-        let byZone = Dictionary(grouping: ids, by: \.zoneID)
+        // Nearly always one zone: grouping by zone hashes two names an ID, so it's done only when needed.
+        let byZone: [CloudRecord.ZoneID: [CloudRecord.ID]]
+        if let zone = ids.first?.zoneID, ids.allSatisfy({ $0.zoneID == zone }) {
+            byZone = [zone: ids]
+        } else {
+            byZone = Dictionary(grouping: ids, by: \.zoneID)
+        }
         for (zone, ids) in byZone {
             var start = 0
             while start < ids.count {
                 let end = min(ids.count, start + batchSizes[batchSizes.count - 1])
                 // A few statement sizes, the names padded with the last one, so a handful of statements is cached.
                 let size = batchSizes.first { $0 >= end - start } ?? (end - start)
-                let marks = Array(repeating: "?", count: size).joined(separator: ",")
-                let statement = try db.cachedStatement(
-                    sql:
-                        "SELECT record FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name IN (\(marks))"
-                )
-                var arguments: StatementArguments = [zone.ownerName, zone.zoneName]
-                for id in ids[start..<end] { arguments += [id.recordName] }
-                for _ in (end - start)..<size { arguments += [ids[end - 1].recordName] }
-                let cursor = try Row.fetchCursor(statement, arguments: arguments)
+                let statement = try db.cachedStatement(sql: recordsByNameSQL(size))
+                var arguments: [any DatabaseValueConvertible] = [zone.ownerName, zone.zoneName]
+                arguments.reserveCapacity(size + 2)
+                for id in ids[start..<end] { arguments.append(id.recordName) }
+                for _ in (end - start)..<size { arguments.append(ids[end - 1].recordName) }
+                let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
                 while let row = try cursor.next() {
                     records.append(try RecordCoding.decode(row, column: 0, sharing: shared))
                 }
@@ -99,6 +102,18 @@ enum StoreTables {
             }
         }
         return records
+    }
+
+    /// The statement of ``records(_:in:)`` for a number of names: made once for each of the batch sizes.
+    private static func recordsByNameSQL(_ size: Int) -> String {
+        batchSizes.firstIndex(of: size).map { recordsByNameSQLs[$0] } ?? makeRecordsByNameSQL(size)
+    }
+
+    private static let recordsByNameSQLs = batchSizes.map(makeRecordsByNameSQL)
+
+    private static func makeRecordsByNameSQL(_ size: Int) -> String {
+        "SELECT record FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name IN ("
+            + Array(repeating: "?", count: size).joined(separator: ",") + ")"
     }
 
     /// The rows of every record of a type in a zone, by record name; the record is the first column.
