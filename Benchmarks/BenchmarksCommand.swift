@@ -40,6 +40,10 @@ struct BenchmarksCommand: AsyncParsableCommand {
         if wanted("decode.flat") { results += try workloads.decodeFlat() }
         if wanted("encode.graph") { results += try workloads.encodeGraph() }
         if wanted("decode.graph") { results += try workloads.decodeGraph() }
+        if wanted("encode.flat.mapped") { results += try workloads.encodeFlatMapped() }
+        if wanted("decode.flat.mapped") { results += try workloads.decodeFlatMapped() }
+        if wanted("encode.graph.mapped") { results += try workloads.encodeGraphMapped() }
+        if wanted("decode.graph.mapped") { results += try workloads.decodeGraphMapped() }
         if wanted("resolve.chain") { results.append(try await workloads.resolveChain()) }
         if wanted("resolve.wide") { results.append(try await workloads.resolveWide()) }
         if wanted("sqlite") { results += try await workloads.sqlite() }

@@ -73,6 +73,52 @@ struct Workloads {
         ]
     }
 
+    // MARK: Flat values, mapped
+
+    /// The flat workload through a record mapping (the code `@CloudRecord` generates) instead of Codable.
+    func encodeFlatMapped() throws -> [BenchmarkResult] {
+        let flats = (0..<sizes.flatValues).map(Flat.make)
+        let values = flats.map(MappedFlat.init)
+        let encoder = CKRecordEncoder()
+        try BenchmarkCheck.same(
+            try encoder.encodeRecords(values[1]), try encoder.encodeRecords(flats[1]), "encode.flat.mapped")
+        let ours = try harness.median { for value in values { _ = try encoder.encodeRecords(value) } }
+        let codable = try harness.median { for value in flats { _ = try encoder.encodeRecords(value) } }
+        let hand = harness.median { for value in flats { _ = [value.makeRecord()] } }
+        return [
+            BenchmarkResult(
+                name: "encode.flat.mapped", ours: ours, baseline: "hand-written records", baselineSeconds: hand,
+                target: 1.3),
+            BenchmarkResult(
+                name: "encode.flat.mapped", ours: ours, baseline: "the Codable model", baselineSeconds: codable,
+                target: .infinity),
+        ]
+    }
+
+    func decodeFlatMapped() throws -> [BenchmarkResult] {
+        let flats = (0..<sizes.flatValues).map(Flat.make)
+        let records = flats.map { $0.makeRecord() }
+        let decoder = CKRecordDecoder()
+        try BenchmarkCheck.same(
+            try decoder.decode(MappedFlat.self, from: records[1], records: []), MappedFlat(flats[1]),
+            "decode.flat.mapped")
+        let ours = try harness.median {
+            for record in records { _ = try decoder.decode(MappedFlat.self, from: record, records: []) }
+        }
+        let codable = try harness.median {
+            for record in records { _ = try decoder.decode(Flat.self, from: record, records: []) }
+        }
+        let hand = harness.median { for record in records { _ = Flat(record: record) } }
+        return [
+            BenchmarkResult(
+                name: "decode.flat.mapped", ours: ours, baseline: "hand-written values", baselineSeconds: hand,
+                target: 1.3),
+            BenchmarkResult(
+                name: "decode.flat.mapped", ours: ours, baseline: "the Codable model", baselineSeconds: codable,
+                target: .infinity),
+        ]
+    }
+
     // MARK: A graph
 
     func encodeGraph() throws -> [BenchmarkResult] {
@@ -106,6 +152,45 @@ struct Workloads {
                 name: "decode.graph", ours: ours, baseline: "JSONDecoder", baselineSeconds: jsonTime, target: 0.6),
             BenchmarkResult(
                 name: "decode.graph", ours: ours, baseline: "hand-written values", baselineSeconds: hand, target: 1.5),
+        ]
+    }
+
+    func encodeGraphMapped() throws -> [BenchmarkResult] {
+        let campus = Campus.make(students: sizes.students, books: sizes.books)
+        let mapped = MappedCampus(campus)
+        let encoder = CKRecordEncoder()
+        try BenchmarkCheck.same(
+            try encoder.encodeRecords(mapped), try encoder.encodeRecords(campus), "encode.graph.mapped")
+        let ours = try harness.median { _ = try encoder.encodeRecords(mapped) }
+        let codable = try harness.median { _ = try encoder.encodeRecords(campus) }
+        let hand = harness.median { _ = campus.makeRecords() }
+        return [
+            BenchmarkResult(
+                name: "encode.graph.mapped", ours: ours, baseline: "hand-written records", baselineSeconds: hand,
+                target: 2),
+            BenchmarkResult(
+                name: "encode.graph.mapped", ours: ours, baseline: "the Codable model", baselineSeconds: codable,
+                target: .infinity),
+        ]
+    }
+
+    func decodeGraphMapped() throws -> [BenchmarkResult] {
+        let campus = Campus.make(students: sizes.students, books: sizes.books)
+        let graph = try CKRecordEncoder().encodeGraph(campus)
+        let decoder = CKRecordDecoder()
+        try BenchmarkCheck.same(
+            try decoder.decode(MappedCampus.self, from: graph), MappedCampus(campus), "decode.graph.mapped")
+        let ours = try harness.median { _ = try decoder.decode(MappedCampus.self, from: graph) }
+        let codable = try harness.median { _ = try decoder.decode(Campus.self, from: graph) }
+        let byID = Dictionary(uniqueKeysWithValues: graph.records.map { ($0.id, $0) })
+        let hand = harness.median { _ = Campus.read(from: byID, root: graph.root) }
+        return [
+            BenchmarkResult(
+                name: "decode.graph.mapped", ours: ours, baseline: "hand-written values", baselineSeconds: hand,
+                target: 2),
+            BenchmarkResult(
+                name: "decode.graph.mapped", ours: ours, baseline: "the Codable model", baselineSeconds: codable,
+                target: .infinity),
         ]
     }
 

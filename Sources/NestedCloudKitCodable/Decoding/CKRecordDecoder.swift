@@ -196,6 +196,9 @@ public struct CKRecordDecoder: Sendable {
     ) throws -> Value {
         do {
             let session = DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: records)
+            // Nearly every graph is shallow enough to decode each record inside its parent; a deeper one is walked
+            // first and decoded deepest first.
+            if let value = try session.materializeNested(Value.self) { return value }
             try session.resolveInHand(Value.self)
             return try session.materialize(Value.self)
         } catch {

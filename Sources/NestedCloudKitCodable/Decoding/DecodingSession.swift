@@ -31,6 +31,10 @@ final class DecodingSession {
     /// For each model type probed, the fields it decodes as records and as which types: other records of the type
     /// are resolved from it without running their model again.
     private var schemas: [ObjectIdentifier: [(field: String, type: any CKDecodable.Type)]] = [:]
+    /// Set when a record nested deeper than ``nestedDecodingDepthLimit`` while materializing.
+    private var nestedTooDeep = false
+    /// Each model type's record mapping, if it has one, found once per type.
+    private var mappings: [ObjectIdentifier: (any CloudRecordDecodable.Type)?] = [:]
     /// Whether records not in hand can still be fetched (not when decoding from records in hand).
     private var canFetchMore = false
     /// Records that materializing reached but resolving hadn't fetched: a model that decodes different fields in
@@ -231,10 +235,11 @@ final class DecodingSession {
         for node in needed { settle(node.slot) }
     }
 
-    /// Resolves from the records in hand: a shallow graph needs nothing; a deep one is walked as `resolve` walks
-    /// a database, without fetching, so that it can be decoded deepest first.
+    /// Resolves from the records in hand a graph too deep to decode each record inside its parent (see
+    /// ``materializeNested(_:)``): it is walked as `resolve` walks a database, without fetching, so that it can be
+    /// decoded deepest first.
     func resolveInHand(_ type: any CKDecodable.Type) throws {
-        guard root.hasReferences, referenceDepth(exceeds: Self.nestedDecodingDepthLimit) else { return }
+        guard root.hasReferences else { return }
         var frontier = start(type)
         while !frontier.isEmpty {
             let (next, needed) = try expand(frontier)
@@ -422,8 +427,8 @@ final class DecodingSession {
             probe = collector
             let finished: Bool
             do {
-                _ = try type.init(
-                    from: ValueDecoder(session: self, source: .record(box), path: path, record: box, field: nil))
+                _ = try initialize(
+                    type, from: ValueDecoder(session: self, source: .record(box), path: path, record: box, field: nil))
                 if let schema = collector.schema { schemas[ObjectIdentifier(type)] = schema }
                 finished = true
             } catch {
@@ -452,25 +457,23 @@ final class DecodingSession {
         }
     }
 
-    /// Whether the references of the records in hand go deeper below the root than `limit`.
-    private func referenceDepth(exceeds limit: Int) -> Bool {
-        var seen: Set<CloudRecord.ID> = [root.id]
-        var level = [root.id]
-        var depth = 0
-        while !level.isEmpty {
-            if depth > limit { return true }
-            var next: [CloudRecord.ID] = []
-            for id in level {
-                let targets = slotOfID[id].flatMap { slots[$0].record?.record.referencedRecordIDs } ?? []
-                for target in targets where seen.insert(target).inserted { next.append(target) }
-            }
-            level = next
-            depth += 1
-        }
-        return false
-    }
-
     // MARK: Materialize
+
+    /// Decodes the root's value from the records in hand, each record inside its parent's initializer, without
+    /// walking the graph first; `nil` if records nest deeper than ``nestedDecodingDepthLimit``, which the graph must
+    /// then be resolved for. Walking a graph costs about as much as decoding it, and few are that deep.
+    func materializeNested<Value: CKDecodable>(_ type: Value.Type) throws -> Value? {
+        do {
+            let value = try materialize(Value.self)
+            if !nestedTooDeep { return value }
+        } catch {
+            if !nestedTooDeep { throw error }
+        }
+        // Whatever the models made of the error (a `try?` can turn it into a nil), the values built are discarded.
+        nestedTooDeep = false
+        clearCache()
+        return nil
+    }
 
     /// Decodes the root's value, every record deepest first.
     func materialize<Value: CKDecodable>(_ type: Value.Type) throws -> Value {
@@ -497,6 +500,7 @@ final class DecodingSession {
             throw CKCodableError.missingRecord(id, at: location(of: id, at: path))
         }
         guard nesting <= Self.nestedDecodingDepthLimit else {
+            nestedTooDeep = true
             throw CKCodableError.depthLimitExceeded(Self.nestedDecodingDepthLimit, at: location(of: id, at: path))
         }
         if caching { setEntry(.decoding, slot, as: key) }
@@ -513,7 +517,7 @@ final class DecodingSession {
             session: self, source: .record(box), path: path, record: box, field: nil, nesting: nesting)
         let value: any CKDecodable
         do {
-            value = try type.init(from: decoder)
+            value = try initialize(type, from: decoder)
         } catch {
             throw CKCodableError.fromModel(error, recordID: box.record.id, recordPath: path)
         }
@@ -523,6 +527,21 @@ final class DecodingSession {
                 at: location(of: box.record.id, at: path))
         }
         return value
+    }
+
+    /// Runs a model type's initializer on a record's decoder: its record mapping if it has one, else `init(from:)`.
+    private func initialize(_ type: any CKDecodable.Type, from decoder: ValueDecoder) throws -> any CKDecodable {
+        if let mapping = mapping(of: type) { return try mapping.init(fields: CloudRecordReader(decoder: decoder)) }
+        return try type.init(from: decoder)
+    }
+
+    /// A model type's record mapping, or `nil` for a type that has none: a dynamic cast, done once per type.
+    private func mapping(of type: any CKDecodable.Type) -> (any CloudRecordDecodable.Type)? {
+        let key = ObjectIdentifier(type)
+        if let known = mappings[key] { return known }
+        let mapping = type as? any CloudRecordDecodable.Type
+        mappings[key] = .some(mapping)
+        return mapping
     }
 
     /// The value of a referenced record, or `nil` if the record doesn't exist. While probing, a placeholder.

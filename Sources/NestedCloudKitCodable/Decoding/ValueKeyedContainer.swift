@@ -205,6 +205,70 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return .some(decoder.record.systemFields)
     }
 
+    // MARK: Records, for mapped models
+
+    /// The record a reference field holds, decoded as a model: what ``decode(_:forKey:)`` gives for a model type,
+    /// without a decoder for the field or a dynamic cast to find that the type is a model. `nil` for a missing
+    /// record when `ifPresent` and the strategy allow it. Any field that isn't a reference takes the general path,
+    /// which decodes it or says what is wrong exactly as for a `Codable` model.
+    func decodeRecord<T: CKDecodable>(_ type: T.Type, forKey key: Key, ifPresent: Bool) throws -> T? {
+        if let probe = decoder.session.probe, case .record = storage {
+            probe.note(field: key.stringValue, type: T.self)
+        }
+        let source = source(for: key)
+        guard case .value(.reference(let reference)) = source else {
+            return ifPresent ? try decodeIfPresent(type, forKey: key) : try decode(type, forKey: key)
+        }
+        let field = key.stringValue
+        let path = decoder.path.appending(key)
+        return try throwingDecodingErrors {
+            guard
+                let value = try decoder.session.decodeReferenced(
+                    T.self, reference: reference, at: path, field: field, nesting: decoder.nesting)
+            else {
+                if ifPresent, decoder.options.missingReferenceStrategy == .nilForOptionals { return nil }
+                throw CKCodableError.missingRecord(
+                    reference.recordID, at: DecodingLocation(path: path, recordID: decoder.record.id, field: field))
+            }
+            return try decoder.cast(value, to: T.self)
+        }
+    }
+
+    /// The records a reference list field holds, decoded as models, in order; an empty array for a missing field
+    /// (CloudKit can't store an empty list). As ``decodeRecord(_:forKey:ifPresent:)``, any other field takes the
+    /// general path.
+    func decodeRecords<T: CKDecodable>(_ type: T.Type, forKey key: Key) throws -> [T] {
+        if let probe = decoder.session.probe, case .record = storage {
+            probe.note(field: key.stringValue, type: T.self)
+        }
+        let source = source(for: key)
+        let references: [CloudReference]
+        switch source {
+        case .value(.referenceList(let list)): references = list
+        case .absent: return []
+        default: return try decode([T].self, forKey: key)
+        }
+        let field = key.stringValue
+        let fieldPath = decoder.path.appending(key)
+        return try throwingDecodingErrors {
+            var values: [T] = []
+            values.reserveCapacity(references.count)
+            for index in references.indices {
+                let path = fieldPath.appending(index: index)
+                guard
+                    let value = try decoder.session.decodeReferenced(
+                        T.self, reference: references[index], at: path, field: field, nesting: decoder.nesting)
+                else {
+                    throw CKCodableError.missingRecord(
+                        references[index].recordID,
+                        at: DecodingLocation(path: path, recordID: decoder.record.id, field: field))
+                }
+                values.append(try decoder.cast(value, to: T.self))
+            }
+            return values
+        }
+    }
+
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
         -> KeyedDecodingContainer<NestedKey>
     {

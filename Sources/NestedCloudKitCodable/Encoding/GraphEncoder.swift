@@ -35,8 +35,14 @@ final class GraphEncoder {
         var timesQueued = 0
         var index: Int?
     }
+    /// What the encoder needs of a model type: its declared options, and its mapping if it has one (used instead
+    /// of `Encodable`).
+    private struct TypeInfo {
+        let options: CloudFieldOptions
+        let mapping: (any CloudRecordEncodable.Type)?
+    }
     private var queuedInstances: Set<ObjectIdentifier> = []
-    private var declaredOptionsByType: [ObjectIdentifier: CloudFieldOptions] = [:]
+    private var typeInfoByType: [ObjectIdentifier: TypeInfo] = [:]
     private var recordIDsOfInstances: [ObjectIdentifier: CloudRecord.ID] = [:]
     /// Whether the record being encoded queues its nested values (`false` while only comparing a duplicate).
     private var queuesNestedValues = true
@@ -92,13 +98,23 @@ final class GraphEncoder {
 
     private func encodeRecord(of pending: PendingRecord) throws {
         let value = pending.value
-        let encoder = RecordEncoder(
-            graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
-            fieldOptions: RecordFieldOptions(declared: declaredOptions(of: type(of: value)), value: value)
-        )
-        try value.encode(to: encoder)
-        let record = try encoder.makeRecord()
-        try encoder.checkFieldOptions(of: value, record: record)
+        let type = typeInfo(of: Swift.type(of: value))
+        let fieldOptions = RecordFieldOptions(declared: type.options, value: value)
+        let record: CloudRecord
+        if let mapping = type.mapping {
+            var writer = CloudRecordWriter(
+                graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
+                fieldOptions: fieldOptions)
+            try mapping.encodeFields(of: value, to: &writer)
+            record = try writer.finish(value)
+        } else {
+            let encoder = RecordEncoder(
+                graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
+                fieldOptions: fieldOptions)
+            try value.encode(to: encoder)
+            record = try encoder.makeRecord()
+            try encoder.checkFieldOptions(of: value, record: record)
+        }
 
         // A value reached again (a shared child, a diamond) gives one record; a different value with the same ID
         // would silently overwrite the first on save, so it is an error.
@@ -115,13 +131,13 @@ final class GraphEncoder {
         records.append(record)
     }
 
-    /// A type's declared options, read once per type and encode.
-    private func declaredOptions(of type: any CKEncodable.Type) -> CloudFieldOptions {
+    /// A type's declared options and its record mapping, looked up once per type and encode.
+    private func typeInfo(of type: any CKEncodable.Type) -> TypeInfo {
         let key = ObjectIdentifier(type)
-        if let known = declaredOptionsByType[key] { return known }
-        let options = type.cloudKitFieldOptions
-        declaredOptionsByType[key] = options
-        return options
+        if let known = typeInfoByType[key] { return known }
+        let info = TypeInfo(options: type.cloudKitFieldOptions, mapping: type as? any CloudRecordEncodable.Type)
+        typeInfoByType[key] = info
+        return info
     }
 
     /// Counts one more queuing of an entry, in place; returns the count before.

@@ -85,11 +85,7 @@ struct NodeContext {
     func slot<T: Encodable>(for value: T, at path: CodingPath) throws -> NodeSlot {
         if let scalar = try scalarNode(for: value, at: path) { return .node(scalar) }
         if let list = try listNode(for: value, at: path) { return .node(list) }
-        if let record = value as? any CKEncodable {
-            let target = try graph.pendingRecord(for: record, at: path)
-            let reference = CloudReference(recordID: target.recordID, action: referenceAction)
-            return .node(.reference(reference, target: target))
-        }
+        if let record = value as? any CKEncodable { return .node(try referenceNode(to: record, at: path)) }
         let encoder = NodeEncoder(context: self, path: path)
         try value.encode(to: encoder)
         // A value that writes nothing is an empty object, as in Foundation's JSON encoder.
@@ -101,6 +97,12 @@ struct NodeContext {
         default: break
         }
         return slot
+    }
+
+    /// A reference to a nested model's record, which is queued to be encoded when the field is written.
+    func referenceNode(to value: any CKEncodable, at path: CodingPath) throws -> EncodedNode {
+        let target = try graph.pendingRecord(for: value, at: path)
+        return .reference(CloudReference(recordID: target.recordID, action: referenceAction), target: target)
     }
 
     /// The node of a value that CloudKit stores as one field value, or `nil` for any other value.

@@ -134,33 +134,15 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
             }
         }
         var record = try writer.finish(at: path)
-        if !fieldOptions.encryptedFields.isEmpty { try encrypt(&record) }
+        try fieldOptions.encrypt(&record, at: path)
         return record
-    }
-
-    /// Marks the record's encrypted fields, refusing values CloudKit can't encrypt.
-    private func encrypt(_ record: inout CloudRecord) throws {
-        for name in fieldOptions.encryptedFields.sorted() {
-            guard let value = record.fields[name] else { continue }
-            switch value.kind {
-            case .reference, .referenceList, .asset, .assetList:
-                throw CKCodableError.unencryptableValue(
-                    kind: value.kind, recordID: recordID, field: name, at: path.appending(NamedKey(name)))
-            default:
-                record.setEncrypted(true, fieldsNamed: [name])
-            }
-        }
     }
 
     /// Refuses options given by name that name nothing the value has: most likely a misspelt key.
     func checkFieldOptions(of value: any CKEncodable, record: CloudRecord) throws {
         guard !fieldOptions.namesToCheck.isEmpty else { return }
-        var encoded = ignoredKeysWritten
-        for slot in slots { encoded.insert(slot.name) }
-        let unknown = fieldOptions.unknownNames(encoded: encoded, record: record, value: value)
-        guard let first = unknown.first else { return }
-        throw CKCodableError.unknownFieldOption(
-            first, recordType: recordType, recordID: recordID, knownKeys: slots.map(\.name), at: path)
+        try fieldOptions.checkNames(
+            encoded: slots.map(\.name), ignored: ignoredKeysWritten, record: record, value: value, at: path)
     }
 
     /// Runs `body`, adding this record and the field to a ``CKCodableError`` that doesn't name a record yet.

@@ -26,6 +26,33 @@ struct RecordFieldOptions {
             : declared.namesToCheck.union(instanceActions.keys).union(instanceIgnored)
     }
 
+    /// Marks the record's encrypted fields, refusing values CloudKit can't encrypt.
+    func encrypt(_ record: inout CloudRecord, at path: CodingPath) throws {
+        guard !encryptedFields.isEmpty else { return }
+        for name in encryptedFields.sorted() {
+            guard let value = record.fields[name] else { continue }
+            switch value.kind {
+            case .reference, .referenceList, .asset, .assetList:
+                throw CKCodableError.unencryptableValue(
+                    kind: value.kind, recordID: record.id, field: name, at: path.appending(NamedKey(name)))
+            default:
+                record.setEncrypted(true, fieldsNamed: [name])
+            }
+        }
+    }
+
+    /// Refuses options given by name that name nothing the value has (most likely a misspelt key): `encoded` are
+    /// the keys the value wrote, in order, `ignored` those of them it wrote to ignored properties.
+    func checkNames(
+        encoded: [String], ignored: Set<String>, record: CloudRecord, value: any CKEncodable, at path: CodingPath
+    ) throws {
+        guard !namesToCheck.isEmpty else { return }
+        let unknown = unknownNames(encoded: ignored.union(encoded), record: record, value: value)
+        guard let first = unknown.first else { return }
+        throw CKCodableError.unknownFieldOption(
+            first, recordType: record.recordType, recordID: record.id, knownKeys: encoded, at: path)
+    }
+
     /// Whether a name given as a string names nothing the value has: not a key it encoded (`encodedNames`), not
     /// a field of its record, not one of its stored properties. The properties are read only when a name isn't
     /// found otherwise, so a model that leaves a `nil` value's key out of its `encode(to:)` isn't refused.

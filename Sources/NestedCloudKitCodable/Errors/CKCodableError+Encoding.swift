@@ -40,6 +40,15 @@ extension CKCodableError {
         )
     }
 
+    /// A record mapping (``CloudRecordEncodable``) wrote a key twice.
+    static func keyWrittenTwice(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
+        Self(
+            .duplicateFieldName(name), codingPath: path.keys, recordID: recordID, field: name,
+            reason: "The model's record mapping writes the field \"\(name)\" twice",
+            recoverySuggestion: "Write each key once in encodeFields(to:); two properties need two field names."
+        )
+    }
+
     static func duplicateFieldName(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
         Self(
             .duplicateFieldName(name), codingPath: path.keys, recordID: recordID, field: name,

@@ -1,0 +1,152 @@
+import Foundation
+
+/// Where a ``CloudRecordDecodable`` model reads its fields: one record, with the decoder's settings.
+///
+/// Each method reads a value exactly as the keyed container of a `Codable` model reads the same type under the
+/// same key: a missing `id` field is the record's name, a missing list is empty, a nested model is the record a
+/// reference points to (fetched and decoded once, however many values share it), and every failure is a
+/// ``CKCodableError`` naming the coding path, record and field.
+///
+/// The common types have methods of their own, which the compiler picks statically; anything else `Decodable`
+/// goes through the generic `decode(_:forKey:)` and is read as the `Codable` path reads it.
+public struct CloudRecordReader {
+    private let container: ValueKeyedContainer<NamedKey>
+
+    init(decoder: ValueDecoder) {
+        container = ValueKeyedContainer(decoder: decoder, storage: .record)
+    }
+
+    /// The ID of the record being read.
+    public var recordID: CloudRecord.ID { container.decoder.record.id }
+
+    /// The path from the decoded root to this record's value.
+    public var codingPath: [any CodingKey] { container.decoder.codingPath }
+
+    /// The decoder's ``CKRecordDecoder/userInfo``.
+    public var userInfo: [CodingUserInfoKey: Any] { container.decoder.userInfo }
+
+    /// Whether the record has a value for the key (a field, or the record name for `id`).
+    public func contains(_ key: String) -> Bool { container.contains(NamedKey(key)) }
+
+    // MARK: Common values
+
+    /// Reads a string; a missing `id` field reads as the record's name.
+    public func decode(_ type: String.Type, forKey key: String) throws -> String {
+        try container.decode(type, forKey: NamedKey(key))
+    }
+
+    /// Reads a Boolean stored as 0 or 1.
+    public func decode(_ type: Bool.Type, forKey key: String) throws -> Bool {
+        try container.decode(type, forKey: NamedKey(key))
+    }
+
+    /// Reads an integer.
+    /// - Throws: ``CKCodableError/Code/valueOutOfRange(_:type:)`` if the stored value doesn't fit.
+    public func decode(_ type: Int.Type, forKey key: String) throws -> Int {
+        try container.decode(type, forKey: NamedKey(key))
+    }
+
+    /// Reads an Int64.
+    public func decode(_ type: Int64.Type, forKey key: String) throws -> Int64 {
+        try container.decode(type, forKey: NamedKey(key))
+    }
+
+    /// Reads a double (an Int64 field reads as its value; NaN and infinity as the decoder's strategy says).
+    public func decode(_ type: Double.Type, forKey key: String) throws -> Double {
+        try container.decode(type, forKey: NamedKey(key))
+    }
+
+    /// Reads a date.
+    public func decode(_ type: Date.Type, forKey key: String) throws -> Date {
+        try container.decode(type, forKey: NamedKey(key))
+    }
+
+    /// Reads bytes, or the contents of an asset.
+    public func decode(_ type: Data.Type, forKey key: String) throws -> Data {
+        try container.decode(type, forKey: NamedKey(key))
+    }
+
+    /// Reads a list of strings; a missing field is an empty list.
+    public func decode(_ type: [String].Type, forKey key: String) throws -> [String] {
+        try container.decode(type, forKey: NamedKey(key))
+    }
+
+    // MARK: Optional common values
+
+    /// Reads a string, or `nil` if the field is missing.
+    public func decodeIfPresent(_ type: String.Type, forKey key: String) throws -> String? {
+        try container.decodeIfPresent(type, forKey: NamedKey(key))
+    }
+
+    /// Reads a Boolean, or `nil` if the field is missing.
+    public func decodeIfPresent(_ type: Bool.Type, forKey key: String) throws -> Bool? {
+        try container.decodeIfPresent(type, forKey: NamedKey(key))
+    }
+
+    /// Reads an integer, or `nil` if the field is missing.
+    public func decodeIfPresent(_ type: Int.Type, forKey key: String) throws -> Int? {
+        try container.decodeIfPresent(type, forKey: NamedKey(key))
+    }
+
+    /// Reads an Int64, or `nil` if the field is missing.
+    public func decodeIfPresent(_ type: Int64.Type, forKey key: String) throws -> Int64? {
+        try container.decodeIfPresent(type, forKey: NamedKey(key))
+    }
+
+    /// Reads a double, or `nil` if the field is missing.
+    public func decodeIfPresent(_ type: Double.Type, forKey key: String) throws -> Double? {
+        try container.decodeIfPresent(type, forKey: NamedKey(key))
+    }
+
+    /// Reads a date, or `nil` if the field is missing.
+    public func decodeIfPresent(_ type: Date.Type, forKey key: String) throws -> Date? {
+        try container.decodeIfPresent(type, forKey: NamedKey(key))
+    }
+
+    /// Reads bytes, or `nil` if the field is missing.
+    public func decodeIfPresent(_ type: Data.Type, forKey key: String) throws -> Data? {
+        try container.decodeIfPresent(type, forKey: NamedKey(key))
+    }
+
+    // MARK: Nested models
+
+    /// Reads the model whose record a reference field points to.
+    /// - Throws: ``CKCodableError/Code/missingRecord(_:)`` if that record doesn't exist.
+    public func decode<Model: CKDecodable>(_ type: Model.Type, forKey key: String) throws -> Model {
+        // Not optional, so the result is never nil: a missing record throws.
+        guard let value = try container.decodeRecord(type, forKey: NamedKey(key), ifPresent: false) else {
+            throw CKCodableError.missingField(key, at: location(ofField: key))
+        }
+        return value
+    }
+
+    /// Reads the model a reference field points to; `nil` if the field is missing, or if the record is and the
+    /// decoder's ``CKRecordDecoder/missingReferenceStrategy`` allows it.
+    public func decodeIfPresent<Model: CKDecodable>(_ type: Model.Type, forKey key: String) throws -> Model? {
+        try container.decodeRecord(type, forKey: NamedKey(key), ifPresent: true)
+    }
+
+    /// Reads the models whose records a reference list points to, in order; a missing field is an empty list.
+    /// - Throws: ``CKCodableError/Code/missingRecord(_:)`` if one of the records doesn't exist.
+    public func decode<Model: CKDecodable>(_ type: [Model].Type, forKey key: String) throws -> [Model] {
+        try container.decodeRecords(Model.self, forKey: NamedKey(key))
+    }
+
+    // MARK: Any value
+
+    /// Reads any other value exactly as a `Codable` model's keyed container reads it: URLs, UUIDs, decimals,
+    /// locations, assets, references, other integer widths, lists, sets, nested values that aren't models, and
+    /// the record's `CloudRecord.SystemFields`.
+    public func decode<Value: Decodable>(_ type: Value.Type, forKey key: String) throws -> Value {
+        try container.decode(type, forKey: NamedKey(key))
+    }
+
+    /// Reads any other value, or `nil` if the field is missing.
+    public func decodeIfPresent<Value: Decodable>(_ type: Value.Type, forKey key: String) throws -> Value? {
+        try container.decodeIfPresent(type, forKey: NamedKey(key))
+    }
+
+    private func location(ofField key: String) -> DecodingLocation {
+        DecodingLocation(path: container.decoder.path.appending(NamedKey(key)), recordID: recordID, field: key)
+    }
+}

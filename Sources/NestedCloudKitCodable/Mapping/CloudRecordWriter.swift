@@ -1,0 +1,266 @@
+import Foundation
+
+/// Where a ``CloudRecordEncodable`` model writes its fields: one record, with the encoder's settings.
+///
+/// Each method stores a value exactly as the keyed container of a `Codable` model stores the same value under
+/// the same key (see the mapping table in the README): the type's field options and the encoder's strategies
+/// apply, a `nil` clears the field, a nested model becomes a reference to a record of its own (queued to be
+/// encoded, deduplicated by ID, cycles closed), and an error names the coding path, record and field.
+///
+/// Unlike a `Codable` container, the writer writes each field into the record as it comes, with no intermediate
+/// value: that is where a mapping's speed comes from. So each key is written once; writing a key again is
+/// ``CKCodableError/Code/duplicateFieldName(_:)``, where a keyed container would replace the first value.
+///
+/// The common types have methods of their own, which the compiler picks statically; anything else `Encodable`
+/// goes through the generic `encode(_:forKey:)` and is stored as the `Codable` path stores it.
+public struct CloudRecordWriter {
+    private let graph: GraphEncoder
+    private let path: CodingPath
+    private let fieldOptions: RecordFieldOptions
+    private let mapper: FieldMapper
+    private var fields: FieldWriter
+    /// The keys written, in order, and those of them that are ignored: only kept when options given by name
+    /// must be checked against them.
+    private var keysWritten: [String] = []
+    private var ignoredKeysWritten: Set<String> = []
+    /// The names written so far, summarized: a name it doesn't contain is new, so nearly every field is appended
+    /// without comparing its name with the others'.
+    private var writtenNames = NameFilter()
+
+    init(
+        graph: GraphEncoder, recordID: CloudRecord.ID, recordType: String, path: CodingPath,
+        fieldOptions: RecordFieldOptions
+    ) {
+        self.graph = graph
+        self.path = path
+        self.fieldOptions = fieldOptions
+        mapper = FieldMapper(options: graph.options, assetFields: fieldOptions.assetFields)
+        fields = FieldWriter(record: CloudRecord(recordType: recordType, id: recordID), graph: graph)
+        // Most models have a few fields to a couple of dozen: growing the list from empty would copy it four times.
+        fields.record.fields.reserveCapacity(16)
+    }
+
+    /// The ID of the record being written.
+    public var recordID: CloudRecord.ID { fields.record.id }
+
+    /// The path from the encoded root to this record's value.
+    public var codingPath: [any CodingKey] { path.keys }
+
+    /// The encoder's ``CKRecordEncoder/userInfo``.
+    public var userInfo: [CodingUserInfoKey: Any] { graph.options.userInfo }
+
+    // MARK: Common values
+
+    /// Stores a string.
+    public mutating func encode(_ value: String, forKey key: String) throws { try set(.string(value), forKey: key) }
+
+    /// Stores a Boolean as an Int64 field, 0 or 1.
+    public mutating func encode(_ value: Bool, forKey key: String) throws {
+        try set(.int64(value ? 1 : 0), forKey: key)
+    }
+
+    /// Stores an integer as an Int64 field.
+    public mutating func encode(_ value: Int, forKey key: String) throws { try set(.int64(Int64(value)), forKey: key) }
+
+    /// Stores an Int64 field.
+    public mutating func encode(_ value: Int64, forKey key: String) throws { try set(.int64(value), forKey: key) }
+
+    /// Stores a double.
+    /// - Throws: ``CKCodableError/Code/nonFiniteNumber(_:)`` for NaN or infinity, unless the encoder's
+    ///   ``CKRecordEncoder/nonFiniteFloatEncodingStrategy`` converts them.
+    public mutating func encode(_ value: Double, forKey key: String) throws {
+        if value.isFinite { return try set(.double(value), forKey: key) }
+        guard !isIgnored(key) else { return }
+        try write(key) { context, path in try context.node(for: value, at: path) }
+    }
+
+    /// Stores a date, to the millisecond as CloudKit keeps it.
+    /// - Throws: ``CKCodableError/Code/dateOutOfRange(_:)`` for a date CloudKit can't store.
+    public mutating func encode(_ value: Date, forKey key: String) throws {
+        guard !isIgnored(key) else { return }
+        try write(key) { context, path in .date(try context.validated(value, at: path)) }
+    }
+
+    /// Stores bytes, or an asset if the field is one of the type's asset fields or the encoder's
+    /// ``CKRecordEncoder/dataEncodingStrategy`` says so.
+    public mutating func encode(_ value: Data, forKey key: String) throws {
+        guard !isIgnored(key) else { return }
+        try write(key) { _, _ in .data(value) }
+    }
+
+    /// Stores a list of strings; an empty list leaves the field out, as CloudKit can't store one.
+    public mutating func encode(_ value: [String], forKey key: String) throws {
+        guard !isIgnored(key) else { return }
+        try write(key) { _, _ in .list(.stringList(value)) }
+    }
+
+    // MARK: Optional common values
+
+    /// Stores a string, or clears the field for `nil`.
+    public mutating func encodeIfPresent(_ value: String?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    /// Stores a Boolean, or clears the field for `nil`.
+    public mutating func encodeIfPresent(_ value: Bool?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    /// Stores an integer, or clears the field for `nil`.
+    public mutating func encodeIfPresent(_ value: Int?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    /// Stores an Int64, or clears the field for `nil`.
+    public mutating func encodeIfPresent(_ value: Int64?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    /// Stores a double, or clears the field for `nil`.
+    public mutating func encodeIfPresent(_ value: Double?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    /// Stores a date, or clears the field for `nil`.
+    public mutating func encodeIfPresent(_ value: Date?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    /// Stores bytes (or an asset), or clears the field for `nil`.
+    public mutating func encodeIfPresent(_ value: Data?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    /// Clears the field: a record that exists on the server loses its value when saved.
+    public mutating func encodeNil(forKey key: String) throws {
+        guard !isIgnored(key) else { return }
+        try write(key) { _, _ in .null }
+    }
+
+    // MARK: Nested models
+
+    /// Stores a reference to a nested model's record, with the field's reference action; the model is encoded
+    /// into a record of its own, which comes before this one in the encoder's output.
+    /// - Throws: ``CKCodableError`` if the model's record type or name is invalid, or, later, if its record can't
+    ///   be encoded.
+    public mutating func encode<Model: CKEncodable>(_ value: Model, forKey key: String) throws {
+        guard !isIgnored(key) else { return }
+        try write(key) { context, path in try context.referenceNode(to: value, at: path) }
+    }
+
+    /// Stores a reference list to nested models' records, in order; an empty list leaves the field out.
+    public mutating func encode<Model: CKEncodable>(_ values: [Model], forKey key: String) throws {
+        guard !isIgnored(key) else { return }
+        try write(key) { context, path in
+            var elements: [EncodedNode] = []
+            elements.reserveCapacity(values.count)
+            for index in values.indices {
+                elements.append(try context.referenceNode(to: values[index], at: path.appending(index: index)))
+            }
+            return .array(elements, .list)
+        }
+    }
+
+    /// Stores a reference to a nested model's record, or clears the field for `nil`.
+    public mutating func encodeIfPresent<Model: CKEncodable>(_ value: Model?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    // MARK: Any value
+
+    /// Stores any other value exactly as a `Codable` model's keyed container stores it: URLs, UUIDs, decimals,
+    /// locations, assets, references, other integer widths, lists, sets, and nested values that aren't models
+    /// (as JSON or flattened, by the encoder's strategy). A `CloudRecord.SystemFields` value gives the record its
+    /// server identity instead of a field.
+    public mutating func encode<Value: Encodable>(_ value: Value, forKey key: String) throws {
+        guard !isIgnored(key) else { return }
+        if Value.self == CloudRecord.SystemFields.self || Value.self == CloudRecord.SystemFields?.self {
+            fields.record.systemFields = value as? CloudRecord.SystemFields
+            return
+        }
+        try write(key) { context, path in try context.slot(for: value, at: path).freeze() }
+    }
+
+    /// Stores any other value, or clears the field for `nil`.
+    public mutating func encodeIfPresent<Value: Encodable>(_ value: Value?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) } else { try encode(value, forKey: key) }
+    }
+
+    // MARK: Writing
+
+    /// Whether the key is one of the type's ignored properties, which are left out of the record.
+    private mutating func isIgnored(_ key: String) -> Bool {
+        if !fieldOptions.namesToCheck.isEmpty { keysWritten.append(key) }
+        guard !fieldOptions.ignoredFields.isEmpty, fieldOptions.ignoredFields.contains(key) else { return false }
+        if !fieldOptions.namesToCheck.isEmpty { ignoredKeysWritten.insert(key) }
+        return true
+    }
+
+    /// Writes a value that is its own field value (strings, integers, Booleans, finite doubles).
+    private mutating func set(_ value: CloudValue, forKey key: String) throws {
+        guard !isIgnored(key) else { return }
+        do {
+            let fieldPath = FieldPath(parent: path, key: NamedKey(key))
+            // A key written twice is an error, not a second field: a name that may have been written already is
+            // looked up, and the writer checks every name once a flattened value has written names of its own.
+            if !fields.mayRepeatNames, writtenNames.mayContain(key), fields.hasWritten(key) {
+                throw CKCodableError.keyWrittenTwice(key, recordID: recordID, at: fieldPath.path)
+            }
+            writtenNames.insert(key)
+            try fields.set(value, named: key, at: fieldPath)
+        } catch let error as CKCodableError {
+            throw located(error, field: key)
+        }
+    }
+
+    /// Writes the node `makeNode` gives, mapped onto the field as the `Codable` path maps it.
+    private mutating func write(
+        _ key: String, _ makeNode: (_ context: NodeContext, _ path: CodingPath) throws -> EncodedNode
+    ) throws {
+        let actions = fieldOptions.referenceActions
+        let context = NodeContext(graph: graph, referenceAction: actions.isEmpty ? .none : actions[key] ?? .none)
+        let fieldPath = FieldPath(parent: path, key: NamedKey(key))
+        do {
+            if !fields.mayRepeatNames, writtenNames.mayContain(key), fields.hasWritten(key) {
+                throw CKCodableError.keyWrittenTwice(key, recordID: recordID, at: fieldPath.path)
+            }
+            writtenNames.insert(key)
+            let node = try makeNode(context, fieldPath.path)
+            try mapper.write(node, named: key, at: fieldPath, into: &fields)
+        } catch let error as CKCodableError {
+            throw located(error, field: key)
+        }
+    }
+
+    /// The error, naming this record and the field if it doesn't name a record yet.
+    private func located(_ error: CKCodableError, field: String) -> CKCodableError {
+        error.recordID == nil ? error.located(recordID: fields.record.id, field: error.field ?? field) : error
+    }
+
+    /// The finished record: within CloudKit's size limit, its encrypted fields marked, the options given by name
+    /// checked against what the value wrote.
+    mutating func finish(_ value: any CKEncodable) throws -> CloudRecord {
+        var record = try fields.finish(at: path)
+        try fieldOptions.encrypt(&record, at: path)
+        try fieldOptions.checkNames(
+            encoded: keysWritten.filter { !ignoredKeysWritten.contains($0) }, ignored: ignoredKeysWritten,
+            record: record, value: value, at: path)
+        return record
+    }
+}
+
+/// A set of names that can answer "certainly not written" in constant time: one bit per name, picked by its length
+/// and first and last bytes. A name whose bit is set may have been written, and is looked up.
+struct NameFilter {
+    private var bits: UInt64 = 0
+
+    private static func bit(for name: String) -> UInt64 {
+        let bytes = name.utf8
+        let mix = bytes.count &* 31 &+ Int(bytes.first ?? 0) &* 7 &+ Int(bytes.last ?? 0)
+        return 1 << UInt64(mix & 63)
+    }
+
+    func mayContain(_ name: String) -> Bool { bits & Self.bit(for: name) != 0 }
+
+    mutating func insert(_ name: String) { bits |= Self.bit(for: name) }
+}
