@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -11,6 +12,8 @@ let package = Package(
         .library(name: "NestedCloudKitWebServices", targets: ["NestedCloudKitWebServices"]),
         .library(name: "NestedCloudKitSync", targets: ["NestedCloudKitSync"]),
         .library(name: "NestedCloudKitEmulator", targets: ["NestedCloudKitEmulator"]),
+        // @CloudRecord: only apps that import it build swift-syntax.
+        .library(name: "NestedCloudKitMacros", targets: ["NestedCloudKitMacros"]),
         .executable(name: "ckws", targets: ["ckws"]),
         .executable(name: "cloudkit-emulator", targets: ["cloudkit-emulator"]),
         .executable(name: "Example", targets: ["Example"]),
@@ -32,10 +35,36 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // `swift package generate-documentation` (scripts/build-docs.sh); a command plugin, so nothing of it links.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // The macro's implementation; any of 600 through 603 serves, so apps keep the one their other macros need.
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"604.0.0"),
     ],
     targets: [
         // The core depends on Foundation only, so it also ships through CocoaPods and Carthage.
         .target(name: "NestedCloudKitCodable"),
+        // `@CloudRecord`, declared next to the core; its implementation is a compiler plugin of its own, which keeps
+        // swift-syntax out of every other product (and lets SwiftPM use a prebuilt swift-syntax where it has one).
+        .target(name: "NestedCloudKitMacros", dependencies: ["NestedCloudKitCodable", "NestedCloudKitMacrosPlugin"]),
+        .macro(
+            name: "NestedCloudKitMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+            ]
+        ),
+        .testTarget(
+            name: "NestedCloudKitMacrosTests",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitMacrosPlugin",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
+        ),
         .target(
             name: "NestedCloudKitSQLite",
             dependencies: ["NestedCloudKitCodable", .product(name: "GRDB", package: "GRDB.swift")]
@@ -116,7 +145,7 @@ let package = Package(
         .executableTarget(
             name: "Example",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite", "ToolSupport",
+                "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitSQLite", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Example"
@@ -125,8 +154,8 @@ let package = Package(
         .executableTarget(
             name: "SyncExample",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitSync", "ToolSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitSQLite", "NestedCloudKitSync",
+                "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "SyncExample"
         ),

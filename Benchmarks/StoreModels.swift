@@ -100,3 +100,90 @@ struct PlainFile: Codable, FetchableRecord, PersistableRecord, Sendable {
     var name: String
     var size: Int
 }
+
+// The store's models with record mappings, under the same record types, so they read the same records: the
+// `.mapped` store workloads.
+
+/// ``StoreNote`` with a record mapping.
+struct MappedStoreNote: CKCodable, CloudRecordMappable, Identifiable, Equatable, Sendable {
+    var id: String
+    var title: String
+    var body: String
+    var author: String
+    var category: String
+    var isDone: Bool
+    var priority: Int
+    var score: Double
+    var created: Date
+    var updated: Date
+
+    var cloudKitRecordType: String { "StoreNote" }
+
+    func encodeFields(to record: inout CloudRecordWriter) throws {
+        try record.encode(id, forKey: "id")
+        try record.encode(title, forKey: "title")
+        try record.encode(body, forKey: "body")
+        try record.encode(author, forKey: "author")
+        try record.encode(category, forKey: "category")
+        try record.encode(isDone, forKey: "isDone")
+        try record.encode(priority, forKey: "priority")
+        try record.encode(score, forKey: "score")
+        try record.encode(created, forKey: "created")
+        try record.encode(updated, forKey: "updated")
+    }
+
+    init(fields record: CloudRecordReader) throws {
+        id = try record.decode(String.self, forKey: "id")
+        title = try record.decode(String.self, forKey: "title")
+        body = try record.decode(String.self, forKey: "body")
+        author = try record.decode(String.self, forKey: "author")
+        category = try record.decode(String.self, forKey: "category")
+        isDone = try record.decode(Bool.self, forKey: "isDone")
+        priority = try record.decode(Int.self, forKey: "priority")
+        score = try record.decode(Double.self, forKey: "score")
+        created = try record.decode(Date.self, forKey: "created")
+        updated = try record.decode(Date.self, forKey: "updated")
+    }
+}
+
+/// ``StoreFolder`` with a record mapping.
+struct MappedStoreFolder: CKCodable, CloudRecordMappable, Identifiable, Equatable, Sendable {
+    var id: String
+    var name: String
+    var files: [MappedStoreFile]
+
+    var cloudKitRecordType: String { "StoreFolder" }
+
+    func encodeFields(to record: inout CloudRecordWriter) throws {
+        try record.encode(id, forKey: "id")
+        try record.encode(name, forKey: "name")
+        try record.encode(files, forKey: "files")
+    }
+
+    init(fields record: CloudRecordReader) throws {
+        id = try record.decode(String.self, forKey: "id")
+        name = try record.decode(String.self, forKey: "name")
+        files = try record.decode([MappedStoreFile].self, forKey: "files")
+    }
+}
+
+/// ``StoreFile`` with a record mapping.
+struct MappedStoreFile: CKCodable, CloudRecordMappable, Identifiable, Equatable, Sendable {
+    var id: String
+    var name: String
+    var size: Int
+
+    var cloudKitRecordType: String { "StoreFile" }
+
+    func encodeFields(to record: inout CloudRecordWriter) throws {
+        try record.encode(id, forKey: "id")
+        try record.encode(name, forKey: "name")
+        try record.encode(size, forKey: "size")
+    }
+
+    init(fields record: CloudRecordReader) throws {
+        id = try record.decode(String.self, forKey: "id")
+        name = try record.decode(String.self, forKey: "name")
+        size = try record.decode(Int.self, forKey: "size")
+    }
+}

@@ -45,6 +45,21 @@ extension Workloads {
                         baseline: "GRDB Codable fetchAll", baselineSeconds: plain[count] ?? 0, target: 2,
                         details: [("models", count)]))
             }
+            if wanted("store.fetch-all.mapped") {
+                let (store, pool) = try await notes(small)
+                let mapped = try await harness.median {
+                    _ = try await store.fetchAll(MappedStoreNote.self, recordType: "StoreNote")
+                }
+                let plainTime = try await harness.median { _ = try await pool.read { try PlainNote.fetchAll($0) } }
+                results.append(
+                    BenchmarkResult(
+                        name: "store.fetch-all.mapped", ours: mapped, baseline: "GRDB Codable fetchAll",
+                        baselineSeconds: plainTime, target: 2, details: [("models", small)]))
+                results.append(
+                    BenchmarkResult(
+                        name: "store.fetch-all.mapped", ours: mapped, baseline: "the Codable model",
+                        baselineSeconds: ours[small] ?? 0, target: .infinity))
+            }
             results.append(
                 BenchmarkResult(
                     name: "store.fetch-all.linear", ours: ours[large] ?? 0, baseline: "ours reading \(small)",
@@ -84,6 +99,20 @@ extension Workloads {
                 BenchmarkResult(
                     name: "store.fetch-graph", ours: ours, baseline: "GRDB two queries + grouping",
                     baselineSeconds: plain, target: 3, details: [("parents", parents), ("children", parents * 10)]))
+            if wanted("store.fetch-graph.mapped") {
+                let mapped = try await harness.median {
+                    let folders = try await store.fetchAll(MappedStoreFolder.self, recordType: "StoreFolder")
+                    guard folders.count == parents, folders.first?.files.count == 10 else { throw WrongResult() }
+                }
+                results.append(
+                    BenchmarkResult(
+                        name: "store.fetch-graph.mapped", ours: mapped, baseline: "GRDB two queries + grouping",
+                        baselineSeconds: plain, target: 3, details: [("parents", parents), ("children", parents * 10)]))
+                results.append(
+                    BenchmarkResult(
+                        name: "store.fetch-graph.mapped", ours: mapped, baseline: "the Codable model",
+                        baselineSeconds: ours, target: .infinity))
+            }
         }
 
         let screen = ModelQuery(StoreNote.self).filter(.equals(.isDone, false)).sorted(by: .descending(.created))

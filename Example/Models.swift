@@ -1,9 +1,12 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitMacros
 
 // The 1.0 School example: a school with a location, students, a director who is a person with a picture, and
 // books. Each model keeps its record's system fields, so that saving it again updates the server's record.
+// `@CloudRecord` maps each to its record without Codable; the records are the same.
 
+@CloudRecord
 struct Person: CKCodable, Identifiable {
     var id: String
     var name: String
@@ -12,6 +15,7 @@ struct Person: CKCodable, Identifiable {
     var systemFields: CloudRecord.SystemFields?
 }
 
+@CloudRecord
 struct Book: CKCodable, Identifiable {
     var id: String
     var title: String
@@ -20,6 +24,7 @@ struct Book: CKCodable, Identifiable {
     var systemFields: CloudRecord.SystemFields?
 }
 
+@CloudRecord
 struct School: CKCodable, Identifiable {
     var id: String
     var name: String

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 output=.build/docs
 mkdir -p "$output"
-for target in NestedCloudKitCodable NestedCloudKitSQLite NestedCloudKitWebServices NestedCloudKitSync NestedCloudKitEmulator; do
+for target in NestedCloudKitCodable NestedCloudKitMacros NestedCloudKitSQLite NestedCloudKitWebServices NestedCloudKitSync \
+    NestedCloudKitEmulator; do
     echo "== documentation: $target"
     # --disable-indexing: the LMDB index only serves Xcode, and skipping it keeps the build quick.
     swift package --allow-writing-to-directory "$output" \

@@ -12,8 +12,9 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     let field: String?
     /// How many records are being decoded one inside another at this point.
     let nesting: Int
-    /// Where the next field lookup in `record` starts (see `CloudRecord.Fields.value(named:hint:)`).
-    var fieldHint = 0
+    /// Where the next field lookup in `record` starts (see `CloudRecord.Fields.value(named:hint:)`). Exclusivity
+    /// isn't checked at run time: a decoder is used by one initializer at a time, one field lookup at a time.
+    @exclusivity(unchecked) var fieldHint = 0
 
     init(
         session: DecodingSession, source: DecodingSource, path: CodingPath, record: RecordBox, field: String?,

@@ -182,6 +182,51 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
     }
 
+    // The standard library's defaults for these look the key up three times (`contains`, `decodeNil`, `decode`);
+    // synthesized `init(from:)` calls them for every optional property.
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+        try throwingDecodingErrors { try decodeValueIfPresent(type, forKey: key) }
+    }
+
     private func decodeValueIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         noteRecordField(type, forKey: key)
         if let systemFields = try systemFields(as: type, forKey: key) {

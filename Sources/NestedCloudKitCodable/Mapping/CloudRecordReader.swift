@@ -41,7 +41,7 @@ public struct CloudRecordReader {
     }
 
     /// Reads an integer.
-    /// - Throws: ``CKCodableError/Code/valueOutOfRange(_:type:)`` if the stored value doesn't fit.
+    /// - Throws: ``CKCodableError/Code/valueOutOfRange(_:)`` if the stored value doesn't fit.
     public func decode(_ type: Int.Type, forKey key: String) throws -> Int {
         try container.decode(type, forKey: NamedKey(key))
     }
@@ -144,6 +144,59 @@ public struct CloudRecordReader {
     /// Reads any other value, or `nil` if the field is missing.
     public func decodeIfPresent<Value: Decodable>(_ type: Value.Type, forKey key: String) throws -> Value? {
         try container.decodeIfPresent(type, forKey: NamedKey(key))
+    }
+
+    // MARK: Types from context
+
+    // The same reads with the type taken from where the value goes (`title = try record.decode(forKey: "title")`):
+    // what `@CloudRecord` writes, since the type a property names may not be in scope where the conformance is.
+
+    /// Reads a string; a missing `id` field reads as the record's name.
+    public func decode(forKey key: String) throws -> String { try decode(String.self, forKey: key) }
+    /// Reads a Boolean stored as 0 or 1.
+    public func decode(forKey key: String) throws -> Bool { try decode(Bool.self, forKey: key) }
+    /// Reads an integer.
+    public func decode(forKey key: String) throws -> Int { try decode(Int.self, forKey: key) }
+    /// Reads an Int64.
+    public func decode(forKey key: String) throws -> Int64 { try decode(Int64.self, forKey: key) }
+    /// Reads a double.
+    public func decode(forKey key: String) throws -> Double { try decode(Double.self, forKey: key) }
+    /// Reads a date.
+    public func decode(forKey key: String) throws -> Date { try decode(Date.self, forKey: key) }
+    /// Reads bytes, or the contents of an asset.
+    public func decode(forKey key: String) throws -> Data { try decode(Data.self, forKey: key) }
+    /// Reads a list of strings; a missing field is an empty list.
+    public func decode(forKey key: String) throws -> [String] { try decode([String].self, forKey: key) }
+    /// Reads the model whose record a reference field points to.
+    public func decode<Model: CKDecodable>(forKey key: String) throws -> Model { try decode(Model.self, forKey: key) }
+    /// Reads the models whose records a reference list points to, in order.
+    public func decode<Model: CKDecodable>(forKey key: String) throws -> [Model] {
+        try decode([Model].self, forKey: key)
+    }
+    /// Reads any other value, as a `Codable` model's keyed container reads it.
+    public func decode<Value: Decodable>(forKey key: String) throws -> Value { try decode(Value.self, forKey: key) }
+
+    /// Reads a string, or `nil` if the field is missing.
+    public func decodeIfPresent(forKey key: String) throws -> String? { try decodeIfPresent(String.self, forKey: key) }
+    /// Reads a Boolean, or `nil` if the field is missing.
+    public func decodeIfPresent(forKey key: String) throws -> Bool? { try decodeIfPresent(Bool.self, forKey: key) }
+    /// Reads an integer, or `nil` if the field is missing.
+    public func decodeIfPresent(forKey key: String) throws -> Int? { try decodeIfPresent(Int.self, forKey: key) }
+    /// Reads an Int64, or `nil` if the field is missing.
+    public func decodeIfPresent(forKey key: String) throws -> Int64? { try decodeIfPresent(Int64.self, forKey: key) }
+    /// Reads a double, or `nil` if the field is missing.
+    public func decodeIfPresent(forKey key: String) throws -> Double? { try decodeIfPresent(Double.self, forKey: key) }
+    /// Reads a date, or `nil` if the field is missing.
+    public func decodeIfPresent(forKey key: String) throws -> Date? { try decodeIfPresent(Date.self, forKey: key) }
+    /// Reads bytes, or `nil` if the field is missing.
+    public func decodeIfPresent(forKey key: String) throws -> Data? { try decodeIfPresent(Data.self, forKey: key) }
+    /// Reads the model a reference field points to, or `nil` (as the form that takes the type).
+    public func decodeIfPresent<Model: CKDecodable>(forKey key: String) throws -> Model? {
+        try decodeIfPresent(Model.self, forKey: key)
+    }
+    /// Reads any other value, or `nil` if the field is missing.
+    public func decodeIfPresent<Value: Decodable>(forKey key: String) throws -> Value? {
+        try decodeIfPresent(Value.self, forKey: key)
     }
 
     private func location(ofField key: String) -> DecodingLocation {

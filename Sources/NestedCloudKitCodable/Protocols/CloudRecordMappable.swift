@@ -22,7 +22,9 @@ import Foundation
 /// ```
 ///
 /// The model stays `Encodable`: everything else that encodes it (JSON, the store's field checks) still uses that,
-/// and both must describe the same fields under the same names. See <doc:RecordMappings>.
+/// and both must describe the same fields under the same names. The `@CloudRecord` macro (the
+/// `NestedCloudKitMacros` product) writes the conformance of a struct from its properties and `CodingKeys`, so they
+/// can't drift apart. See <doc:RecordMappings>.
 public protocol CloudRecordEncodable: CKEncodable {
     /// Writes this value's fields into its record.
     ///

@@ -90,7 +90,8 @@ enum StoreTables {
                 // A few statement sizes, the names padded with the last one, so a handful of statements is cached.
                 let size = batchSizes.first { $0 >= end - start } ?? (end - start)
                 let statement = try db.cachedStatement(sql: recordsByNameSQL(size))
-                var arguments: [any DatabaseValueConvertible] = [zone.ownerName, zone.zoneName]
+                // Strings, not existentials: GRDB converts an array of one type without a dynamic cast per value.
+                var arguments: [String] = [zone.ownerName, zone.zoneName]
                 arguments.reserveCapacity(size + 2)
                 for id in ids[start..<end] { arguments.append(id.recordName) }
                 for _ in (end - start)..<size { arguments.append(ids[end - 1].recordName) }

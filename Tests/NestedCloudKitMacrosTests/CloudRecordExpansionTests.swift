@@ -1,0 +1,200 @@
+import NestedCloudKitMacrosPlugin
+import SwiftSyntax
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacros
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+
+/// What `@CloudRecord` writes for each kind of property, and what it refuses with which message.
+@Suite("@CloudRecord expansion")
+struct CloudRecordExpansionTests {
+    static let macros: [String: MacroSpec] = [
+        "CloudRecord": MacroSpec(
+            type: CloudRecordMacro.self, conformances: ["CloudRecordEncodable", "CloudRecordDecodable"])
+    ]
+
+    private func expect(
+        _ source: String, expandsTo expected: String, diagnostics: [DiagnosticSpec] = [],
+        sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) {
+        assertMacroExpansion(
+            source, expandedSource: expected, diagnostics: diagnostics, macroSpecs: Self.macros,
+            failureHandler: { failure in
+                Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation)
+            })
+    }
+
+    @Test func storedPropertiesAreWrittenAndReadInOrderUnderTheirNames() {
+        expect(
+            """
+            @CloudRecord
+            struct Note: CKCodable, Identifiable {
+                var id: String
+                var title: String
+                var dueDate: Date?
+                var tags: [String] = []
+                var folder: Folder
+                var children: [Note]
+                var count: Optional<Int>
+            }
+            """,
+            expandsTo: """
+                struct Note: CKCodable, Identifiable {
+                    var id: String
+                    var title: String
+                    var dueDate: Date?
+                    var tags: [String] = []
+                    var folder: Folder
+                    var children: [Note]
+                    var count: Optional<Int>
+                }
+
+                extension Note: CloudRecordEncodable, CloudRecordDecodable {
+                    func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
+                        try record.encode(self.id, forKey: "id")
+                        try record.encode(self.title, forKey: "title")
+                        try record.encodeIfPresent(self.dueDate, forKey: "dueDate")
+                        try record.encode(self.tags, forKey: "tags")
+                        try record.encode(self.folder, forKey: "folder")
+                        try record.encode(self.children, forKey: "children")
+                        try record.encodeIfPresent(self.count, forKey: "count")
+                    }
+
+                    init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
+                        self.id = try record.decode(forKey: "id")
+                        self.title = try record.decode(forKey: "title")
+                        self.dueDate = try record.decodeIfPresent(forKey: "dueDate")
+                        self.tags = try record.decode(forKey: "tags")
+                        self.folder = try record.decode(forKey: "folder")
+                        self.children = try record.decode(forKey: "children")
+                        self.count = try record.decodeIfPresent(forKey: "count")
+                    }
+                }
+                """)
+    }
+
+    @Test func codingKeysNameTheFieldsAndLeaveOutWhatTheyDontList() {
+        expect(
+            """
+            @CloudRecord
+            public struct Song: CKCodable {
+                public var title: String
+                var durationInSeconds: Int
+                var cachedArtwork: Data? = nil
+                let kind: String = "song"
+                var isLong: Bool { durationInSeconds > 600 }
+                static var defaultTitle = "Untitled"
+                var cloudKitIdentifier: String { title }
+
+                enum CodingKeys: String, CodingKey {
+                    case title
+                    case durationInSeconds = "duration"
+                    case kind
+                }
+            }
+            """,
+            expandsTo: """
+                public struct Song: CKCodable {
+                    public var title: String
+                    var durationInSeconds: Int
+                    var cachedArtwork: Data? = nil
+                    let kind: String = "song"
+                    var isLong: Bool { durationInSeconds > 600 }
+                    static var defaultTitle = "Untitled"
+                    var cloudKitIdentifier: String { title }
+
+                    enum CodingKeys: String, CodingKey {
+                        case title
+                        case durationInSeconds = "duration"
+                        case kind
+                    }
+                }
+
+                extension Song: CloudRecordEncodable, CloudRecordDecodable {
+                    public func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
+                        try record.encode(self.title, forKey: "title")
+                        try record.encode(self.durationInSeconds, forKey: "duration")
+                        try record.encode(self.kind, forKey: "kind")
+                    }
+
+                    public init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
+                        self.title = try record.decode(forKey: "title")
+                        self.durationInSeconds = try record.decode(forKey: "duration")
+                    }
+                }
+                """)
+    }
+
+    @Test func propertiesDeclaredTogetherShareTheirType() {
+        expect(
+            """
+            @CloudRecord
+            struct Point: CKCodable {
+                var x, y: Double
+                var label: String { didSet { } }
+            }
+            """,
+            expandsTo: """
+                struct Point: CKCodable {
+                    var x, y: Double
+                    var label: String { didSet { } }
+                }
+
+                extension Point: CloudRecordEncodable, CloudRecordDecodable {
+                    func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
+                        try record.encode(self.x, forKey: "x")
+                        try record.encode(self.y, forKey: "y")
+                        try record.encode(self.label, forKey: "label")
+                    }
+
+                    init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
+                        self.x = try record.decode(forKey: "x")
+                        self.y = try record.decode(forKey: "y")
+                        self.label = try record.decode(forKey: "label")
+                    }
+                }
+                """)
+    }
+
+    @Test func aClassIsRefusedWithAClearMessage() {
+        expect(
+            """
+            @CloudRecord
+            final class Album: CKCodable {
+                var id = ""
+            }
+            """,
+            expandsTo: """
+                final class Album: CKCodable {
+                    var id = ""
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "@CloudRecord maps structs; a class or enum needs its CloudRecordMappable conformance "
+                        + "written by hand (or stays Codable)", line: 1, column: 1)
+            ])
+    }
+
+    @Test func aPropertyWithoutATypeIsRefusedWithAClearMessage() {
+        expect(
+            """
+            @CloudRecord
+            struct Counter: CKCodable {
+                var id: String
+                var count = 0
+            }
+            """,
+            expandsTo: """
+                struct Counter: CKCodable {
+                    var id: String
+                    var count = 0
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "@CloudRecord needs the type of 'count' written out ('var count: Type = …') to map it",
+                    line: 4, column: 9)
+            ])
+    }
+}
