@@ -18,16 +18,20 @@ public struct CloudRecordMacro: ExtensionMacro {
             context.diagnose(Diagnostic(node: node, message: MappingDiagnostic.notAStruct))
             return []
         }
-        guard let properties = storedProperties(of: model, in: context) else { return [] }
+        guard !hasOwnCodable(model) else {
+            context.diagnose(Diagnostic(node: node, message: MappingDiagnostic.ownCodable))
+            return []
+        }
+        let properties = storedProperties(of: model)
         let access = accessModifier(of: model)
         let encodeLines = properties.map { property in
             let method = property.isOptional ? "encodeIfPresent" : "encode"
-            return "try record.\(method)(self.\(property.name), forKey: \(literal(property.field)))"
+            return "try record.\(method)(self.\(property.storage), forKey: \(literal(property.field)))"
         }
         let decodeLines = properties.filter(\.isDecoded).map { property in
             let method = property.isOptional ? "decodeIfPresent" : "decode"
             // The type comes from the property: a type it names may not be in scope in an extension.
-            return "self.\(property.name) = try record.\(method)(forKey: \(literal(property.field)))"
+            return "self.\(property.storage) = try record.\(method)(forKey: \(literal(property.field)))"
         }
         let inheritance = protocols.isEmpty ? "" : ": " + protocols.map(\.trimmedDescription).joined(separator: ", ")
         let source: DeclSyntax = """
@@ -45,47 +49,53 @@ public struct CloudRecordMacro: ExtensionMacro {
         return [mapping]
     }
 
-    /// The stored instance properties in declaration order, with their fields; `nil` after a diagnostic.
-    private static func storedProperties(of model: StructDeclSyntax, in context: some MacroExpansionContext)
-        -> [StoredProperty]?
-    {
-        let keys = codingKeys(of: model)
+    /// The stored instance properties with their fields, in the order Codable synthesis writes them: the order of
+    /// the `CodingKeys` cases when the type declares them, else declaration order.
+    private static func storedProperties(of model: StructDeclSyntax) -> [StoredProperty] {
         var properties: [StoredProperty] = []
-        var isValid = true
         for member in model.memberBlock.members {
             guard let variable = member.decl.as(VariableDeclSyntax.self),
                 !variable.modifiers.contains(where: { ["static", "class", "lazy"].contains($0.name.text) })
             else { continue }
             let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
+            // A wrapped property is stored (and coded) as its wrapper, `_name`, under the key `name`.
+            let isWrapped = !variable.attributes.isEmpty
             let bindings = Array(variable.bindings)
             for (index, binding) in bindings.enumerated() {
                 guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
                 if let accessors = binding.accessorBlock, isComputed(accessors) { continue }
-                let name = pattern.identifier.trimmedDescription
-                // `var a, b: Int` gives both the type written after the last of them.
-                guard
-                    let type = bindings[index...].lazy.compactMap({ $0.typeAnnotation?.type }).first
-                else {
-                    context.diagnose(
-                        Diagnostic(node: binding, message: MappingDiagnostic.missingTypeAnnotation(name)))
-                    isValid = false
-                    continue
-                }
-                let field: String
-                if let keys {
-                    // As in synthesized Codable, a property without a coding key isn't stored.
-                    guard let key = keys[name] else { continue }
-                    field = key
-                } else {
-                    field = name.trimmingBackticks
-                }
+                let name = pattern.identifier.text.trimmingBackticks
+                // `var a, b: Int` gives both the type written after the last of them. The generated code never
+                // names the type (reads infer it); only an optional changes which methods it calls.
+                let type = bindings[index...].lazy.compactMap({ $0.typeAnnotation?.type }).first
                 properties.append(
                     StoredProperty(
-                        name: name, type: type.trimmed, field: field, isOptional: StoredProperty.isOptional(type),
+                        name: name, storage: isWrapped ? "_" + name : name, field: name,
+                        isOptional: !isWrapped && type.map(StoredProperty.isOptional) == true,
                         isDecoded: !(isLet && binding.initializer != nil)))
             }
         }
-        return isValid ? properties : nil
+        guard let keys = codingKeys(of: model) else { return properties }
+        // As in synthesized Codable, a property without a coding key isn't stored, and the keys give the order.
+        return keys.compactMap { key in
+            properties.first { $0.name == key.name }.map { $0.withField(key.field) }
+        }
+    }
+
+    /// Whether the struct codes itself (`init(from:)` or `encode(to:)` of its own): a mapping generated from its
+    /// properties wouldn't follow that code.
+    private static func hasOwnCodable(_ model: StructDeclSyntax) -> Bool {
+        model.memberBlock.members.contains { member in
+            if let initializer = member.decl.as(InitializerDeclSyntax.self) {
+                let labels = initializer.signature.parameterClause.parameters.map(\.firstName.text)
+                return labels == ["from"]
+            }
+            if let function = member.decl.as(FunctionDeclSyntax.self) {
+                let labels = function.signature.parameterClause.parameters.map(\.firstName.text)
+                return function.name.text == "encode" && labels == ["to"]
+            }
+            return false
+        }
     }
 
     /// Whether an accessor block makes a computed property (a getter), rather than observers of a stored one.
@@ -97,21 +107,21 @@ public struct CloudRecordMacro: ExtensionMacro {
         }
     }
 
-    /// The field name of each property the model's `CodingKeys` lists: its raw value, or its name.
-    private static func codingKeys(of model: StructDeclSyntax) -> [String: String]? {
+    /// The model's `CodingKeys` cases in order, each with its field name: its raw value, or its name.
+    private static func codingKeys(of model: StructDeclSyntax) -> [(name: String, field: String)]? {
         for member in model.memberBlock.members {
             guard let keys = member.decl.as(EnumDeclSyntax.self), keys.name.text == "CodingKeys" else { continue }
-            var fields: [String: String] = [:]
+            var fields: [(name: String, field: String)] = []
             for caseMember in keys.memberBlock.members {
                 guard let cases = caseMember.decl.as(EnumCaseDeclSyntax.self) else { continue }
                 for element in cases.elements {
-                    let name = element.name.trimmedDescription
+                    let name = element.name.text.trimmingBackticks
                     if let raw = element.rawValue?.value.as(StringLiteralExprSyntax.self),
                         let text = raw.representedLiteralValue
                     {
-                        fields[name] = text
+                        fields.append((name, text))
                     } else {
-                        fields[name] = name.trimmingBackticks
+                        fields.append((name, name))
                     }
                 }
             }

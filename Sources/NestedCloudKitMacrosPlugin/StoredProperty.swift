@@ -2,10 +2,11 @@ import SwiftSyntax
 
 /// A stored property of a model, as the mapping reads and writes it.
 struct StoredProperty {
-    /// The property's name.
+    /// The property's name, without backticks: what its coding key is matched against.
     let name: String
-    /// The property's declared type, as written.
-    let type: TypeSyntax
+    /// What the generated code reads and assigns: the property, or the wrapper's storage (`_name`) of a wrapped one,
+    /// which is what synthesized Codable codes.
+    let storage: String
     /// The field the property is stored in: its coding key's string value.
     let field: String
     /// Whether the property is an optional, read and written with `decodeIfPresent` and `encodeIfPresent`.
@@ -14,6 +15,12 @@ struct StoredProperty {
     /// `init(from:)`, never decoded.
     let isDecoded: Bool
 
+    func withField(_ field: String) -> StoredProperty {
+        StoredProperty(name: name, storage: storage, field: field, isOptional: isOptional, isDecoded: isDecoded)
+    }
+
+    /// Whether a written type is an optional: `T?`, `T!`, `Optional<T>` or `Swift.Optional<T>`. An optional behind a
+    /// type alias isn't seen, and is coded as the `Codable` path codes a non-optional property of that type.
     static func isOptional(_ type: TypeSyntax) -> Bool {
         if type.is(OptionalTypeSyntax.self) || type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return true }
         if let named = type.as(IdentifierTypeSyntax.self) {

@@ -176,25 +176,71 @@ struct CloudRecordExpansionTests {
             ])
     }
 
-    @Test func aPropertyWithoutATypeIsRefusedWithAClearMessage() {
+    @Test func aStructThatCodesItselfIsRefusedWithAClearMessage() {
         expect(
             """
             @CloudRecord
-            struct Counter: CKCodable {
+            struct Legacy: CKCodable {
                 var id: String
-                var count = 0
+                init(from decoder: any Decoder) throws { id = "" }
             }
             """,
             expandsTo: """
-                struct Counter: CKCodable {
+                struct Legacy: CKCodable {
                     var id: String
-                    var count = 0
+                    init(from decoder: any Decoder) throws { id = "" }
                 }
                 """,
             diagnostics: [
                 DiagnosticSpec(
-                    message: "@CloudRecord needs the type of 'count' written out ('var count: Type = …') to map it",
-                    line: 4, column: 9)
+                    message: "@CloudRecord can't follow a hand-written init(from:) or encode(to:); write the "
+                        + "CloudRecordMappable conformance by hand so that it reads and writes the same fields",
+                    line: 1, column: 1)
             ])
+    }
+
+    @Test func codingKeysGiveTheOrderAndWrappersAndUntypedPropertiesAreCodedAsCodableCodesThem() {
+        expect(
+            """
+            @CloudRecord
+            struct Entry: CKCodable {
+                var title: String
+                var `default` = 0
+                @Clamped var level: Int
+                var id: String
+
+                enum CodingKeys: String, CodingKey {
+                    case id, level, `default`, title
+                }
+            }
+            """,
+            expandsTo: """
+                struct Entry: CKCodable {
+                    var title: String
+                    var `default` = 0
+                    @Clamped var level: Int
+                    var id: String
+
+                    enum CodingKeys: String, CodingKey {
+                        case id, level, `default`, title
+                    }
+                }
+
+                extension Entry: CloudRecordEncodable, CloudRecordDecodable {
+                    func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
+                        try record.encode(self.id, forKey: "id")
+                        try record.encode(self._level, forKey: "level")
+                        try record.encode(self.default, forKey: "default")
+                        try record.encode(self.title, forKey: "title")
+                    }
+
+                    init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
+                        self.id = try record.decode(forKey: "id")
+                        self._level = try record.decode(forKey: "level")
+                        self.default = try record.decode(forKey: "default")
+                        self.title = try record.decode(forKey: "title")
+                    }
+                }
+                """)
     }
 }

@@ -155,6 +155,38 @@ struct GeneratedMappingTests {
         }
     }
 
+    @CloudRecord
+    struct Reordered: CKCodable, Identifiable, Equatable {
+        var id: String
+        var first: String?
+        var second: String?
+        var system: CloudRecord.SystemFields?
+
+        enum CodingKeys: String, CodingKey { case system, second, id, first }
+    }
+
+    struct CodableReordered: CKCodable, Identifiable {
+        var id: String
+        var first: String?
+        var second: String?
+        var system: CloudRecord.SystemFields?
+        var cloudKitRecordType: String { "Reordered" }
+
+        enum CodingKeys: String, CodingKey { case system, second, id, first }
+    }
+
+    @Test func fieldsComeInTheOrderOfTheCodingKeysAsCodableWritesThem() throws {
+        let system = CloudRecord.SystemFields(changeTag: "t")
+        let mapped = try #require(
+            try CKRecordEncoder().encodeRecords(Reordered(id: "r", first: nil, second: nil, system: system)).last)
+        let codable = try #require(
+            try CKRecordEncoder().encodeRecords(CodableReordered(id: "r", first: nil, second: nil, system: system)).last
+        )
+        #expect(mapped.clearedFieldNames == ["second", "first"])
+        #expect(mapped == codable)
+        #expect(mapped.clearedFieldNames == codable.clearedFieldNames)
+    }
+
     @Test func codingKeysRenameTheFieldsOfAGeneratedMapping() throws {
         let records = try CKRecordEncoder().encodeRecords(Person(id: "p", name: "Ada Lovelace"))
         let record = try #require(records.last)

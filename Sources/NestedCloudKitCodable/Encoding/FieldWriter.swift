@@ -27,9 +27,6 @@ struct FieldWriter {
         fieldDataSize += name.utf8.count + RecordValidator.estimatedSize(of: value)
     }
 
-    /// Whether a field of this name has been set or cleared.
-    func hasWritten(_ name: String) -> Bool { record.fields[name] != nil || clearedFieldNames.contains(name) }
-
     mutating func clear(_ name: String, at path: FieldPath) throws {
         try RecordValidator.validateFieldName(name, recordID: record.id, at: path)
         guard record.fields[name] == nil, !clearedFieldNames.contains(name) else {

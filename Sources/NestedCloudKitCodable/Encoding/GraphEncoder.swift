@@ -101,12 +101,8 @@ final class GraphEncoder {
         let type = typeInfo(of: Swift.type(of: value))
         let fieldOptions = RecordFieldOptions(declared: type.options, value: value)
         let record: CloudRecord
-        if let mapping = type.mapping {
-            var writer = CloudRecordWriter(
-                graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
-                fieldOptions: fieldOptions)
-            try mapping.encodeFields(of: value, to: &writer)
-            record = try writer.finish(value)
+        if let mapped = try mappedRecord(of: pending, mapping: type.mapping, fieldOptions: fieldOptions) {
+            record = mapped
         } else {
             let encoder = RecordEncoder(
                 graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
@@ -129,6 +125,18 @@ final class GraphEncoder {
         }
         entries[pending.recordID, default: Entry()].index = records.count
         records.append(record)
+    }
+
+    /// The record of a value whose type has a record mapping, written through it; `nil` for any other value.
+    private func mappedRecord(
+        of pending: PendingRecord, mapping: (any CloudRecordEncodable.Type)?, fieldOptions: RecordFieldOptions
+    ) throws -> CloudRecord? {
+        guard let mapping else { return nil }
+        var writer = CloudRecordWriter(
+            graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
+            fieldOptions: fieldOptions)
+        guard try mapping.encodeFields(of: pending.value, to: &writer) else { return nil }
+        return try writer.finish(pending.value)
     }
 
     /// A type's declared options and its record mapping, looked up once per type and encode.

@@ -9,7 +9,8 @@ import Foundation
 ///
 /// Unlike a `Codable` container, the writer writes each field into the record as it comes, with no intermediate
 /// value: that is where a mapping's speed comes from. So each key is written once; writing a key again is
-/// ``CKCodableError/Code/duplicateFieldName(_:)``, where a keyed container would replace the first value.
+/// ``CKCodableError/Code/duplicateFieldName(_:)``, where a keyed container would replace the first value. For the
+/// same reason, a value with several problems may report another of them first than the `Codable` path does.
 ///
 /// The common types have methods of their own, which the compiler picks statically; anything else `Encodable`
 /// goes through the generic `encode(_:forKey:)` and is stored as the `Codable` path stores it.
@@ -19,9 +20,9 @@ public struct CloudRecordWriter {
     private let fieldOptions: RecordFieldOptions
     private let mapper: FieldMapper
     private var fields: FieldWriter
-    /// The keys written, in order, and those of them that are ignored: only kept when options given by name
-    /// must be checked against them.
+    /// The keys written, in order, to find a key written twice and to check options given by name against.
     private var keysWritten: [String] = []
+    /// The ignored keys written, kept only when options given by name must be checked against them.
     private var ignoredKeysWritten: Set<String> = []
     /// The names written so far, summarized: a name it doesn't contain is new, so nearly every field is appended
     /// without comparing its name with the others'.
@@ -190,7 +191,6 @@ public struct CloudRecordWriter {
 
     /// Whether the key is one of the type's ignored properties, which are left out of the record.
     private mutating func isIgnored(_ key: String) -> Bool {
-        if !fieldOptions.namesToCheck.isEmpty { keysWritten.append(key) }
         guard !fieldOptions.ignoredFields.isEmpty, fieldOptions.ignoredFields.contains(key) else { return false }
         if !fieldOptions.namesToCheck.isEmpty { ignoredKeysWritten.insert(key) }
         return true
@@ -201,12 +201,7 @@ public struct CloudRecordWriter {
         guard !isIgnored(key) else { return }
         do {
             let fieldPath = FieldPath(parent: path, key: NamedKey(key))
-            // A key written twice is an error, not a second field: a name that may have been written already is
-            // looked up, and the writer checks every name once a flattened value has written names of its own.
-            if !fields.mayRepeatNames, writtenNames.mayContain(key), fields.hasWritten(key) {
-                throw CKCodableError.keyWrittenTwice(key, recordID: recordID, at: fieldPath.path)
-            }
-            writtenNames.insert(key)
+            try noteWritten(key, at: fieldPath)
             try fields.set(value, named: key, at: fieldPath)
         } catch let error as CKCodableError {
             throw located(error, field: key)
@@ -221,15 +216,22 @@ public struct CloudRecordWriter {
         let context = NodeContext(graph: graph, referenceAction: actions.isEmpty ? .none : actions[key] ?? .none)
         let fieldPath = FieldPath(parent: path, key: NamedKey(key))
         do {
-            if !fields.mayRepeatNames, writtenNames.mayContain(key), fields.hasWritten(key) {
-                throw CKCodableError.keyWrittenTwice(key, recordID: recordID, at: fieldPath.path)
-            }
-            writtenNames.insert(key)
+            try noteWritten(key, at: fieldPath)
             let node = try makeNode(context, fieldPath.path)
             try mapper.write(node, named: key, at: fieldPath, into: &fields)
         } catch let error as CKCodableError {
             throw located(error, field: key)
         }
+    }
+
+    /// Notes a key about to be written; a key written before is an error, not a second field (or, flattened, a
+    /// second set of fields). Only a name the filter may have seen is looked up.
+    private mutating func noteWritten(_ key: String, at fieldPath: FieldPath) throws {
+        if writtenNames.mayContain(key), keysWritten.contains(where: { $0.hasSameBytes(as: key) }) {
+            throw CKCodableError.keyWrittenTwice(key, recordID: recordID, at: fieldPath.path)
+        }
+        writtenNames.insert(key)
+        keysWritten.append(key)
     }
 
     /// The error, naming this record and the field if it doesn't name a record yet.
@@ -243,8 +245,7 @@ public struct CloudRecordWriter {
         var record = try fields.finish(at: path)
         try fieldOptions.encrypt(&record, at: path)
         try fieldOptions.checkNames(
-            encoded: keysWritten.filter { !ignoredKeysWritten.contains($0) }, ignored: ignoredKeysWritten,
-            record: record, value: value, at: path)
+            encoded: keysWritten, ignored: ignoredKeysWritten, record: record, value: value, at: path)
         return record
     }
 }

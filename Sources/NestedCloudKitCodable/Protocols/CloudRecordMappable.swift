@@ -23,8 +23,11 @@ import Foundation
 ///
 /// The model stays `Encodable`: everything else that encodes it (JSON, the store's field checks) still uses that,
 /// and both must describe the same fields under the same names. The `@CloudRecord` macro (the
-/// `NestedCloudKitMacros` product) writes the conformance of a struct from its properties and `CodingKeys`, so they
-/// can't drift apart. See <doc:RecordMappings>.
+/// `NestedCloudKitMacros` product) writes the conformance of a struct from the same properties and `CodingKeys`
+/// that Codable synthesis reads. See <doc:RecordMappings>.
+///
+/// A class's subclasses inherit its mapping: a subclass with fields of its own overrides `encodeFields(to:)` (and
+/// calls `super`), as it would override `encode(to:)`.
 public protocol CloudRecordEncodable: CKEncodable {
     /// Writes this value's fields into its record.
     ///
@@ -57,7 +60,9 @@ public protocol CloudRecordEncodable: CKEncodable {
 public protocol CloudRecordDecodable: CKDecodable {
     /// Reads a value from its record's fields.
     ///
-    /// - Throws: ``CKCodableError`` naming the field and record, when a field is missing or holds another type.
+    /// - Throws: The reader's errors, which are `DecodingError`s inside the initializer (as a keyed container's
+    ///   are, so code written for `init(from:)` handles them); the decoder reports each to its caller as the
+    ///   ``CKCodableError`` it carries, naming the field and record.
     init(fields record: CloudRecordReader) throws
 }
 
@@ -68,9 +73,11 @@ public typealias CloudRecordMappable = CloudRecordEncodable & CloudRecordDecodab
 extension CloudRecordEncodable {
     /// Encodes a value known to be of this type through its mapping: how the encoder calls the conformance it
     /// found by type, without a dynamic cast to the protocol for each value.
-    /// The encoder finds the type by the value's own type, so the cast always succeeds.
-    static func encodeFields(of value: any CKEncodable, to writer: inout CloudRecordWriter) throws {
-        guard let value = value as? Self else { return }
+    /// `false`, writing nothing, if the value isn't of this type (the encoder looks the type up by the value's own
+    /// type, so it always is).
+    static func encodeFields(of value: any CKEncodable, to writer: inout CloudRecordWriter) throws -> Bool {
+        guard let value = value as? Self else { return false }
         try value.encodeFields(to: &writer)
+        return true
     }
 }

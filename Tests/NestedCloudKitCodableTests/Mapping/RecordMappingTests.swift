@@ -82,7 +82,8 @@ struct RecordMappingTests {
         #expect(graph.root["label"] == .string("r"))
         #expect(graph.records.map(\.id.recordName) == ["leaf", "b", "root"])
         #expect(try CKRecordDecoder().decode(MappingOnly.self, from: graph) == value)
-        // Resolving from a database probes the mapping, not init(from:), to learn what to fetch.
+        // Resolving from a database probes the mapping to learn what to fetch; the nested placeholders come from
+        // init(from:), which this model refuses, so the decoder follows every reference instead.
         let database = InMemoryCloudDatabase()
         let saved = try await database.saveRecords(graph.records)
         let root = try #require(saved.last)
@@ -331,6 +332,25 @@ struct RecordMappingTests {
         #expect(error.code == .duplicateFieldName("id"))
         #expect(error.path == ["id"])
         #expect(error.recordID == CloudRecord.ID(recordName: "t"))
+    }
+
+    struct Address: Codable { var city: String }
+
+    struct TwiceFlattened: CKCodable, CloudRecordEncodable, Identifiable {
+        var id: String
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(Address(city: "Lyon"), forKey: "address")
+            try record.encode("again", forKey: "address")
+        }
+    }
+
+    @Test func aKeyWrittenTwiceIsAnErrorAfterAFlattenedValueToo() throws {
+        var encoder = CKRecordEncoder()
+        encoder.nestedValueEncodingStrategy = .flattened(separator: "_")
+        let error = try encodingError(of: TwiceFlattened(id: "t"), with: encoder)
+        #expect(error.code == .duplicateFieldName("address"))
+        #expect(error.path == ["address"])
     }
 
     @Test func aMissingOrMistypedFieldNamesItsPathRecordAndField() throws {
