@@ -59,7 +59,7 @@ public struct CloudRecordMacro: ExtensionMacro {
             else { continue }
             let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
             // A wrapped property is stored (and coded) as its wrapper, `_name`, under the key `name`.
-            let isWrapped = !variable.attributes.isEmpty
+            let isWrapped = variable.attributes.contains { isPropertyWrapper($0) }
             let bindings = Array(variable.bindings)
             for (index, binding) in bindings.enumerated() {
                 guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
@@ -80,6 +80,18 @@ public struct CloudRecordMacro: ExtensionMacro {
         return keys.compactMap { key in
             properties.first { $0.name == key.name }.map { $0.withField(key.field) }
         }
+    }
+
+    /// Whether an attribute of a property is a property wrapper: a custom attribute, which by convention starts with
+    /// a capital, and isn't a global actor (`@MainActor`) or a macro of the standard ones (`@ObservationIgnored`).
+    private static func isPropertyWrapper(_ element: AttributeListSyntax.Element) -> Bool {
+        guard case .attribute(let attribute) = element,
+            let name = attribute.attributeName.as(IdentifierTypeSyntax.self)?.name.text
+                ?? attribute.attributeName
+                .as(MemberTypeSyntax.self)?.name.text,
+            let first = name.first, first.isUppercase
+        else { return false }
+        return !name.hasSuffix("Actor") && !["ObservationIgnored", "ObservationTracked"].contains(name)
     }
 
     /// Whether the struct codes itself (`init(from:)` or `encode(to:)` of its own): a mapping generated from its

@@ -207,7 +207,7 @@ struct CloudRecordExpansionTests {
                 var title: String
                 var `default` = 0
                 @Clamped var level: Int
-                var id: String
+                @MainActor var id: String
 
                 enum CodingKeys: String, CodingKey {
                     case id, level, `default`, title
@@ -219,7 +219,7 @@ struct CloudRecordExpansionTests {
                     var title: String
                     var `default` = 0
                     @Clamped var level: Int
-                    var id: String
+                    @MainActor var id: String
 
                     enum CodingKeys: String, CodingKey {
                         case id, level, `default`, title
