@@ -62,16 +62,13 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     // MARK: Fields
 
     func isIgnored(_ key: some CodingKey) -> Bool {
-        guard !fieldOptions.ignoredFields.isEmpty, fieldOptions.ignoredFields.contains(key.stringValue) else {
-            return false
-        }
+        guard fieldOptions.ignores(key.stringValue) else { return false }
         if !fieldOptions.namesToCheck.isEmpty { ignoredKeysWritten.insert(key.stringValue) }
         return true
     }
 
     func context(forField name: String) -> NodeContext {
-        let actions = fieldOptions.referenceActions
-        return NodeContext(graph: graph, referenceAction: actions.isEmpty ? .none : actions[name] ?? .none)
+        NodeContext(graph: graph, referenceAction: fieldOptions.referenceAction(forField: name))
     }
 
     /// Sets the slot of a field; writing a key again replaces its value in place.

@@ -26,6 +26,16 @@ struct RecordFieldOptions {
             : declared.namesToCheck.union(instanceActions.keys).union(instanceIgnored)
     }
 
+    /// The reference action of a field: its declared one, or ``CloudReference/Action/none``.
+    func referenceAction(forField name: String) -> CloudReference.Action {
+        referenceActions.isEmpty ? .none : referenceActions[name] ?? .none
+    }
+
+    /// Whether a property is left out of the record. Nearly no type ignores any, so the set is rarely hashed into.
+    func ignores(_ name: String) -> Bool {
+        !ignoredFields.isEmpty && ignoredFields.contains(name)
+    }
+
     /// Marks the record's encrypted fields, refusing values CloudKit can't encrypt.
     func encrypt(_ record: inout CloudRecord, at path: CodingPath) throws {
         guard !encryptedFields.isEmpty else { return }

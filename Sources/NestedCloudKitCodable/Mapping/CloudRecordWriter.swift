@@ -191,7 +191,7 @@ public struct CloudRecordWriter {
 
     /// Whether the key is one of the type's ignored properties, which are left out of the record.
     private mutating func isIgnored(_ key: String) -> Bool {
-        guard !fieldOptions.ignoredFields.isEmpty, fieldOptions.ignoredFields.contains(key) else { return false }
+        guard fieldOptions.ignores(key) else { return false }
         if !fieldOptions.namesToCheck.isEmpty { ignoredKeysWritten.insert(key) }
         return true
     }
@@ -212,8 +212,7 @@ public struct CloudRecordWriter {
     private mutating func write(
         _ key: String, _ makeNode: (_ context: NodeContext, _ path: CodingPath) throws -> EncodedNode
     ) throws {
-        let actions = fieldOptions.referenceActions
-        let context = NodeContext(graph: graph, referenceAction: actions.isEmpty ? .none : actions[key] ?? .none)
+        let context = NodeContext(graph: graph, referenceAction: fieldOptions.referenceAction(forField: key))
         let fieldPath = FieldPath(parent: path, key: NamedKey(key))
         do {
             try noteWritten(key, at: fieldPath)
