@@ -7,11 +7,13 @@ cd "$(dirname "$0")/.."
 
 output=.build/docs
 mkdir -p "$output"
+targets=()
 for target in NestedCloudKitCodable NestedCloudKitMacros NestedCloudKitSQLite NestedCloudKitWebServices NestedCloudKitSync \
     NestedCloudKitEmulator; do
-    echo "== documentation: $target"
-    # --disable-indexing: the LMDB index only serves Xcode, and skipping it keeps the build quick.
-    swift package --allow-writing-to-directory "$output" \
-        generate-documentation --target "$target" --output-path "$output/$target.doccarchive" \
-        --disable-indexing --warnings-as-errors
+    targets+=(--target "$target")
 done
+# One invocation for every target: the package is loaded and planned once, not once per target, which halves the
+# step (about 2 minutes instead of 4 here). --disable-indexing: the LMDB index only serves Xcode.
+swift package --allow-writing-to-directory "$output" \
+    generate-documentation "${targets[@]}" --output-path "$output" \
+    --disable-indexing --warnings-as-errors
