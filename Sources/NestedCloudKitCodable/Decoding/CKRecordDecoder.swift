@@ -224,6 +224,11 @@ struct DecodingOptions {
         nestedValueDecodingStrategy = decoder.nestedValueDecodingStrategy
         nonFiniteFloatDecodingStrategy = decoder.nonFiniteFloatDecodingStrategy
         locationDecodingStrategy = decoder.locationDecodingStrategy
-        userInfo = decoder.userInfo
+        // Converting the dictionary's value type copies it; most decoders have none.
+        if decoder.userInfo.isEmpty {
+            userInfo = [:]
+        } else {
+            userInfo = decoder.userInfo
+        }
     }
 }

@@ -11,35 +11,39 @@ import Foundation
 /// Each record ID is hashed once, when the session first meets it; from then on the record, whether it is
 /// missing, the types it was reached as and its decoded values are found at the ID's slot, by index. A graph of
 /// ten thousand records is hashed ten thousand times, not ten times that.
+///
+/// The session's state isn't checked for exclusive access at run time (`@exclusivity(unchecked)`): one decode uses
+/// it, on one thread, and no access to it is held across a call into a model; the checks cost as much as the rest
+/// of setting up a decode of one record.
 final class DecodingSession {
     let options: DecodingOptions
     let root: CloudRecord
-    private(set) var probe: ProbeCollector?
+    @exclusivity(unchecked) private(set) var probe: ProbeCollector?
 
     /// Every record the session has met, at a slot of its own: an ID is hashed once, when it is first met, and
     /// what the session knows of the record (in hand, missing, reached, decoded) is read by index after that.
-    private var slotOfID: [CloudRecord.ID: Int] = [:]
-    private var slots: [Slot] = []
-    private var rootSlot = 0
+    @exclusivity(unchecked) private var slotOfID: [CloudRecord.ID: Int] = [:]
+    @exclusivity(unchecked) private var slots: [Slot] = []
+    @exclusivity(unchecked) private var rootSlot = 0
+    /// The root's slot isn't in ``slotOfID`` yet: a decode of one record that meets no reference never hashes its ID.
+    @exclusivity(unchecked) private var isRootIndexPending = false
     /// How many records are in hand: what the record limit counts.
-    private var recordCount = 0
+    @exclusivity(unchecked) private var recordCount = 0
     /// Records reached, and values decoded, as a second type: a slot holds the first, nearly always the only one.
-    private var otherVisits: Set<SlotKey> = []
-    private var otherEntries: [SlotKey: CacheEntry] = [:]
+    @exclusivity(unchecked) private var otherVisits: Set<SlotKey> = []
+    @exclusivity(unchecked) private var otherEntries: [SlotKey: CacheEntry] = [:]
 
-    private var discovered: [Node] = []
+    @exclusivity(unchecked) private var discovered: [Node] = []
     /// For each model type probed, the fields it decodes as records and as which types: other records of the type
     /// are resolved from it without running their model again.
-    private var schemas: [ObjectIdentifier: [(field: String, type: any CKDecodable.Type)]] = [:]
+    @exclusivity(unchecked) private var schemas: [ObjectIdentifier: [(field: String, type: any CKDecodable.Type)]] = [:]
     /// Set when a record nested deeper than ``nestedDecodingDepthLimit`` while materializing.
-    private var nestedTooDeep = false
-    /// Each model type's record mapping, if it has one, found once per type.
-    private var mappings: [ObjectIdentifier: (any CloudRecordDecodable.Type)?] = [:]
+    @exclusivity(unchecked) private var nestedTooDeep = false
     /// Whether records not in hand can still be fetched (not when decoding from records in hand).
-    private var canFetchMore = false
+    @exclusivity(unchecked) private var canFetchMore = false
     /// Records that materializing reached but resolving hadn't fetched: a model that decodes different fields in
     /// different records. They are fetched and the value built again.
-    private(set) var unresolved: [Node] = []
+    @exclusivity(unchecked) private(set) var unresolved: [Node] = []
 
     /// Thrown while materializing at a record that hasn't been fetched yet.
     struct NeedsMoreRecords: Error {}
@@ -103,17 +107,37 @@ final class DecodingSession {
         self.options = options
         self.root = root
         for record in recordsInHand { take(record) }
-        rootSlot = take(root)
+        if slots.isEmpty {
+            slots.append(Slot(id: root.id))
+            slots[0].record = RecordBox(root)
+            recordCount = 1
+            isRootIndexPending = true
+        } else {
+            rootSlot = take(root)
+        }
     }
 
     // MARK: Slots
 
     /// The record's slot, made when the ID is first met: one hash either way.
     private func slot(for id: CloudRecord.ID) -> Int {
+        indexRoot()
         let next = slots.count
         let slot = Self.value(&slotOfID[id, default: next])
         if slot == next { slots.append(Slot(id: id)) }
         return slot
+    }
+
+    /// The slot of a record met before, or `nil`.
+    private func knownSlot(of id: CloudRecord.ID) -> Int? {
+        indexRoot()
+        return slotOfID[id]
+    }
+
+    private func indexRoot() {
+        guard isRootIndexPending else { return }
+        isRootIndexPending = false
+        slotOfID[root.id] = rootSlot
     }
 
     /// Reads a value through `inout`, so that a dictionary's defaulted subscript inserts and reads in one lookup.
@@ -191,7 +215,11 @@ final class DecodingSession {
         return (frontier, needed)
     }
 
-    deinit { clearCache() }
+    // Values nested no deeper than the nested-decoding limit release within as many frames, in any order: only a
+    // deeper graph needs its cache emptied shallowest first.
+    deinit { if isDeep { clearCache() } }
+
+    private var isDeep: Bool { discovered.contains(where: { $0.depth > Self.nestedDecodingDepthLimit }) }
 
     /// Empties the cache shallowest record first. A cached value holds the values below it, and Swift releases a
     /// value whose descendants have no other owner recursively, a frame per level: in any other order, a deep
@@ -199,7 +227,7 @@ final class DecodingSession {
     private func clearCache() {
         // Values nested no deeper than the nested-decoding limit release within as many frames: only a deeper
         // graph pays for the ordered pass.
-        if discovered.contains(where: { $0.depth > Self.nestedDecodingDepthLimit }) {
+        if isDeep {
             for node in discovered { setEntry(nil, node.slot, as: TypeKey(node.type)) }
         }
         for index in slots.indices where slots[index].cachedAs != nil {
@@ -315,17 +343,16 @@ final class DecodingSession {
             // A root that references others goes through the cache, so that a root another root references is
             // decoded once; one that doesn't is decoded from the record in hand, unless a root referencing it
             // already decoded it.
-            let value: any CKDecodable
             if references {
-                value = try decodeRecord(Value.self, slot: slot(for: root.id), at: .root, nesting: 0)
-            } else if !discovered.isEmpty, let slot = slotOfID[root.id],
+                let value = try decodeRecord(Value.self, slot: slot(for: root.id), at: .root, nesting: 0)
+                values.append(try cast(value, to: Value.self, id: root.id))
+            } else if !discovered.isEmpty, let slot = knownSlot(of: root.id),
                 case .decoded(let result)? = entry(slot, as: key)
             {
-                value = try result.get()
+                values.append(try cast(try result.get(), to: Value.self, id: root.id))
             } else {
-                value = try decode(Value.self, record: RecordBox(root), at: .root, nesting: 0)
+                values.append(try decode(Value.self, record: RecordBox(root), at: .root, nesting: 0))
             }
-            values.append(try cast(value, to: Value.self, id: root.id))
         }
         return values
     }
@@ -480,8 +507,14 @@ final class DecodingSession {
         probe = nil
         unresolved = []
         decodeDeepestFirst()
-        let value = try decodeRecord(Value.self, slot: rootSlot, at: .root, nesting: 0, caching: false)
-        return try cast(value, to: Value.self, id: root.id)
+        // The root's value isn't cached (nothing else holds it), and is built as its own type, not boxed as any
+        // model: unless a reference back to the root decoded it already, or is decoding it (a cycle).
+        switch entry(rootSlot, as: TypeKey(Value.self)) {
+        case .decoded(let result)?: return try cast(try result.get(), to: Value.self, id: root.id)
+        case .decoding?: throw CKCodableError.referenceCycle(root.id, at: location(of: root.id, at: .root))
+        case nil:
+            return try decode(Value.self, record: slots[rootSlot].record ?? RecordBox(root), at: .root, nesting: 0)
+        }
     }
 
     /// The value of a record, decoded once per type and cached; the result (value or error) is remembered, so a
@@ -504,18 +537,27 @@ final class DecodingSession {
             throw CKCodableError.depthLimitExceeded(Self.nestedDecodingDepthLimit, at: location(of: id, at: path))
         }
         if caching { setEntry(.decoding, slot, as: key) }
-        let result = Result<any CKDecodable, any Error> { try decode(type, record: box, at: path, nesting: nesting) }
+        let result = Result<any CKDecodable, any Error> { try decodeAny(type, record: box, at: path, nesting: nesting) }
         if caching { setEntry(.decoded(result), slot, as: key) }
         return try result.get()
     }
 
+    /// Runs the initializer of a model type known only at run time on a record.
+    private func decodeAny(_ type: any CKDecodable.Type, record box: RecordBox, at path: CodingPath, nesting: Int)
+        throws -> any CKDecodable
+    {
+        try decode(type, record: box, at: path, nesting: nesting)
+    }
+
     /// Runs the model's initializer on a record, and checks the record's type.
-    private func decode(_ type: any CKDecodable.Type, record box: RecordBox, at path: CodingPath, nesting: Int) throws
-        -> any CKDecodable
+    private func decode<Value: CKDecodable>(
+        _ type: Value.Type, record box: RecordBox, at path: CodingPath, nesting: Int
+    )
+        throws -> Value
     {
         let decoder = ValueDecoder(
             session: self, source: .record(box), path: path, record: box, field: nil, nesting: nesting)
-        let value: any CKDecodable
+        let value: Value
         do {
             value = try initialize(type, from: decoder)
         } catch {
@@ -530,25 +572,29 @@ final class DecodingSession {
     }
 
     /// Runs a model type's initializer on a record's decoder: its record mapping if it has one, else `init(from:)`.
-    private func initialize(_ type: any CKDecodable.Type, from decoder: ValueDecoder) throws -> any CKDecodable {
-        if let mapping = mapping(of: type) { return try mapping.init(fields: CloudRecordReader(decoder: decoder)) }
-        return try type.init(from: decoder)
+    /// The runtime caches the conformance lookup, so asking each time costs less than a table of our own would.
+    private func initialize<Value: CKDecodable>(_ type: Value.Type, from decoder: ValueDecoder) throws -> Value {
+        guard let mapping = Value.self as? any CloudRecordDecodable.Type else { return try Value(from: decoder) }
+        return try Self.initialize(mapping, as: Value.self, from: decoder)
     }
 
-    /// A model type's record mapping, or `nil` for a type that has none: a dynamic cast, done once per type.
-    private func mapping(of type: any CKDecodable.Type) -> (any CloudRecordDecodable.Type)? {
-        let key = ObjectIdentifier(type)
-        if let known = mappings[key] { return known }
-        let mapping = type as? any CloudRecordDecodable.Type
-        mappings[key] = .some(mapping)
-        return mapping
+    /// Runs a record mapping's initializer, as the model type it is.
+    private static func initialize<Mapped: CloudRecordDecodable, Value>(
+        _ mapped: Mapped.Type, as type: Value.Type, from decoder: ValueDecoder
+    ) throws -> Value {
+        let value = try Mapped(fields: CloudRecordReader(decoder: decoder))
+        // Mapped is Value, opened from its conformance: the cast always succeeds.
+        guard let typed = value as? Value else {
+            throw CKCodableError.typeMismatch(expected: "\(Value.self)", found: "\(Mapped.self)", at: decoder.location)
+        }
+        return typed
     }
 
     /// The value of a referenced record, or `nil` if the record doesn't exist. While probing, a placeholder.
     func decodeReferenced(
         _ type: any CKDecodable.Type, reference: CloudReference, at path: CodingPath, field: String?, nesting: Int
     ) throws -> (any CKDecodable)? {
-        let slot = slotOfID[reference.recordID]
+        let slot = knownSlot(of: reference.recordID)
         if let slot, slots[slot].isMissing { return nil }
         if let probe {
             probe.children.append((reference.recordID, type, path))

@@ -28,8 +28,14 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
         self.nesting = nesting
     }
 
-    /// The record the value belongs to, read in place.
-    var record: CloudRecord { recordBox.record }
+    /// The record the value belongs to, read in place: a getter would copy the record (a retain and a release of
+    /// each of its parts) on every field read.
+    var record: CloudRecord { _read { yield recordBox.record } }
+    /// The value of a field of the record, looked up from where the last lookup ended, read in place.
+    func fieldValue(named name: String) -> CloudValue? {
+        recordBox.record.fields.value(named: name, hint: &fieldHint)
+    }
+
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { session.options.userInfo }
     var options: DecodingOptions { session.options }

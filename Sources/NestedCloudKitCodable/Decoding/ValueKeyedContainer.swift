@@ -64,7 +64,7 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     private func fieldSource(named name: String) -> DecodingSource? {
-        if let value = decoder.record.fields.value(named: name, hint: &decoder.fieldHint) { return .value(value) }
+        if let value = decoder.fieldValue(named: name) { return .value(value) }
         if case .flattened(let separator) = decoder.options.nestedValueDecodingStrategy {
             let prefix = name + separator
             if decoder.record.fields.contains(where: { $0.name.hasPrefix(prefix) }) {

@@ -11,9 +11,13 @@ import Foundation
 /// goes through the generic `decode(_:forKey:)` and is read as the `Codable` path reads it.
 public struct CloudRecordReader {
     private let container: ValueKeyedContainer<NamedKey>
+    /// The record's fields, held by the reader itself: read through the decoder's record (a class's property), each
+    /// lookup would retain and release them around the call.
+    private let fields: CloudRecord.Fields
 
     init(decoder: ValueDecoder) {
         container = ValueKeyedContainer(decoder: decoder, storage: .record)
+        fields = decoder.record.fields
     }
 
     /// The ID of the record being read.
@@ -32,80 +36,95 @@ public struct CloudRecordReader {
 
     /// Reads a string; a missing `id` field reads as the record's name.
     public func decode(_ type: String.Type, forKey key: String) throws -> String {
-        try container.decode(type, forKey: NamedKey(key))
+        if case .string(let value)? = field(key) { return value }
+        return try container.decode(type, forKey: NamedKey(key))
     }
 
     /// Reads a Boolean stored as 0 or 1.
     public func decode(_ type: Bool.Type, forKey key: String) throws -> Bool {
-        try container.decode(type, forKey: NamedKey(key))
+        if case .int64(let value)? = field(key), value == 0 || value == 1 { return value == 1 }
+        return try container.decode(type, forKey: NamedKey(key))
     }
 
     /// Reads an integer.
     /// - Throws: ``CKCodableError/Code/valueOutOfRange(_:)`` if the stored value doesn't fit.
     public func decode(_ type: Int.Type, forKey key: String) throws -> Int {
-        try container.decode(type, forKey: NamedKey(key))
+        if case .int64(let stored)? = field(key), let value = Int(exactly: stored) { return value }
+        return try container.decode(type, forKey: NamedKey(key))
     }
 
     /// Reads an Int64.
     public func decode(_ type: Int64.Type, forKey key: String) throws -> Int64 {
-        try container.decode(type, forKey: NamedKey(key))
+        if case .int64(let value)? = field(key) { return value }
+        return try container.decode(type, forKey: NamedKey(key))
     }
 
     /// Reads a double (an Int64 field reads as its value; NaN and infinity as the decoder's strategy says).
     public func decode(_ type: Double.Type, forKey key: String) throws -> Double {
-        try container.decode(type, forKey: NamedKey(key))
+        if case .double(let value)? = field(key) { return value }
+        return try container.decode(type, forKey: NamedKey(key))
     }
 
     /// Reads a date.
     public func decode(_ type: Date.Type, forKey key: String) throws -> Date {
-        try container.decode(type, forKey: NamedKey(key))
+        if case .date(let value)? = field(key), value.isStorableInCloudKit { return value }
+        return try container.decode(type, forKey: NamedKey(key))
     }
 
     /// Reads bytes, or the contents of an asset.
     public func decode(_ type: Data.Type, forKey key: String) throws -> Data {
-        try container.decode(type, forKey: NamedKey(key))
+        if case .bytes(let value)? = field(key) { return value }
+        return try container.decode(type, forKey: NamedKey(key))
     }
 
     /// Reads a list of strings; a missing field is an empty list.
     public func decode(_ type: [String].Type, forKey key: String) throws -> [String] {
-        try container.decode(type, forKey: NamedKey(key))
+        if case .stringList(let value)? = field(key) { return value }
+        return try container.decode(type, forKey: NamedKey(key))
     }
 
     // MARK: Optional common values
 
     /// Reads a string, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: String.Type, forKey key: String) throws -> String? {
-        try container.decodeIfPresent(type, forKey: NamedKey(key))
+        if case .string(let value)? = field(key) { return value }
+        return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads a Boolean, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Bool.Type, forKey key: String) throws -> Bool? {
-        try container.decodeIfPresent(type, forKey: NamedKey(key))
+        if case .int64(let value)? = field(key), value == 0 || value == 1 { return value == 1 }
+        return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads an integer, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Int.Type, forKey key: String) throws -> Int? {
-        try container.decodeIfPresent(type, forKey: NamedKey(key))
+        if case .int64(let stored)? = field(key), let value = Int(exactly: stored) { return value }
+        return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads an Int64, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Int64.Type, forKey key: String) throws -> Int64? {
-        try container.decodeIfPresent(type, forKey: NamedKey(key))
+        if case .int64(let value)? = field(key) { return value }
+        return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads a double, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Double.Type, forKey key: String) throws -> Double? {
-        try container.decodeIfPresent(type, forKey: NamedKey(key))
+        if case .double(let value)? = field(key) { return value }
+        return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads a date, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Date.Type, forKey key: String) throws -> Date? {
-        try container.decodeIfPresent(type, forKey: NamedKey(key))
+        if case .date(let value)? = field(key), value.isStorableInCloudKit { return value }
+        return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads bytes, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Data.Type, forKey key: String) throws -> Data? {
-        try container.decodeIfPresent(type, forKey: NamedKey(key))
+        if case .bytes(let value)? = field(key) { return value }
+        return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     // MARK: Nested models
@@ -198,6 +217,11 @@ public struct CloudRecordReader {
     public func decodeIfPresent<Value: Decodable>(forKey key: String) throws -> Value? {
         try decodeIfPresent(Value.self, forKey: key)
     }
+
+    /// The field's value when it is there: the common types read it straight, and anything else (a missing field,
+    /// a value stored as another type, an asset, an error to report) goes through the container, which looks again.
+    @inline(__always)
+    private func field(_ key: String) -> CloudValue? { fields.value(named: key, hint: &container.decoder.fieldHint) }
 
     private func location(ofField key: String) -> DecodingLocation {
         DecodingLocation(path: container.decoder.path.appending(NamedKey(key)), recordID: recordID, field: key)

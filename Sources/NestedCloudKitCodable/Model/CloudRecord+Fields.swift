@@ -70,9 +70,15 @@ extension CloudRecord {
         /// The value of the named field, looking first at position `hint` and moving `hint` past the field found:
         /// models read fields in the order they wrote them, so a decoder finds each where the last one ended.
         func value(named name: String, hint: inout Int) -> CloudValue? {
-            if hint < entries.count, entries[hint].name.hasSameBytes(as: name) {
-                hint += 1
-                return entries[hint - 1].value
+            // Through the buffer, the name at the hint is compared in place: `entries[hint]` copies the whole entry
+            // (a retain of its name and of its value) only to compare the name.
+            let hinted = hint
+            let isAtHint = entries.withUnsafeBufferPointer { entries in
+                hinted >= 0 && hinted < entries.count && entries[hinted].name.hasSameBytes(as: name)
+            }
+            if isAtHint {
+                hint = hinted + 1
+                return entries[hinted].value
             }
             guard let position = position(of: name) else { return nil }
             hint = position + 1
