@@ -41,7 +41,11 @@ final class GraphEncoder {
         let options: CloudFieldOptions
         let mapping: (any CloudRecordEncodable.Type)?
     }
+    /// The root is queued, but its ID isn't in ``entries`` yet: a value with no nested values never hashes it.
+    private var isRootIndexPending = false
     private var queuedInstances: Set<ObjectIdentifier> = []
+    /// The type met last, and every other type met: a graph of one type never makes the table.
+    private var lastTypeInfo: (type: ObjectIdentifier, info: TypeInfo)?
     private var typeInfoByType: [ObjectIdentifier: TypeInfo] = [:]
     private var recordIDsOfInstances: [ObjectIdentifier: CloudRecord.ID] = [:]
     /// Whether the record being encoded queues its nested values (`false` while only comparing a duplicate).
@@ -57,7 +61,9 @@ final class GraphEncoder {
     /// Encodes the root value and everything it reaches; returns their records in dependency order, root last.
     func encodeRecords(root: any CKEncodable) throws -> [CloudRecord] {
         let rootRecord = try pendingRecord(for: root, at: .root)
-        enqueue(rootRecord)
+        if let instance = rootRecord.instance { queuedInstances.insert(instance) }
+        queue.append((rootRecord, true))
+        isRootIndexPending = true
         var next = 0
         while next < queue.count {
             let (pending, checksNestedValues) = queue[next]
@@ -92,6 +98,7 @@ final class GraphEncoder {
             // The same instance is the same record: shared, or closing a cycle.
             guard queuedInstances.insert(instance).inserted else { return }
         }
+        indexRoot()
         let times = Self.countQueued(&entries[pending.recordID, default: Entry()])
         queue.append((pending, times < Self.nestedChecksPerRecord))
     }
@@ -112,6 +119,11 @@ final class GraphEncoder {
             try encoder.checkFieldOptions(of: value, record: record)
         }
 
+        // The root, when it queued no nested value: the only record.
+        if isRootIndexPending {
+            records.append(record)
+            return
+        }
         // A value reached again (a shared child, a diamond) gives one record; a different value with the same ID
         // would silently overwrite the first on save, so it is an error.
         if let index = entries[pending.recordID]?.index {
@@ -142,10 +154,23 @@ final class GraphEncoder {
     /// A type's declared options and its record mapping, looked up once per type and encode.
     private func typeInfo(of type: any CKEncodable.Type) -> TypeInfo {
         let key = ObjectIdentifier(type)
-        if let known = typeInfoByType[key] { return known }
-        let info = TypeInfo(options: type.cloudKitFieldOptions, mapping: type as? any CloudRecordEncodable.Type)
-        typeInfoByType[key] = info
+        if let last = lastTypeInfo {
+            if last.type == key { return last.info }
+            typeInfoByType[last.type] = last.info
+        }
+        let info =
+            typeInfoByType[key]
+            ?? TypeInfo(options: type.cloudKitFieldOptions, mapping: type as? any CloudRecordEncodable.Type)
+        lastTypeInfo = (key, info)
         return info
+    }
+
+    /// Puts the root's ID in ``entries``, queued once, before anything else is looked up there.
+    private func indexRoot() {
+        guard isRootIndexPending, let root = queue.first?.record else { return }
+        isRootIndexPending = false
+        // Only while the root is encoded can it be indexed late: it is the first record, if finished yet.
+        entries[root.recordID] = Entry(timesQueued: 1, index: records.isEmpty ? nil : 0)
     }
 
     /// Counts one more queuing of an entry, in place; returns the count before.

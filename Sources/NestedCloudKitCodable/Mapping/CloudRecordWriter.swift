@@ -250,13 +250,16 @@ public struct CloudRecordWriter {
 }
 
 /// A set of names that can answer "certainly not written" in constant time: one bit per name, picked by its length
-/// and first and last bytes. A name whose bit is set may have been written, and is looked up.
+/// and first two bytes. A name whose bit is set may have been written, and is looked up.
 struct NameFilter {
     private var bits: UInt64 = 0
 
+    /// The bit of a name, from its length and first two bytes (a string's last byte costs a walk backwards).
     private static func bit(for name: String) -> UInt64 {
         let bytes = name.utf8
-        let mix = bytes.count &* 31 &+ Int(bytes.first ?? 0) &* 7 &+ Int(bytes.last ?? 0)
+        var iterator = bytes.makeIterator()
+        let first = Int(iterator.next() ?? 0), second = Int(iterator.next() ?? 0)
+        let mix = bytes.count &* 31 &+ first &* 7 &+ second
         return 1 << UInt64(mix & 63)
     }
 
