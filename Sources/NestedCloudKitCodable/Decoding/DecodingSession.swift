@@ -537,16 +537,9 @@ final class DecodingSession {
             throw CKCodableError.depthLimitExceeded(Self.nestedDecodingDepthLimit, at: location(of: id, at: path))
         }
         if caching { setEntry(.decoding, slot, as: key) }
-        let result = Result<any CKDecodable, any Error> { try decodeAny(type, record: box, at: path, nesting: nesting) }
+        let result = Result<any CKDecodable, any Error> { try decode(type, record: box, at: path, nesting: nesting) }
         if caching { setEntry(.decoded(result), slot, as: key) }
         return try result.get()
-    }
-
-    /// Runs the initializer of a model type known only at run time on a record.
-    private func decodeAny(_ type: any CKDecodable.Type, record box: RecordBox, at path: CodingPath, nesting: Int)
-        throws -> any CKDecodable
-    {
-        try decode(type, record: box, at: path, nesting: nesting)
     }
 
     /// Runs the model's initializer on a record, and checks the record's type.
