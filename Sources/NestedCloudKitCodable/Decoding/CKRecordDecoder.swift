@@ -181,7 +181,11 @@ public struct CKRecordDecoder: Sendable {
     ///
     /// A reference to a record that isn't in the graph is a missing record (see ``missingReferenceStrategy``).
     public func decode<Value: CKDecodable>(_ type: Value.Type, from graph: CloudRecordGraph) throws -> Value {
-        try decode(type, from: graph.root, records: graph.records)
+        do {
+            return try decode(Value.self, in: DecodingSession(options: DecodingOptions(self), graph: graph))
+        } catch {
+            throw CKCodableError.atEntryPoint(error, rootID: graph.root.id)
+        }
     }
 
     /// Decodes a value from one record in hand that references no other record (or whose references may be
@@ -195,15 +199,20 @@ public struct CKRecordDecoder: Sendable {
         _ type: Value.Type, from root: CloudRecord, records: some Sequence<CloudRecord>
     ) throws -> Value {
         do {
-            let session = DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: records)
-            // Nearly every graph is shallow enough to decode each record inside its parent; a deeper one is walked
-            // first and decoded deepest first.
-            if let value = try session.materializeNested(Value.self) { return value }
-            try session.resolveInHand(Value.self)
-            return try session.materialize(Value.self)
+            return try decode(
+                Value.self, in: DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: records))
         } catch {
             throw CKCodableError.atEntryPoint(error, rootID: root.id)
         }
+    }
+
+    /// Decodes the root of a session whose records are all in hand.
+    private func decode<Value: CKDecodable>(_ type: Value.Type, in session: DecodingSession) throws -> Value {
+        // Nearly every graph is shallow enough to decode each record inside its parent; a deeper one is walked
+        // first and decoded deepest first.
+        if let value = try session.materializeNested(Value.self) { return value }
+        try session.resolveInHand(Value.self)
+        return try session.materialize(Value.self)
     }
 }
 

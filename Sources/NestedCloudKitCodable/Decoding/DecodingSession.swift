@@ -37,6 +37,9 @@ final class DecodingSession {
     /// For each model type probed, the fields it decodes as records and as which types: other records of the type
     /// are resolved from it without running their model again.
     @exclusivity(unchecked) private var schemas: [ObjectIdentifier: [(field: String, type: any CKDecodable.Type)]] = [:]
+    /// The model type whose mapping was looked up last, and its mapping (see ``mapping(of:)``).
+    @exclusivity(unchecked) private var lastMapping:
+        (type: ObjectIdentifier, mapping: (any CloudRecordDecodable.Type)?)?
     /// Set when a record nested deeper than ``nestedDecodingDepthLimit`` while materializing.
     @exclusivity(unchecked) private var nestedTooDeep = false
     /// Whether records not in hand can still be fetched (not when decoding from records in hand).
@@ -48,10 +51,11 @@ final class DecodingSession {
     /// Thrown while materializing at a record that hasn't been fetched yet.
     struct NeedsMoreRecords: Error {}
 
-    /// A record's value as a type, or a mark that it is being decoded (to find cycles).
+    /// A record's value as a type, the error decoding it gave, or a mark that it is being decoded (to find cycles).
     private enum CacheEntry {
         case decoding
-        case decoded(Result<any CKDecodable, any Error>)
+        case decoded(any CKDecodable)
+        case failed(any Error)
     }
 
     /// Records nested this deep are decoded one inside another (the stack grows with each); deeper graphs are
@@ -80,7 +84,10 @@ final class DecodingSession {
         var cachedAs: TypeKey?
         var entry: CacheEntry?
 
-        init(id: CloudRecord.ID) { self.id = id }
+        init(id: CloudRecord.ID, record: RecordBox? = nil) {
+            self.id = id
+            self.record = record
+        }
 
         /// Whether the current level must fetch the record: it isn't in hand, known missing or asked for yet.
         /// Marks it asked for.
@@ -106,15 +113,31 @@ final class DecodingSession {
     init(options: DecodingOptions, root: CloudRecord, recordsInHand: some Sequence<CloudRecord> = []) {
         self.options = options
         self.root = root
+        let expectedCount = recordsInHand.underestimatedCount
+        if expectedCount > 0 {
+            slotOfID.reserveCapacity(expectedCount + 1)
+            slots.reserveCapacity(expectedCount + 1)
+        }
         for record in recordsInHand { take(record) }
         if slots.isEmpty {
-            slots.append(Slot(id: root.id))
-            slots[0].record = RecordBox(root)
+            slots.append(Slot(id: root.id, record: RecordBox(root)))
             recordCount = 1
             isRootIndexPending = true
         } else {
             rootSlot = take(root)
         }
+    }
+
+    /// A session over a graph's records, in hand, with the graph's index of them as the session's: each record's
+    /// slot is its position, so no ID is hashed to start.
+    init(options: DecodingOptions, graph: CloudRecordGraph) {
+        self.options = options
+        root = graph.root
+        slotOfID = graph.positions
+        slots.reserveCapacity(graph.records.count)
+        for record in graph.records { slots.append(Slot(id: record.id, record: RecordBox(record))) }
+        recordCount = graph.records.count
+        rootSlot = graph.records.count - 1
     }
 
     // MARK: Slots
@@ -174,12 +197,14 @@ final class DecodingSession {
         return otherEntries.isEmpty ? nil : otherEntries[SlotKey(slot: slot, type: key)]
     }
 
-    private func setEntry(_ entry: CacheEntry?, _ slot: Int, as key: TypeKey) {
+    /// Sets a slot's entry for a type; the entry is moved in, not copied (a copy of a boxed value is a call through
+    /// its type's value witnesses).
+    private func setEntry(_ entry: consuming CacheEntry?, _ slot: Int, as key: TypeKey) {
         if slots[slot].cachedAs == nil || slots[slot].cachedAs == key {
             slots[slot].cachedAs = entry == nil ? nil : key
-            slots[slot].entry = entry
+            slots[slot].entry = consume entry
         } else {
-            otherEntries[SlotKey(slot: slot, type: key)] = entry
+            otherEntries[SlotKey(slot: slot, type: key)] = consume entry
         }
     }
 
@@ -344,12 +369,9 @@ final class DecodingSession {
             // decoded once; one that doesn't is decoded from the record in hand, unless a root referencing it
             // already decoded it.
             if references {
-                let value = try decodeRecord(Value.self, slot: slot(for: root.id), at: .root, nesting: 0)
-                values.append(try cast(value, to: Value.self, id: root.id))
-            } else if !discovered.isEmpty, let slot = knownSlot(of: root.id),
-                case .decoded(let result)? = entry(slot, as: key)
-            {
-                values.append(try cast(try result.get(), to: Value.self, id: root.id))
+                values.append(try decodeRecord(Value.self, slot: slot(for: root.id), at: .root, nesting: 0))
+            } else if !discovered.isEmpty, let slot = knownSlot(of: root.id), let entry = entry(slot, as: key) {
+                values.append(try cached(entry, as: Value.self, slot: slot, at: .root))
             } else {
                 values.append(try decode(Value.self, record: RecordBox(root), at: .root, nesting: 0))
             }
@@ -357,12 +379,30 @@ final class DecodingSession {
         return values
     }
 
-    private func cast<Value>(_ value: any CKDecodable, to type: Value.Type, id: CloudRecord.ID) throws -> Value {
-        guard let typed = value as? Value else {
-            throw CKCodableError.typeMismatch(
-                expected: "\(Value.self)", found: "\(Swift.type(of: value))", at: location(of: id, at: .root))
+    /// A cached entry's value, as the type it was cached as; its error, or a cycle if it is still being decoded.
+    private func cached<Value: CKDecodable>(_ entry: CacheEntry, as type: Value.Type, slot: Int, at path: CodingPath)
+        throws -> Value
+    {
+        switch entry {
+        case .decoded(let value):
+            guard let typed = Self.open(value, as: Value.self) else {
+                throw CKCodableError.typeMismatch(
+                    expected: "\(Value.self)", found: "\(Swift.type(of: value))",
+                    at: location(of: slots[slot].id, at: path))
+            }
+            return typed
+        case .failed(let error): throw error
+        case .decoding: throw CKCodableError.referenceCycle(slots[slot].id, at: location(of: slots[slot].id, at: path))
         }
-        return typed
+    }
+
+    /// A cached value as the type it was decoded as. A value cached under a type's key is of that type, unless the
+    /// type is a class and the value a subclass's instance: only that needs a dynamic cast.
+    private static func open<Value>(_ value: any CKDecodable, as type: Value.Type) -> Value? {
+        func typed<Stored: CKDecodable>(_ stored: Stored) -> Value? {
+            Stored.self == Value.self ? unsafeBitCast(stored, to: Value.self) : stored as? Value
+        }
+        return typed(value)
     }
 
     /// Decodes the records below the roots, deepest first, so that each is decoded with no record nested inside
@@ -509,37 +549,36 @@ final class DecodingSession {
         decodeDeepestFirst()
         // The root's value isn't cached (nothing else holds it), and is built as its own type, not boxed as any
         // model: unless a reference back to the root decoded it already, or is decoding it (a cycle).
-        switch entry(rootSlot, as: TypeKey(Value.self)) {
-        case .decoded(let result)?: return try cast(try result.get(), to: Value.self, id: root.id)
-        case .decoding?: throw CKCodableError.referenceCycle(root.id, at: location(of: root.id, at: .root))
-        case nil:
-            return try decode(Value.self, record: slots[rootSlot].record ?? RecordBox(root), at: .root, nesting: 0)
+        if let entry = entry(rootSlot, as: TypeKey(Value.self)) {
+            return try cached(entry, as: Value.self, slot: rootSlot, at: .root)
         }
+        return try decode(Value.self, record: slots[rootSlot].record ?? RecordBox(root), at: .root, nesting: 0)
     }
 
     /// The value of a record, decoded once per type and cached; the result (value or error) is remembered, so a
     /// parent sees exactly what decoding the record on its own would give.
-    private func decodeRecord(
-        _ type: any CKDecodable.Type, slot: Int, at path: CodingPath, nesting: Int, caching: Bool = true
-    ) throws -> any CKDecodable {
-        let key = TypeKey(type)
-        let id = slots[slot].id
-        switch entry(slot, as: key) {
-        case .decoded(let result)?: return try result.get()
-        case .decoding?: throw CKCodableError.referenceCycle(id, at: location(of: id, at: path))
-        case nil: break
-        }
+    private func decodeRecord<Value: CKDecodable>(_ type: Value.Type, slot: Int, at path: CodingPath, nesting: Int)
+        throws -> Value
+    {
+        let key = TypeKey(Value.self)
+        if let entry = entry(slot, as: key) { return try cached(entry, as: Value.self, slot: slot, at: path) }
         guard let box = slots[slot].record else {
-            throw CKCodableError.missingRecord(id, at: location(of: id, at: path))
+            throw CKCodableError.missingRecord(slots[slot].id, at: location(of: slots[slot].id, at: path))
         }
         guard nesting <= Self.nestedDecodingDepthLimit else {
             nestedTooDeep = true
-            throw CKCodableError.depthLimitExceeded(Self.nestedDecodingDepthLimit, at: location(of: id, at: path))
+            throw CKCodableError.depthLimitExceeded(
+                Self.nestedDecodingDepthLimit, at: location(of: slots[slot].id, at: path))
         }
-        if caching { setEntry(.decoding, slot, as: key) }
-        let result = Result<any CKDecodable, any Error> { try decode(type, record: box, at: path, nesting: nesting) }
-        if caching { setEntry(.decoded(result), slot, as: key) }
-        return try result.get()
+        setEntry(.decoding, slot, as: key)
+        do {
+            let value = try decode(Value.self, record: box, at: path, nesting: nesting)
+            setEntry(.decoded(value), slot, as: key)
+            return value
+        } catch {
+            setEntry(.failed(error), slot, as: key)
+            throw error
+        }
     }
 
     /// Runs the model's initializer on a record, and checks the record's type.
@@ -567,39 +606,84 @@ final class DecodingSession {
     /// Runs a model type's initializer on a record's decoder: its record mapping if it has one, else `init(from:)`.
     /// The runtime caches the conformance lookup, so asking each time costs less than a table of our own would.
     private func initialize<Value: CKDecodable>(_ type: Value.Type, from decoder: ValueDecoder) throws -> Value {
-        guard let mapping = Value.self as? any CloudRecordDecodable.Type else { return try Value(from: decoder) }
+        guard let mapping = mapping(of: Value.self) else { return try Value(from: decoder) }
         return try Self.initialize(mapping, as: Value.self, from: decoder)
+    }
+
+    /// A model type's record mapping, if it has one. The type met last is remembered: a list of nested models asks
+    /// for one type over and over, and the runtime's conformance lookup is a hash each time.
+    private func mapping(of type: any CKDecodable.Type) -> (any CloudRecordDecodable.Type)? {
+        let key = ObjectIdentifier(type)
+        if let last = lastMapping, last.type == key { return last.mapping }
+        let mapping = type as? any CloudRecordDecodable.Type
+        lastMapping = (key, mapping)
+        return mapping
     }
 
     /// Runs a record mapping's initializer, as the model type it is.
     private static func initialize<Mapped: CloudRecordDecodable, Value>(
         _ mapped: Mapped.Type, as type: Value.Type, from decoder: ValueDecoder
     ) throws -> Value {
-        let value = try Mapped(fields: CloudRecordReader(decoder: decoder))
-        // Mapped is Value, opened from its conformance: the cast always succeeds.
-        guard let typed = value as? Value else {
+        // Mapped is Value, opened from its conformance. Checked so, the value needs no dynamic cast (nor the
+        // metadata of an optional to cast into).
+        guard Mapped.self == Value.self else {
             throw CKCodableError.typeMismatch(expected: "\(Value.self)", found: "\(Mapped.self)", at: decoder.location)
         }
-        return typed
+        return unsafeBitCast(try Mapped(fields: CloudRecordReader(decoder: decoder)), to: Value.self)
     }
 
     /// The value of a referenced record, or `nil` if the record doesn't exist. While probing, a placeholder.
-    func decodeReferenced(
-        _ type: any CKDecodable.Type, reference: CloudReference, at path: CodingPath, field: String?, nesting: Int
-    ) throws -> (any CKDecodable)? {
+    func decodeReferenced<Value: CKDecodable>(
+        _ type: Value.Type, reference: CloudReference, at path: CodingPath, field: String?, nesting: Int
+    ) throws -> Value? {
+        switch try locate(reference, as: Value.self, at: path, field: field) {
+        case .slot(let slot): return try decodeRecord(Value.self, slot: slot, at: path, nesting: nesting + 1)
+        case .missing: return nil
+        case .placeholder: return try Value(from: PlaceholderDecoder(nesting: 0))
+        }
+    }
+
+    /// The value of a referenced record that must exist, read from a field of the parent record: a missing record
+    /// is ``CKCodableError/Code/missingRecord(_:)`` at that field. While probing, a placeholder.
+    ///
+    /// Unlike ``decodeReferenced(_:reference:at:field:nesting:)``, nothing here is optional: a mapped model's list
+    /// of nested models reads each as its own type, with no optional to make or cast through.
+    func decodeRequiredReference<Value: CKDecodable>(
+        _ type: Value.Type, reference: CloudReference, at path: CodingPath, parent: CloudRecord.ID, field: String?,
+        nesting: Int
+    ) throws -> Value {
+        switch try locate(reference, as: Value.self, at: path, field: field) {
+        case .slot(let slot): return try decodeRecord(Value.self, slot: slot, at: path, nesting: nesting + 1)
+        case .missing:
+            throw CKCodableError.missingRecord(
+                reference.recordID, at: DecodingLocation(path: path, recordID: parent, field: field))
+        case .placeholder: return try Value(from: PlaceholderDecoder(nesting: 0))
+        }
+    }
+
+    /// Where a reference leads: a record in hand, nowhere, or (while probing) a placeholder, the reference noted.
+    private enum ReferencedRecord {
+        case slot(Int)
+        case missing
+        case placeholder
+    }
+
+    private func locate(
+        _ reference: CloudReference, as type: any CKDecodable.Type, at path: CodingPath, field: String?
+    ) throws -> ReferencedRecord {
         let slot = knownSlot(of: reference.recordID)
-        if let slot, slots[slot].isMissing { return nil }
+        if let slot, slots[slot].isMissing { return .missing }
         if let probe {
             probe.children.append((reference.recordID, type, path))
             probe.note(field: field, type: type)
-            return try PlaceholderDecoder.placeholder(type)
+            return .placeholder
         }
         guard let slot, slots[slot].record != nil else {
-            guard canFetchMore else { return nil }
+            guard canFetchMore else { return .missing }
             unresolved.append(Node(slot: self.slot(for: reference.recordID), type: type, path: path, depth: 0))
             throw NeedsMoreRecords()
         }
-        return try decodeRecord(type, slot: slot, at: path, nesting: nesting + 1)
+        return .slot(slot)
     }
 
     // MARK: Locations

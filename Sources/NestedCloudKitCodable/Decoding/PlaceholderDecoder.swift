@@ -15,10 +15,6 @@ struct PlaceholderDecoder: Decoder {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    static func placeholder(_ type: any CKDecodable.Type) throws -> any CKDecodable {
-        try type.init(from: PlaceholderDecoder(nesting: 0))
-    }
-
     static func value<T: Decodable>(_ type: T.Type, nesting: Int) throws -> T {
         if let known = knownValue(type) as? T { return known }
         if let iterable = T.self as? any CaseIterable.Type, let first = firstCase(of: iterable) as? T { return first }

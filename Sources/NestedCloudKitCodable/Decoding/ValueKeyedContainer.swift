@@ -275,7 +275,7 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
                 throw CKCodableError.missingRecord(
                     reference.recordID, at: DecodingLocation(path: path, recordID: decoder.record.id, field: field))
             }
-            return try decoder.cast(value, to: T.self)
+            return value
         }
     }
 
@@ -298,17 +298,12 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return try throwingDecodingErrors {
             var values: [T] = []
             values.reserveCapacity(references.count)
+            let parent = decoder.record.id
             for index in references.indices {
-                let path = fieldPath.appending(index: index)
-                guard
-                    let value = try decoder.session.decodeReferenced(
-                        T.self, reference: references[index], at: path, field: field, nesting: decoder.nesting)
-                else {
-                    throw CKCodableError.missingRecord(
-                        references[index].recordID,
-                        at: DecodingLocation(path: path, recordID: decoder.record.id, field: field))
-                }
-                values.append(try decoder.cast(value, to: T.self))
+                values.append(
+                    try decoder.session.decodeRequiredReference(
+                        T.self, reference: references[index], at: fieldPath.appending(index: index), parent: parent,
+                        field: field, nesting: decoder.nesting))
             }
             return values
         }

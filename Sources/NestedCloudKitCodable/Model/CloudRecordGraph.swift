@@ -6,7 +6,8 @@ public struct CloudRecordGraph: Sendable, Hashable, RandomAccessCollection {
     /// The records, each after the records it references, the root last.
     public let records: [CloudRecord]
 
-    private let positions: [CloudRecord.ID: Int]
+    /// Each record's position in ``records``: a decode of the graph takes it as its index, hashing no ID again.
+    let positions: [CloudRecord.ID: Int]
 
     /// Creates a graph from records already in dependency order, the root last. `records` is never empty.
     init(dependencyOrderedRecords records: [CloudRecord]) {
