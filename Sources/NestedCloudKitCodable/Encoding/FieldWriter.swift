@@ -7,19 +7,27 @@ struct FieldWriter {
     /// Whether a flattened nested value has written fields: from then on a name may repeat another field's, so
     /// every name is looked up. Before, the record's own field names are distinct and need no lookup.
     var mayRepeatNames = false
+    /// The fields of the last record of the same type: a name that is the name at the same position there was
+    /// validated already.
+    private let knownFields: CloudRecord.Fields
 
-    init(record: CloudRecord, graph: GraphEncoder) {
+    init(record: CloudRecord, graph: GraphEncoder, knownFields: CloudRecord.Fields = CloudRecord.Fields()) {
         self.record = record
         self.graph = graph
+        self.knownFields = knownFields
     }
 
-    mutating func set(_ value: CloudValue, named name: String, at path: FieldPath) throws {
-        try RecordValidator.validateFieldName(name, recordID: record.id, at: path)
+    /// Sets a field. The field's path is only made for an error: a record's fields are nearly all fine, and making
+    /// and releasing a path per field costs a tenth of writing one.
+    mutating func set(_ value: CloudValue, named name: String, at path: @autoclosure () -> FieldPath) throws {
+        if !knownFields.hasName(name, at: record.fields.count) {
+            try RecordValidator.validateFieldName(name, recordID: record.id, at: path())
+        }
         // Slots have distinct names, so a name written twice comes from flattening a nested value onto a field
         // that already exists.
         if mayRepeatNames {
             guard record.fields.insertNew(value, named: name), !clearedFieldNames.contains(name) else {
-                throw CKCodableError.duplicateFieldName(name, recordID: record.id, at: path.path)
+                throw CKCodableError.duplicateFieldName(name, recordID: record.id, at: path().path)
             }
         } else {
             record.fields.appendNew(value, named: name)

@@ -10,6 +10,13 @@ struct PendingRecord {
     let instance: ObjectIdentifier?
 }
 
+/// What the last record of a model type wrote: its keys, in order, and its fields, whose names are known to be
+/// valid. The next record of the type that writes the same keys in the same order needn't check them again.
+struct RecordTemplate {
+    var keys: [String] = []
+    var fields = CloudRecord.Fields()
+}
+
 /// The state of one `encode` call: the records made so far, the nested values still to encode, and which class
 /// instances became which records.
 ///
@@ -22,14 +29,17 @@ struct PendingRecord {
 /// struct reached again with a known record ID is encoded again and compared with the first, which catches two
 /// different values claiming one ID; its own nested values are checked too for the first few times an ID comes
 /// back, after which only its own record is compared, so shared structs can't make the work grow exponentially.
+///
+/// The encoder's state isn't checked for exclusive access at run time (`@exclusivity(unchecked)`): one encode uses
+/// it, on one thread, and no access to it is held across a call into a model.
 final class GraphEncoder {
     let options: EncodingOptions
     /// The finished records, in the order they were finished.
-    private var records: [CloudRecord] = []
+    @exclusivity(unchecked) private var records: [CloudRecord] = []
     /// For each record ID: how often it was queued, and where its finished record is. One dictionary, so each
     /// step costs one lookup.
-    private var entries: [CloudRecord.ID: Entry] = [:]
-    private var queue: [(record: PendingRecord, checksNestedValues: Bool)] = []
+    @exclusivity(unchecked) private var entries: [CloudRecord.ID: Entry] = [:]
+    @exclusivity(unchecked) private var queue: [(record: PendingRecord, checksNestedValues: Bool)] = []
 
     private struct Entry {
         var timesQueued = 0
@@ -42,14 +52,22 @@ final class GraphEncoder {
         let mapping: (any CloudRecordEncodable.Type)?
     }
     /// The root is queued, but its ID isn't in ``entries`` yet: a value with no nested values never hashes it.
-    private var isRootIndexPending = false
-    private var queuedInstances: Set<ObjectIdentifier> = []
+    @exclusivity(unchecked) private var isRootIndexPending = false
+    @exclusivity(unchecked) private var queuedInstances: Set<ObjectIdentifier> = []
     /// The type met last, and every other type met: a graph of one type never makes the table.
-    private var lastTypeInfo: (type: ObjectIdentifier, info: TypeInfo)?
-    private var typeInfoByType: [ObjectIdentifier: TypeInfo] = [:]
-    private var recordIDsOfInstances: [ObjectIdentifier: CloudRecord.ID] = [:]
+    @exclusivity(unchecked) private var lastTypeInfo: (type: ObjectIdentifier, info: TypeInfo)?
+    @exclusivity(unchecked) private var typeInfoByType: [ObjectIdentifier: TypeInfo] = [:]
+    @exclusivity(unchecked) private var recordIDsOfInstances: [ObjectIdentifier: CloudRecord.ID] = [:]
+    /// Whether the record being encoded is the root's.
+    @exclusivity(unchecked) private var isEncodingRoot = true
+    /// Whether no record other than the root's has a reference (see ``rootReferencesFollowRecords()``).
+    @exclusivity(unchecked) private var recordsAreInQueueOrder = true
+    /// What the last record of the type encoded last wrote (a list of nested values is of one type).
+    @exclusivity(unchecked) private var lastTemplate: (type: ObjectIdentifier, template: RecordTemplate)?
+    /// The record type a nested value had last, known to be valid.
+    @exclusivity(unchecked) private var lastValidRecordType: String?
     /// Whether the record being encoded queues its nested values (`false` while only comparing a duplicate).
-    private var queuesNestedValues = true
+    @exclusivity(unchecked) private var queuesNestedValues = true
 
     /// How many times a struct's record ID may come back with its nested values checked again.
     static let nestedChecksPerRecord = 4
@@ -69,7 +87,14 @@ final class GraphEncoder {
             let (pending, checksNestedValues) = queue[next]
             next += 1
             queuesNestedValues = checksNestedValues
+            isEncodingRoot = next == 1
             try encodeRecord(of: pending)
+        }
+        if recordsAreInQueueOrder, rootReferencesFollowRecords() {
+            // The root's references are the other records, in the order they were finished, and no other record
+            // references anything: walking the references would give the records in that order, the root last.
+            if records.count > 1 { records.append(records.removeFirst()) }
+            return records
         }
         return RecordOrdering.dependencyOrder(of: records) { entries[$0]?.index }
     }
@@ -84,11 +109,24 @@ final class GraphEncoder {
                 value: value, recordID: knownID, recordType: recordType, path: path, instance: instance)
         }
         let recordName = value.cloudKitIdentifier
-        try RecordValidator.validateRecordType(recordType, at: path)
+        // The values of a list nearly always have one record type: it is checked once.
+        if recordType != lastValidRecordType {
+            try RecordValidator.validateRecordType(recordType, at: path)
+            lastValidRecordType = recordType
+        }
         try RecordValidator.validateRecordName(recordName, recordType: recordType, at: path)
         let id = CloudRecord.ID(recordName: recordName, zoneID: options.zoneID)
         if let instance { recordIDsOfInstances[instance] = id }
         return PendingRecord(value: value, recordID: id, recordType: recordType, path: path, instance: instance)
+    }
+
+    /// Queues the nested values of a reference list that has been written, with room made for all of them first.
+    func enqueue(contentsOf pending: [PendingRecord]) {
+        guard queuesNestedValues else { return }
+        indexRoot()
+        queue.reserveCapacity(queue.count + pending.count)
+        entries.reserveCapacity(entries.count + pending.count)
+        for record in pending { enqueue(record) }
     }
 
     /// Queues a nested value whose reference has been written.
@@ -105,28 +143,36 @@ final class GraphEncoder {
 
     private func encodeRecord(of pending: PendingRecord) throws {
         let value = pending.value
-        let type = typeInfo(of: Swift.type(of: value))
+        let valueType = Swift.type(of: value)
+        let type = typeInfo(of: valueType)
         let fieldOptions = RecordFieldOptions(declared: type.options, value: value)
+        let typeKey = ObjectIdentifier(valueType)
+        let template = lastTemplate.flatMap { $0.type == typeKey ? $0.template : nil } ?? RecordTemplate()
         let record: CloudRecord
-        if let mapped = try mappedRecord(of: pending, mapping: type.mapping, fieldOptions: fieldOptions) {
+        if let (mapped, keys) = try mappedRecord(
+            of: pending, mapping: type.mapping, fieldOptions: fieldOptions, template: template)
+        {
             record = mapped
+            lastTemplate = (typeKey, RecordTemplate(keys: keys, fields: record.fields))
         } else {
             let encoder = RecordEncoder(
                 graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
-                fieldOptions: fieldOptions)
+                fieldOptions: fieldOptions, template: template)
             try value.encode(to: encoder)
             record = try encoder.makeRecord()
             try encoder.checkFieldOptions(of: value, record: record)
+            lastTemplate = (typeKey, RecordTemplate(fields: record.fields))
         }
 
+        if !isEncodingRoot, recordsAreInQueueOrder, record.hasReferences { recordsAreInQueueOrder = false }
         // The root, when it queued no nested value: the only record.
         if isRootIndexPending {
             records.append(record)
             return
         }
         // A value reached again (a shared child, a diamond) gives one record; a different value with the same ID
-        // would silently overwrite the first on save, so it is an error.
-        if let index = entries[pending.recordID]?.index {
+        // would silently overwrite the first on save, so it is an error. One lookup finds and claims the position.
+        if let index = Self.claimIndex(&entries[pending.recordID, default: Entry()], records.count) {
             let existing = records[index]
             guard existing == record else {
                 throw CKCodableError.conflictingRecordID(
@@ -135,20 +181,28 @@ final class GraphEncoder {
             }
             return
         }
-        entries[pending.recordID, default: Entry()].index = records.count
         records.append(record)
     }
 
-    /// The record of a value whose type has a record mapping, written through it; `nil` for any other value.
+    /// The entry's record position if it has one; otherwise sets it to `index` and returns `nil`.
+    private static func claimIndex(_ entry: inout Entry, _ index: Int) -> Int? {
+        if let existing = entry.index { return existing }
+        entry.index = index
+        return nil
+    }
+
+    /// The record of a value whose type has a record mapping, written through it, and the keys it wrote; `nil`
+    /// for any other value.
     private func mappedRecord(
-        of pending: PendingRecord, mapping: (any CloudRecordEncodable.Type)?, fieldOptions: RecordFieldOptions
-    ) throws -> CloudRecord? {
+        of pending: PendingRecord, mapping: (any CloudRecordEncodable.Type)?, fieldOptions: RecordFieldOptions,
+        template: RecordTemplate
+    ) throws -> (record: CloudRecord, keys: [String])? {
         guard let mapping else { return nil }
         var writer = CloudRecordWriter(
             graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
-            fieldOptions: fieldOptions)
+            fieldOptions: fieldOptions, template: template)
         guard try mapping.encodeFields(of: pending.value, to: &writer) else { return nil }
-        return try writer.finish(pending.value)
+        return (try writer.finish(pending.value), writer.writtenKeys)
     }
 
     /// A type's declared options and its record mapping, looked up once per type and encode.
@@ -163,6 +217,28 @@ final class GraphEncoder {
             ?? TypeInfo(options: type.cloudKitFieldOptions, mapping: type as? any CloudRecordEncodable.Type)
         lastTypeInfo = (key, info)
         return info
+    }
+
+    /// Whether the root's references, in field order, are exactly the other records in the order they were
+    /// finished: nearly always, when the root is the only record with references (a set's references are sorted,
+    /// a reference may repeat or point outside the graph; any of these takes the walk).
+    private func rootReferencesFollowRecords() -> Bool {
+        guard let root = records.first else { return true }
+        var next = 1
+        for (_, value) in root.fields {
+            switch value {
+            case .reference(let reference):
+                guard next < records.count, records[next].id == reference.recordID else { return false }
+                next += 1
+            case .referenceList(let references):
+                for reference in references {
+                    guard next < records.count, records[next].id == reference.recordID else { return false }
+                    next += 1
+                }
+            default: continue
+            }
+        }
+        return next == records.count
     }
 
     /// Puts the root's ID in ``entries``, queued once, before anything else is looked up there.

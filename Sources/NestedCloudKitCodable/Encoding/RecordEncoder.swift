@@ -32,10 +32,14 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     private var systemFields: CloudRecord.SystemFields?
     private var isNotKeyed = false
 
+    /// What the last record of the value's type wrote.
+    private let template: RecordTemplate
+
     init(
         graph: GraphEncoder, recordID: CloudRecord.ID, recordType: String, path: CodingPath,
-        fieldOptions: RecordFieldOptions
+        fieldOptions: RecordFieldOptions, template: RecordTemplate = RecordTemplate()
     ) {
+        self.template = template
         self.graph = graph
         self.recordID = recordID
         self.recordType = recordType
@@ -116,7 +120,7 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
         if isNotKeyed { throw CKCodableError.recordNotKeyed(recordType: recordType, recordID: recordID, at: path) }
         var writer = FieldWriter(
             record: CloudRecord(recordType: recordType, id: recordID, systemFields: systemFields),
-            graph: graph
+            graph: graph, knownFields: template.fields
         )
         writer.record.fields.reserveCapacity(slots.count)
         let mapper = FieldMapper(options: graph.options, assetFields: fieldOptions.assetFields)

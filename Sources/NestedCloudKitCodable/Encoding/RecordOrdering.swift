@@ -24,7 +24,13 @@ enum RecordOrdering {
                 stack[top].next += 1
                 if let target = position(targetID), !reached[target] {
                     reached[target] = true
-                    stack.append((target, records[target].referencedRecordIDs, 0))
+                    let references = records[target].referencedRecordIDs
+                    // A record that references nothing, most of a graph, is finished as soon as it is reached.
+                    if references.isEmpty {
+                        ordered.append(records[target])
+                    } else {
+                        stack.append((target, references, 0))
+                    }
                 }
             } else {
                 ordered.append(records[stack.removeLast().position])

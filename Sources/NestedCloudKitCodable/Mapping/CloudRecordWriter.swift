@@ -20,8 +20,14 @@ public struct CloudRecordWriter {
     private let fieldOptions: RecordFieldOptions
     private let mapper: FieldMapper
     private var fields: FieldWriter
-    /// The keys written, in order, to find a key written twice and to check options given by name against.
+    /// The keys written, in order, to find a key written twice and to check options given by name against: kept
+    /// only once the record stops following the keys the type's last record wrote (see ``noteWritten(_:at:)``).
     private var keysWritten: [String] = []
+    /// The keys the last record of the value's type wrote, in order, none twice.
+    private let knownKeys: [String]
+    /// How many keys have been written while the record follows ``knownKeys``.
+    private var knownKeysFollowed = 0
+    private var followsKnownKeys = true
     /// The ignored keys written, kept only when options given by name must be checked against them.
     private var ignoredKeysWritten: Set<String> = []
     /// The names written so far, summarized: a name it doesn't contain is new, so nearly every field is appended
@@ -30,13 +36,15 @@ public struct CloudRecordWriter {
 
     init(
         graph: GraphEncoder, recordID: CloudRecord.ID, recordType: String, path: CodingPath,
-        fieldOptions: RecordFieldOptions
+        fieldOptions: RecordFieldOptions, template: RecordTemplate = RecordTemplate()
     ) {
         self.graph = graph
         self.path = path
         self.fieldOptions = fieldOptions
+        knownKeys = template.keys
         mapper = FieldMapper(options: graph.options, assetFields: fieldOptions.assetFields)
-        fields = FieldWriter(record: CloudRecord(recordType: recordType, id: recordID), graph: graph)
+        fields = FieldWriter(
+            record: CloudRecord(recordType: recordType, id: recordID), graph: graph, knownFields: template.fields)
         // Most models have a few fields to a couple of dozen: growing the list from empty would copy it four times.
         fields.record.fields.reserveCapacity(16)
     }
@@ -152,13 +160,27 @@ public struct CloudRecordWriter {
     /// Stores a reference list to nested models' records, in order; an empty list leaves the field out.
     public mutating func encode<Model: CKEncodable>(_ values: [Model], forKey key: String) throws {
         guard !isIgnored(key) else { return }
-        try write(key) { context, path in
-            var elements: [EncodedNode] = []
-            elements.reserveCapacity(values.count)
+        guard !values.isEmpty else { return try write(key) { _, _ in .array([], .list) } }
+        // The reference list is made directly, with no node per element to map back: what mapping the nodes would
+        // give, with the same checks in the same order.
+        let fieldPath = FieldPath(parent: path, key: NamedKey(key))
+        do {
+            try noteWritten(key, at: fieldPath)
+            let action = fieldOptions.referenceAction(forField: key)
+            let listPath = fieldPath.path
+            var references: [CloudReference] = []
+            var targets: [PendingRecord] = []
+            references.reserveCapacity(values.count)
+            targets.reserveCapacity(values.count)
             for index in values.indices {
-                elements.append(try context.referenceNode(to: values[index], at: path.appending(index: index)))
+                let target = try graph.pendingRecord(for: values[index], at: listPath.appending(index: index))
+                references.append(CloudReference(recordID: target.recordID, action: action))
+                targets.append(target)
             }
-            return .array(elements, .list)
+            try fields.set(.referenceList(references), named: key, at: fieldPath)
+            graph.enqueue(contentsOf: targets)
+        } catch let error as CKCodableError {
+            throw located(error, field: key)
         }
     }
 
@@ -200,9 +222,9 @@ public struct CloudRecordWriter {
     private mutating func set(_ value: CloudValue, forKey key: String) throws {
         guard !isIgnored(key) else { return }
         do {
-            let fieldPath = FieldPath(parent: path, key: NamedKey(key))
-            try noteWritten(key, at: fieldPath)
-            try fields.set(value, named: key, at: fieldPath)
+            let parent = path
+            try noteWritten(key, at: FieldPath(parent: parent, key: NamedKey(key)))
+            try fields.set(value, named: key, at: FieldPath(parent: parent, key: NamedKey(key)))
         } catch let error as CKCodableError {
             throw located(error, field: key)
         }
@@ -225,9 +247,20 @@ public struct CloudRecordWriter {
 
     /// Notes a key about to be written; a key written before is an error, not a second field (or, flattened, a
     /// second set of fields). Only a name the filter may have seen is looked up.
-    private mutating func noteWritten(_ key: String, at fieldPath: FieldPath) throws {
+    private mutating func noteWritten(_ key: String, at fieldPath: @autoclosure () -> FieldPath) throws {
+        // Nearly every record of a type writes the keys its last one wrote, in the same order: while this one does,
+        // each key is new, with nothing to look up or keep.
+        if followsKnownKeys {
+            if knownKeysFollowed < knownKeys.count, knownKeys[knownKeysFollowed].hasSameBytes(as: key) {
+                knownKeysFollowed += 1
+                return
+            }
+            followsKnownKeys = false
+            keysWritten = Array(knownKeys.prefix(knownKeysFollowed))
+            for written in keysWritten { writtenNames.insert(written) }
+        }
         if writtenNames.mayContain(key), keysWritten.contains(where: { $0.hasSameBytes(as: key) }) {
-            throw CKCodableError.keyWrittenTwice(key, recordID: recordID, at: fieldPath.path)
+            throw CKCodableError.keyWrittenTwice(key, recordID: recordID, at: fieldPath().path)
         }
         writtenNames.insert(key)
         keysWritten.append(key)
@@ -244,8 +277,14 @@ public struct CloudRecordWriter {
         var record = try fields.finish(at: path)
         try fieldOptions.encrypt(&record, at: path)
         try fieldOptions.checkNames(
-            encoded: keysWritten, ignored: ignoredKeysWritten, record: record, value: value, at: path)
+            encoded: writtenKeys, ignored: ignoredKeysWritten, record: record, value: value, at: path)
         return record
+    }
+
+    /// The keys written, in order.
+    var writtenKeys: [String] {
+        guard followsKnownKeys else { return keysWritten }
+        return knownKeysFollowed == knownKeys.count ? knownKeys : Array(knownKeys.prefix(knownKeysFollowed))
     }
 }
 

@@ -148,6 +148,17 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
 
     /// The IDs of every record this record's fields reference, in field order.
     public var referencedRecordIDs: [ID] {
-        fields.flatMap { $0.value.references.map(\.recordID) }
+        // One array, with no array per field: every record of an encoded graph is asked when it is ordered.
+        var ids: [ID] = []
+        for (_, value) in fields {
+            switch value {
+            case .reference(let reference): ids.append(reference.recordID)
+            case .referenceList(let references):
+                ids.reserveCapacity(ids.count + references.count)
+                for reference in references { ids.append(reference.recordID) }
+            default: continue
+            }
+        }
+        return ids
     }
 }

@@ -76,8 +76,17 @@ extension CloudRecordEncodable {
     /// `false`, writing nothing, if the value isn't of this type (the encoder looks the type up by the value's own
     /// type, so it always is).
     static func encodeFields(of value: any CKEncodable, to writer: inout CloudRecordWriter) throws -> Bool {
-        guard let value = value as? Self else { return false }
-        try value.encodeFields(to: &writer)
-        return true
+        // The value is opened as its own type; when that is this type, as it always is, no dynamic cast (nor the
+        // metadata of an optional to cast into) is needed.
+        func encode<Value: CKEncodable>(_ opened: Value) throws -> Bool {
+            if Value.self == Self.self {
+                try unsafeBitCast(opened, to: Self.self).encodeFields(to: &writer)
+                return true
+            }
+            guard let value = opened as? Self else { return false }
+            try value.encodeFields(to: &writer)
+            return true
+        }
+        return try encode(value)
     }
 }

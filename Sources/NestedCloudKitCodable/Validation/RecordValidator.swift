@@ -23,11 +23,21 @@ enum RecordValidator {
                 + "changes from run to run, gives an empty name)"
         }
         if name.utf8.count > maximumNameLength { return "it is longer than \(maximumNameLength) characters" }
-        if !name.utf8.allSatisfy({ $0 < 0x80 }) { return "it has characters outside ASCII" }
-        if name.utf8.contains(0) { return "it has a NUL character" }
+        // Every nested value's name comes through here: one scan, in place when the string allows it, rules out
+        // both problems of its bytes.
+        let isPlainASCII =
+            name.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy(isPlainASCIIByte) }
+            ?? name.utf8.allSatisfy(isPlainASCIIByte)
+        if !isPlainASCII {
+            if !name.utf8.allSatisfy({ $0 < 0x80 }) { return "it has characters outside ASCII" }
+            return "it has a NUL character"
+        }
         if name.utf8.first == UInt8(ascii: "_") { return "it starts with an underscore, which CloudKit reserves" }
         return nil
     }
+
+    @inline(__always)
+    private static func isPlainASCIIByte(_ byte: UInt8) -> Bool { byte != 0 && byte < 0x80 }
 
     /// Why a zone or owner name is rejected, or `nil`: the rule of record names, except that CloudKit's own
     /// names (`_defaultZone`, `__defaultOwner__`) start with underscores.
@@ -98,12 +108,15 @@ enum RecordValidator {
         }
     }
 
-    static func validateFieldName(_ name: String, recordID: CloudRecord.ID, at path: FieldPath) throws {
+    /// Checks a field name; its path is made only for an error.
+    static func validateFieldName(_ name: String, recordID: CloudRecord.ID, at path: @autoclosure () -> FieldPath)
+        throws
+    {
         if let problem = problem(withIdentifier: name) {
-            throw CKCodableError.invalidFieldName(name, problem: problem, recordID: recordID, at: path.path)
+            throw CKCodableError.invalidFieldName(name, problem: problem, recordID: recordID, at: path().path)
         }
         if isReserved(name) {
-            throw CKCodableError.reservedFieldName(name, recordID: recordID, at: path.path)
+            throw CKCodableError.reservedFieldName(name, recordID: recordID, at: path().path)
         }
     }
 

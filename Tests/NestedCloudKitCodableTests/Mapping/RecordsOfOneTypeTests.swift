@@ -1,0 +1,166 @@
+import Foundation
+import NestedCloudKitCodable
+import Testing
+
+/// The encoder checks the first record of a type in full and the next ones against it (the same keys in the same
+/// order need no second check), and orders a root's nested records without walking them when the root alone has
+/// references. Records of one type that differ, or references that don't follow the nested values, must still get
+/// every check and the order the walk gives.
+@Suite("Records of one type")
+struct RecordsOfOneTypeTests {
+    /// A model whose keys depend on its value, written through a mapping.
+    struct Shape: CKCodable, CloudRecordEncodable, Identifiable {
+        enum Kind: Codable { case circle, rectangle, repeatsWidth, badName, reservedName }
+        var id: String
+        var kind: Kind
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(id, forKey: "id")
+            switch kind {
+            case .circle:
+                try record.encode(1, forKey: "radius")
+            case .rectangle:
+                try record.encode(2, forKey: "width")
+                try record.encode(3, forKey: "height")
+            case .repeatsWidth:
+                try record.encode(2, forKey: "width")
+                try record.encode(3, forKey: "height")
+                try record.encode(4, forKey: "width")
+            case .badName:
+                try record.encode(2, forKey: "wid th")
+            case .reservedName:
+                try record.encode(2, forKey: "recordType")
+            }
+        }
+    }
+
+    struct Drawing: CKCodable, CloudRecordEncodable, Identifiable {
+        var id = "drawing"
+        var shapes: [Shape]
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(id, forKey: "id")
+            try record.encode(shapes, forKey: "shapes")
+        }
+    }
+
+    @Test func recordsOfOneTypeWithOtherKeysGetTheirOwnFields() throws {
+        let drawing = Drawing(shapes: [
+            Shape(id: "a", kind: .rectangle), Shape(id: "b", kind: .circle), Shape(id: "c", kind: .rectangle),
+        ])
+        let records = try CKRecordEncoder().encodeRecords(drawing)
+        #expect(records.map(\.id.recordName) == ["a", "b", "c", "drawing"])
+        #expect(records[0].fields == ["id": .string("a"), "width": .int64(2), "height": .int64(3)])
+        #expect(records[1].fields == ["id": .string("b"), "radius": .int64(1)])
+        #expect(records[2].fields == ["id": .string("c"), "width": .int64(2), "height": .int64(3)])
+    }
+
+    @Test func aKeyWrittenTwiceAfterTheKeysOfTheLastRecordIsAnError() throws {
+        let drawing = Drawing(shapes: [Shape(id: "a", kind: .rectangle), Shape(id: "b", kind: .repeatsWidth)])
+        let error = try encodingError(of: drawing)
+        #expect(error.code == .duplicateFieldName("width"))
+        #expect(error.path == ["shapes", "Index 1", "width"])
+        #expect(error.recordID == CloudRecord.ID(recordName: "b"))
+    }
+
+    @Test(arguments: [
+        (Shape.Kind.badName, CKCodableError.Code.invalidFieldName("wid th")),
+        (.reservedName, .reservedFieldName("recordType")),
+    ])
+    func aFieldNameTheLastRecordOfTheTypeDidntHaveIsChecked(kind: Shape.Kind, code: CKCodableError.Code) throws {
+        let drawing = Drawing(shapes: [Shape(id: "a", kind: .rectangle), Shape(id: "b", kind: kind)])
+        let error = try encodingError(of: drawing)
+        #expect(error.code == code)
+        #expect(error.recordID == CloudRecord.ID(recordName: "b"))
+        #expect(error.path.prefix(2) == ["shapes", "Index 1"])
+    }
+
+    /// A `Codable` model whose second value writes a reserved field name where the first wrote a valid one.
+    struct Tagged: CKCodable, Identifiable {
+        var id: String
+        var usesReservedName: Bool
+
+        enum Keys: String, CodingKey { case id, label, recordType }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode("x", forKey: usesReservedName ? .recordType : .label)
+        }
+
+        init(id: String, usesReservedName: Bool) {
+            self.id = id
+            self.usesReservedName = usesReservedName
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Keys.self)
+            id = try container.decode(String.self, forKey: .id)
+            usesReservedName = container.contains(.recordType)
+        }
+    }
+
+    struct Board: CKCodable, Identifiable {
+        var id = "board"
+        var tags: [Tagged]
+    }
+
+    @Test func aCodableModelsFieldNamesAreCheckedForEveryRecordOfItsType() throws {
+        let board = Board(tags: [Tagged(id: "a", usesReservedName: false), Tagged(id: "b", usesReservedName: true)])
+        let error = try encodingError(of: board)
+        #expect(error.code == .reservedFieldName("recordType"))
+        #expect(error.recordID == CloudRecord.ID(recordName: "b"))
+    }
+
+    // MARK: Order
+
+    /// A root that references one of its nested values directly, before the list that holds them.
+    struct Pinned: CKCodable, CloudRecordEncodable, Identifiable {
+        var id = "pinned"
+        var pin: CloudReference
+        var shapes: [Shape]
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(id, forKey: "id")
+            try record.encode(pin, forKey: "pin")
+            try record.encode(shapes, forKey: "shapes")
+        }
+    }
+
+    @Test func aDirectReferenceToANestedRecordPutsItFirst() throws {
+        let pinned = Pinned(
+            pin: CloudReference(recordID: CloudRecord.ID(recordName: "b")),
+            shapes: [Shape(id: "a", kind: .circle), Shape(id: "b", kind: .circle)])
+        let records = try CKRecordEncoder().encodeRecords(pinned)
+        #expect(records.map(\.id.recordName) == ["b", "a", "pinned"])
+    }
+
+    /// A nested value that references a sibling directly.
+    struct Linked: CKCodable, CloudRecordEncodable, Identifiable {
+        var id: String
+        var next: CloudReference?
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(id, forKey: "id")
+            try record.encodeIfPresent(next, forKey: "next")
+        }
+    }
+
+    struct Chain: CKCodable, CloudRecordEncodable, Identifiable {
+        var id = "chain"
+        var links: [Linked]
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(id, forKey: "id")
+            try record.encode(links, forKey: "links")
+        }
+    }
+
+    @Test func aNestedRecordThatReferencesASiblingComesAfterIt() throws {
+        let chain = Chain(links: [
+            Linked(id: "a", next: CloudReference(recordID: CloudRecord.ID(recordName: "b"))), Linked(id: "b"),
+        ])
+        let records = try CKRecordEncoder().encodeRecords(chain)
+        #expect(records.map(\.id.recordName) == ["b", "a", "chain"])
+    }
+}
