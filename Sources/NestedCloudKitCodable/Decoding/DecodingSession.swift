@@ -40,6 +40,9 @@ final class DecodingSession {
     /// The model type whose mapping was looked up last, and its mapping (see ``mapping(of:)``).
     @exclusivity(unchecked) private var lastMapping:
         (type: ObjectIdentifier, mapping: (any CloudRecordDecodable.Type)?)?
+    /// Set while a graph deeper than ``nestedDecodingDepthLimit`` is decoded deepest first: every value is kept,
+    /// for its parent to find rather than decode inside itself.
+    @exclusivity(unchecked) private var keepsEveryValue = false
     /// Set when a record nested deeper than ``nestedDecodingDepthLimit`` while materializing.
     @exclusivity(unchecked) private var nestedTooDeep = false
     /// Whether records not in hand can still be fetched (not when decoding from records in hand).
@@ -83,6 +86,9 @@ final class DecodingSession {
         /// The type of ``entry``.
         var cachedAs: TypeKey?
         var entry: CacheEntry?
+        /// How many references to the record resolving met (a root counts as one): a record met once has one
+        /// parent, and its value needn't be kept for another (see ``keepsValue(of:as:)``).
+        var timesReached: Int32 = 0
 
         init(id: CloudRecord.ID, record: RecordBox? = nil) {
             self.id = id
@@ -309,6 +315,7 @@ final class DecodingSession {
         var nodes: [Node] = []
         for (record, references) in zip(roots, referencing) where references {
             let slot = take(record)
+            slots[slot].timesReached &+= 1
             guard visit(slot, as: type) else { continue }
             let node = Node(slot: slot, type: type, path: .root, depth: 0)
             discovered.append(node)
@@ -408,6 +415,10 @@ final class DecodingSession {
     /// Decodes the records below the roots, deepest first, so that each is decoded with no record nested inside
     /// it: the parents find them cached, and the stack doesn't grow with the graph's depth.
     private func decodeDeepestFirst() {
+        // A graph no deeper than the nested-decoding limit is decoded each record inside its parent, with no value
+        // kept that only one parent needs.
+        guard isDeep else { return }
+        keepsEveryValue = true
         for node in discovered.reversed() where node.depth > 0 {
             if let type = node.type, slots[node.slot].record != nil {
                 _ = try? decodeRecord(type, slot: node.slot, at: node.path, nesting: 0)
@@ -430,6 +441,7 @@ final class DecodingSession {
             guard let box = slots[node.slot].record else { continue }
             try forEachChild(of: box, as: node.type, at: node.path) { id, type, path in
                 let slot = slot(for: id)
+                slots[slot].timesReached &+= 1
                 guard visit(slot, as: type) else { return }
                 let childNode = Node(slot: slot, type: type, path: path, depth: node.depth + 1)
                 guard childNode.depth <= options.maximumDepth else {
@@ -479,6 +491,8 @@ final class DecodingSession {
                     try body(reference.recordID, childType, path.appending(NamedKey(field)))
                 case .referenceList(let references)?:
                     let fieldPath = path.appending(NamedKey(field))
+                    // Each reference may be a record met for the first time: room for all of them at once.
+                    slotOfID.reserveCapacity(slotOfID.count + references.count)
                     for index in references.indices {
                         try body(references[index].recordID, childType, fieldPath.appending(index: index))
                     }
@@ -552,6 +566,10 @@ final class DecodingSession {
         if let entry = entry(rootSlot, as: TypeKey(Value.self)) {
             return try cached(entry, as: Value.self, slot: rootSlot, at: .root)
         }
+        // A record that references the root needs it marked as being decoded, to find the cycle.
+        if slots[rootSlot].timesReached > 0, slots[rootSlot].record != nil {
+            return try decodeRecord(Value.self, slot: rootSlot, at: .root, nesting: 0)
+        }
         return try decode(Value.self, record: slots[rootSlot].record ?? RecordBox(root), at: .root, nesting: 0)
     }
 
@@ -570,6 +588,9 @@ final class DecodingSession {
             throw CKCodableError.depthLimitExceeded(
                 Self.nestedDecodingDepthLimit, at: location(of: slots[slot].id, at: path))
         }
+        guard keepsValue(of: slot, as: Value.self) else {
+            return try decode(Value.self, record: box, at: path, nesting: nesting)
+        }
         setEntry(.decoding, slot, as: key)
         do {
             let value = try decode(Value.self, record: box, at: path, nesting: nesting)
@@ -579,6 +600,15 @@ final class DecodingSession {
             setEntry(.failed(error), slot, as: key)
             throw error
         }
+    }
+
+    /// Whether a record's value is cached. Not when resolving met exactly one reference to the record and the
+    /// value is a struct: its one parent is the only one to decode it, and it can't close a cycle on its own (a
+    /// cycle goes through a record met twice, or through the root, which is always cached). Keeping it would box
+    /// it as any model and copy it back. A class instance is always kept, so that it is one instance however
+    /// it is reached; so is every value of a graph decoded without resolving, whose references weren't counted.
+    private func keepsValue<Value>(of slot: Int, as type: Value.Type) -> Bool {
+        keepsEveryValue || slots[slot].timesReached != 1 || slot == rootSlot || Value.self is AnyClass
     }
 
     /// Runs the model's initializer on a record, and checks the record's type.

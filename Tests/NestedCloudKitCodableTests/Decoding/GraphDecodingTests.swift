@@ -55,6 +55,39 @@ struct GraphDecodingTests {
         #expect(statistics.recordsFetched == 3)
     }
 
+    /// How many times each record name was decoded as a ``CountedLeaf``: names are unique to one test.
+    static let decodedNames = Mutex<[String: Int]>([:])
+
+    struct CountedLeaf: CKCodable, Identifiable, Equatable {
+        var id: String
+
+        init(id: String) { self.id = id }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(String.self, forKey: .id)
+            let name = id
+            GraphDecodingTests.decodedNames.withLock { $0[name, default: 0] += 1 }
+        }
+    }
+
+    struct Holder: CKCodable, Identifiable, Equatable {
+        var id: String
+        var first: CountedLeaf
+        var second: CountedLeaf
+        var alone: CountedLeaf
+    }
+
+    @Test func aRecordReachedOnceOrTwiceIsDecodedOnce() async throws {
+        let shared = CountedLeaf(id: "counted-shared")
+        let holder = Holder(id: "holder", first: shared, second: shared, alone: CountedLeaf(id: "counted-alone"))
+        let (decoded, _) = try await roundTrip(holder)
+        #expect(decoded == holder)
+        let counts = Self.decodedNames.withLock { $0 }
+        #expect(counts["counted-shared"] == 1)
+        #expect(counts["counted-alone"] == 1)
+    }
+
     struct Class: CKCodable, Identifiable, Equatable {
         var id: String
         var students: [Leaf]
@@ -108,10 +141,10 @@ struct GraphDecodingTests {
         let error = try await #require(throws: CKCodableError.self) {
             try await CKRecordDecoder().decode(Node.self, from: root, referenceDatabase: database)
         }
-        // Records are decoded deepest first: b is decoded first, reaches a, and a reaches b again.
-        #expect(error.code == .referenceCycle(CloudRecord.ID(recordName: "b")))
-        #expect(error.path == ["next", "next", "next"])
-        #expect(error.recordID == CloudRecord.ID(recordName: "b"))
+        // A graph this shallow is decoded each record inside its parent: a reaches b, and b reaches a again.
+        #expect(error.code == .referenceCycle(CloudRecord.ID(recordName: "a")))
+        #expect(error.path == ["next", "next"])
+        #expect(error.recordID == CloudRecord.ID(recordName: "a"))
         let statistics = await database.statistics
         #expect(statistics.fetchRequests == 1)
         #expect(statistics.recordsFetched == 1)
