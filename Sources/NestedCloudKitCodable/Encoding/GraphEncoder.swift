@@ -90,10 +90,12 @@ final class GraphEncoder {
             isEncodingRoot = next == 1
             try encodeRecord(of: pending)
         }
+        // A value with no nested values, the most common, is its one record.
+        guard records.count > 1 else { return records }
         if recordsAreInQueueOrder, rootReferencesFollowRecords() {
             // The root's references are the other records, in the order they were finished, and no other record
             // references anything: walking the references would give the records in that order, the root last.
-            if records.count > 1 { records.append(records.removeFirst()) }
+            records.append(records.removeFirst())
             return records
         }
         return RecordOrdering.dependencyOrder(of: records) { entries[$0]?.index }
