@@ -7,20 +7,36 @@ struct FieldWriter {
     /// Whether a flattened nested value has written fields: from then on a name may repeat another field's, so
     /// every name is looked up. Before, the record's own field names are distinct and need no lookup.
     var mayRepeatNames = false
-    /// The fields of the last record of the same type: a name that is the name at the same position there was
-    /// validated already.
-    private let knownFields: CloudRecord.Fields
+    /// The field names of the last record of the same type: a name that is the name at the same position there
+    /// was validated already.
+    private let knownNames: [String]
+    /// Whether every name so far was the known name at its position.
+    private var followsKnownNames = true
 
-    init(record: CloudRecord, graph: GraphEncoder, knownFields: CloudRecord.Fields = CloudRecord.Fields()) {
+    init(record: CloudRecord, graph: GraphEncoder, knownNames: [String] = []) {
         self.record = record
         self.graph = graph
-        self.knownFields = knownFields
+        self.knownNames = knownNames
+    }
+
+    /// Whether each of the record's field names was the known name at its position: the template needn't change.
+    /// A record with fewer fields (an optional left out) follows it too, so records that differ only by their
+    /// missing optionals don't replace the template in turn.
+    var followedKnownNames: Bool { followsKnownNames }
+
+    /// Whether the name is the known name at the position of the next field.
+    private func isKnown(_ name: String) -> Bool {
+        let position = record.fields.count
+        return knownNames.withUnsafeBufferPointer { names in
+            position < names.count && names[position].hasSameBytes(as: name)
+        }
     }
 
     /// Sets a field. The field's path is only made for an error: a record's fields are nearly all fine, and making
     /// and releasing a path per field costs a tenth of writing one.
     mutating func set(_ value: CloudValue, named name: String, at path: @autoclosure () -> FieldPath) throws {
-        if !knownFields.hasName(name, at: record.fields.count) {
+        if !isKnown(name) {
+            followsKnownNames = false
             try RecordValidator.validateFieldName(name, recordID: record.id, at: path())
         }
         // Slots have distinct names, so a name written twice comes from flattening a nested value onto a field

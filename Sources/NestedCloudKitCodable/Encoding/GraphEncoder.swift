@@ -10,13 +10,6 @@ struct PendingRecord {
     let instance: ObjectIdentifier?
 }
 
-/// What the last record of a model type wrote: its keys, in order, and its fields, whose names are known to be
-/// valid. The next record of the type that writes the same keys in the same order needn't check them again.
-struct RecordTemplate {
-    var keys: [String] = []
-    var fields = CloudRecord.Fields()
-}
-
 /// The state of one `encode` call: the records made so far, the nested values still to encode, and which class
 /// instances became which records.
 ///
@@ -149,13 +142,15 @@ final class GraphEncoder {
         let type = typeInfo(of: valueType)
         let fieldOptions = RecordFieldOptions(declared: type.options, value: value)
         let typeKey = ObjectIdentifier(valueType)
-        let template = lastTemplate.flatMap { $0.type == typeKey ? $0.template : nil } ?? RecordTemplate()
+        let template = template(for: typeKey)
         let record: CloudRecord
-        if let (mapped, keys) = try mappedRecord(
+        if let mapped = try mappedRecord(
             of: pending, mapping: type.mapping, fieldOptions: fieldOptions, template: template)
         {
-            record = mapped
-            lastTemplate = (typeKey, RecordTemplate(keys: keys, fields: record.fields))
+            record = mapped.record
+            if let keys = mapped.keysOutsideTemplate {
+                remember(RecordTemplate(keys: keys, fieldNames: record.fields.names), for: typeKey)
+            }
         } else {
             let encoder = RecordEncoder(
                 graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
@@ -163,7 +158,9 @@ final class GraphEncoder {
             try value.encode(to: encoder)
             record = try encoder.makeRecord()
             try encoder.checkFieldOptions(of: value, record: record)
-            lastTemplate = (typeKey, RecordTemplate(fields: record.fields))
+            if !encoder.followedKnownNames {
+                remember(RecordTemplate(fieldNames: record.fields.names), for: typeKey)
+            }
         }
 
         if !isEncodingRoot, recordsAreInQueueOrder, record.hasReferences { recordsAreInQueueOrder = false }
@@ -193,18 +190,33 @@ final class GraphEncoder {
         return nil
     }
 
-    /// The record of a value whose type has a record mapping, written through it, and the keys it wrote; `nil`
-    /// for any other value.
+    /// The record of a value whose type has a record mapping, written through it, with the keys it wrote if they
+    /// didn't follow the template; `nil` for any other value.
     private func mappedRecord(
         of pending: PendingRecord, mapping: (any CloudRecordEncodable.Type)?, fieldOptions: RecordFieldOptions,
         template: RecordTemplate
-    ) throws -> (record: CloudRecord, keys: [String])? {
+    ) throws -> (record: CloudRecord, keysOutsideTemplate: [String]?)? {
         guard let mapping else { return nil }
         var writer = CloudRecordWriter(
             graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
             fieldOptions: fieldOptions, template: template)
         guard try mapping.encodeFields(of: pending.value, to: &writer) else { return nil }
-        return (try writer.finish(pending.value), writer.writtenKeys)
+        let record = try writer.finish(pending.value)
+        return (record, writer.followedTemplate ? nil : writer.writtenKeys)
+    }
+
+    /// The template of a model type: the last one this encode used, or the process's.
+    private func template(for type: ObjectIdentifier) -> RecordTemplate {
+        if let last = lastTemplate, last.type == type { return last.template }
+        let template = RecordTemplates.shared.template(for: type) ?? RecordTemplate()
+        lastTemplate = (type, template)
+        return template
+    }
+
+    /// Makes a template the type's, in this encode and in the process.
+    private func remember(_ template: RecordTemplate, for type: ObjectIdentifier) {
+        lastTemplate = (type, template)
+        RecordTemplates.shared.set(template, for: type)
     }
 
     /// A type's declared options and its record mapping, looked up once per type and encode.

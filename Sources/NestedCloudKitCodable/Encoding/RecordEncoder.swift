@@ -34,6 +34,8 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
 
     /// What the last record of the value's type wrote.
     private let template: RecordTemplate
+    /// Whether the record's field names were the template's (set by ``makeRecord()``).
+    private(set) var followedKnownNames = false
 
     init(
         graph: GraphEncoder, recordID: CloudRecord.ID, recordType: String, path: CodingPath,
@@ -120,7 +122,7 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
         if isNotKeyed { throw CKCodableError.recordNotKeyed(recordType: recordType, recordID: recordID, at: path) }
         var writer = FieldWriter(
             record: CloudRecord(recordType: recordType, id: recordID, systemFields: systemFields),
-            graph: graph, knownFields: template.fields
+            graph: graph, knownNames: template.fieldNames
         )
         writer.record.fields.reserveCapacity(slots.count)
         let mapper = FieldMapper(options: graph.options, assetFields: fieldOptions.assetFields)
@@ -136,6 +138,7 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
         }
         var record = try writer.finish(at: path)
         try fieldOptions.encrypt(&record, at: path)
+        followedKnownNames = writer.followedKnownNames
         return record
     }
 

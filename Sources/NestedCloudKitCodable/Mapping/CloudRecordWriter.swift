@@ -44,7 +44,7 @@ public struct CloudRecordWriter {
         knownKeys = template.keys
         mapper = FieldMapper(options: graph.options, assetFields: fieldOptions.assetFields)
         fields = FieldWriter(
-            record: CloudRecord(recordType: recordType, id: recordID), graph: graph, knownFields: template.fields)
+            record: CloudRecord(recordType: recordType, id: recordID), graph: graph, knownNames: template.fieldNames)
         // Most models have a few fields to a couple of dozen: growing the list from empty would copy it four times.
         fields.record.fields.reserveCapacity(16)
     }
@@ -276,10 +276,17 @@ public struct CloudRecordWriter {
     mutating func finish(_ value: any CKEncodable) throws -> CloudRecord {
         var record = try fields.finish(at: path)
         try fieldOptions.encrypt(&record, at: path)
-        try fieldOptions.checkNames(
-            encoded: writtenKeys, ignored: ignoredKeysWritten, record: record, value: value, at: path)
+        // The keys are only needed to check options given by name; most types have none.
+        if !fieldOptions.namesToCheck.isEmpty {
+            try fieldOptions.checkNames(
+                encoded: writtenKeys, ignored: ignoredKeysWritten, record: record, value: value, at: path)
+        }
         return record
     }
+
+    /// Whether the record wrote the template's keys and field names, or the first of them: the template needn't
+    /// change.
+    var followedTemplate: Bool { followsKnownKeys && fields.followedKnownNames }
 
     /// The keys written, in order.
     var writtenKeys: [String] {

@@ -85,13 +85,6 @@ extension CloudRecord {
             return entries[position].value
         }
 
-        /// Whether the field at a position has the name, compared in place (see ``value(named:hint:)``).
-        func hasName(_ name: String, at position: Int) -> Bool {
-            entries.withUnsafeBufferPointer { entries in
-                position < entries.count && entries[position].name.hasSameBytes(as: name)
-            }
-        }
-
         /// Adds a field the caller knows isn't there yet, without looking: how a store that wrote the fields reads
         /// them back.
         package mutating func appendNew(_ value: CloudValue, named name: String) {

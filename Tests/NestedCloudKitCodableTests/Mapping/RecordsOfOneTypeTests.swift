@@ -75,6 +75,24 @@ struct RecordsOfOneTypeTests {
         #expect(error.path.prefix(2) == ["shapes", "Index 1"])
     }
 
+    /// The encoder remembers a type's last record across calls (values are often saved one by one): a value
+    /// encoded in a call of its own is checked against the last one as fully as one in the same graph.
+    @Test func aValueEncodedOnItsOwnAfterAnotherOfItsTypeIsCheckedInFull() throws {
+        let encoder = CKRecordEncoder()
+        _ = try encoder.encodeRecords(Shape(id: "a", kind: .rectangle))
+        let repeated = try encodingError(of: Shape(id: "b", kind: .repeatsWidth))
+        #expect(repeated.code == .duplicateFieldName("width"))
+        #expect(repeated.path == ["width"])
+
+        _ = try encoder.encodeRecords(Shape(id: "a", kind: .rectangle))
+        let invalid = try encodingError(of: Shape(id: "c", kind: .badName))
+        #expect(invalid.code == .invalidFieldName("wid th"))
+
+        _ = try encoder.encodeRecords(Shape(id: "a", kind: .circle))
+        let records = try encoder.encodeRecords(Shape(id: "d", kind: .rectangle))
+        #expect(records.map(\.fields) == [["id": .string("d"), "width": .int64(2), "height": .int64(3)]])
+    }
+
     /// A `Codable` model whose second value writes a reserved field name where the first wrote a valid one.
     struct Tagged: CKCodable, Identifiable {
         var id: String
