@@ -361,24 +361,27 @@ final class DecodingSession {
         for node in needed { settle(node.slot) }
     }
 
-    /// Decodes every root's value, every record deepest first; a record shared by several roots is decoded once.
+    /// Decodes every root's value; a record shared by several roots is decoded once.
     func materializeRoots<Value: CKDecodable>(_ type: Value.Type, roots: [CloudRecord], referencing: [Bool]) throws
         -> [Value]
     {
         probe = nil
         unresolved = []
+        // A root that references nothing but that another root references was reached once more, as a root: so
+        // counted, its value is kept for the other (see `keepsValue(of:as:)`).
+        let reachedRootSlots: [Int?] =
+            discovered.isEmpty ? [] : zip(roots, referencing).map { $1 ? nil : knownSlot(of: $0.id) }
+        for case let slot? in reachedRootSlots { slots[slot].timesReached &+= 1 }
         decodeDeepestFirst()
         var values: [Value] = []
         values.reserveCapacity(roots.count)
-        let key = TypeKey(Value.self)
-        for (root, references) in zip(roots, referencing) {
-            // A root that references others goes through the cache, so that a root another root references is
-            // decoded once; one that doesn't is decoded from the record in hand, unless a root referencing it
-            // already decoded it.
+        for (index, (root, references)) in zip(roots, referencing).enumerated() {
+            // A root that references others, or that another root references, goes through the cache, so that it
+            // is decoded once; any other root is decoded from the record in hand.
             if references {
                 values.append(try decodeRecord(Value.self, slot: slot(for: root.id), at: .root, nesting: 0))
-            } else if !discovered.isEmpty, let slot = knownSlot(of: root.id), let entry = entry(slot, as: key) {
-                values.append(try cached(entry, as: Value.self, slot: slot, at: .root))
+            } else if !reachedRootSlots.isEmpty, let slot = reachedRootSlots[index], slots[slot].record != nil {
+                values.append(try decodeRecord(Value.self, slot: slot, at: .root, nesting: 0))
             } else {
                 values.append(try decode(Value.self, record: RecordBox(root), at: .root, nesting: 0))
             }

@@ -88,6 +88,40 @@ struct GraphDecodingTests {
         #expect(counts["counted-alone"] == 1)
     }
 
+    struct CountedNode: CKCodable, Identifiable, Equatable {
+        var id: String
+        var children: [CountedNode]
+
+        init(id: String, children: [CountedNode]) {
+            self.id = id
+            self.children = children
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(String.self, forKey: .id)
+            children = try container.decode([CountedNode].self, forKey: .children)
+            let name = id
+            GraphDecodingTests.decodedNames.withLock { $0[name, default: 0] += 1 }
+        }
+    }
+
+    /// How a store reads many models: a root that another root references is decoded once, in either order.
+    @Test(arguments: [false, true])
+    func aRootThatAnotherRootReferencesIsDecodedOnce(childFirst: Bool) throws {
+        let childName = "counted-root-child-\(childFirst)"
+        let child = CountedNode(id: childName, children: [])
+        let parent = CountedNode(id: "counted-root-parent-\(childFirst)", children: [child])
+        let records = try CKRecordEncoder().encodeRecords(parent)
+        let byID = Dictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
+        let roots = childFirst ? records : records.reversed()
+        let values = try CKRecordDecoder().decodeAll(CountedNode.self, from: roots) { ids in
+            ids.compactMap { byID[$0] }
+        }
+        #expect(values == (childFirst ? [child, parent] : [parent, child]))
+        #expect(Self.decodedNames.withLock { $0[childName] } == 1)
+    }
+
     struct Class: CKCodable, Identifiable, Equatable {
         var id: String
         var students: [Leaf]
