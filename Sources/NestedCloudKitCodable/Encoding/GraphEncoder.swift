@@ -104,8 +104,9 @@ final class GraphEncoder {
                 value: value, recordID: knownID, recordType: recordType, path: path, instance: instance)
         }
         let recordName = value.cloudKitIdentifier
-        // The values of a list nearly always have one record type: it is checked once.
-        if recordType != lastValidRecordType {
+        // The values of a list nearly always have one record type: it is checked once. Compared byte for byte, as
+        // `==` would take a canonically equivalent name (a Kelvin sign for a K) for the valid one.
+        if !(lastValidRecordType?.hasSameBytes(as: recordType) ?? false) {
             try RecordValidator.validateRecordType(recordType, at: path)
             lastValidRecordType = recordType
         }

@@ -130,6 +130,35 @@ struct RecordsOfOneTypeTests {
         #expect(error.recordID == CloudRecord.ID(recordName: "b"))
     }
 
+    /// A nested value whose record type is set per value.
+    struct Typed: CKCodable, CloudRecordEncodable, Identifiable {
+        var id: String
+        var cloudKitRecordType: String
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(id, forKey: "id")
+        }
+    }
+
+    struct TypedList: CKCodable, CloudRecordEncodable, Identifiable {
+        var id = "list"
+        var items: [Typed]
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(id, forKey: "id")
+            try record.encode(items, forKey: "items")
+        }
+    }
+
+    @Test func aRecordTypeEqualToTheLastOnlyAsUnicodeIsChecked() throws {
+        // "\u{212A}ey" (a Kelvin sign) is canonically equivalent to "Key", so `==` takes them for one string.
+        let list = TypedList(items: [
+            Typed(id: "a", cloudKitRecordType: "Key"), Typed(id: "b", cloudKitRecordType: "\u{212A}ey"),
+        ])
+        let error = try encodingError(of: list)
+        #expect(error.code == .invalidRecordType("\u{212A}ey"))
+    }
+
     // MARK: Order
 
     /// A root that references one of its nested values directly, before the list that holds them.
