@@ -34,32 +34,36 @@ struct RecordsOfOneTypeTests {
         }
     }
 
-    struct Drawing: CKCodable, CloudRecordEncodable, Identifiable {
-        var id = "drawing"
-        var shapes: [Shape]
+    /// A mapped root holding a list of mapped children: the root of most tests here.
+    struct Parent<Child: CKCodable & CloudRecordEncodable>: CKCodable, CloudRecordEncodable, Identifiable {
+        var id = "parent"
+        var children: [Child]
+
+        // The default record type is the type's name, which for a generic type isn't a valid one.
+        var cloudKitRecordType: String { "Parent" }
 
         func encodeFields(to record: inout CloudRecordWriter) throws {
             try record.encode(id, forKey: "id")
-            try record.encode(shapes, forKey: "shapes")
+            try record.encode(children, forKey: "children")
         }
     }
 
     @Test func recordsOfOneTypeWithOtherKeysGetTheirOwnFields() throws {
-        let drawing = Drawing(shapes: [
+        let parent = Parent(children: [
             Shape(id: "a", kind: .rectangle), Shape(id: "b", kind: .circle), Shape(id: "c", kind: .rectangle),
         ])
-        let records = try CKRecordEncoder().encodeRecords(drawing)
-        #expect(records.map(\.id.recordName) == ["a", "b", "c", "drawing"])
+        let records = try CKRecordEncoder().encodeRecords(parent)
+        #expect(records.map(\.id.recordName) == ["a", "b", "c", "parent"])
         #expect(records[0].fields == ["id": .string("a"), "width": .int64(2), "height": .int64(3)])
         #expect(records[1].fields == ["id": .string("b"), "radius": .int64(1)])
         #expect(records[2].fields == ["id": .string("c"), "width": .int64(2), "height": .int64(3)])
     }
 
     @Test func aKeyWrittenTwiceAfterTheKeysOfTheLastRecordIsAnError() throws {
-        let drawing = Drawing(shapes: [Shape(id: "a", kind: .rectangle), Shape(id: "b", kind: .repeatsWidth)])
-        let error = try encodingError(of: drawing)
+        let parent = Parent(children: [Shape(id: "a", kind: .rectangle), Shape(id: "b", kind: .repeatsWidth)])
+        let error = try encodingError(of: parent)
         #expect(error.code == .duplicateFieldName("width"))
-        #expect(error.path == ["shapes", "Index 1", "width"])
+        #expect(error.path == ["children", "Index 1", "width"])
         #expect(error.recordID == CloudRecord.ID(recordName: "b"))
     }
 
@@ -68,11 +72,11 @@ struct RecordsOfOneTypeTests {
         (.reservedName, .reservedFieldName("recordType")),
     ])
     func aFieldNameTheLastRecordOfTheTypeDidntHaveIsChecked(kind: Shape.Kind, code: CKCodableError.Code) throws {
-        let drawing = Drawing(shapes: [Shape(id: "a", kind: .rectangle), Shape(id: "b", kind: kind)])
-        let error = try encodingError(of: drawing)
+        let parent = Parent(children: [Shape(id: "a", kind: .rectangle), Shape(id: "b", kind: kind)])
+        let error = try encodingError(of: parent)
         #expect(error.code == code)
         #expect(error.recordID == CloudRecord.ID(recordName: "b"))
-        #expect(error.path.prefix(2) == ["shapes", "Index 1"])
+        #expect(error.path.prefix(2) == ["children", "Index 1"])
     }
 
     /// The encoder remembers a type's last record across calls (values are often saved one by one): a value
@@ -140,22 +144,12 @@ struct RecordsOfOneTypeTests {
         }
     }
 
-    struct TypedList: CKCodable, CloudRecordEncodable, Identifiable {
-        var id = "list"
-        var items: [Typed]
-
-        func encodeFields(to record: inout CloudRecordWriter) throws {
-            try record.encode(id, forKey: "id")
-            try record.encode(items, forKey: "items")
-        }
-    }
-
     @Test func aRecordTypeEqualToTheLastOnlyAsUnicodeIsChecked() throws {
         // "\u{212A}ey" (a Kelvin sign) is canonically equivalent to "Key", so `==` takes them for one string.
-        let list = TypedList(items: [
+        let parent = Parent(children: [
             Typed(id: "a", cloudKitRecordType: "Key"), Typed(id: "b", cloudKitRecordType: "\u{212A}ey"),
         ])
-        let error = try encodingError(of: list)
+        let error = try encodingError(of: parent)
         #expect(error.code == .invalidRecordType("\u{212A}ey"))
     }
 
@@ -193,21 +187,11 @@ struct RecordsOfOneTypeTests {
         }
     }
 
-    struct Chain: CKCodable, CloudRecordEncodable, Identifiable {
-        var id = "chain"
-        var links: [Linked]
-
-        func encodeFields(to record: inout CloudRecordWriter) throws {
-            try record.encode(id, forKey: "id")
-            try record.encode(links, forKey: "links")
-        }
-    }
-
     @Test func aNestedRecordThatReferencesASiblingComesAfterIt() throws {
-        let chain = Chain(links: [
+        let parent = Parent(children: [
             Linked(id: "a", next: CloudReference(recordID: CloudRecord.ID(recordName: "b"))), Linked(id: "b"),
         ])
-        let records = try CKRecordEncoder().encodeRecords(chain)
-        #expect(records.map(\.id.recordName) == ["b", "a", "chain"])
+        let records = try CKRecordEncoder().encodeRecords(parent)
+        #expect(records.map(\.id.recordName) == ["b", "a", "parent"])
     }
 }
