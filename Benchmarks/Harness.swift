@@ -1,7 +1,7 @@
 import Foundation
 
 /// Times work as the median of several repetitions after a warm-up: single timings on a shared machine are
-/// noise, medians of ratios taken in the same run are not.
+/// noise, medians taken in the same run, interleaved, are not.
 // The async `median` is the synchronous one's twin; a caller's closure picks the right one by its own effects.
 // swift-format-ignore: AmbiguousTrailingClosureOverload
 struct Harness {
@@ -28,6 +28,40 @@ struct Harness {
             times.append((ContinuousClock.now - start).seconds)
         }
         return times.sorted()[times.count / 2]
+    }
+
+    /// Times several bodies interleaved, one repetition of each in turn, and returns each one's median in the
+    /// order given. This machine has slow spells of seconds: timed one after another, a baseline can land in one
+    /// and the row it is compared with outside it, and their ratio swings by half. Interleaved, a spell falls on
+    /// every body alike.
+    func interleavedMedians(_ bodies: [() throws -> Void]) throws -> [Double] {
+        for _ in 0..<warmups { for body in bodies { try body() } }
+        var times = Array(repeating: [Double](), count: bodies.count)
+        for repetition in 0..<repetitions {
+            // Each repetition starts with a different body, so none always runs on caches another warmed.
+            for offset in bodies.indices {
+                let index = (repetition + offset) % bodies.count
+                let start = ContinuousClock.now
+                try bodies[index]()
+                times[index].append((ContinuousClock.now - start).seconds)
+            }
+        }
+        return times.map { $0.sorted()[$0.count / 2] }
+    }
+
+    /// The async twin of the one above.
+    func interleavedMedians(_ bodies: [() async throws -> Void]) async throws -> [Double] {
+        for _ in 0..<warmups { for body in bodies { try await body() } }
+        var times = Array(repeating: [Double](), count: bodies.count)
+        for repetition in 0..<repetitions {
+            for offset in bodies.indices {
+                let index = (repetition + offset) % bodies.count
+                let start = ContinuousClock.now
+                try await bodies[index]()
+                times[index].append((ContinuousClock.now - start).seconds)
+            }
+        }
+        return times.map { $0.sorted()[$0.count / 2] }
     }
 }
 

@@ -35,8 +35,11 @@ extension Workloads {
             for count in [small, large] {
                 let (store, pool) = try await notes(count)
                 let harness = count == large ? slow : self.harness
-                ours[count] = try await harness.median { _ = try await store.fetchAll(StoreNote.self) }
-                plain[count] = try await harness.median { _ = try await pool.read { try PlainNote.fetchAll($0) } }
+                let times = try await harness.interleavedMedians([
+                    { _ = try await store.fetchAll(StoreNote.self) },
+                    { _ = try await pool.read { try PlainNote.fetchAll($0) } },
+                ])
+                (ours[count], plain[count]) = (times[0], times[1])
             }
             for count in [small, large] {
                 results.append(
@@ -47,10 +50,11 @@ extension Workloads {
             }
             if wanted("store.fetch-all.mapped") {
                 let (store, pool) = try await notes(small)
-                let mapped = try await harness.median {
-                    _ = try await store.fetchAll(MappedStoreNote.self, recordType: "StoreNote")
-                }
-                let plainTime = try await harness.median { _ = try await pool.read { try PlainNote.fetchAll($0) } }
+                let times = try await harness.interleavedMedians([
+                    { _ = try await store.fetchAll(MappedStoreNote.self, recordType: "StoreNote") },
+                    { _ = try await pool.read { try PlainNote.fetchAll($0) } },
+                ])
+                let (mapped, plainTime) = (times[0], times[1])
                 results.append(
                     BenchmarkResult(
                         name: "store.fetch-all.mapped", ours: mapped, baseline: "GRDB Codable fetchAll",
@@ -78,11 +82,15 @@ extension Workloads {
                 try await store.save(records)
             }
             let pool = try await Self.plainGraph(parents: parents, path: newPath())
-            let ours = try await harness.median {
+            let codable: () async throws -> Void = {
                 let folders = try await store.fetchAll(StoreFolder.self)
                 guard folders.count == parents, folders.first?.files.count == 10 else { throw WrongResult() }
             }
-            let plain = try await harness.median {
+            let mapped: () async throws -> Void = {
+                let folders = try await store.fetchAll(MappedStoreFolder.self, recordType: "StoreFolder")
+                guard folders.count == parents, folders.first?.files.count == 10 else { throw WrongResult() }
+            }
+            let grdb: () async throws -> Void = {
                 let folders = try await pool.read { db -> [StoreFolder] in
                     let folders = try PlainFolder.order(Column("id")).fetchAll(db)
                     let files = Dictionary(
@@ -95,15 +103,15 @@ extension Workloads {
                 }
                 guard folders.count == parents, folders.first?.files.count == 10 else { throw WrongResult() }
             }
+            let withMapped = wanted("store.fetch-graph.mapped")
+            let times = try await harness.interleavedMedians(withMapped ? [codable, grdb, mapped] : [codable, grdb])
+            let (ours, plain) = (times[0], times[1])
             results.append(
                 BenchmarkResult(
                     name: "store.fetch-graph", ours: ours, baseline: "GRDB two queries + grouping",
                     baselineSeconds: plain, target: 3, details: [("parents", parents), ("children", parents * 10)]))
-            if wanted("store.fetch-graph.mapped") {
-                let mapped = try await harness.median {
-                    let folders = try await store.fetchAll(MappedStoreFolder.self, recordType: "StoreFolder")
-                    guard folders.count == parents, folders.first?.files.count == 10 else { throw WrongResult() }
-                }
+            if withMapped {
+                let mapped = times[2]
                 results.append(
                     BenchmarkResult(
                         name: "store.fetch-graph.mapped", ours: mapped, baseline: "GRDB two queries + grouping",
@@ -125,12 +133,11 @@ extension Workloads {
             var plain: [Int: Double] = [:]
             for count in [few, large] {
                 let (store, pool) = try await notes(count)
-                ours[count] = try await harness.median {
-                    for _ in 0..<20 { _ = try await store.fetch(screen) }
-                }
-                plain[count] = try await harness.median {
-                    for _ in 0..<20 { _ = try await pool.read { try plainScreen.fetchAll($0) } }
-                }
+                let times = try await harness.interleavedMedians([
+                    { for _ in 0..<20 { _ = try await store.fetch(screen) } },
+                    { for _ in 0..<20 { _ = try await pool.read { try plainScreen.fetchAll($0) } } },
+                ])
+                (ours[count], plain[count]) = (times[0], times[1])
             }
             results.append(
                 BenchmarkResult(
@@ -145,12 +152,15 @@ extension Workloads {
         if wanted("store.count") {
             let (store, pool) = try await notes(large)
             let open = ModelQuery(StoreNote.self).filter(.equals(.isDone, false))
-            let ours = try await harness.median { for _ in 0..<20 { _ = try await store.count(open) } }
-            let plain = try await harness.median {
-                for _ in 0..<20 {
-                    _ = try await pool.read { try PlainNote.filter(Column("isDone") == false).fetchCount($0) }
-                }
-            }
+            let times = try await harness.interleavedMedians([
+                { for _ in 0..<20 { _ = try await store.count(open) } },
+                {
+                    for _ in 0..<20 {
+                        _ = try await pool.read { try PlainNote.filter(Column("isDone") == false).fetchCount($0) }
+                    }
+                },
+            ])
+            let (ours, plain) = (times[0], times[1])
             results.append(
                 BenchmarkResult(
                     name: "store.count", ours: ours, baseline: "GRDB fetchCount, same index", baselineSeconds: plain,
@@ -201,12 +211,11 @@ extension Workloads {
         if wanted("store.fetch-one") {
             let (store, pool) = try await notes(small)
             let ids = (0..<1_000).map { "note-\(($0 * 7_919) % small)" }
-            let ours = try await harness.median {
-                for id in ids { _ = try await store.fetch(StoreNote.self, id: id) }
-            }
-            let plain = try await harness.median {
-                for id in ids { _ = try await pool.read { try PlainNote.fetchOne($0, key: id) } }
-            }
+            let times = try await harness.interleavedMedians([
+                { for id in ids { _ = try await store.fetch(StoreNote.self, id: id) } },
+                { for id in ids { _ = try await pool.read { try PlainNote.fetchOne($0, key: id) } } },
+            ])
+            let (ours, plain) = (times[0], times[1])
             results.append(
                 BenchmarkResult(
                     name: "store.fetch-one", ours: ours, baseline: "GRDB fetchOne by key", baselineSeconds: plain,

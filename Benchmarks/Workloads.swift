@@ -42,10 +42,13 @@ struct Workloads {
     func encodeFlat() throws -> [BenchmarkResult] {
         let values = (0..<sizes.flatValues).map(Flat.make)
         let encoder = CKRecordEncoder()
-        let ours = try harness.median { for value in values { _ = try encoder.encodeRecords(value) } }
         let json = JSONEncoder()
-        let jsonTime = try harness.median { for value in values { _ = try json.encode(value) } }
-        let hand = harness.median { for value in values { _ = [value.makeRecord()] } }
+        let times = try harness.interleavedMedians([
+            { for value in values { _ = try encoder.encodeRecords(value) } },
+            { for value in values { _ = try json.encode(value) } },
+            { for value in values { _ = [value.makeRecord()] } },
+        ])
+        let (ours, jsonTime, hand) = (times[0], times[1], times[2])
         return [
             BenchmarkResult(
                 name: "encode.flat", ours: ours, baseline: "JSONEncoder", baselineSeconds: jsonTime, target: 0.6),
@@ -59,12 +62,13 @@ struct Workloads {
         let records = values.map { $0.makeRecord() }
         let data = try values.map { try JSONEncoder().encode($0) }
         let decoder = CKRecordDecoder()
-        let ours = try harness.median {
-            for record in records { _ = try decoder.decode(Flat.self, from: record, records: []) }
-        }
         let json = JSONDecoder()
-        let jsonTime = try harness.median { for item in data { _ = try json.decode(Flat.self, from: item) } }
-        let hand = harness.median { for record in records { _ = Flat(record: record) } }
+        let times = try harness.interleavedMedians([
+            { for record in records { _ = try decoder.decode(Flat.self, from: record, records: []) } },
+            { for item in data { _ = try json.decode(Flat.self, from: item) } },
+            { for record in records { _ = Flat(record: record) } },
+        ])
+        let (ours, jsonTime, hand) = (times[0], times[1], times[2])
         return [
             BenchmarkResult(
                 name: "decode.flat", ours: ours, baseline: "JSONDecoder", baselineSeconds: jsonTime, target: 0.6),
@@ -82,9 +86,12 @@ struct Workloads {
         let encoder = CKRecordEncoder()
         try BenchmarkCheck.same(
             try encoder.encodeRecords(values[1]), try encoder.encodeRecords(flats[1]), "encode.flat.mapped")
-        let ours = try harness.median { for value in values { _ = try encoder.encodeRecords(value) } }
-        let codable = try harness.median { for value in flats { _ = try encoder.encodeRecords(value) } }
-        let hand = harness.median { for value in flats { _ = [value.makeRecord()] } }
+        let times = try harness.interleavedMedians([
+            { for value in values { _ = try encoder.encodeRecords(value) } },
+            { for value in flats { _ = try encoder.encodeRecords(value) } },
+            { for value in flats { _ = [value.makeRecord()] } },
+        ])
+        let (ours, codable, hand) = (times[0], times[1], times[2])
         return [
             BenchmarkResult(
                 name: "encode.flat.mapped", ours: ours, baseline: "hand-written records", baselineSeconds: hand,
@@ -102,13 +109,12 @@ struct Workloads {
         try BenchmarkCheck.same(
             try decoder.decode(MappedFlat.self, from: records[1], records: []), MappedFlat(flats[1]),
             "decode.flat.mapped")
-        let ours = try harness.median {
-            for record in records { _ = try decoder.decode(MappedFlat.self, from: record, records: []) }
-        }
-        let codable = try harness.median {
-            for record in records { _ = try decoder.decode(Flat.self, from: record, records: []) }
-        }
-        let hand = harness.median { for record in records { _ = Flat(record: record) } }
+        let times = try harness.interleavedMedians([
+            { for record in records { _ = try decoder.decode(MappedFlat.self, from: record, records: []) } },
+            { for record in records { _ = try decoder.decode(Flat.self, from: record, records: []) } },
+            { for record in records { _ = Flat(record: record) } },
+        ])
+        let (ours, codable, hand) = (times[0], times[1], times[2])
         return [
             BenchmarkResult(
                 name: "decode.flat.mapped", ours: ours, baseline: "hand-written values", baselineSeconds: hand,
@@ -124,10 +130,13 @@ struct Workloads {
     func encodeGraph() throws -> [BenchmarkResult] {
         let campus = Campus.make(students: sizes.students, books: sizes.books)
         let encoder = CKRecordEncoder()
-        let ours = try harness.median { _ = try encoder.encodeRecords(campus) }
         let json = JSONEncoder()
-        let jsonTime = try harness.median { _ = try json.encode(campus) }
-        let hand = harness.median { _ = campus.makeRecords() }
+        let times = try harness.interleavedMedians([
+            { _ = try encoder.encodeRecords(campus) },
+            { _ = try json.encode(campus) },
+            { _ = campus.makeRecords() },
+        ])
+        let (ours, jsonTime, hand) = (times[0], times[1], times[2])
         return [
             BenchmarkResult(
                 name: "encode.graph", ours: ours, baseline: "JSONEncoder", baselineSeconds: jsonTime, target: 0.6,
@@ -142,11 +151,14 @@ struct Workloads {
         let graph = try CKRecordEncoder().encodeGraph(campus)
         let data = try JSONEncoder().encode(campus)
         let decoder = CKRecordDecoder()
-        let ours = try harness.median { _ = try decoder.decode(Campus.self, from: graph) }
         let json = JSONDecoder()
-        let jsonTime = try harness.median { _ = try json.decode(Campus.self, from: data) }
         let byID = Dictionary(uniqueKeysWithValues: graph.records.map { ($0.id, $0) })
-        let hand = harness.median { _ = Campus.read(from: byID, root: graph.root) }
+        let times = try harness.interleavedMedians([
+            { _ = try decoder.decode(Campus.self, from: graph) },
+            { _ = try json.decode(Campus.self, from: data) },
+            { _ = Campus.read(from: byID, root: graph.root) },
+        ])
+        let (ours, jsonTime, hand) = (times[0], times[1], times[2])
         return [
             BenchmarkResult(
                 name: "decode.graph", ours: ours, baseline: "JSONDecoder", baselineSeconds: jsonTime, target: 0.6),
@@ -161,9 +173,12 @@ struct Workloads {
         let encoder = CKRecordEncoder()
         try BenchmarkCheck.same(
             try encoder.encodeRecords(mapped), try encoder.encodeRecords(campus), "encode.graph.mapped")
-        let ours = try harness.median { _ = try encoder.encodeRecords(mapped) }
-        let codable = try harness.median { _ = try encoder.encodeRecords(campus) }
-        let hand = harness.median { _ = campus.makeRecords() }
+        let times = try harness.interleavedMedians([
+            { _ = try encoder.encodeRecords(mapped) },
+            { _ = try encoder.encodeRecords(campus) },
+            { _ = campus.makeRecords() },
+        ])
+        let (ours, codable, hand) = (times[0], times[1], times[2])
         return [
             BenchmarkResult(
                 name: "encode.graph.mapped", ours: ours, baseline: "hand-written records", baselineSeconds: hand,
@@ -180,10 +195,13 @@ struct Workloads {
         let decoder = CKRecordDecoder()
         try BenchmarkCheck.same(
             try decoder.decode(MappedCampus.self, from: graph), MappedCampus(campus), "decode.graph.mapped")
-        let ours = try harness.median { _ = try decoder.decode(MappedCampus.self, from: graph) }
-        let codable = try harness.median { _ = try decoder.decode(Campus.self, from: graph) }
         let byID = Dictionary(uniqueKeysWithValues: graph.records.map { ($0.id, $0) })
-        let hand = harness.median { _ = Campus.read(from: byID, root: graph.root) }
+        let times = try harness.interleavedMedians([
+            { _ = try decoder.decode(MappedCampus.self, from: graph) },
+            { _ = try decoder.decode(Campus.self, from: graph) },
+            { _ = Campus.read(from: byID, root: graph.root) },
+        ])
+        let (ours, codable, hand) = (times[0], times[1], times[2])
         return [
             BenchmarkResult(
                 name: "decode.graph.mapped", ours: ours, baseline: "hand-written values", baselineSeconds: hand,
