@@ -20,6 +20,11 @@ extension ValueDecoder {
             }
             return try cast(value, to: T.self)
         }
+        if case .value(.referenceList(let references)) = source, let list = T.self as? any RecordListDecoding.Type,
+            let values = try list.decodeRecords(references, with: self)
+        {
+            return try cast(values, to: T.self)
+        }
         return try T(from: self)
     }
 

@@ -82,6 +82,8 @@ struct DecodingErrorTests {
         let error = try await decodingError(root, in: [Self.book("b1")])
         #expect(error.code == .missingRecord(CloudRecord.ID(recordName: "gone")))
         #expect(error.path == ["books", "Index 1"])
+        #expect(error.recordID == Self.shelfID)
+        #expect(error.field == "books")
     }
 
     @Test func missingRequiredFieldOfANestedRecordNamesThatRecord() async throws {
