@@ -11,11 +11,15 @@ extension CKRecordDecoder {
     /// - Parameters:
     ///   - type: The type to decode.
     ///   - roots: The values' records, in the order of the result.
-    ///   - fetch: Reads the records with these IDs; an ID it returns no record for is a missing record.
+    ///   - fetch: Reads the records with these IDs, handing each to `receive` as it is read (no array of them is
+    ///     built and copied from); an ID it hands no record for is a missing record.
     /// - Returns: The values, in the order of `roots`.
     /// - Throws: ``CKCodableError``, with the coding path, record and field of the failure.
+    /// Reads the records with some IDs, handing each to `receive`: how ``decodeAll(_:from:fetch:)`` reads a level.
+    package typealias RecordFetch = (_ ids: [CloudRecord.ID], _ receive: (consuming CloudRecord) -> Void) throws -> Void
+
     package func decodeAll<Value: CKDecodable>(
-        _ type: Value.Type, from roots: [CloudRecord], fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]
+        _ type: Value.Type, from roots: [CloudRecord], fetch: RecordFetch
     ) throws -> [Value] {
         guard let first = roots.first else { return [] }
         // The roots that reference others are the session's records too: the limit counts the records beyond them.

@@ -174,7 +174,7 @@ final class DecodingSession {
 
     /// Puts a record in hand, replacing one with the same ID.
     @discardableResult
-    private func take(_ record: CloudRecord) -> Int {
+    private func take(_ record: consuming CloudRecord) -> Int {
         let slot = slot(for: record.id)
         if slots[slot].record == nil { recordCount += 1 }
         slots[slot].record = RecordBox(record)
@@ -327,7 +327,7 @@ final class DecodingSession {
     /// Resolves the roots' graphs level by level, every record of a level in one call of `fetch`: how a local
     /// store reads many models inside one read transaction.
     func resolveSynchronously(
-        from start: [Node], fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]
+        from start: [Node], fetch: CKRecordDecoder.RecordFetch
     ) throws {
         canFetchMore = true
         var frontier = start
@@ -339,20 +339,20 @@ final class DecodingSession {
     }
 
     /// Fetches what materializing found missing, then what those records need.
-    func resolveUnresolvedSynchronously(fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]) throws {
+    func resolveUnresolvedSynchronously(fetch: CKRecordDecoder.RecordFetch) throws {
         let (frontier, needed) = takeUnresolved()
         if !needed.isEmpty { try fetchSynchronously(needed, with: fetch) }
         try resolveSynchronously(from: frontier, fetch: fetch)
     }
 
     private func fetchSynchronously(
-        _ needed: [Node], with fetch: (_ ids: [CloudRecord.ID]) throws -> [CloudRecord]
+        _ needed: [Node], with fetch: CKRecordDecoder.RecordFetch
     ) throws {
         if let first = needed.first, recordCount + needed.count > options.maximumRecordCount {
             throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: first))
         }
         do {
-            for record in try fetch(needed.map { slots[$0.slot].id }) { take(record) }
+            try fetch(needed.map { slots[$0.slot].id }) { take($0) }
         } catch let error as CloudDatabaseError {
             throw CKCodableError.databaseError(error, at: location(of: needed[0]))
         } catch let error where !(error is CancellationError || error is CKCodableError) {

@@ -75,6 +75,14 @@ enum StoreTables {
     static func records(_ ids: [CloudRecord.ID], in db: Database) throws -> [CloudRecord] {
         var records: [CloudRecord] = []
         records.reserveCapacity(ids.count)
+        try readRecords(ids, in: db) { records.append($0) }
+        return records
+    }
+
+    /// As ``records(_:in:)``, each record handed to `receive` as it is read.
+    static func readRecords(
+        _ ids: [CloudRecord.ID], in db: Database, receive: (consuming CloudRecord) -> Void
+    ) throws {
         let shared = RecordCoding.SharedStrings()
         // Nearly always one zone: grouping by zone hashes two names an ID, so it's done only when needed.
         let byZone: [CloudRecord.ZoneID: [CloudRecord.ID]]
@@ -96,13 +104,10 @@ enum StoreTables {
                 for id in ids[start..<end] { arguments.append(id.recordName) }
                 for _ in (end - start)..<size { arguments.append(ids[end - 1].recordName) }
                 let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
-                while let row = try cursor.next() {
-                    records.append(try RecordCoding.decode(row, column: 0, sharing: shared))
-                }
+                while let row = try cursor.next() { receive(try RecordCoding.decode(row, column: 0, sharing: shared)) }
                 start = end
             }
         }
-        return records
     }
 
     /// The statement of ``records(_:in:)`` for a number of names: made once for each of the batch sizes.

@@ -166,6 +166,8 @@ extension SyncStore {
     static func decode<Model: CKDecodable>(_ type: Model.Type, from roots: [CloudRecord], in db: Database) throws
         -> [Model]
     {
-        try CKRecordDecoder().decodeAll(type, from: roots) { ids in try StoreTables.records(ids, in: db) }
+        try CKRecordDecoder().decodeAll(type, from: roots) { ids, receive in
+            try StoreTables.readRecords(ids, in: db, receive: receive)
+        }
     }
 }

@@ -115,8 +115,8 @@ struct GraphDecodingTests {
         let records = try CKRecordEncoder().encodeRecords(parent)
         let byID = Dictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
         let roots = childFirst ? records : records.reversed()
-        let values = try CKRecordDecoder().decodeAll(CountedNode.self, from: roots) { ids in
-            ids.compactMap { byID[$0] }
+        let values = try CKRecordDecoder().decodeAll(CountedNode.self, from: roots) { ids, receive in
+            for case let record? in ids.map({ byID[$0] }) { receive(record) }
         }
         #expect(values == (childFirst ? [child, parent] : [parent, child]))
         #expect(Self.decodedNames.withLock { $0[childName] } == 1)
