@@ -51,7 +51,21 @@ public struct CloudRecordMacro: ExtensionMacro {
 
     /// The stored instance properties with their fields, in the order Codable synthesis writes them: the order of
     /// the `CodingKeys` cases when the type declares them, else declaration order.
-    private static func storedProperties(of model: StructDeclSyntax) -> [StoredProperty] {
+    static func storedProperties(of model: StructDeclSyntax) -> [StoredProperty] {
+        let properties = declaredProperties(of: model)
+        guard let keys = codingKeys(of: model) else {
+            // Without CodingKeys of the type's own, `@CloudField(name:)` names the field and `@CloudIgnored` leaves
+            // it out, and the member expansion writes CodingKeys that say so to the Codable path.
+            return properties.filter { !$0.attributes.isIgnored }.map { $0.withField($0.attributes.name ?? $0.name) }
+        }
+        // As in synthesized Codable, a property without a coding key isn't stored, and the keys give the order.
+        return keys.compactMap { key in
+            properties.first { $0.name == key.name }.map { $0.withField(key.field) }
+        }
+    }
+
+    /// Every stored instance property, in declaration order, each under its own name, with its attributes.
+    static func declaredProperties(of model: StructDeclSyntax) -> [StoredProperty] {
         var properties: [StoredProperty] = []
         for member in model.memberBlock.members {
             guard let variable = member.decl.as(VariableDeclSyntax.self),
@@ -68,18 +82,16 @@ public struct CloudRecordMacro: ExtensionMacro {
                 // `var a, b: Int` gives both the type written after the last of them. The generated code never
                 // names the type (reads infer it); only an optional changes which methods it calls.
                 let type = bindings[index...].lazy.compactMap({ $0.typeAnnotation?.type }).first
-                properties.append(
-                    StoredProperty(
-                        name: name, storage: isWrapped ? "_" + name : name, field: name,
-                        isOptional: !isWrapped && type.map(StoredProperty.isOptional) == true,
-                        isDecoded: !(isLet && binding.initializer != nil)))
+                var property = StoredProperty(
+                    name: name, identifier: pattern.identifier.text, storage: isWrapped ? "_" + name : name,
+                    field: name, isOptional: !isWrapped && type.map(StoredProperty.isOptional) == true,
+                    isDecoded: !(isLet && binding.initializer != nil))
+                // Read silently: `@CloudField` reports what it can't read where it is written.
+                property.attributes = FieldAttributes.read(variable.attributes, report: nil)
+                properties.append(property)
             }
         }
-        guard let keys = codingKeys(of: model) else { return properties }
-        // As in synthesized Codable, a property without a coding key isn't stored, and the keys give the order.
-        return keys.compactMap { key in
-            properties.first { $0.name == key.name }.map { $0.withField(key.field) }
-        }
+        return properties
     }
 
     /// Whether an attribute of a property is a property wrapper: a custom attribute, which by convention starts with
@@ -92,11 +104,12 @@ public struct CloudRecordMacro: ExtensionMacro {
             let first = name.first, first.isUppercase
         else { return false }
         return !name.hasSuffix("Actor") && !["ObservationIgnored", "ObservationTracked"].contains(name)
+            && !FieldAttributes.names.contains(name)
     }
 
     /// Whether the struct codes itself (`init(from:)` or `encode(to:)` of its own): a mapping generated from its
     /// properties wouldn't follow that code.
-    private static func hasOwnCodable(_ model: StructDeclSyntax) -> Bool {
+    static func hasOwnCodable(_ model: StructDeclSyntax) -> Bool {
         model.memberBlock.members.contains { member in
             if let initializer = member.decl.as(InitializerDeclSyntax.self) {
                 let labels = initializer.signature.parameterClause.parameters.map(\.firstName.text)
@@ -120,7 +133,7 @@ public struct CloudRecordMacro: ExtensionMacro {
     }
 
     /// The model's `CodingKeys` cases in order, each with its field name: its raw value, or its name.
-    private static func codingKeys(of model: StructDeclSyntax) -> [(name: String, field: String)]? {
+    static func codingKeys(of model: StructDeclSyntax) -> [(name: String, field: String)]? {
         for member in model.memberBlock.members {
             guard let keys = member.decl.as(EnumDeclSyntax.self), keys.name.text == "CodingKeys" else { continue }
             var fields: [(name: String, field: String)] = []
@@ -143,7 +156,7 @@ public struct CloudRecordMacro: ExtensionMacro {
     }
 
     /// `public` or `package` for a model of that access, so that the members can satisfy its conformance.
-    private static func accessModifier(of model: StructDeclSyntax) -> String {
+    static func accessModifier(of model: StructDeclSyntax) -> String {
         for modifier in model.modifiers {
             switch modifier.name.text {
             case "public", "open": return "public "
@@ -155,7 +168,7 @@ public struct CloudRecordMacro: ExtensionMacro {
     }
 
     /// A string literal of the text, its backslashes and quotes escaped (a raw value can hold either).
-    private static func literal(_ text: String) -> String {
+    static func literal(_ text: String) -> String {
         var escaped = "\""
         for character in text {
             if character == "\\" || character == "\"" { escaped.append("\\") }

@@ -4,6 +4,12 @@ import SwiftDiagnostics
 enum MappingDiagnostic: DiagnosticMessage {
     case notAStruct
     case ownCodable
+    case nameNotLiteral
+    case flagNotLiteral
+    case renameWithCodingKeys
+    case ignoreWithCodingKeys
+    case optionsTwice
+    case notAStoredProperty(String)
 
     var message: String {
         switch self {
@@ -13,6 +19,22 @@ enum MappingDiagnostic: DiagnosticMessage {
         case .ownCodable:
             "@CloudRecord can't follow a hand-written init(from:) or encode(to:); write the CloudRecordMappable "
                 + "conformance by hand so that it reads and writes the same fields"
+        case .nameNotLiteral:
+            "@CloudField(name:) takes a string literal: the field's name must be known when the model compiles"
+        case .flagNotLiteral:
+            "@CloudField's asset: and encrypted: take true or false, written as literals"
+        case .renameWithCodingKeys:
+            "this type declares CodingKeys, which name its fields: rename the field there (case title = \"name\") "
+                + "instead of with @CloudField(name:)"
+        case .ignoreWithCodingKeys:
+            "this type declares CodingKeys, which list its stored properties: leave the property out of them "
+                + "instead of marking it @CloudIgnored"
+        case .optionsTwice:
+            "this type declares cloudKitFieldOptions: give the field's options there, or move them all to "
+                + "@CloudField attributes, not both"
+        case .notAStoredProperty(let attribute):
+            "@\(attribute) applies to a stored property of a @CloudRecord struct; a computed or static property "
+                + "isn't stored in the record"
         }
     }
 
@@ -20,6 +42,12 @@ enum MappingDiagnostic: DiagnosticMessage {
         switch self {
         case .notAStruct: MessageID(domain: "NestedCloudKitMacros", id: "notAStruct")
         case .ownCodable: MessageID(domain: "NestedCloudKitMacros", id: "ownCodable")
+        case .nameNotLiteral: MessageID(domain: "NestedCloudKitMacros", id: "nameNotLiteral")
+        case .flagNotLiteral: MessageID(domain: "NestedCloudKitMacros", id: "flagNotLiteral")
+        case .renameWithCodingKeys: MessageID(domain: "NestedCloudKitMacros", id: "renameWithCodingKeys")
+        case .ignoreWithCodingKeys: MessageID(domain: "NestedCloudKitMacros", id: "ignoreWithCodingKeys")
+        case .optionsTwice: MessageID(domain: "NestedCloudKitMacros", id: "optionsTwice")
+        case .notAStoredProperty: MessageID(domain: "NestedCloudKitMacros", id: "notAStoredProperty")
         }
     }
 

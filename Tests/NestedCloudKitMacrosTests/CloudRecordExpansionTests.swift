@@ -10,7 +10,9 @@ import Testing
 struct CloudRecordExpansionTests {
     static let macros: [String: MacroSpec] = [
         "CloudRecord": MacroSpec(
-            type: CloudRecordMacro.self, conformances: ["CloudRecordEncodable", "CloudRecordDecodable"])
+            type: CloudRecordMacro.self, conformances: ["CloudRecordEncodable", "CloudRecordDecodable"]),
+        "CloudField": MacroSpec(type: CloudFieldMacro.self),
+        "CloudIgnored": MacroSpec(type: CloudFieldMacro.self),
     ]
 
     private func expect(
@@ -242,5 +244,137 @@ struct CloudRecordExpansionTests {
                     }
                 }
                 """)
+    }
+
+    @Test func propertyAttributesBecomeCodingKeysAndFieldOptions() {
+        expect(
+            """
+            @CloudRecord
+            public struct Album: CKCodable {
+                var id: String
+                @CloudField(name: "title") var name: String
+                @CloudField(reference: .deleteSelf) var owner: Person
+                @CloudField(asset: true, encrypted: false) var cover: Data
+                @CloudField(encrypted: true) var `default`: String
+                @CloudIgnored var isExpanded: Bool? = nil
+            }
+            """,
+            expandsTo: """
+                public struct Album: CKCodable {
+                    var id: String
+                    var name: String
+                    var owner: Person
+                    var cover: Data
+                    var `default`: String
+                    var isExpanded: Bool? = nil
+
+                    enum CodingKeys: String, CodingKey {
+                        case id
+                        case name = "title"
+                        case owner
+                        case cover
+                        case `default`
+                    }
+
+                    public static var cloudKitFieldOptions: NestedCloudKitCodable.CloudFieldOptions {
+                        NestedCloudKitCodable.CloudFieldOptions(keyedBy: CodingKeys.self, referenceActions: [.owner: .deleteSelf], assets: [.cover], encrypted: [.`default`])
+                    }
+                }
+
+                extension Album: CloudRecordEncodable, CloudRecordDecodable {
+                    public func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
+                        try record.encode(self.id, forKey: "id")
+                        try record.encode(self.name, forKey: "title")
+                        try record.encode(self.owner, forKey: "owner")
+                        try record.encode(self.cover, forKey: "cover")
+                        try record.encode(self.default, forKey: "default")
+                    }
+
+                    public init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
+                        self.id = try record.decode(forKey: "id")
+                        self.name = try record.decode(forKey: "title")
+                        self.owner = try record.decode(forKey: "owner")
+                        self.cover = try record.decode(forKey: "cover")
+                        self.default = try record.decode(forKey: "default")
+                    }
+                }
+                """)
+    }
+
+    @Test func attributesThatCantApplyAreRefusedWithClearMessages() {
+        expect(
+            """
+            @CloudRecord
+            struct Note: CKCodable {
+                var id: String
+                @CloudField(name: "heading") var title: String
+                @CloudField(reference: .deleteSelf) var folder: Folder
+                @CloudField(name: prefix + "body") var body: String
+                @CloudField(asset: isLarge) var attachment: Data
+                @CloudIgnored var summary: String { title }
+                @CloudIgnored var draft: String?
+
+                static let cloudKitFieldOptions = CloudFieldOptions()
+
+                enum CodingKeys: String, CodingKey {
+                    case id, title, folder, body, attachment
+                }
+            }
+            """,
+            expandsTo: """
+                struct Note: CKCodable {
+                    var id: String
+                    var title: String
+                    var folder: Folder
+                    var body: String
+                    var attachment: Data
+                    var summary: String { title }
+                    var draft: String?
+
+                    static let cloudKitFieldOptions = CloudFieldOptions()
+
+                    enum CodingKeys: String, CodingKey {
+                        case id, title, folder, body, attachment
+                    }
+                }
+
+                extension Note: CloudRecordEncodable, CloudRecordDecodable {
+                    func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
+                        try record.encode(self.id, forKey: "id")
+                        try record.encode(self.title, forKey: "title")
+                        try record.encode(self.folder, forKey: "folder")
+                        try record.encode(self.body, forKey: "body")
+                        try record.encode(self.attachment, forKey: "attachment")
+                    }
+
+                    init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
+                        self.id = try record.decode(forKey: "id")
+                        self.title = try record.decode(forKey: "title")
+                        self.folder = try record.decode(forKey: "folder")
+                        self.body = try record.decode(forKey: "body")
+                        self.attachment = try record.decode(forKey: "attachment")
+                    }
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "@CloudField(name:) takes a string literal: the field's name must be known when the "
+                        + "model compiles", line: 6, column: 23),
+                DiagnosticSpec(
+                    message: "@CloudField's asset: and encrypted: take true or false, written as literals", line: 7,
+                    column: 24),
+                DiagnosticSpec(
+                    message: "@CloudIgnored applies to a stored property of a @CloudRecord struct; a computed or "
+                        + "static property isn't stored in the record", line: 8, column: 5),
+                DiagnosticSpec(
+                    message: "this type declares CodingKeys, which name its fields: rename the field there (case "
+                        + "title = \"name\") instead of with @CloudField(name:)", line: 4, column: 5),
+                DiagnosticSpec(
+                    message: "this type declares CodingKeys, which list its stored properties: leave the property "
+                        + "out of them instead of marking it @CloudIgnored", line: 9, column: 5),
+                DiagnosticSpec(
+                    message: "this type declares cloudKitFieldOptions: give the field's options there, or move them "
+                        + "all to @CloudField attributes, not both", line: 1, column: 1),
+            ])
     }
 }

@@ -193,4 +193,69 @@ struct GeneratedMappingTests {
         #expect(record.fields.names == ["id", "full_name"])
         #expect(record["full_name"] == .string("Ada Lovelace"))
     }
+
+    // MARK: Property attributes
+
+    @CloudRecord
+    struct Album: CKCodable, Identifiable, Equatable {
+        var id: String
+        @CloudField(name: "title") var name: String
+        @CloudField(reference: .deleteSelf) var owner: Person
+        @CloudField(asset: true) var cover: Data
+        @CloudField(encrypted: true) var notes: String
+        @CloudIgnored var isExpanded = false
+    }
+
+    /// ``Album`` with its names and options written by hand, through Codable only.
+    struct CodableAlbum: CKCodable, Identifiable {
+        var id: String
+        var name: String
+        var owner: Person
+        var cover: Data
+        var notes: String
+        var isExpanded = false
+        var cloudKitRecordType: String { "Album" }
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case name = "title"
+            case owner, cover, notes
+        }
+
+        static let cloudKitFieldOptions = CloudFieldOptions(
+            keyedBy: CodingKeys.self, referenceActions: [.owner: .deleteSelf], assets: [.cover],
+            encrypted: [.notes])
+    }
+
+    @Test func propertyAttributesGiveTheRecordsOfNamesAndOptionsWrittenByHand() throws {
+        let owner = Person(id: "ada", name: "Ada Lovelace")
+        let album = Album(
+            id: "summer", name: "Summer", owner: owner, cover: Data([1, 2, 3]), notes: "private", isExpanded: true)
+        let records = try CKRecordEncoder().encodeRecords(album)
+        let codable = try CKRecordEncoder().encodeRecords(
+            CodableAlbum(
+                id: "summer", name: "Summer", owner: owner, cover: Data([1, 2, 3]), notes: "private",
+                isExpanded: true))
+        #expect(records == codable)
+        let root = try #require(records.last)
+        #expect(root.fields.names == ["id", "title", "owner", "cover", "notes"])
+        #expect(
+            root["owner"]
+                == .reference(CloudReference(recordID: CloudRecord.ID(recordName: "ada"), action: .deleteSelf)))
+        guard case .asset(let cover)? = root["cover"] else {
+            Issue.record("cover isn't an asset: \(String(describing: root["cover"]))")
+            return
+        }
+        #expect(cover.data == Data([1, 2, 3]))
+        #expect(root.encryptedFieldNames == ["notes"])
+        // Both paths read the record back the same way; the ignored property keeps its initial value.
+        let graph = try CKRecordEncoder().encodeGraph(album)
+        var expected = album
+        expected.isExpanded = false
+        #expect(try CKRecordDecoder().decode(Album.self, from: graph) == expected)
+        // The CodingKeys the macro wrote are the Codable conformance's too.
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(album)) as? [String: Any]
+        #expect(json?["title"] as? String == "Summer")
+        #expect(json?["isExpanded"] == nil)
+    }
 }

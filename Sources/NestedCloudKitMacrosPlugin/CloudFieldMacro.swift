@@ -1,0 +1,35 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// `@CloudField` and `@CloudIgnored`: markers that `@CloudRecord` reads; on their own they add nothing. They check
+/// only where they are written: on a stored instance property, since nothing else is stored in a record.
+public struct CloudFieldMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        let attribute = FieldAttributes.attributeName(node) ?? "CloudField"
+        guard let variable = declaration.as(VariableDeclSyntax.self), isStored(variable) else {
+            context.diagnose(Diagnostic(node: node, message: MappingDiagnostic.notAStoredProperty(attribute)))
+            return []
+        }
+        // Read for its diagnostics: a name or flag that isn't a literal.
+        var attributes = FieldAttributes()
+        attributes.read(node) { context.diagnose($0) }
+        return []
+    }
+
+    private static func isStored(_ variable: VariableDeclSyntax) -> Bool {
+        guard !variable.modifiers.contains(where: { ["static", "class"].contains($0.name.text) }) else { return false }
+        return variable.bindings.allSatisfy { binding in
+            guard let accessors = binding.accessorBlock else { return true }
+            switch accessors.accessors {
+            case .getter: return false
+            case .accessors(let list):
+                return !list.contains { ["get", "_read", "unsafeAddress"].contains($0.accessorSpecifier.text) }
+            }
+        }
+    }
+}
