@@ -29,17 +29,13 @@ struct School: CKCodable, Identifiable {
     var id: String
     var name: String
     var location: CloudLocation
-    var director: Person
+    // The school can't be saved without its director, and the director can't be deleted while the school
+    // points to it. Students and books are plain links (the default, `.none`).
+    @CloudField(reference: .validate) var director: Person
     var students: [Person]
     var books: [Book]
     var visits: Int
     var systemFields: CloudRecord.SystemFields?
-
-    // The school can't be saved without its director, and the director can't be deleted while the school
-    // points to it. Students and books are plain links (the default, `.none`).
-    func cloudKitReferenceActions() -> [String: CloudReference.Action] {
-        ["director": .validate]
-    }
 }
 
 extension School {
