@@ -14,13 +14,25 @@ actor SubscriptionStore {
     /// The file they are kept in, for a data directory; `nil` in memory.
     private let file: URL?
 
-    init(file: URL?) {
+    /// Subscriptions kept in memory only.
+    init() { file = nil }
+
+    /// The subscriptions kept in `file` (none if there is no file yet).
+    /// - Throws: ``DamagedFile`` if the file can't be read or decoded: starting without them would silently drop
+    ///   every subscription of the database, and the next save would write over the file.
+    init(file: URL) throws(DamagedFile) {
         self.file = file
-        if let file, let data = try? Data(contentsOf: file),
-            let stored = try? JSONDecoder().decode([String: Entry].self, from: data)
-        {
-            entries = stored
+        guard FileManager.default.fileExists(atPath: file.path) else { return }
+        do {
+            entries = try JSONDecoder().decode([String: Entry].self, from: Data(contentsOf: file))
+        } catch {
+            throw DamagedFile(reason: FilePaths.removed(from: "\(error)"))
         }
+    }
+
+    /// A subscriptions file that can't be read, and why (without its path).
+    struct DamagedFile: Error {
+        let reason: String
     }
 
     var all: [Entry] { entries.keys.sorted().compactMap { entries[$0] } }

@@ -361,4 +361,30 @@ import Testing
         #expect(!schema.text.contains(file.path))
         await harness.close()
     }
+
+    @Test func aDamagedSubscriptionsFileIsAnErrorNotAnEmptySet() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nckc-subs-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let harness = EmulatorHandlerHarness(EmulatorConfiguration(storage: .directory(directory.path)))
+        let folder = directory.appendingPathComponent(harness.container).appendingPathComponent("development")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let damaged = folder.appendingPathComponent("public.sqlite.subscriptions.json")
+        try Data("{\"zone-changes\": ".utf8).write(to: damaged)
+        let answer = try await harness.send(
+            "GET", "/database/1/\(harness.container)/development/public/subscriptions/list?ckAPIToken=t")
+        #expect(answer.status == 500)
+        #expect(answer.json["serverErrorCode"] as? String == "INTERNAL_ERROR")
+        let reason = try #require(answer.json["reason"] as? String)
+        #expect(
+            reason.hasPrefix(
+                "the subscriptions of the database \(harness.container)/development/public can't be read ("))
+        #expect(
+            reason.hasSuffix(
+                "move its public.sqlite.subscriptions.json file aside to open it without them, or put back a good copy")
+        )
+        #expect(!reason.contains(directory.path))
+        // Nothing was written over it.
+        #expect(try Data(contentsOf: damaged) == Data("{\"zone-changes\": ".utf8))
+        await harness.close()
+    }
 }
