@@ -1,4 +1,5 @@
 import Foundation
+import NestedCloudKitCodable
 
 /// A container's schema in one environment: record types, their fields' types and indexes, read from and written
 /// as CloudKit's schema language (`cktool export-schema` writes the same `.ckdb` text).
@@ -17,7 +18,7 @@ struct RecordSchema: Sendable, Hashable {
     /// The schema-language name of a wire type: `ASSETID` is `ASSET`, `X_LIST` is `LIST<X>`.
     static func languageType(_ wire: String) -> String {
         if wire.hasSuffix("_LIST") { return "LIST<\(languageType(String(wire.dropLast(5))))>" }
-        return wire == "ASSETID" ? "ASSET" : wire
+        return wire == CloudValue.Kind.asset.rawValue ? "ASSET" : wire
     }
 
     static func wireType(_ language: String) -> String? {
@@ -25,9 +26,10 @@ struct RecordSchema: Sendable, Hashable {
         if upper.hasPrefix("LIST<"), upper.hasSuffix(">") {
             return wireType(String(upper.dropFirst(5).dropLast())).map { $0 + "_LIST" }
         }
-        let known = ["STRING", "INT64", "DOUBLE", "TIMESTAMP", "BYTES", "REFERENCE", "LOCATION"]
-        if known.contains(upper) { return upper }
-        return upper == "ASSET" ? "ASSETID" : nil
+        // The language names the kinds of single values as the wire does, but for ASSET.
+        if upper == "ASSET" { return CloudValue.Kind.asset.rawValue }
+        guard let kind = CloudValue.Kind(rawValue: upper), !kind.isList, kind != .asset else { return nil }
+        return kind.rawValue
     }
 
     /// Parses `DEFINE SCHEMA ... RECORD TYPE Name ( field TYPE [QUERYABLE] [SORTABLE] [SEARCHABLE], ... );`.

@@ -13,6 +13,10 @@ actor SchemaRegistry {
     private var schemas: [Key: RecordSchema] = [:]
     private let storage: EmulatorStorage
 
+    /// The wire types of fields CloudKit's development environment doesn't index when a save creates them.
+    private static let unindexedKinds = Set(
+        [CloudValue.Kind.bytes, .asset, .assetList, .locationList].map(\.rawValue))
+
     init(storage: EmulatorStorage) {
         self.storage = storage
     }
@@ -60,7 +64,7 @@ actor SchemaRegistry {
                 throw .badRequest(
                     "Cannot create new field '\(name)' in production schema for type '\(record.recordType)'")
             }
-            let indexable = !["BYTES", "ASSETID", "ASSETID_LIST", "LOCATION_LIST"].contains(type)
+            let indexable = !Self.unindexedKinds.contains(type)
             fields?[name] = RecordSchema.Field(
                 type: type, isQueryable: indexable, isSortable: indexable && !type.hasSuffix("_LIST"),
                 isSearchable: type == "STRING")

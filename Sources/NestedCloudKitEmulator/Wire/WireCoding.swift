@@ -260,48 +260,52 @@ struct WireCoding: Sendable {
             guard let list = value.array else { throw bad("\(type) needs a list") }
             return list
         }
-        switch type {
-        case "STRING": return .string(try string(value))
-        case "INT64": return .int64(try number(value))
-        case "DOUBLE": return .double(try double(value))
-        case "TIMESTAMP": return .date(Self.date(milliseconds: try number(value)))
-        case "BYTES": return .bytes(try bytes(value))
-        case "REFERENCE": return .reference(try reference(value))
-        case "LOCATION": return .location(try location(value))
-        case "ASSETID": return .asset(try asset(value, index: nil))
-        case "STRING_LIST": return .stringList(try list(value).map { (item) throws(ServerError) in try string(item) })
-        case "INT64_LIST": return .int64List(try list(value).map { (item) throws(ServerError) in try number(item) })
-        case "DOUBLE_LIST": return .doubleList(try list(value).map { (item) throws(ServerError) in try double(item) })
-        case "TIMESTAMP_LIST":
+        if type == Self.unknownList {
+            guard try list(value).isEmpty else { throw bad("\(Self.unknownList) is only for an empty list") }
+            return .stringList([])
+        }
+        guard let kind = CloudValue.Kind(rawValue: type) else { throw bad("unknown type \(type)") }
+        switch kind {
+        case .string: return .string(try string(value))
+        case .int64: return .int64(try number(value))
+        case .double: return .double(try double(value))
+        case .date: return .date(Self.date(milliseconds: try number(value)))
+        case .bytes: return .bytes(try bytes(value))
+        case .reference: return .reference(try reference(value))
+        case .location: return .location(try location(value))
+        case .asset: return .asset(try asset(value, index: nil))
+        case .stringList: return .stringList(try list(value).map { (item) throws(ServerError) in try string(item) })
+        case .int64List: return .int64List(try list(value).map { (item) throws(ServerError) in try number(item) })
+        case .doubleList: return .doubleList(try list(value).map { (item) throws(ServerError) in try double(item) })
+        case .dateList:
             return .dateList(
                 try list(value).map { (item) throws(ServerError) in Self.date(milliseconds: try number(item)) })
-        case "BYTES_LIST": return .bytesList(try list(value).map { (item) throws(ServerError) in try bytes(item) })
-        case "REFERENCE_LIST":
+        case .bytesList: return .bytesList(try list(value).map { (item) throws(ServerError) in try bytes(item) })
+        case .referenceList:
             return .referenceList(try list(value).map { (item) throws(ServerError) in try reference(item) })
-        case "LOCATION_LIST":
+        case .locationList:
             return .locationList(try list(value).map { (item) throws(ServerError) in try location(item) })
-        case "ASSETID_LIST":
+        case .assetList:
             return .assetList(
                 try list(value).enumerated().map { (pair) throws(ServerError) in try asset(pair.1, index: pair.0) })
-        case "UNKNOWN_LIST":
-            guard try list(value).isEmpty else { throw bad("UNKNOWN_LIST is only for an empty list") }
-            return .stringList([])
-        default:
-            throw bad("unknown type \(type)")
         }
     }
+
+    /// The type of an empty list whose element type the client didn't know, as CloudKit names it; not a
+    /// ``CloudValue/Kind``: stored as an empty list of strings.
+    static let unknownList = "UNKNOWN_LIST"
 
     /// The type CloudKit infers for an untyped value. A number is `INT64` or `DOUBLE`; an untyped timestamp is
     /// therefore taken for an `INT64`, which is why clients must always send the type.
     static func inferredType(of value: JSONValue) -> String {
         switch value {
-        case .int: "INT64"
-        case .double: "DOUBLE"
-        case .string: "STRING"
-        case .array(let items): items.first.map { inferredType(of: $0) + "_LIST" } ?? "UNKNOWN_LIST"
-        case .object(let members) where members["latitude"] != nil: "LOCATION"
-        case .object(let members) where members["recordName"] != nil: "REFERENCE"
-        case .object: "ASSETID"
+        case .int: CloudValue.Kind.int64.rawValue
+        case .double: CloudValue.Kind.double.rawValue
+        case .string: CloudValue.Kind.string.rawValue
+        case .array(let items): items.first.map { inferredType(of: $0) + "_LIST" } ?? unknownList
+        case .object(let members) where members["latitude"] != nil: CloudValue.Kind.location.rawValue
+        case .object(let members) where members["recordName"] != nil: CloudValue.Kind.reference.rawValue
+        case .object: CloudValue.Kind.asset.rawValue
         case .null, .bool: "UNKNOWN"
         }
     }
