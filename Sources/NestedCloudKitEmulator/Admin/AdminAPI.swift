@@ -85,7 +85,7 @@ struct AdminAPI: Sendable {
             return .json(clock)
         case ("GET", "schema"):
             let (container, environment) = try schemaKey(request.query)
-            let schema = await state.schema.schema(container: container, environment: environment)
+            let schema = try await state.schema.schema(container: container, environment: environment)
             return EmulatorResponse(
                 status: 200, headers: ["Content-Type": "text/plain; charset=UTF-8"], body: Data(schema.text.utf8))
         case ("POST", "schema"):
@@ -180,7 +180,7 @@ struct AdminAPI: Sendable {
         let key = handle.key
         var coding = state.coding(for: handle, baseURL: baseURL)
         coding.embedsAssetData = embeddingAssets
-        let types = await state.schema.schema(container: key.container, environment: key.environment).types.keys
+        let types = try await state.schema.schema(container: key.container, environment: key.environment).types.keys
             .sorted()
         let zones = try await RecordsEndpoint.call { try await handle.database.allRecordZones() }
         var result: [JSONValue] = []

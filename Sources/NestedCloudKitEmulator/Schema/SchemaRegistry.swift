@@ -21,12 +21,24 @@ actor SchemaRegistry {
         self.storage = storage
     }
 
-    func schema(container: String, environment: EmulatorEnvironment) -> RecordSchema {
+    /// A container's schema in an environment: the one imported or grown by saves, or an empty one.
+    /// - Throws: An internal error if the schema's file can't be read or parsed: an empty schema in its place would
+    ///   refuse every production save, and the next development save would write over the file.
+    func schema(container: String, environment: EmulatorEnvironment) throws(ServerError) -> RecordSchema {
         let key = Key(container: container, environment: environment)
         if let schema = schemas[key] { return schema }
-        let loaded =
-            file(for: key).flatMap { try? String(contentsOf: $0, encoding: .utf8) }
-            .flatMap { try? RecordSchema(parsing: $0) } ?? RecordSchema()
+        var loaded = RecordSchema()
+        if let file = file(for: key), FileManager.default.fileExists(atPath: file.path) {
+            do {
+                loaded = try RecordSchema(parsing: try String(contentsOf: file, encoding: .utf8))
+            } catch {
+                let reason = (error as? ServerError)?.reason ?? FilePaths.removed(from: "\(error)")
+                throw ServerError(
+                    .internalError,
+                    "the schema of \(container) in \(environment.rawValue) can't be read (\(reason)); fix its "
+                        + "schema.ckdb file under the data directory, or move it aside to start from an empty schema")
+            }
+        }
         schemas[key] = loaded
         return loaded
     }
@@ -40,7 +52,7 @@ actor SchemaRegistry {
 
     /// Checks a record to save against the schema; in development, adds what it lacks.
     func check(_ record: CloudRecord, key: DatabaseKey) throws(ServerError) {
-        var schema = schema(container: key.container, environment: key.environment)
+        var schema = try schema(container: key.container, environment: key.environment)
         var fields = schema.types[record.recordType]
         if fields == nil {
             guard key.environment == .development else {
@@ -82,7 +94,7 @@ actor SchemaRegistry {
         throws(ServerError)
     {
         guard key.environment == .production else { return }
-        let schema = schema(container: key.container, environment: key.environment)
+        let schema = try schema(container: key.container, environment: key.environment)
         guard let fields = schema.types[recordType] else {
             throw .badRequest("Did not find record type: \(recordType)")
         }

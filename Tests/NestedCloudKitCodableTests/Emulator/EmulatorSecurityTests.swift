@@ -387,4 +387,39 @@ import Testing
         #expect(try Data(contentsOf: damaged) == Data("{\"zone-changes\": ".utf8))
         await harness.close()
     }
+
+    @Test func aDamagedSchemaFileIsAnErrorNotAnEmptySchema() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "nckc-schema-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let harness = EmulatorHandlerHarness(EmulatorConfiguration(storage: .directory(directory.path)))
+        let folder = directory.appendingPathComponent(harness.container).appendingPathComponent("development")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let damaged = folder.appendingPathComponent("schema.ckdb")
+        try Data([0xFF, 0xFE, 0x00]).write(to: damaged)
+        let answer = try await harness.send("GET", "/emulator/v1/schema?container=\(harness.container)")
+        #expect(answer.status == 500)
+        #expect(answer.json["serverErrorCode"] as? String == "INTERNAL_ERROR")
+        let reason = try #require(answer.json["reason"] as? String)
+        #expect(reason.hasPrefix("the schema of \(harness.container) in development can't be read ("))
+        #expect(!reason.contains(directory.path))
+        // A save that would grow the schema is refused too, and leaves the file as it was.
+        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let save = try await alice.call(
+            "records/modify",
+            [
+                "operations": [
+                    [
+                        "operationType": "create",
+                        "record": [
+                            "recordType": "Note", "recordName": "n",
+                            "fields": ["title": ["value": "a", "type": "STRING"]],
+                        ],
+                    ]
+                ]
+            ])
+        #expect(save.text.contains("the schema of \(harness.container) in development can't be read"))
+        #expect(try Data(contentsOf: damaged) == Data([0xFF, 0xFE, 0x00]))
+        await harness.close()
+    }
 }
