@@ -694,6 +694,23 @@ final class DecodingSession {
         }
     }
 
+    /// The values of a reference list's records, in order, each read as
+    /// ``decodeRequiredReference(_:reference:at:parent:field:nesting:)`` reads one, at `path` and its index.
+    func decodeRequiredReferences<Value: CKDecodable>(
+        _ type: Value.Type, _ references: [CloudReference], at path: CodingPath, parent: CloudRecord.ID,
+        field: String?, nesting: Int
+    ) throws -> [Value] {
+        var values: [Value] = []
+        values.reserveCapacity(references.count)
+        for index in references.indices {
+            values.append(
+                try decodeRequiredReference(
+                    Value.self, reference: references[index], at: path.appending(index: index), parent: parent,
+                    field: field, nesting: nesting))
+        }
+        return values
+    }
+
     /// Where a reference leads: a record in hand, nowhere, or (while probing) a placeholder, the reference noted.
     private enum ReferencedRecord {
         case slot(Int)

@@ -22,15 +22,9 @@ extension Array: RecordListDecoding where Element: Decodable {
     ) throws -> [Element]? {
         // `Model` is `Element`, opened from the cast above; checked, so the array's bits can be reused as is.
         guard Model.self == Element.self else { return nil }
-        var values: [Model] = []
-        values.reserveCapacity(references.count)
-        let parent = decoder.record.id
-        for index in references.indices {
-            values.append(
-                try decoder.session.decodeRequiredReference(
-                    Model.self, reference: references[index], at: decoder.path.appending(index: index),
-                    parent: parent, field: decoder.field, nesting: decoder.nesting))
-        }
+        let values = try decoder.session.decodeRequiredReferences(
+            Model.self, references, at: decoder.path, parent: decoder.record.id, field: decoder.field,
+            nesting: decoder.nesting)
         return unsafeBitCast(values, to: [Element].self)
     }
 }

@@ -296,16 +296,8 @@ struct ValueKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let field = key.stringValue
         let fieldPath = decoder.path.appending(key)
         return try throwingDecodingErrors {
-            var values: [T] = []
-            values.reserveCapacity(references.count)
-            let parent = decoder.record.id
-            for index in references.indices {
-                values.append(
-                    try decoder.session.decodeRequiredReference(
-                        T.self, reference: references[index], at: fieldPath.appending(index: index), parent: parent,
-                        field: field, nesting: decoder.nesting))
-            }
-            return values
+            try decoder.session.decodeRequiredReferences(
+                T.self, references, at: fieldPath, parent: decoder.record.id, field: field, nesting: decoder.nesting)
         }
     }
 
