@@ -21,15 +21,9 @@ public struct CloudFieldMacro: PeerMacro {
         return []
     }
 
+    /// Whether the declaration is of stored instance properties the mapping codes: not static, lazy or computed.
     private static func isStored(_ variable: VariableDeclSyntax) -> Bool {
-        guard !variable.modifiers.contains(where: { ["static", "class"].contains($0.name.text) }) else { return false }
-        return variable.bindings.allSatisfy { binding in
-            guard let accessors = binding.accessorBlock else { return true }
-            switch accessors.accessors {
-            case .getter: return false
-            case .accessors(let list):
-                return !list.contains { ["get", "_read", "unsafeAddress"].contains($0.accessorSpecifier.text) }
-            }
-        }
+        !variable.modifiers.contains { ["static", "class", "lazy"].contains($0.name.text) }
+            && !variable.bindings.contains { $0.accessorBlock.map(CloudRecordMacro.isComputed) == true }
     }
 }

@@ -5,8 +5,8 @@ import SwiftSyntaxMacros
 
 /// The members `@CloudRecord` adds from its properties' attributes, so that the Codable path reads them too:
 /// `CodingKeys` when `@CloudField(name:)` renames a field or `@CloudIgnored` leaves one out, and
-/// `cloudKitFieldOptions` when `@CloudField` sets options. Both coders follow those members, so a model's records are the same whichever path
-/// it takes.
+/// `cloudKitFieldOptions` when `@CloudField` sets options. Both coders follow those members, so a model's records
+/// are the same whichever path it takes.
 extension CloudRecordMacro: MemberMacro {
     public static func expansion(
         of node: AttributeSyntax,
@@ -64,6 +64,8 @@ extension CloudRecordMacro: MemberMacro {
     /// `cloudKitFieldOptions` keyed by the coding keys, so the compiler checks every name. Computed: a generic
     /// struct can't hold a static stored property, and the coders read it once per type and encode.
     private static func fieldOptionsDeclaration(_ properties: [StoredProperty], access: String) -> DeclSyntax {
+        // An ignored property has no coding key to name, and no field for options to apply to.
+        let properties = properties.filter { !$0.attributes.isIgnored }
         let actions = properties.compactMap { property in
             property.attributes.referenceAction.map { "\(property.key): \($0)" }
         }

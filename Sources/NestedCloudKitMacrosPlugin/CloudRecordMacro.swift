@@ -124,7 +124,7 @@ public struct CloudRecordMacro: ExtensionMacro {
     }
 
     /// Whether an accessor block makes a computed property (a getter), rather than observers of a stored one.
-    private static func isComputed(_ accessors: AccessorBlockSyntax) -> Bool {
+    static func isComputed(_ accessors: AccessorBlockSyntax) -> Bool {
         switch accessors.accessors {
         case .getter: return true
         case .accessors(let list):

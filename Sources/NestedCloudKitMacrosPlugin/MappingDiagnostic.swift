@@ -33,8 +33,8 @@ enum MappingDiagnostic: DiagnosticMessage {
             "this type declares cloudKitFieldOptions: give the field's options there, or move them all to "
                 + "@CloudField attributes, not both"
         case .notAStoredProperty(let attribute):
-            "@\(attribute) applies to a stored property of a @CloudRecord struct; a computed or static property "
-                + "isn't stored in the record"
+            "@\(attribute) applies to a stored property of a @CloudRecord struct; a computed, static or lazy "
+                + "property isn't stored in the record"
         }
     }
 

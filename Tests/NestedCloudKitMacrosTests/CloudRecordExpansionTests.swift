@@ -364,8 +364,8 @@ struct CloudRecordExpansionTests {
                     message: "@CloudField's asset: and encrypted: take true or false, written as literals", line: 7,
                     column: 24),
                 DiagnosticSpec(
-                    message: "@CloudIgnored applies to a stored property of a @CloudRecord struct; a computed or "
-                        + "static property isn't stored in the record", line: 8, column: 5),
+                    message: "@CloudIgnored applies to a stored property of a @CloudRecord struct; a computed, "
+                        + "static or lazy property isn't stored in the record", line: 8, column: 5),
                 DiagnosticSpec(
                     message: "this type declares CodingKeys, which name its fields: rename the field there (case "
                         + "title = \"name\") instead of with @CloudField(name:)", line: 4, column: 5),
