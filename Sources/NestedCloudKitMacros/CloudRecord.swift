@@ -54,7 +54,7 @@ public macro CloudRecord() = #externalMacro(module: "NestedCloudKitMacrosPlugin"
 ///
 /// - Parameters:
 ///   - name: The field's name in the record, if not the property's.
-///   - reference: The reference action of a property that holds another model (``CloudReference/Action``).
+///   - reference: The reference action of a property that holds another model (`CloudReference.Action`).
 ///   - asset: Whether a `Data` property is stored as an asset rather than bytes.
 ///   - encrypted: Whether CloudKit keeps the field's value encrypted.
 @attached(peer)
