@@ -363,13 +363,9 @@ import Testing
     }
 
     @Test func aDamagedSubscriptionsFileIsAnErrorNotAnEmptySet() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nckc-subs-\(UUID().uuidString)")
+        let (harness, directory, damaged) = try Self.dataDirectory(
+            holding: "public.sqlite.subscriptions.json", Data("{\"zone-changes\": ".utf8))
         defer { try? FileManager.default.removeItem(at: directory) }
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(storage: .directory(directory.path)))
-        let folder = directory.appendingPathComponent(harness.container).appendingPathComponent("development")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let damaged = folder.appendingPathComponent("public.sqlite.subscriptions.json")
-        try Data("{\"zone-changes\": ".utf8).write(to: damaged)
         let answer = try await harness.send(
             "GET", "/database/1/\(harness.container)/development/public/subscriptions/list?ckAPIToken=t")
         #expect(answer.status == 500)
@@ -389,14 +385,8 @@ import Testing
     }
 
     @Test func aDamagedSchemaFileIsAnErrorNotAnEmptySchema() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "nckc-schema-\(UUID().uuidString)")
+        let (harness, directory, damaged) = try Self.dataDirectory(holding: "schema.ckdb", Data([0xFF, 0xFE, 0x00]))
         defer { try? FileManager.default.removeItem(at: directory) }
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(storage: .directory(directory.path)))
-        let folder = directory.appendingPathComponent(harness.container).appendingPathComponent("development")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let damaged = folder.appendingPathComponent("schema.ckdb")
-        try Data([0xFF, 0xFE, 0x00]).write(to: damaged)
         let answer = try await harness.send("GET", "/emulator/v1/schema?container=\(harness.container)")
         #expect(answer.status == 500)
         #expect(answer.json["serverErrorCode"] as? String == "INTERNAL_ERROR")
@@ -421,5 +411,19 @@ import Testing
         #expect(save.text.contains("the schema of \(harness.container) in development can't be read"))
         #expect(try Data(contentsOf: damaged) == Data([0xFF, 0xFE, 0x00]))
         await harness.close()
+    }
+
+    /// An emulator over a new data directory that already holds a file of the test container's development
+    /// environment, as an earlier run (or a damaged disk) left it.
+    private static func dataDirectory(holding name: String, _ contents: Data) throws -> (
+        harness: EmulatorHandlerHarness, directory: URL, file: URL
+    ) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nckc-data-\(UUID().uuidString)")
+        let harness = EmulatorHandlerHarness(EmulatorConfiguration(storage: .directory(directory.path)))
+        let folder = directory.appendingPathComponent(harness.container).appendingPathComponent("development")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent(name)
+        try contents.write(to: file)
+        return (harness, directory, file)
     }
 }
