@@ -9,14 +9,11 @@ import Testing
 @Suite("Sync: records a fetch can't apply")
 struct SkippedRecordTests {
     /// Whether a custom policy fails, switched by the test.
-    ///
-    /// `@unchecked Sendable` is sound: `failing` is only touched while `lock` is held.
-    final class PolicySwitch: @unchecked Sendable {
-        private var failing = true
-        private let lock = NSLock()
+    final class PolicySwitch: Sendable {
+        private let failing = Locked(true)
         var isFailing: Bool {
-            get { lock.withLock { failing } }
-            set { lock.withLock { failing = newValue } }
+            get { failing.withLock { $0 } }
+            set { failing.withLock { $0 = newValue } }
         }
     }
 

@@ -130,12 +130,9 @@ struct ZoneDeletionTests {
 }
 
 /// The deletions a response hook was asked about.
-///
-/// `@unchecked Sendable` is sound: `asked` is only touched while `lock` is held.
-final class AskedDeletions: @unchecked Sendable {
-    private var asked: [CloudZoneDeletion] = []
-    private let lock = NSLock()
+final class AskedDeletions: Sendable {
+    private let asked = Locked<[CloudZoneDeletion]>([])
 
-    func append(_ deletion: CloudZoneDeletion) { lock.withLock { asked.append(deletion) } }
-    var deletions: [CloudZoneDeletion] { lock.withLock { asked } }
+    func append(_ deletion: CloudZoneDeletion) { asked.withLock { $0.append(deletion) } }
+    var deletions: [CloudZoneDeletion] { asked.withLock { $0 } }
 }

@@ -1,14 +1,13 @@
 import Foundation
+import NestedCloudKitCodable
 
 /// The file that keeps the user's web auth token between runs, rewritten with each new token CloudKit gives.
 ///
 /// CloudKit retires a token as soon as it gives the next one, so a new token that can't be written must not be
 /// dropped: the failure is kept, with the token, for ``ConnectionOptions/withDatabase(environment:_:)`` to report.
-final class WebAuthTokenFile: @unchecked Sendable {
-    // @unchecked: `failure` is only read and written while holding `lock`; `url` never changes.
+final class WebAuthTokenFile: Sendable {
     let url: URL
-    private let lock = NSLock()
-    private var storedFailure: CKWSFailure?
+    private let storedFailure = Locked<CKWSFailure?>(nil)
 
     init(path: String) {
         url = URL(fileURLWithPath: path)
@@ -16,7 +15,7 @@ final class WebAuthTokenFile: @unchecked Sendable {
 
     /// Why the last new token couldn't be written, with the token; `nil` when every one was.
     var failure: CKWSFailure? {
-        lock.withLock { storedFailure }
+        storedFailure.withLock { $0 }
     }
 
     /// Writes the token in place of the old one.
@@ -24,10 +23,12 @@ final class WebAuthTokenFile: @unchecked Sendable {
         do {
             // Atomically, so an interrupted run leaves the old token or the new one, never half of one.
             try Data(token.utf8).write(to: url, options: .atomic)
-            lock.withLock { storedFailure = nil }
+            storedFailure.withLock { $0 = nil }
         } catch {
             let reason = (error as NSError).localizedDescription
-            lock.withLock { storedFailure = .webAuthTokenNotStored(path: url.path, reason: reason, token: token) }
+            storedFailure.withLock {
+                $0 = .webAuthTokenNotStored(path: url.path, reason: reason, token: token)
+            }
         }
     }
 }

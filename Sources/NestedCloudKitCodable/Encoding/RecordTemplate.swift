@@ -14,24 +14,18 @@ struct RecordTemplate: Sendable {
 /// of one model, a list saved model by model) are checked against the last one of their type too, not only the
 /// records of one graph. One entry per model type; a type's entry changes only when a record of it writes other
 /// keys or names than the last.
-final class RecordTemplates: @unchecked Sendable {
-    // Unchecked Sendable: `templates` is only read or written with `lock` held.
+final class RecordTemplates: Sendable {
     static let shared = RecordTemplates()
 
-    private let lock = NSLock()
-    private var templates: [ObjectIdentifier: RecordTemplate] = [:]
+    private let templates = Locked<[ObjectIdentifier: RecordTemplate]>([:])
 
     /// The template of a model type, or `nil` before a record of the type has been encoded.
     func template(for type: ObjectIdentifier) -> RecordTemplate? {
-        lock.lock()
-        defer { lock.unlock() }
-        return templates[type]
+        templates.withLock { $0[type] }
     }
 
     /// Makes a template the type's.
     func set(_ template: RecordTemplate, for type: ObjectIdentifier) {
-        lock.lock()
-        defer { lock.unlock() }
-        templates[type] = template
+        templates.withLock { $0[type] = template }
     }
 }

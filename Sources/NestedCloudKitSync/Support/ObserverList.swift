@@ -1,30 +1,32 @@
 import Foundation
+import NestedCloudKitCodable
 
 /// Callbacks to run after each local change.
-///
-/// `@unchecked Sendable` is sound: `observers` and `nextToken` are only touched while `lock` is held, and the
-/// callbacks are `@Sendable`.
-final class ObserverList: @unchecked Sendable {
+final class ObserverList: Sendable {
     struct Token: Hashable, Sendable { let value: Int }
 
-    private var observers: [Int: @Sendable () -> Void] = [:]
-    private var nextToken = 0
-    private let lock = NSLock()
+    private struct State {
+        var observers: [Int: @Sendable () -> Void] = [:]
+        var nextToken = 0
+    }
+
+    private let state = Locked(State())
 
     func add(_ body: @escaping @Sendable () -> Void) -> Token {
-        lock.withLock {
-            nextToken += 1
-            observers[nextToken] = body
-            return Token(value: nextToken)
+        state.withLock { state in
+            state.nextToken += 1
+            state.observers[state.nextToken] = body
+            return Token(value: state.nextToken)
         }
     }
 
     func remove(_ token: Token) {
-        lock.withLock { _ = observers.removeValue(forKey: token.value) }
+        state.withLock { _ = $0.observers.removeValue(forKey: token.value) }
     }
 
     func notify() {
-        let bodies = lock.withLock { Array(observers.values) }
+        // Called outside the lock: a callback may add or remove observers.
+        let bodies = state.withLock { Array($0.observers.values) }
         for body in bodies { body() }
     }
 }

@@ -6,7 +6,7 @@ import Testing
 /// A clock that moves on one second each time it is read, so every save gets its own modification date and a test
 /// can name the moment between two saves without sleeping.
 final class SteppingClock: CloudClock {
-    private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    private let current = Locked(Date(timeIntervalSince1970: 1_800_000_000))
 
     func now() -> Date {
         current.withLock { date in
@@ -16,21 +16,6 @@ final class SteppingClock: CloudClock {
     }
 
     func sleep(for duration: Duration) async throws {}
-}
-
-/// A value behind a lock, for a clock read from several tasks.
-final class Mutex<Value: Sendable>: @unchecked Sendable {
-    // Unchecked Sendable: `value` is only touched with `lock` held.
-    private var value: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
 }
 
 /// Change tracking, checked once against every backend: what a sync client relies on.

@@ -1,6 +1,5 @@
 import Foundation
 import NestedCloudKitCodable
-import Synchronization
 import Testing
 
 /// Every way decoding fails is a thrown error with the case, the record and the coding path.
@@ -324,7 +323,7 @@ struct DecodingErrorTests {
     func completions(
         from root: CloudRecord, database: InMemoryCloudDatabase
     ) async -> [(Shelf?, CKCodableError?)] {
-        let calls = Mutex<[(Shelf?, CKCodableError?)]>([])
+        let calls = Locked<[(Shelf?, CKCodableError?)]>([])
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             CKRecordDecoder().decode(Shelf.self, from: root, referenceDatabase: database) { value, error in
                 calls.withLock { $0.append((value, error)) }

@@ -56,7 +56,7 @@ struct GraphDecodingTests {
     }
 
     /// How many times each record name was decoded as a ``CountedLeaf``: names are unique to one test.
-    static let decodedNames = Mutex<[String: Int]>([:])
+    static let decodedNames = Locked<[String: Int]>([:])
 
     struct CountedLeaf: CKCodable, Identifiable, Equatable {
         var id: String

@@ -34,33 +34,34 @@ struct Device: Sendable {
 }
 
 /// The events an engine reported, in order.
-///
-/// `@unchecked Sendable` is sound: `events` and `finishes` are only touched while `lock` is held.
-final class EventRecorder: @unchecked Sendable {
-    private var recorded: [SyncEvent] = []
-    private var finishes = 0
-    private var consumedFinishes = 0
-    private let lock = NSLock()
+final class EventRecorder: Sendable {
+    private struct State {
+        var recorded: [SyncEvent] = []
+        var finishes = 0
+        var consumedFinishes = 0
+    }
+
+    private let state = Locked(State())
 
     func append(_ event: SyncEvent) {
-        lock.withLock {
-            recorded.append(event)
-            if case .syncFinished = event { finishes += 1 }
+        state.withLock { state in
+            state.recorded.append(event)
+            if case .syncFinished = event { state.finishes += 1 }
         }
     }
 
     /// Every event so far.
-    var events: [SyncEvent] { lock.withLock { recorded } }
+    var events: [SyncEvent] { state.withLock { $0.recorded } }
 
     /// Forgets the events so far.
-    func clear() { lock.withLock { recorded = [] } }
+    func clear() { state.withLock { $0.recorded = [] } }
 
     /// Waits until one more sync's `syncFinished` arrived than the last call saw.
     func waitForFinish() async {
         while true {
-            let done = lock.withLock {
-                if finishes > consumedFinishes {
-                    consumedFinishes += 1
+            let done = state.withLock { state in
+                if state.finishes > state.consumedFinishes {
+                    state.consumedFinishes += 1
                     return true
                 }
                 return false

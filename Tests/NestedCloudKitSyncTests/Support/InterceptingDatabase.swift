@@ -3,14 +3,11 @@ import NestedCloudKitCodable
 import NestedCloudKitSync
 
 /// Holds a store a wrapper's hook writes to, set after the device is made.
-///
-/// `@unchecked Sendable` is sound: `value` is only touched while `lock` is held.
-final class StoreBox: @unchecked Sendable {
-    private var value: SyncStore?
-    private let lock = NSLock()
+final class StoreBox: Sendable {
+    private let value = Locked<SyncStore?>(nil)
     var store: SyncStore? {
-        get { lock.withLock { value } }
-        set { lock.withLock { value = newValue } }
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
     }
 }
 
