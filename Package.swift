@@ -94,7 +94,7 @@ let package = Package(
                 // SyncCrashWriter only to have it built: the tests run it as a process and kill it.
                 "NestedCloudKitCodable", "NestedCloudKitSync", "NestedCloudKitSQLite", "SyncCrashWriter",
                 // The device scenarios run against the emulator too, through the Web Services client.
-                "NestedCloudKitEmulator", "NestedCloudKitWebServices", "EmulatorTestSupport",
+                "NestedCloudKitEmulator", "NestedCloudKitWebServices", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -159,13 +159,32 @@ let package = Package(
             ],
             path: "SyncExample"
         ),
+        // A test target per module, each with the products it tests; what they share is in TestSupport.
         .testTarget(
             name: "NestedCloudKitCodableTests",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite", "SQLiteCrashWriter",
-                "NestedCloudKitWebServices", "NestedCloudKitEmulator", "EmulatorTestSupport",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "NestedCloudKitCodable", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "NestedCloudKitSQLiteTests",
+            // SQLiteCrashWriter only to have it built: the tests run it as a process and kill it.
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitSQLite", "SQLiteCrashWriter", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
+            name: "NestedCloudKitEmulatorTests",
+            dependencies: ["NestedCloudKitCodable", "NestedCloudKitEmulator", "TestSupport"]
+        ),
+        // CloudKit's semantics, checked once against every database backend (TestSupport's DatabaseBackend.all).
+        .testTarget(
+            name: "NestedCloudKitConformanceTests",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices", "NestedCloudKitEmulator",
+                "TestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
@@ -181,9 +200,16 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // What the test targets that start emulators share: a trait that stops each test's emulators when it ends.
+        // What the test targets share: the backend matrix, models, record builders and expectations, clocks, and a
+        // trait that stops each test's emulators when it ends.
         .target(
-            name: "EmulatorTestSupport", dependencies: ["NestedCloudKitEmulator"], path: "Tests/EmulatorTestSupport"),
+            name: "TestSupport",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices", "NestedCloudKitEmulator",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            path: "Tests/TestSupport"
+        ),
         // A loopback HTTP server that stands in for CloudKit Web Services, checking signatures as CloudKit does.
         .target(
             name: "CloudKitTestServer",

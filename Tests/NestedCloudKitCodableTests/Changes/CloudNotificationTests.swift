@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Reading CloudKit's push payloads: the forms observed from CloudKit and its Web Services long-poll.

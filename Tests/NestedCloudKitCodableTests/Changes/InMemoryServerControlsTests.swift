@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// The controls that make `InMemoryCloudDatabase` a simulated CloudKit server for a sync engine's tests.

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Hostile shapes at full size: each either decodes within the decoder's bounds or stops with the bound's error,

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Every way decoding fails is a thrown error with the case, the record and the coding path.

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Graphs come back whole, in as many round trips as they are deep, each record fetched once.

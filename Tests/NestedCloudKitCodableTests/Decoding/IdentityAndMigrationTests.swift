@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// System fields, record names as identifiers, updates without conflicts, and 1.0's data.

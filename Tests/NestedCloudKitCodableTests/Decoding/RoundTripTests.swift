@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Every row of the mapping table and every encoder option, encoded, saved, fetched and decoded back.

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Resolving learns each type's record fields from one record and reads the rest from that; a model that decodes

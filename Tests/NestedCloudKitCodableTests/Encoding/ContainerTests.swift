@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Hand-written `encode(to:)` implementations: nested containers, super encoders, single values.

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Inputs that once gave wrong, unstable or lost data; each stays fixed.

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// A model type's own storage declarations (``CloudFieldOptions``): reference actions, assets, encrypted fields

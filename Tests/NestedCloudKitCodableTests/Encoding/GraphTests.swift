@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// The object graph: shared children, diamonds, cycles, clashes, order.

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Nested `Codable` values that aren't records: embedded as JSON, or flattened into fields.

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Optionals: absent on a new record, cleared on one that exists on the server; system fields kept.

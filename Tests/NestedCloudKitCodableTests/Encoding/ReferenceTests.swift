@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Nested `CKEncodable` values become records of their own, linked by references.

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Models see Swift's standard `DecodingError`s, so the fallbacks they write for `JSONDecoder` work; callers see

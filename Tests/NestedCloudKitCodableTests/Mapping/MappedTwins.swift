@@ -1,12 +1,13 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 
 // The round-trip properties' models again, each with a record mapping written as the `@CloudRecord` macro writes
 // it: a property per line, the common types through their own methods, nested models through the model methods,
 // everything else through the generic ones. Each twin's record type is its Codable model's, so both must give the
 // same records.
 
-extension RoundTripProperties {
+extension GeneratedModels {
     struct MappedChild: CKCodable, CloudRecordMappable, Identifiable, Equatable {
         var id: String
         var name: String

@@ -1,20 +1,21 @@
 import Foundation
 import NestedCloudKitCodable
 import PropertyBased
+import TestSupport
 import Testing
 
 /// Models with a record mapping (``CloudRecordMappable``) give exactly the records and values their `Codable`
 /// twins give, in every combination: mapped or Codable roots and children, field options, strategies, errors.
 @Suite("Record mappings")
 struct RecordMappingTests {
-    typealias Sample = RoundTripProperties.Sample
-    typealias MappedSample = RoundTripProperties.MappedSample
-    typealias Child = RoundTripProperties.Child
-    typealias MappedChild = RoundTripProperties.MappedChild
+    typealias Sample = GeneratedModels.Sample
+    typealias MappedSample = GeneratedModels.MappedSample
+    typealias Child = GeneratedModels.Child
+    typealias MappedChild = GeneratedModels.MappedChild
 
     @Test func aMappedModelGivesTheRecordsOfItsCodableTwin() async {
-        await propertyCheck(count: 200, input: RoundTripProperties.seeds) { seed in
-            var maker = RoundTripProperties.Maker(state: seed)
+        await propertyCheck(count: 200, input: GeneratedModels.seeds) { seed in
+            var maker = GeneratedModels.Maker(state: seed)
             let sample = maker.sample()
             let codable = try CKRecordEncoder().encodeRecords(sample)
             let mapped = try CKRecordEncoder().encodeRecords(MappedSample(sample))
@@ -24,8 +25,8 @@ struct RecordMappingTests {
     }
 
     @Test func aMappedModelDecodesTheValueOfItsCodableTwin() async {
-        await propertyCheck(count: 200, input: RoundTripProperties.seeds) { seed in
-            var maker = RoundTripProperties.Maker(state: seed)
+        await propertyCheck(count: 200, input: GeneratedModels.seeds) { seed in
+            var maker = GeneratedModels.Maker(state: seed)
             let sample = maker.sample()
             let graph = try CKRecordEncoder().encodeGraph(sample)
             #expect(try CKRecordDecoder().decode(MappedSample.self, from: graph) == MappedSample(sample))
@@ -33,8 +34,8 @@ struct RecordMappingTests {
     }
 
     @Test func aMappedModelIsResolvedFromADatabaseAsItsCodableTwinIs() async {
-        await propertyCheck(count: 40, input: RoundTripProperties.seeds) { seed in
-            var maker = RoundTripProperties.Maker(state: seed)
+        await propertyCheck(count: 40, input: GeneratedModels.seeds) { seed in
+            var maker = GeneratedModels.Maker(state: seed)
             let sample = maker.sample()
             let database = InMemoryCloudDatabase()
             let saved = try await database.saveRecords(try CKRecordEncoder().encodeRecords(MappedSample(sample)))

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// The encoder checks the first record of a type in full and the next ones against it (the same keys in the same

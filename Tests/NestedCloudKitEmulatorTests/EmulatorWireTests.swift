@@ -1,6 +1,6 @@
-import EmulatorTestSupport
 import Foundation
 import NestedCloudKitEmulator
+import TestSupport
 import Testing
 
 /// The emulator's wire behaviour that the Web Services client doesn't exercise: token rotation, the documented
@@ -254,8 +254,9 @@ import Testing
         let entries = try #require(served.json["entries"] as? [[String: Any]])
         #expect(entries.count == Fidelity.entries.count)
         #expect(entries.compactMap { $0["item"] as? String } == Fidelity.entries.map(\.item))
+        // Tests/NestedCloudKitEmulatorTests/EmulatorWireTests.swift, three folders below the package's root.
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("FIDELITY.md")
+            .deletingLastPathComponent().appendingPathComponent("FIDELITY.md")
         let committed = try String(contentsOf: file, encoding: .utf8)
         #expect(
             committed == FidelityDocument.markdown,

@@ -1,6 +1,6 @@
-import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// CloudKit's rules for assets, checked against every backend: the database keeps a copy of the contents from

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
+import TestSupport
 import Testing
 
 /// The SQLite database's change log: persistent, migrated into older files, bounded.

@@ -1,22 +1,7 @@
-import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
-
-/// A clock that moves on one second each time it is read, so every save gets its own modification date and a test
-/// can name the moment between two saves without sleeping.
-final class SteppingClock: CloudClock {
-    private let current = Locked(Date(timeIntervalSince1970: 1_800_000_000))
-
-    func now() -> Date {
-        current.withLock { date in
-            date += 1
-            return date
-        }
-    }
-
-    func sleep(for duration: Duration) async throws {}
-}
 
 /// Change tracking, checked once against every backend: what a sync client relies on.
 @Suite("Database conformance: changes since a token", .stopsEmulators)

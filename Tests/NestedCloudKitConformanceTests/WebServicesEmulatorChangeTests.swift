@@ -1,8 +1,8 @@
-import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitEmulator
 import NestedCloudKitWebServices
+import TestSupport
 import Testing
 
 /// Change tracking, the user and subscriptions through `CloudKitWebServicesDatabase` against the emulator, with the

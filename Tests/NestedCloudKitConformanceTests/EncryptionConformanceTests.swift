@@ -1,6 +1,6 @@
-import EmulatorTestSupport
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// Fields CloudKit keeps encrypted stay encrypted through every backend that stores them, updates included.

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// `saveRecords` throws one record's own error as it is, so the common conflict reads as a conflict; several

@@ -3,14 +3,14 @@ import NestedCloudKitCodable
 import Testing
 
 /// Encodes a value and returns its records, root last.
-func records<Value: CKEncodable>(
+package func records<Value: CKEncodable>(
     of value: Value, with encoder: CKRecordEncoder = CKRecordEncoder()
 ) throws -> [CloudRecord] {
     try encoder.encode(value)
 }
 
 /// Encodes a value and checks that it gives exactly the expected records, in order, with fields in order.
-func expectRecords<Value: CKEncodable>(
+package func expectRecords<Value: CKEncodable>(
     of value: Value,
     with encoder: CKRecordEncoder = CKRecordEncoder(),
     equal expected: [CloudRecord],
@@ -22,7 +22,7 @@ func expectRecords<Value: CKEncodable>(
 }
 
 /// Encodes a value and checks that its root record holds exactly the expected fields, in order.
-func expectFields<Value: CKEncodable>(
+package func expectFields<Value: CKEncodable>(
     of value: Value,
     with encoder: CKRecordEncoder = CKRecordEncoder(),
     equal expected: CloudRecord.Fields,
@@ -34,7 +34,7 @@ func expectFields<Value: CKEncodable>(
 }
 
 /// Encodes a value that must fail, and returns the error.
-func encodingError<Value: CKEncodable>(
+package func encodingError<Value: CKEncodable>(
     of value: Value,
     with encoder: CKRecordEncoder = CKRecordEncoder(),
     sourceLocation: SourceLocation = #_sourceLocation
@@ -44,34 +44,13 @@ func encodingError<Value: CKEncodable>(
 
 extension CKCodableError {
     /// The coding path as strings, for comparing in tests.
-    var path: [String] { codingPath.map(\.stringValue) }
-}
-
-/// A record in the default zone, for building expectations.
-func record(_ type: String, _ name: String, _ fields: CloudRecord.Fields, zone: CloudRecord.ZoneID = .default)
-    -> CloudRecord
-{
-    CloudRecord(recordType: type, id: CloudRecord.ID(recordName: name, zoneID: zone), fields: fields)
-}
-
-/// A reference to a record in the default zone.
-func reference(_ name: String, _ action: CloudReference.Action = .none, zone: CloudRecord.ZoneID = .default)
-    -> CloudValue
-{
-    .reference(CloudReference(recordID: CloudRecord.ID(recordName: name, zoneID: zone), action: action))
-}
-
-extension Date {
-    /// A date from whole milliseconds since 1970, as CloudKit stores it.
-    static func milliseconds(_ milliseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-    }
+    package var path: [String] { codingPath.map(\.stringValue) }
 }
 
 /// Encodes a value, checks its records against the expected ones when given, saves them to a fresh in-memory
 /// database, decodes the root back through the database, and returns the decoded value and the database.
 @discardableResult
-func roundTrip<Value: CKCodable>(
+package func roundTrip<Value: CKCodable>(
     _ value: Value,
     encoder: CKRecordEncoder = CKRecordEncoder(),
     decoder: CKRecordDecoder = CKRecordDecoder(),

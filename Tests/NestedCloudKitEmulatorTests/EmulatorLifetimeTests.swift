@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitEmulator
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -3,10 +3,10 @@ import Testing
 
 /// Stops the emulators each test started, in its helpers and factories too, when the test ends: without it, a test
 /// run keeps an idle server (a port, connections, storage) for every test that made one.
-public struct StopsEmulators: TestTrait, SuiteTrait, TestScoping {
-    public var isRecursive: Bool { true }
+package struct StopsEmulators: TestTrait, SuiteTrait, TestScoping {
+    package var isRecursive: Bool { true }
 
-    public func provideScope(
+    package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         try await CloudKitEmulator.stoppingEmulatorsStarted(in: function)
@@ -15,5 +15,5 @@ public struct StopsEmulators: TestTrait, SuiteTrait, TestScoping {
 
 extension Trait where Self == StopsEmulators {
     /// Stops the emulators each test started when it ends.
-    public static var stopsEmulators: Self { StopsEmulators() }
+    package static var stopsEmulators: Self { StopsEmulators() }
 }

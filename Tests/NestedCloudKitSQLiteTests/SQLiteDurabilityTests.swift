@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
