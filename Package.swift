@@ -94,7 +94,7 @@ let package = Package(
                 // SyncCrashWriter only to have it built: the tests run it as a process and kill it.
                 "NestedCloudKitCodable", "NestedCloudKitSync", "NestedCloudKitSQLite", "SyncCrashWriter",
                 // The device scenarios run against the emulator too, through the Web Services client.
-                "NestedCloudKitEmulator", "NestedCloudKitWebServices", "TestSupport",
+                "NestedCloudKitEmulator", "NestedCloudKitWebServices", "BackendTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -159,7 +159,8 @@ let package = Package(
             ],
             path: "SyncExample"
         ),
-        // A test target per module, each with the products it tests; what they share is in TestSupport.
+        // A test target per module, each with the products it tests; what they share is in TestSupport and
+        // BackendTestSupport.
         .testTarget(
             name: "NestedCloudKitCodableTests",
             dependencies: [
@@ -177,14 +178,14 @@ let package = Package(
         ),
         .testTarget(
             name: "NestedCloudKitEmulatorTests",
-            dependencies: ["NestedCloudKitCodable", "NestedCloudKitEmulator", "TestSupport"]
+            dependencies: ["NestedCloudKitCodable", "NestedCloudKitEmulator", "BackendTestSupport", "TestSupport"]
         ),
-        // CloudKit's semantics, checked once against every database backend (TestSupport's DatabaseBackend.all).
+        // CloudKit's semantics, checked once against every database backend (BackendTestSupport's DatabaseBackend.all).
         .testTarget(
             name: "NestedCloudKitConformanceTests",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices", "NestedCloudKitEmulator",
-                "TestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
+                "BackendTestSupport", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
@@ -200,15 +201,22 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // What the test targets share: the backend matrix, models, record builders and expectations, clocks, and a
-        // trait that stops each test's emulators when it ends.
+        // What the test targets share: models, record builders and expectations, the generated models of the
+        // property tests, and clocks. The core only, so a change to a backend rebuilds none of the core's tests.
         .target(
             name: "TestSupport",
+            dependencies: ["NestedCloudKitCodable", .product(name: "PropertyBased", package: "swift-property-based")],
+            path: "Tests/TestSupport"
+        ),
+        // What the tests of backends share: the backend matrix of the conformance suite, and a trait that stops each
+        // test's emulators when it ends.
+        .target(
+            name: "BackendTestSupport",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices", "NestedCloudKitEmulator",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                "TestSupport",
             ],
-            path: "Tests/TestSupport"
+            path: "Tests/BackendTestSupport"
         ),
         // A loopback HTTP server that stands in for CloudKit Web Services, checking signatures as CloudKit does.
         .target(

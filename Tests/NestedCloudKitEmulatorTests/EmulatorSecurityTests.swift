@@ -1,3 +1,4 @@
+import BackendTestSupport
 import Foundation
 import NestedCloudKitCodable
 import TestSupport

@@ -1,6 +1,6 @@
+import BackendTestSupport
 import Foundation
 import NestedCloudKitCodable
-import TestSupport
 import Testing
 
 @testable import NestedCloudKitSync

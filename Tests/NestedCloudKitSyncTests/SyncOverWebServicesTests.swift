@@ -1,8 +1,8 @@
+import BackendTestSupport
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSync
 import NestedCloudKitWebServices
-import TestSupport
 import Testing
 
 /// The engine through CloudKit Web Services against the emulator, for what only a wire has: pushes delivered

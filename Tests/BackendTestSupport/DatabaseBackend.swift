@@ -3,6 +3,7 @@ import NestedCloudKitCodable
 import NestedCloudKitEmulator
 import NestedCloudKitSQLite
 import NestedCloudKitWebServices
+import TestSupport
 import Testing
 
 /// A backend under test: a name (for test output) and a factory making a fresh, empty database with the given
