@@ -64,11 +64,11 @@ public final class SQLiteCloudDatabase: CloudDatabase {
             // Check the file before anything writes to it: DatabasePool switches a file to WAL mode on open.
             if FileManager.default.fileExists(atPath: path) {
                 let queue = try DatabaseQueue(path: path, configuration: Self.readOnly(configuration))
-                _ = try queue.read { try Schema.check($0, path: path) }
+                try queue.read { try Schema.check($0, path: path) }
                 try queue.close()
             }
             pool = try DatabasePool(path: path, configuration: configuration)
-            try pool.write { try Schema.prepare($0, path: path) }
+            try Schema.prepare(pool, path: path)
             let currentTags = try pool.read { database in
                 try Row.fetchAll(
                     database, sql: "SELECT id, change_tag FROM record WHERE id IN (SELECT record_id FROM asset)"

@@ -8,39 +8,44 @@ enum Schema {
     /// `PRAGMA application_id`: "NCKC", marking the file as this library's.
     static let applicationID: Int32 = 0x4E43_4B43
 
-    /// `PRAGMA user_version`: the schema version this library writes. Files of an earlier version are migrated
-    /// when opened: 2 added the change log.
+    /// `PRAGMA user_version`: the schema version this library writes, the number of ``migrator()``'s migrations.
+    /// A release that finds a larger one refuses the file rather than write to a layout it doesn't know.
     static let currentVersion = 2
 
     /// Creates the schema in a new file, or migrates an earlier version's, after checking that the file is new or
     /// this library's.
-    static func prepare(_ database: Database, path: String) throws {
-        switch try check(database, path: path) {
-        case .new:
-            try create(database)
-            try addChangeLog(database)
-            try database.execute(sql: "PRAGMA user_version = \(currentVersion)")
-        case .current(let version) where version < 2:
-            try addChangeLog(database)
-            try database.execute(sql: "PRAGMA user_version = \(currentVersion)")
-        case .current:
-            break
+    static func prepare(_ writer: some DatabaseWriter, path: String) throws {
+        try writer.read { try check($0, path: path) }
+        try migrator().migrate(writer)
+    }
+
+    /// The layouts, oldest first: GRDB records which ones a file has, as the sync store's.
+    ///
+    /// Files written before the migrator (releases up to 2.0) have no record of their migrations, only
+    /// `user_version`; each migration first looks for what it makes, so such a file gets the ones it lacks.
+    /// Each migration also sets `user_version`, which earlier releases read to refuse a newer file.
+    static func migrator() -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: zones, records, references, assets, versions") { database in
+            if try !database.tableExists("record") { try create(database) }
+            try database.execute(sql: "PRAGMA user_version = 1")
         }
+        migrator.registerMigration("v2: change log") { database in
+            if try !database.columns(in: "record").contains(where: { $0.name == "change_seq" }) {
+                try addChangeLog(database)
+            }
+            try database.execute(sql: "PRAGMA user_version = 2")
+        }
+        return migrator
     }
 
-    enum State: Equatable {
-        case new
-        case current(version: Int)
-    }
-
-    /// Whether the file is new (empty) or this library's, in a version it reads; any other file is an
+    /// Checks that the file is new (empty) or this library's, in a version it reads; any other file is an
     /// ``SQLiteCloudDatabase/OpenError``. Reads only.
-    @discardableResult
-    static func check(_ database: Database, path: String) throws -> State {
+    static func check(_ database: Database, path: String) throws {
         let applicationID = try Int32.fetchOne(database, sql: "PRAGMA application_id") ?? 0
         let version = try Int.fetchOne(database, sql: "PRAGMA user_version") ?? 0
         let tableCount = try Int.fetchOne(database, sql: "SELECT count(*) FROM sqlite_master") ?? 0
-        if applicationID == 0 && version == 0 && tableCount == 0 { return .new }
+        if applicationID == 0 && version == 0 && tableCount == 0 { return }
         guard applicationID == Self.applicationID else {
             throw SQLiteCloudDatabase.OpenError.foreignDatabase(path: path)
         }
@@ -48,7 +53,6 @@ enum Schema {
             throw SQLiteCloudDatabase.OpenError.unsupportedSchemaVersion(
                 path: path, found: version, supported: currentVersion)
         }
-        return .current(version: version)
     }
 
     private static func create(_ database: Database) throws {

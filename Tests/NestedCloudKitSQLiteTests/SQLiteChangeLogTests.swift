@@ -44,7 +44,7 @@ struct SQLiteChangeLogTests {
         _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
         let saved = try await database.saveRecords([note("a"), note("b")])
         try database.close()
-        // Back to version 1's layout: what a file written by the previous release holds.
+        // Back to version 1's layout, without the migrator's table: what a file written by release 1.x holds.
         let queue = try DatabaseQueue(path: path)
         try await queue.writeWithoutTransaction { database in
             try database.execute(
@@ -56,6 +56,7 @@ struct SQLiteChangeLogTests {
                     DROP TABLE record_tombstone; DROP TABLE zone_tombstone; DROP TABLE subscription;
                     DROP TABLE text_metadata;
                     DELETE FROM metadata WHERE key <> 'change_counter';
+                    DROP TABLE grdb_migrations;
                     PRAGMA user_version = 1;
                     """)
         }
@@ -72,6 +73,54 @@ struct SQLiteChangeLogTests {
             ])
         #expect(try await migrated.databaseChanges(since: nil).modifiedZoneIDs == [zone])
         try migrated.close()
+        #expect(try Self.layout(of: path) == Self.currentLayout)
+    }
+
+    @Test func aFileOfTheSecondSchemaWrittenBeforeTheMigratorKeepsItsRecordsAndLog() async throws {
+        let path = temporaryDatabasePath("version-2")
+        let database = try SQLiteCloudDatabase(path: path)
+        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
+        let saved = try await database.saveRecords([note("a"), note("b")])
+        let token = try await database.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
+        _ = try await database.deleteRecord(withID: saved[0].id)
+        try database.close()
+        // Release 2.0's file: the same layout, its version in user_version only.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.writeWithoutTransaction { try $0.execute(sql: "DROP TABLE grdb_migrations") }
+        try queue.close()
+
+        let reopened = try SQLiteCloudDatabase(path: path)
+        let changes = try await reopened.recordZoneChanges(inZoneWith: zone, since: token)
+        #expect(changes.modifications.isEmpty)
+        #expect(changes.deletions.map(\.id) == [saved[0].id])
+        #expect(try await reopened.record(for: saved[1].id) == saved[1])
+        try reopened.close()
+        #expect(try Self.layout(of: path) == Self.currentLayout)
+    }
+
+    @Test func aNewFileRecordsEveryMigrationAndTheVersionEarlierReleasesRead() throws {
+        let path = temporaryDatabasePath("new")
+        try SQLiteCloudDatabase(path: path).close()
+        #expect(try Self.layout(of: path) == Self.currentLayout)
+    }
+
+    /// What a file says of its layout: the migrations GRDB recorded, and `user_version`.
+    private struct Layout: Equatable {
+        var migrations: [String]
+        var version: Int
+    }
+
+    private static let currentLayout = Layout(
+        migrations: ["v1: zones, records, references, assets, versions", "v2: change log"], version: 2)
+
+    private static func layout(of path: String) throws -> Layout {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { database in
+            Layout(
+                migrations: try String.fetchAll(database, sql: "SELECT identifier FROM grdb_migrations ORDER BY 1"),
+                version: try Int.fetchOne(database, sql: "PRAGMA user_version") ?? 0)
+        }
     }
 
     @Test func tombstonesAreBoundedAndATokenThatCouldMissOneIsExpired() async throws {
