@@ -1,154 +1,125 @@
 import NestedCloudKitCodable
 
 extension SyncEngine {
+    /// How many times one change is sent again at once in a sync (its batch failed because of another change, the
+    /// error was transient, its zone was created again), so a server that keeps answering so can't hold the sync
+    /// in a loop.
+    static let maximumImmediateResends = 3
+    /// How many conflicts of one record a sync resolves: a record the server keeps changing waits for the next sync.
+    static let maximumConflictRounds = 4
+    /// How many times a conflict's resolution is made again because the record changed locally meanwhile.
+    static let maximumResolutionAttempts = 8
+
+    /// What one sync's sending has done so far, across its batches.
+    struct SendProgress {
+        /// The versions of changes this sync has sent (or gave up on): the next batch is made of others.
+        var attempted: Set<UploadKey> = []
+        var resends: [UploadKey: Int] = [:]
+        var conflictRounds: [CloudRecord.ID: Int] = [:]
+        var transientFailures = 0
+        /// The zones this sync created again after the server lost them: once each.
+        var recreatedZones: Set<CloudRecord.ZoneID> = []
+
+        /// Makes a change part of a later batch of this sync again, at most ``maximumImmediateResends`` times.
+        mutating func sendAgain(_ key: UploadKey) {
+            resends[key, default: 0] += 1
+            if resends[key, default: 0] <= SyncEngine.maximumImmediateResends { attempted.remove(key) }
+        }
+    }
+
     /// Sends the pending changes in batches until none is left that this sync hasn't tried.
     func sendChanges() async throws {
-        var attempted: Set<UploadKey> = []
-        var rounds: [CloudRecord.ID: Int] = [:]
-        var transientFailures = 0
-        var recreatedZones: Set<CloudRecord.ZoneID> = []
-        // A change sent again at once (its batch failed because of another, or its zone was re-created) is sent
-        // again a bounded number of times, so a server that keeps answering so can't hold the sync in a loop.
-        var resends: [UploadKey: Int] = [:]
-        func sendAgain(_ key: UploadKey) {
-            resends[key, default: 0] += 1
-            if resends[key, default: 0] <= 3 { attempted.remove(key) }
-        }
+        var progress = SendProgress()
         while true {
-            let uploads = try await store.nextUploads(limit: batchSize, excluding: attempted)
+            let uploads = try await store.nextUploads(limit: batchSize, excluding: progress.attempted)
             guard !uploads.isEmpty else { return }
-            let saves = uploads.compactMap(\.record)
-            let deletions = uploads.filter { $0.record == nil }.map(\.entry.id)
             try await store.markSent(uploads)
-            let results: CloudModifyResults
-            do {
-                results = try await withRetries {
-                    try await database.modifyRecords(
-                        saving: saves, deleting: deletions, savePolicy: .ifServerRecordUnchanged, atomically: false)
-                }
-            } catch CloudDatabaseError.limitExceeded where uploads.count > 1 {
-                batchSize = max(1, uploads.count / 2)
-                continue
-            } catch let error as CloudDatabaseError where Self.isTooLarge(error) {
-                // One change alone is too large (a record over 1 MB): retrying can't help, and it mustn't hold up
-                // the changes behind it.
-                for upload in uploads {
-                    attempted.insert(upload.key)
-                    try await refuse(upload, error: error)
-                }
-                continue
-            } catch let error as CloudDatabaseError {
-                guard let zone = Self.lostZone(error), !recreatedZones.contains(zone.zoneID) else { throw error }
-                recreatedZones.insert(zone.zoneID)
-                try await zoneWasDeleted(zone.zoneID, reason: zone.reason)
-                continue
-            }
-            // Grow back slowly after a halving: a tenth at a time.
-            batchSize = min(max(1, database.maximumItemsPerRequest), batchSize + max(1, batchSize / 10))
+            guard let results = try await send(uploads, progress: &progress) else { continue }
+            progress.attempted.formUnion(uploads.map(\.key))
+            let outcome = UploadOutcome(uploads, results: results, recreatedZones: progress.recreatedZones)
+            for key in outcome.sendAgain { progress.sendAgain(key) }
+            try await act(on: outcome, progress: &progress)
+        }
+    }
 
-            var saved: [(Upload, CloudRecord)] = []
-            var deleted: [Upload] = []
-            var conflicts: [(Upload, CloudRecord)] = []
-            var earlierUploads: [(Upload, CloudRecord)] = []
-            var serverDeletions: [CloudRecord.ID] = []
-            var lostZones: [(zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason)] = []
-            var transient: CloudDatabaseError?
-            var halt: CloudDatabaseError?
-            var refused: [(Upload, CloudDatabaseError)] = []
+    /// Sends one batch; `nil` when the request as a whole failed in a way this sync already handled (the batch
+    /// was too large and is made smaller, a change too large for any batch was refused, the zone was created
+    /// again), so the loop reads the next batch.
+    private func send(_ uploads: [Upload], progress: inout SendProgress) async throws -> CloudModifyResults? {
+        let saves = uploads.compactMap(\.record)
+        let deletions = uploads.filter { $0.record == nil }.map(\.entry.id)
+        let results: CloudModifyResults
+        do {
+            results = try await withRetries {
+                try await database.modifyRecords(
+                    saving: saves, deleting: deletions, savePolicy: .ifServerRecordUnchanged, atomically: false)
+            }
+        } catch CloudDatabaseError.limitExceeded where uploads.count > 1 {
+            batchSize = max(1, uploads.count / 2)
+            return nil
+        } catch let error as CloudDatabaseError where Self.isTooLarge(error) {
+            // One change alone is too large (a record over 1 MB): retrying can't help, and it mustn't hold up
+            // the changes behind it.
             for upload in uploads {
-                attempted.insert(upload.key)
-                let id = upload.entry.id
-                let result: Result<Void, CloudDatabaseError>?
-                if let record = upload.record {
-                    switch results.saveResults[id] {
-                    case .success(let server)?:
-                        saved.append((upload, server))
-                        continue
-                    case .failure(.serverRecordChanged(let server, _, _))?:
-                        // Our own write whose answer was lost reads as a conflict: with the same fields (assets by
-                        // contents), or as an earlier upload this one goes on top of.
-                        if AssetFiles.sameContents(server.fields, record.fields) {
-                            saved.append((upload, server))
-                        } else if upload.entry.isSentCopy(server) {
-                            earlierUploads.append((upload, server))
-                        } else {
-                            conflicts.append((upload, server))
-                        }
-                        continue
-                    case .failure(.unknownItem)? where record.systemFields != nil:
-                        serverDeletions.append(id)
-                        continue
-                    case let other?: result = other.map { _ in () }
-                    case nil: result = nil
-                    }
-                } else {
-                    switch results.deleteResults[id] {
-                    case .success?, .failure(.unknownItem)?:
-                        deleted.append(upload)
-                        continue
-                    case let other?: result = other
-                    case nil: result = nil
-                    }
-                }
-                guard case .failure(let error)? = result else {
-                    // No answer for it: try again in the next sync rather than loop in this one.
-                    continue
-                }
-                switch error {
-                case .batchRequestFailed:
-                    sendAgain(upload.key)
-                case let error where error.isRetryable:
-                    sendAgain(upload.key)
-                    transient = error
-                case .quotaExceeded, .permissionFailure, .notAuthenticated:
-                    halt = error
-                case let error where Self.lostZone(error) != nil:
-                    guard let zone = Self.lostZone(error), !recreatedZones.contains(zone.zoneID) else {
-                        // Lost again right after being re-created: left for the next sync.
-                        continue
-                    }
-                    sendAgain(upload.key)
-                    if !lostZones.contains(where: { $0.zoneID == zone.zoneID }) { lostZones.append(zone) }
-                default:
-                    refused.append((upload, error))
-                }
+                progress.attempted.insert(upload.key)
+                try await refuse(upload, error: error)
             }
+            return nil
+        } catch let error as CloudDatabaseError {
+            guard let zone = UploadOutcome.lostZone(error), !progress.recreatedZones.contains(zone.zoneID) else {
+                throw error
+            }
+            progress.recreatedZones.insert(zone.zoneID)
+            try await zoneWasDeleted(zone.zoneID, reason: zone.reason)
+            return nil
+        }
+        // Grow back slowly after a halving: a tenth at a time.
+        batchSize = min(max(1, database.maximumItemsPerRequest), batchSize + max(1, batchSize / 10))
+        return results
+    }
 
-            try await store.acknowledge(saved: saved, deleted: deleted)
-            if !saved.isEmpty || !deleted.isEmpty {
-                emit(.sentChanges(SyncSentChanges(saved: saved.map(\.0.entry.id), deleted: deleted.map(\.entry.id))))
+    /// Acts on a batch's answer: acknowledges what the server has, resolves conflicts, applies the server's
+    /// deletions, notes refusals, creates lost zones again; then stops on an error no change gets past, or waits
+    /// after a transient one.
+    private func act(on outcome: UploadOutcome, progress: inout SendProgress) async throws {
+        let saved = outcome.saved.map { ($0.upload, $0.server) }
+        try await store.acknowledge(saved: saved, deleted: outcome.deleted)
+        if !saved.isEmpty || !outcome.deleted.isEmpty {
+            emit(
+                .sentChanges(
+                    SyncSentChanges(
+                        saved: outcome.saved.map(\.upload.entry.id), deleted: outcome.deleted.map(\.entry.id))))
+        }
+        for earlier in outcome.earlierUploads {
+            // Sent again at once, on the change tag of the copy the server holds.
+            try await store.adoptEarlierUpload(earlier.upload, server: earlier.server)
+        }
+        for conflict in outcome.conflicts {
+            let id = conflict.upload.entry.id
+            progress.conflictRounds[id, default: 0] += 1
+            guard progress.conflictRounds[id, default: 0] <= Self.maximumConflictRounds else { continue }
+            do {
+                try await resolveConflict(server: conflict.server)
+            } catch let error as SyncError {
+                // The policy failed on it: it waits for the app, the other changes go on.
+                try await store.skipConflict(conflict.upload, reason: error.description)
+                emit(.recordSkipped(id, reason: error.description))
             }
-            for (upload, server) in earlierUploads {
-                // Sent again at once, on the change tag of the copy the server holds.
-                try await store.adoptEarlierUpload(upload, server: server)
-            }
-            for (upload, server) in conflicts {
-                rounds[upload.entry.id, default: 0] += 1
-                // A record the server keeps changing waits for the next sync instead of looping in this one.
-                guard rounds[upload.entry.id, default: 0] <= 4 else { continue }
-                do {
-                    try await resolveConflict(server: server)
-                } catch let error as SyncError {
-                    // The policy failed on it: it waits for the app, the other changes go on.
-                    try await store.skipConflict(upload, reason: error.description)
-                    emit(.recordSkipped(upload.entry.id, reason: error.description))
-                }
-            }
-            for id in serverDeletions {
-                let summary = try await store.applyServerDeletion(id, deletePolicy: configuration.deleteConflictPolicy)
-                report(summary, in: id.zoneID)
-            }
-            for (upload, error) in refused { try await refuse(upload, error: error) }
-            for zone in lostZones where !recreatedZones.contains(zone.zoneID) {
-                recreatedZones.insert(zone.zoneID)
-                try await zoneWasDeleted(zone.zoneID, reason: zone.reason)
-            }
-            if let halt { throw halt }
-            if let transient {
-                transientFailures += 1
-                guard transientFailures < configuration.retry.maximumAttempts else { throw transient }
-                try await wait(after: transient, attempt: transientFailures)
-            }
+        }
+        for id in outcome.serverDeletions {
+            let summary = try await store.applyServerDeletion(id, deletePolicy: configuration.deleteConflictPolicy)
+            report(summary, in: id.zoneID)
+        }
+        for refused in outcome.refused { try await refuse(refused.upload, error: refused.error) }
+        for zone in outcome.lostZones where !progress.recreatedZones.contains(zone.zoneID) {
+            progress.recreatedZones.insert(zone.zoneID)
+            try await zoneWasDeleted(zone.zoneID, reason: zone.reason)
+        }
+        if let halt = outcome.halt { throw halt }
+        if let transient = outcome.transient {
+            progress.transientFailures += 1
+            guard progress.transientFailures < configuration.retry.maximumAttempts else { throw transient }
+            try await wait(after: transient, attempt: progress.transientFailures)
         }
     }
 
@@ -167,7 +138,7 @@ extension SyncEngine {
     /// Resolves a save's conflict with the server's record and writes the outcome; a record changed locally
     /// meanwhile is resolved again from its new state.
     private func resolveConflict(server: CloudRecord) async throws {
-        for _ in 0..<8 {
+        for _ in 0..<Self.maximumResolutionAttempts {
             guard let state = try await store.localStates([server.id])[server.id], let stored = state.stored,
                 state.outbox?.operation == .save
             else { return }
@@ -176,17 +147,6 @@ extension SyncEngine {
             if try await store.commitResolution(outcome, server: server, version: stored.version) {
                 return emit(.conflictResolved(ConflictResolution(recordID: server.id, decision: outcome.decision)))
             }
-        }
-    }
-
-    /// The zone an error says is gone from the server, and why.
-    static func lostZone(_ error: CloudDatabaseError) -> (zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason)?
-    {
-        switch error {
-        case .zoneNotFound(let zone): (zone, .deleted)
-        case .userDeletedZone(let zone): (zone, .purged)
-        case .encryptedDataReset(let zone): (zone, .encryptedDataReset)
-        default: nil
         }
     }
 }

@@ -1,0 +1,117 @@
+import NestedCloudKitCodable
+
+/// What the server's answer to one upload request means for each change in it, sorted before anything acts on it:
+/// the engine's rules for an answer are this one pure function, tested on their own, and the send loop only acts
+/// on what it says.
+struct UploadOutcome: Sendable {
+    /// A change and the server's copy of its record.
+    struct Answered: Sendable {
+        var upload: Upload
+        var server: CloudRecord
+    }
+
+    /// A change and the error the server refused it with.
+    struct Refused: Sendable {
+        var upload: Upload
+        var error: CloudDatabaseError
+    }
+
+    /// A zone the server doesn't have any more, and why.
+    struct LostZone: Sendable, Equatable {
+        var zoneID: CloudRecord.ZoneID
+        var reason: CloudZoneDeletion.Reason
+    }
+
+    /// Saves the server has: answered, or our own write whose answer was lost, read back as a conflict with the
+    /// same fields.
+    var saved: [Answered] = []
+    /// Deletions the server has, or never had the record of.
+    var deleted: [Upload] = []
+    /// Saves another device's change on the server conflicts with.
+    var conflicts: [Answered] = []
+    /// Saves that met a copy this device sent earlier without an answer: they go again on top of it.
+    var earlierUploads: [Answered] = []
+    /// Records the server no longer has, which this device had synced: the server deleted them.
+    var serverDeletions: [CloudRecord.ID] = []
+    /// Zones the server lost, each once, in the order the changes named them.
+    var lostZones: [LostZone] = []
+    /// Changes to send again in this sync: their batch failed because of another change, the error was transient,
+    /// or their zone is about to be created again.
+    var sendAgain: [UploadKey] = []
+    /// The last transient error: the sync waits, then goes on.
+    var transient: CloudDatabaseError?
+    /// An error no change can get past (quota, permission, authentication): the sync stops with it.
+    var halt: CloudDatabaseError?
+    /// Changes the server refused for what they are.
+    var refused: [Refused] = []
+
+    /// Sorts the answer to `uploads`. A change without an answer is in none of the lists: it waits for the next
+    /// sync rather than loop in this one. `recreatedZones` are the zones this sync already created again: a
+    /// change that finds one lost again waits for the next sync too.
+    init(_ uploads: [Upload], results: CloudModifyResults, recreatedZones: Set<CloudRecord.ZoneID>) {
+        for upload in uploads {
+            let id = upload.entry.id
+            let failure: CloudDatabaseError
+            if let record = upload.record {
+                switch results.saveResults[id] {
+                case nil: continue
+                case .success(let server)?: saved.append(Answered(upload: upload, server: server))
+                case .failure(.serverRecordChanged(let server, _, _))?:
+                    sortConflict(upload, record: record, server: server)
+                case .failure(.unknownItem)? where record.systemFields != nil: serverDeletions.append(id)
+                case .failure(let error)?: sortFailure(upload, error: error, recreatedZones: recreatedZones)
+                }
+            } else {
+                switch results.deleteResults[id] {
+                case nil: continue
+                case .success?, .failure(.unknownItem)?: deleted.append(upload)
+                case .failure(let error)?: sortFailure(upload, error: error, recreatedZones: recreatedZones)
+                }
+            }
+        }
+    }
+
+    /// Our own write whose answer was lost reads as a conflict: with the same fields (assets by contents), or as an
+    /// earlier upload this one goes on top of. Anything else is another device's change.
+    private mutating func sortConflict(_ upload: Upload, record: CloudRecord, server: CloudRecord) {
+        let answered = Answered(upload: upload, server: server)
+        if AssetFiles.sameContents(server.fields, record.fields) {
+            saved.append(answered)
+        } else if upload.entry.isSentCopy(server) {
+            earlierUploads.append(answered)
+        } else {
+            conflicts.append(answered)
+        }
+    }
+
+    private mutating func sortFailure(
+        _ upload: Upload, error: CloudDatabaseError, recreatedZones: Set<CloudRecord.ZoneID>
+    ) {
+        switch error {
+        case .batchRequestFailed:
+            sendAgain.append(upload.key)
+        case let error where error.isRetryable:
+            sendAgain.append(upload.key)
+            transient = error
+        case .quotaExceeded, .permissionFailure, .notAuthenticated:
+            halt = error
+        case let error where Self.lostZone(error) != nil:
+            // Lost again right after being created again: left for the next sync.
+            guard let zone = Self.lostZone(error), !recreatedZones.contains(zone.zoneID) else { return }
+            sendAgain.append(upload.key)
+            if !lostZones.contains(where: { $0.zoneID == zone.zoneID }) { lostZones.append(zone) }
+        default:
+            refused.append(Refused(upload: upload, error: error))
+        }
+    }
+
+    /// The zone an error says is gone from the server, and why.
+    static func lostZone(_ error: CloudDatabaseError) -> LostZone? {
+        switch error {
+        case .zoneNotFound(let zone): LostZone(zoneID: zone, reason: .deleted)
+        case .userDeletedZone(let zone): LostZone(zoneID: zone, reason: .purged)
+        case .encryptedDataReset(let zone): LostZone(zoneID: zone, reason: .encryptedDataReset)
+        default: nil
+        }
+    }
+}
