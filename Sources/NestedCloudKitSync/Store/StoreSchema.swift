@@ -26,307 +26,327 @@ import GRDB
 enum StoreSchema {
     static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE ncs_record (
-                        zone_owner TEXT NOT NULL,
-                        zone_name TEXT NOT NULL,
-                        record_name TEXT NOT NULL,
-                        record_type TEXT NOT NULL,
-                        record BLOB NOT NULL,
-                        ancestor BLOB,
-                        edit_time INTEGER NOT NULL,
-                        field_edit_times BLOB NOT NULL,
-                        version INTEGER NOT NULL,
-                        fetch_epoch INTEGER NOT NULL DEFAULT 0,
-                        PRIMARY KEY (zone_owner, zone_name, record_name)
-                    ) WITHOUT ROWID;
-                    CREATE INDEX ncs_record_by_type ON ncs_record (record_type, zone_owner, zone_name);
-                    CREATE TABLE ncs_reference (
-                        holder_zone_owner TEXT NOT NULL,
-                        holder_zone_name TEXT NOT NULL,
-                        holder_name TEXT NOT NULL,
-                        field TEXT NOT NULL,
-                        action TEXT NOT NULL,
-                        target_zone_owner TEXT NOT NULL,
-                        target_zone_name TEXT NOT NULL,
-                        target_name TEXT NOT NULL
-                    );
-                    CREATE INDEX ncs_reference_by_target
-                        ON ncs_reference (target_zone_owner, target_zone_name, target_name);
-                    CREATE INDEX ncs_reference_by_holder
-                        ON ncs_reference (holder_zone_owner, holder_zone_name, holder_name);
-                    CREATE TABLE ncs_outbox (
-                        zone_owner TEXT NOT NULL,
-                        zone_name TEXT NOT NULL,
-                        record_name TEXT NOT NULL,
-                        operation TEXT NOT NULL CHECK (operation IN ('save', 'delete')),
-                        record_type TEXT NOT NULL,
-                        version INTEGER NOT NULL,
-                        sequence INTEGER NOT NULL,
-                        ancestor BLOB,
-                        failures INTEGER NOT NULL DEFAULT 0,
-                        last_error TEXT,
-                        halted INTEGER NOT NULL DEFAULT 0,
-                        sent INTEGER NOT NULL DEFAULT 0,
-                        PRIMARY KEY (zone_owner, zone_name, record_name)
-                    ) WITHOUT ROWID;
-                    CREATE INDEX ncs_outbox_by_sequence ON ncs_outbox (halted, sequence);
-                    CREATE TABLE ncs_zone (
-                        zone_owner TEXT NOT NULL,
-                        zone_name TEXT NOT NULL,
-                        token BLOB,
-                        created INTEGER NOT NULL DEFAULT 0,
-                        modified_after REAL,
-                        last_full_check REAL,
-                        fetch_epoch INTEGER NOT NULL DEFAULT 0,
-                        reconcile_pending INTEGER NOT NULL DEFAULT 0,
-                        PRIMARY KEY (zone_owner, zone_name)
-                    ) WITHOUT ROWID;
-                    CREATE TABLE ncs_state (key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
-                    """)
-        }
-        migrator.registerMigration("v2: copies sent, zones to fetch, asset uses, skipped records") { db in
-            // A pending save remembers every copy of it that was sent without an answer: the server may hold any
-            // of them, and each, fetched back, is this device's own write, not another device's change.
-            try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN sent_copies BLOB")
-            // A zone the database's changes listed as changed stays to fetch until it is, whatever the database's
-            // token says meanwhile.
-            try db.execute(sql: "ALTER TABLE ncs_zone ADD COLUMN needs_fetch INTEGER NOT NULL DEFAULT 0")
-            // The files each row points to (a JSON array of paths, NULL for none), which triggers list in
-            // ncs_asset_use: a row without assets costs nothing more, and no write can forget to keep the list.
-            try db.execute(sql: "ALTER TABLE ncs_record ADD COLUMN asset_files TEXT")
-            try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN ancestor_files TEXT")
-            try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN sent_files TEXT")
-            try db.execute(
-                sql: """
-                    CREATE TABLE ncs_asset_use (
-                        file TEXT NOT NULL,
-                        zone_owner TEXT NOT NULL,
-                        zone_name TEXT NOT NULL,
-                        record_name TEXT NOT NULL,
-                        source TEXT NOT NULL CHECK (source IN ('record', 'outbox'))
-                    );
-                    CREATE INDEX ncs_asset_use_by_file ON ncs_asset_use (file);
-                    CREATE INDEX ncs_asset_use_by_row ON ncs_asset_use (zone_owner, zone_name, record_name, source);
-                    CREATE TABLE ncs_asset_garbage (file TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
-                    CREATE TRIGGER ncs_asset_use_released AFTER DELETE ON ncs_asset_use BEGIN
-                        INSERT OR IGNORE INTO ncs_asset_garbage (file) VALUES (old.file);
-                    END;
-
-                    CREATE TRIGGER ncs_record_files_added AFTER INSERT ON ncs_record
-                    WHEN new.asset_files IS NOT NULL BEGIN
-                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
-                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'record'
-                        FROM json_each(new.asset_files);
-                    END;
-                    CREATE TRIGGER ncs_record_files_changed AFTER UPDATE OF asset_files ON ncs_record
-                    WHEN old.asset_files IS NOT new.asset_files BEGIN
-                        DELETE FROM ncs_asset_use
-                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
-                            AND record_name = old.record_name AND source = 'record';
-                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
-                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'record'
-                        FROM json_each(new.asset_files);
-                    END;
-                    CREATE TRIGGER ncs_record_files_removed AFTER DELETE ON ncs_record
-                    WHEN old.asset_files IS NOT NULL BEGIN
-                        DELETE FROM ncs_asset_use
-                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
-                            AND record_name = old.record_name AND source = 'record';
-                    END;
-
-                    CREATE TRIGGER ncs_outbox_files_added AFTER INSERT ON ncs_outbox
-                    WHEN new.ancestor_files IS NOT NULL OR new.sent_files IS NOT NULL BEGIN
-                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
-                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
-                        FROM json_each(new.ancestor_files)
-                        UNION SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
-                        FROM json_each(new.sent_files);
-                    END;
-                    CREATE TRIGGER ncs_outbox_files_changed AFTER UPDATE OF ancestor_files, sent_files ON ncs_outbox
-                    WHEN old.ancestor_files IS NOT new.ancestor_files OR old.sent_files IS NOT new.sent_files BEGIN
-                        DELETE FROM ncs_asset_use
-                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
-                            AND record_name = old.record_name AND source = 'outbox';
-                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
-                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
-                        FROM json_each(new.ancestor_files)
-                        UNION SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
-                        FROM json_each(new.sent_files);
-                    END;
-                    CREATE TRIGGER ncs_outbox_files_removed AFTER DELETE ON ncs_outbox
-                    WHEN old.ancestor_files IS NOT NULL OR old.sent_files IS NOT NULL BEGIN
-                        DELETE FROM ncs_asset_use
-                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
-                            AND record_name = old.record_name AND source = 'outbox';
-                    END;
-
-                    CREATE TABLE ncs_skipped (
-                        zone_owner TEXT NOT NULL,
-                        zone_name TEXT NOT NULL,
-                        record_name TEXT NOT NULL,
-                        reason TEXT NOT NULL,
-                        retry INTEGER NOT NULL DEFAULT 0,
-                        PRIMARY KEY (zone_owner, zone_name, record_name)
-                    ) WITHOUT ROWID;
-                    """)
-            // A store of the first layout lists the copies its rows point to, so none of them is taken for garbage.
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT zone_owner, zone_name, record_name, record, ancestor, edit_time, field_edit_times, version
-                    FROM ncs_record
-                    """)
-            for row in rows {
-                let stored = try StoreTables.storedRecord(row)
-                guard let files = AssetFiles.fileList(in: [stored.record, stored.ancestor]) else { continue }
-                try db.execute(
-                    sql: """
-                        UPDATE ncs_record SET asset_files = ? WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
-                        """,
-                    arguments: [files, row["zone_owner"], row["zone_name"], row["record_name"]])
-            }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM ncs_outbox WHERE ancestor IS NOT NULL") {
-                let entry = try StoreTables.outboxEntry(row)
-                guard let files = AssetFiles.fileList(in: [entry.ancestor]) else { continue }
-                try db.execute(
-                    sql: """
-                        UPDATE ncs_outbox SET ancestor_files = ?
-                        WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
-                        """,
-                    arguments: [files, row["zone_owner"], row["zone_name"], row["record_name"]])
-            }
-        }
-        migrator.registerMigration("v3: binary records, queryable fields, earlier server copies") { db in
-            // The table is made anew as a rowid table: SQLite reports changes of rowid tables only, which is
-            // how GRDB's observations know that a read of records is out of date; and rows of this size (a
-            // record, its ancestor and its fields) are what rowid tables store best. Its new columns: the fields as
-            // SQLite compares them (FieldProjection), for queries and declared indexes; the dates queries sort on;
-            // the change tag of the server copy the row holds, which keeps earlier copies. Dropping the old table
-            // fires no trigger, so the asset uses it listed stay.
-            try db.execute(
-                sql: """
-                    CREATE TABLE ncs_record_v3 (
-                        zone_owner TEXT NOT NULL,
-                        zone_name TEXT NOT NULL,
-                        record_name TEXT NOT NULL,
-                        record_type TEXT NOT NULL,
-                        record BLOB NOT NULL,
-                        ancestor BLOB,
-                        edit_time INTEGER NOT NULL,
-                        field_edit_times BLOB NOT NULL,
-                        version INTEGER NOT NULL,
-                        fetch_epoch INTEGER NOT NULL DEFAULT 0,
-                        asset_files TEXT,
-                        fields TEXT NOT NULL DEFAULT '{}',
-                        created_at REAL,
-                        modified_at REAL,
-                        ancestor_tag TEXT,
-                        UNIQUE (zone_owner, zone_name, record_name)
-                    );
-                    INSERT INTO ncs_record_v3 (zone_owner, zone_name, record_name, record_type, record, ancestor,
-                        edit_time, field_edit_times, version, fetch_epoch, asset_files)
-                    SELECT zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
-                        field_edit_times, version, fetch_epoch, asset_files
-                    FROM ncs_record;
-                    DROP TABLE ncs_record;
-                    ALTER TABLE ncs_record_v3 RENAME TO ncs_record;
-                    CREATE INDEX ncs_record_by_type ON ncs_record (record_type, zone_owner, zone_name);
-                    CREATE TRIGGER ncs_record_files_added AFTER INSERT ON ncs_record
-                    WHEN new.asset_files IS NOT NULL BEGIN
-                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
-                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'record'
-                        FROM json_each(new.asset_files);
-                    END;
-                    CREATE TRIGGER ncs_record_files_changed AFTER UPDATE OF asset_files ON ncs_record
-                    WHEN old.asset_files IS NOT new.asset_files BEGIN
-                        DELETE FROM ncs_asset_use
-                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
-                            AND record_name = old.record_name AND source = 'record';
-                        INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
-                        SELECT value, new.zone_owner, new.zone_name, new.record_name, 'record'
-                        FROM json_each(new.asset_files);
-                    END;
-                    CREATE TRIGGER ncs_record_files_removed AFTER DELETE ON ncs_record
-                    WHEN old.asset_files IS NOT NULL BEGIN
-                        DELETE FROM ncs_asset_use
-                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
-                            AND record_name = old.record_name AND source = 'record';
-                    END;
-                    CREATE TABLE ncs_server_copy (
-                        zone_owner TEXT NOT NULL,
-                        zone_name TEXT NOT NULL,
-                        record_name TEXT NOT NULL,
-                        change_tag TEXT NOT NULL,
-                        record BLOB NOT NULL,
-                        local BLOB NOT NULL,
-                        kept INTEGER NOT NULL,
-                        PRIMARY KEY (zone_owner, zone_name, record_name, change_tag)
-                    ) WITHOUT ROWID;
-                    CREATE TRIGGER ncs_record_server_copy_replaced AFTER UPDATE OF ancestor_tag ON ncs_record
-                    WHEN old.ancestor_tag IS NOT NULL AND old.ancestor_tag IS NOT new.ancestor_tag BEGIN
-                        INSERT OR REPLACE INTO ncs_server_copy (zone_owner, zone_name, record_name, change_tag,
-                            record, local, kept)
-                        VALUES (old.zone_owner, old.zone_name, old.record_name, old.ancestor_tag,
-                            CASE WHEN length(old.ancestor) = 0 THEN old.record ELSE old.ancestor END, old.record,
-                            (SELECT COALESCE(MAX(kept), 0) + 1 FROM ncs_server_copy
-                                WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
-                                    AND record_name = old.record_name));
-                        DELETE FROM ncs_server_copy
-                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
-                            AND record_name = old.record_name
-                            AND kept NOT IN (
-                                SELECT kept FROM ncs_server_copy
-                                WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
-                                    AND record_name = old.record_name
-                                ORDER BY kept DESC LIMIT \(StoreSchema.keptServerCopies));
-                    END;
-                    CREATE TRIGGER ncs_record_server_copies_removed AFTER DELETE ON ncs_record BEGIN
-                        DELETE FROM ncs_server_copy
-                        WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
-                            AND record_name = old.record_name;
-                    END;
-                    CREATE TABLE ncs_index (
-                        name TEXT PRIMARY KEY NOT NULL,
-                        record_type TEXT NOT NULL,
-                        definition TEXT NOT NULL
-                    ) WITHOUT ROWID;
-                    """)
-            // Every row of the earlier layouts in the new form: records and ancestors from JSON to binary, their
-            // fields projected, their dates and tags filled in. Outbox rows keep their JSON, which still reads.
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT zone_owner, zone_name, record_name, record, ancestor, edit_time, field_edit_times, version
-                    FROM ncs_record
-                    """)
-            for row in rows {
-                let stored = try StoreTables.storedRecord(row)
-                let ancestorBytes: Data? = (row["ancestor"] as Data?).map {
-                    $0.isEmpty ? $0 : stored.ancestor.map(RecordCoding.encode) ?? $0
-                }
-                let system = stored.record.systemFields
-                let editSeconds = Double(stored.editTime) / 1000
-                try db.execute(
-                    sql: """
-                        UPDATE ncs_record SET record = ?, ancestor = ?, fields = ?, created_at = ?, modified_at = ?,
-                            ancestor_tag = ?
-                        WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
-                        """,
-                    arguments: [
-                        RecordCoding.encode(stored.record), ancestorBytes,
-                        FieldProjection.json(of: stored.record.fields),
-                        system?.creationDate?.timeIntervalSince1970 ?? editSeconds,
-                        max(system?.modificationDate?.timeIntervalSince1970 ?? editSeconds, editSeconds),
-                        stored.ancestor?.systemFields?.changeTag,
-                        row["zone_owner"], row["zone_name"], row["record_name"],
-                    ])
-            }
-        }
+        migrator.registerMigration("v1", migrate: createTables)
+        migrator.registerMigration(
+            "v2: copies sent, zones to fetch, asset uses, skipped records",
+            migrate: addSentCopiesFetchNeedsAssetUsesAndSkippedRecords)
+        migrator.registerMigration(
+            "v3: binary records, queryable fields, earlier server copies",
+            migrate: storeRecordsInBinaryWithQueryableFields)
         return migrator
     }
+
+    /// The first layout: records, references, the outbox, zones and state.
+    private static func createTables(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE ncs_record (
+                    zone_owner TEXT NOT NULL,
+                    zone_name TEXT NOT NULL,
+                    record_name TEXT NOT NULL,
+                    record_type TEXT NOT NULL,
+                    record BLOB NOT NULL,
+                    ancestor BLOB,
+                    edit_time INTEGER NOT NULL,
+                    field_edit_times BLOB NOT NULL,
+                    version INTEGER NOT NULL,
+                    fetch_epoch INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (zone_owner, zone_name, record_name)
+                ) WITHOUT ROWID;
+                CREATE INDEX ncs_record_by_type ON ncs_record (record_type, zone_owner, zone_name);
+                CREATE TABLE ncs_reference (
+                    holder_zone_owner TEXT NOT NULL,
+                    holder_zone_name TEXT NOT NULL,
+                    holder_name TEXT NOT NULL,
+                    field TEXT NOT NULL,
+                    action TEXT NOT NULL,
+                    target_zone_owner TEXT NOT NULL,
+                    target_zone_name TEXT NOT NULL,
+                    target_name TEXT NOT NULL
+                );
+                CREATE INDEX ncs_reference_by_target
+                    ON ncs_reference (target_zone_owner, target_zone_name, target_name);
+                CREATE INDEX ncs_reference_by_holder
+                    ON ncs_reference (holder_zone_owner, holder_zone_name, holder_name);
+                CREATE TABLE ncs_outbox (
+                    zone_owner TEXT NOT NULL,
+                    zone_name TEXT NOT NULL,
+                    record_name TEXT NOT NULL,
+                    operation TEXT NOT NULL CHECK (operation IN ('save', 'delete')),
+                    record_type TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    ancestor BLOB,
+                    failures INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    halted INTEGER NOT NULL DEFAULT 0,
+                    sent INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (zone_owner, zone_name, record_name)
+                ) WITHOUT ROWID;
+                CREATE INDEX ncs_outbox_by_sequence ON ncs_outbox (halted, sequence);
+                CREATE TABLE ncs_zone (
+                    zone_owner TEXT NOT NULL,
+                    zone_name TEXT NOT NULL,
+                    token BLOB,
+                    created INTEGER NOT NULL DEFAULT 0,
+                    modified_after REAL,
+                    last_full_check REAL,
+                    fetch_epoch INTEGER NOT NULL DEFAULT 0,
+                    reconcile_pending INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (zone_owner, zone_name)
+                ) WITHOUT ROWID;
+                CREATE TABLE ncs_state (key TEXT PRIMARY KEY NOT NULL, value BLOB) WITHOUT ROWID;
+                """)
+    }
+
+    private static func addSentCopiesFetchNeedsAssetUsesAndSkippedRecords(_ db: Database) throws {
+        // A pending save remembers every copy of it that was sent without an answer: the server may hold any
+        // of them, and each, fetched back, is this device's own write, not another device's change.
+        try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN sent_copies BLOB")
+        // A zone the database's changes listed as changed stays to fetch until it is, whatever the database's
+        // token says meanwhile.
+        try db.execute(sql: "ALTER TABLE ncs_zone ADD COLUMN needs_fetch INTEGER NOT NULL DEFAULT 0")
+        // The files each row points to (a JSON array of paths, NULL for none), which triggers list in
+        // ncs_asset_use: a row without assets costs nothing more, and no write can forget to keep the list.
+        try db.execute(sql: "ALTER TABLE ncs_record ADD COLUMN asset_files TEXT")
+        try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN ancestor_files TEXT")
+        try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN sent_files TEXT")
+        try db.execute(sql: assetUseTables + recordFileTriggers + outboxFileTriggers + skippedTable)
+        try listAssetFilesOfFirstLayoutRows(db)
+    }
+
+    /// A store of the first layout lists the copies its rows point to, so none of them is taken for garbage.
+    private static func listAssetFilesOfFirstLayoutRows(_ db: Database) throws {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT zone_owner, zone_name, record_name, record, ancestor, edit_time, field_edit_times, version
+                FROM ncs_record
+                """)
+        for row in rows {
+            let stored = try StoreTables.storedRecord(row)
+            guard let files = AssetFiles.fileList(in: [stored.record, stored.ancestor]) else { continue }
+            try db.execute(
+                sql: """
+                    UPDATE ncs_record SET asset_files = ? WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
+                    """,
+                arguments: [files, row["zone_owner"], row["zone_name"], row["record_name"]])
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM ncs_outbox WHERE ancestor IS NOT NULL") {
+            let entry = try StoreTables.outboxEntry(row)
+            guard let files = AssetFiles.fileList(in: [entry.ancestor]) else { continue }
+            try db.execute(
+                sql: """
+                    UPDATE ncs_outbox SET ancestor_files = ?
+                    WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
+                    """,
+                arguments: [files, row["zone_owner"], row["zone_name"], row["record_name"]])
+        }
+    }
+
+    private static func storeRecordsInBinaryWithQueryableFields(_ db: Database) throws {
+        // The table is made anew as a rowid table: SQLite reports changes of rowid tables only, which is
+        // how GRDB's observations know that a read of records is out of date; and rows of this size (a
+        // record, its ancestor and its fields) are what rowid tables store best. Its new columns: the fields as
+        // SQLite compares them (FieldProjection), for queries and declared indexes; the dates queries sort on;
+        // the change tag of the server copy the row holds, which keeps earlier copies. Dropping the old table
+        // fires no trigger, so the asset uses it listed stay.
+        try db.execute(
+            sql: """
+                CREATE TABLE ncs_record_v3 (
+                    zone_owner TEXT NOT NULL,
+                    zone_name TEXT NOT NULL,
+                    record_name TEXT NOT NULL,
+                    record_type TEXT NOT NULL,
+                    record BLOB NOT NULL,
+                    ancestor BLOB,
+                    edit_time INTEGER NOT NULL,
+                    field_edit_times BLOB NOT NULL,
+                    version INTEGER NOT NULL,
+                    fetch_epoch INTEGER NOT NULL DEFAULT 0,
+                    asset_files TEXT,
+                    fields TEXT NOT NULL DEFAULT '{}',
+                    created_at REAL,
+                    modified_at REAL,
+                    ancestor_tag TEXT,
+                    UNIQUE (zone_owner, zone_name, record_name)
+                );
+                INSERT INTO ncs_record_v3 (zone_owner, zone_name, record_name, record_type, record, ancestor,
+                    edit_time, field_edit_times, version, fetch_epoch, asset_files)
+                SELECT zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
+                    field_edit_times, version, fetch_epoch, asset_files
+                FROM ncs_record;
+                DROP TABLE ncs_record;
+                ALTER TABLE ncs_record_v3 RENAME TO ncs_record;
+                CREATE INDEX ncs_record_by_type ON ncs_record (record_type, zone_owner, zone_name);
+                CREATE TABLE ncs_index (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    record_type TEXT NOT NULL,
+                    definition TEXT NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        // The new table's triggers: the asset uses as before, and the earlier server copies.
+        try db.execute(sql: recordFileTriggers + serverCopyTable)
+        try convertRowsToBinary(db)
+    }
+
+    /// Every row of the earlier layouts in the new form: records and ancestors from JSON to binary, their fields
+    /// projected, their dates and tags filled in. Outbox rows keep their JSON, which still reads.
+    private static func convertRowsToBinary(_ db: Database) throws {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT zone_owner, zone_name, record_name, record, ancestor, edit_time, field_edit_times, version
+                FROM ncs_record
+                """)
+        for row in rows {
+            let stored = try StoreTables.storedRecord(row)
+            let ancestorBytes: Data? = (row["ancestor"] as Data?).map {
+                $0.isEmpty ? $0 : stored.ancestor.map(RecordCoding.encode) ?? $0
+            }
+            let system = stored.record.systemFields
+            let editSeconds = Double(stored.editTime) / 1000
+            try db.execute(
+                sql: """
+                    UPDATE ncs_record SET record = ?, ancestor = ?, fields = ?, created_at = ?, modified_at = ?,
+                        ancestor_tag = ?
+                    WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
+                    """,
+                arguments: [
+                    RecordCoding.encode(stored.record), ancestorBytes,
+                    FieldProjection.json(of: stored.record.fields),
+                    system?.creationDate?.timeIntervalSince1970 ?? editSeconds,
+                    max(system?.modificationDate?.timeIntervalSince1970 ?? editSeconds, editSeconds),
+                    stored.ancestor?.systemFields?.changeTag,
+                    row["zone_owner"], row["zone_name"], row["record_name"],
+                ])
+        }
+    }
+
+    // The SQL more than one migration runs. A migration's effect must never change once released: a change to a
+    // table's triggers is a new migration, not an edit of these.
+
+    /// Where the store lists the asset files rows point to, and the files a transaction let go of.
+    private static let assetUseTables = """
+        CREATE TABLE ncs_asset_use (
+            file TEXT NOT NULL,
+            zone_owner TEXT NOT NULL,
+            zone_name TEXT NOT NULL,
+            record_name TEXT NOT NULL,
+            source TEXT NOT NULL CHECK (source IN ('record', 'outbox'))
+        );
+        CREATE INDEX ncs_asset_use_by_file ON ncs_asset_use (file);
+        CREATE INDEX ncs_asset_use_by_row ON ncs_asset_use (zone_owner, zone_name, record_name, source);
+        CREATE TABLE ncs_asset_garbage (file TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+        CREATE TRIGGER ncs_asset_use_released AFTER DELETE ON ncs_asset_use BEGIN
+            INSERT OR IGNORE INTO ncs_asset_garbage (file) VALUES (old.file);
+        END;
+        """
+
+    /// Keep `ncs_asset_use` in step with `ncs_record.asset_files`. Made in v2, and again in v3 for the table v3
+    /// makes anew.
+    private static let recordFileTriggers = """
+        CREATE TRIGGER ncs_record_files_added AFTER INSERT ON ncs_record
+        WHEN new.asset_files IS NOT NULL BEGIN
+            INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+            SELECT value, new.zone_owner, new.zone_name, new.record_name, 'record'
+            FROM json_each(new.asset_files);
+        END;
+        CREATE TRIGGER ncs_record_files_changed AFTER UPDATE OF asset_files ON ncs_record
+        WHEN old.asset_files IS NOT new.asset_files BEGIN
+            DELETE FROM ncs_asset_use
+            WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                AND record_name = old.record_name AND source = 'record';
+            INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+            SELECT value, new.zone_owner, new.zone_name, new.record_name, 'record'
+            FROM json_each(new.asset_files);
+        END;
+        CREATE TRIGGER ncs_record_files_removed AFTER DELETE ON ncs_record
+        WHEN old.asset_files IS NOT NULL BEGIN
+            DELETE FROM ncs_asset_use
+            WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                AND record_name = old.record_name AND source = 'record';
+        END;
+        """
+
+    /// Keep `ncs_asset_use` in step with the outbox's ancestor and sent copies.
+    private static let outboxFileTriggers = """
+        CREATE TRIGGER ncs_outbox_files_added AFTER INSERT ON ncs_outbox
+        WHEN new.ancestor_files IS NOT NULL OR new.sent_files IS NOT NULL BEGIN
+            INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+            SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
+            FROM json_each(new.ancestor_files)
+            UNION SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
+            FROM json_each(new.sent_files);
+        END;
+        CREATE TRIGGER ncs_outbox_files_changed AFTER UPDATE OF ancestor_files, sent_files ON ncs_outbox
+        WHEN old.ancestor_files IS NOT new.ancestor_files OR old.sent_files IS NOT new.sent_files BEGIN
+            DELETE FROM ncs_asset_use
+            WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                AND record_name = old.record_name AND source = 'outbox';
+            INSERT INTO ncs_asset_use (file, zone_owner, zone_name, record_name, source)
+            SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
+            FROM json_each(new.ancestor_files)
+            UNION SELECT value, new.zone_owner, new.zone_name, new.record_name, 'outbox'
+            FROM json_each(new.sent_files);
+        END;
+        CREATE TRIGGER ncs_outbox_files_removed AFTER DELETE ON ncs_outbox
+        WHEN old.ancestor_files IS NOT NULL OR old.sent_files IS NOT NULL BEGIN
+            DELETE FROM ncs_asset_use
+            WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                AND record_name = old.record_name AND source = 'outbox';
+        END;
+        """
+
+    /// Records a fetch couldn't apply.
+    private static let skippedTable = """
+        CREATE TABLE ncs_skipped (
+            zone_owner TEXT NOT NULL,
+            zone_name TEXT NOT NULL,
+            record_name TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            retry INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (zone_owner, zone_name, record_name)
+        ) WITHOUT ROWID;
+        """
+
+    /// Earlier server copies of each record (the newest ``keptServerCopies``), kept by a trigger as a record's server
+    /// copy is replaced, and removed with the record.
+    private static let serverCopyTable = """
+        CREATE TABLE ncs_server_copy (
+            zone_owner TEXT NOT NULL,
+            zone_name TEXT NOT NULL,
+            record_name TEXT NOT NULL,
+            change_tag TEXT NOT NULL,
+            record BLOB NOT NULL,
+            local BLOB NOT NULL,
+            kept INTEGER NOT NULL,
+            PRIMARY KEY (zone_owner, zone_name, record_name, change_tag)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER ncs_record_server_copy_replaced AFTER UPDATE OF ancestor_tag ON ncs_record
+        WHEN old.ancestor_tag IS NOT NULL AND old.ancestor_tag IS NOT new.ancestor_tag BEGIN
+            INSERT OR REPLACE INTO ncs_server_copy (zone_owner, zone_name, record_name, change_tag,
+                record, local, kept)
+            VALUES (old.zone_owner, old.zone_name, old.record_name, old.ancestor_tag,
+                CASE WHEN length(old.ancestor) = 0 THEN old.record ELSE old.ancestor END, old.record,
+                (SELECT COALESCE(MAX(kept), 0) + 1 FROM ncs_server_copy
+                    WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                        AND record_name = old.record_name));
+            DELETE FROM ncs_server_copy
+            WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                AND record_name = old.record_name
+                AND kept NOT IN (
+                    SELECT kept FROM ncs_server_copy
+                    WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                        AND record_name = old.record_name
+                    ORDER BY kept DESC LIMIT \(StoreSchema.keptServerCopies));
+        END;
+        CREATE TRIGGER ncs_record_server_copies_removed AFTER DELETE ON ncs_record BEGIN
+            DELETE FROM ncs_server_copy
+            WHERE zone_owner = old.zone_owner AND zone_name = old.zone_name
+                AND record_name = old.record_name;
+        END;
+        """
 
     /// How many earlier server copies of a record the store keeps, so that a model read before the last few
     /// fetches still merges against the version it was read at (``SyncStore/save(_:in:)``).
