@@ -157,6 +157,22 @@ extension SyncStore {
         }
     }
 
+    /// A fetched record and what the store has of it, as the writes of ``applyFetched`` need them.
+    private struct FetchedChange {
+        /// The record as fetched, with the engine's metadata fields.
+        var fetched: CloudRecord
+        /// The record without the engine's fields, its assets in the store's own copies.
+        var server: CloudRecord
+        /// The row the record becomes when the server's copy simply replaces the local one.
+        var synced: StoredRecord
+        var state: LocalState
+        /// The local records whose asset copies the fetched record may reuse.
+        var held: [CloudRecord]
+        var epoch: Int64
+
+        var id: CloudRecord.ID { fetched.id }
+    }
+
     /// Writes one fetched record; `false` if its conflict must be resolved again.
     private static func applyFetched(
         _ fetched: CloudRecord, outcome: ConflictOutcome?, version: Int64?, epoch: Int64,
@@ -173,77 +189,113 @@ extension SyncStore {
         let synced = StoredRecord(
             record: server, ancestor: server, editTime: split.editTime ?? state.stored?.editTime ?? 0,
             fieldEditTimes: split.fieldTimes, version: 0)
+        let change = FetchedChange(
+            fetched: fetched, server: server, synced: synced, state: state, held: held, epoch: epoch)
         switch (state.stored, state.outbox?.operation) {
         case (nil, .delete?):
-            if let entry = state.outbox,
-                entry.ancestor?.systemFields?.changeTag == server.systemFields?.changeTag
-                    || entry.ancestor.map({ AssetFiles.sameContents($0.fields, fetched.fields) }) == true
-                    || entry.isSentCopy(fetched)
-            {
-                // The copy the pending deletion deletes (our own earlier upload, fetched back, maybe one whose
-                // answer was lost): no conflict; the deletion now knows the server's copy.
-                try StoreTables.enqueue(
-                    .delete, id: id, recordType: server.recordType, version: state.outbox?.version ?? 0,
-                    ancestor: server, in: db)
-                return true
-            }
-            if deletePolicy == .deleteWins {
-                try StoreTables.enqueue(
-                    .delete, id: id, recordType: server.recordType, version: state.outbox?.version ?? 0,
-                    ancestor: server, in: db)
-                summary.resolutions.append(ConflictResolution(recordID: id, decision: .keptLocalDeletion))
-            } else {
-                try StoreTables.dequeue(id, in: db)
-                try StoreTables.write(synced, epoch: epoch, in: db)
-                summary.saved.append(id)
-                summary.resolutions.append(ConflictResolution(recordID: id, decision: .restoredFromServer))
-            }
-        case (var stored?, .save?):
-            if state.isPendingSave(fetched) {
-                // Acknowledged now: the answer to the upload was lost.
-                stored.record.systemFields = server.systemFields
-                stored.ancestor = server
-                try StoreTables.write(stored, epoch: epoch, in: db)
-                try StoreTables.dequeue(id, in: db)
-                return true
-            }
-            if state.isEarlierUpload(fetched) {
-                // An earlier upload whose answer was lost, with newer local edits on top: they go on top of it.
-                stored.record.systemFields = server.systemFields
-                stored.ancestor = server
-                let written = try StoreTables.write(stored, epoch: epoch, in: db)
-                try StoreTables.enqueue(.save, id: id, recordType: server.recordType, version: written, in: db)
-                return true
-            }
-            guard state.conflicts(with: fetched) else {
-                try markSeen(id, epoch: epoch, in: db)
-                return true
-            }
-            guard let outcome, version == stored.version else { return false }
-            let kept = try assets.adopt(outcome.record, reusing: [server] + held)
-            let written = try StoreTables.write(
-                StoredRecord(
-                    record: kept, ancestor: server, editTime: outcome.editTime,
-                    fieldEditTimes: outcome.fieldTimes, version: 0),
-                epoch: epoch, in: db)
-            if outcome.needsUpload {
-                try StoreTables.enqueue(.save, id: id, recordType: server.recordType, version: written, in: db)
-            } else {
-                try StoreTables.dequeue(id, in: db)
-            }
-            summary.saved.append(id)
-            summary.resolutions.append(ConflictResolution(recordID: id, decision: outcome.decision))
+            try applyOverPendingDeletion(change, deletePolicy: deletePolicy, summary: &summary, in: db)
+            return true
+        case (let stored?, .save?):
+            return try applyOverPendingSave(
+                change, stored: stored, outcome: outcome, version: version, assets: assets, summary: &summary,
+                in: db)
         default:
-            if let stored = state.stored, stored.record.systemFields?.changeTag == server.systemFields?.changeTag,
-                stored.record.fields == server.fields
-            {
-                try markSeen(id, epoch: epoch, in: db)
-            } else {
-                try StoreTables.write(synced, epoch: epoch, in: db)
-                summary.saved.append(id)
-            }
+            try applyOverUnchanged(change, summary: &summary, in: db)
+            return true
         }
+    }
+
+    /// A fetched record the store has a pending deletion of: our own earlier upload fetched back, or a conflict
+    /// the delete policy decides.
+    private static func applyOverPendingDeletion(
+        _ change: FetchedChange, deletePolicy: DeleteConflictPolicy, summary: inout FetchSummary, in db: Database
+    ) throws {
+        let (id, server, state) = (change.id, change.server, change.state)
+        if let entry = state.outbox,
+            entry.ancestor?.systemFields?.changeTag == server.systemFields?.changeTag
+                || entry.ancestor.map({ AssetFiles.sameContents($0.fields, change.fetched.fields) }) == true
+                || entry.isSentCopy(change.fetched)
+        {
+            // The copy the pending deletion deletes (our own earlier upload, fetched back, maybe one whose
+            // answer was lost): no conflict; the deletion now knows the server's copy.
+            try StoreTables.enqueue(
+                .delete, id: id, recordType: server.recordType, version: state.outbox?.version ?? 0,
+                ancestor: server, in: db)
+            return
+        }
+        if deletePolicy == .deleteWins {
+            try StoreTables.enqueue(
+                .delete, id: id, recordType: server.recordType, version: state.outbox?.version ?? 0,
+                ancestor: server, in: db)
+            summary.resolutions.append(ConflictResolution(recordID: id, decision: .keptLocalDeletion))
+        } else {
+            try StoreTables.dequeue(id, in: db)
+            try StoreTables.write(change.synced, epoch: change.epoch, in: db)
+            summary.saved.append(id)
+            summary.resolutions.append(ConflictResolution(recordID: id, decision: .restoredFromServer))
+        }
+    }
+
+    /// A fetched record the store has a pending save of: our own upload whose answer was lost, an earlier upload
+    /// the local edits go on top of, or a conflict resolved by `outcome`; `false` if the record changed since
+    /// `outcome` was made from it.
+    private static func applyOverPendingSave(
+        _ change: FetchedChange, stored: StoredRecord, outcome: ConflictOutcome?, version: Int64?,
+        assets: AssetFiles, summary: inout FetchSummary, in db: Database
+    ) throws -> Bool {
+        let (id, server, state) = (change.id, change.server, change.state)
+        var stored = stored
+        if state.isPendingSave(change.fetched) {
+            // Acknowledged now: the answer to the upload was lost.
+            stored.record.systemFields = server.systemFields
+            stored.ancestor = server
+            try StoreTables.write(stored, epoch: change.epoch, in: db)
+            try StoreTables.dequeue(id, in: db)
+            return true
+        }
+        if state.isEarlierUpload(change.fetched) {
+            // An earlier upload whose answer was lost, with newer local edits on top: they go on top of it.
+            stored.record.systemFields = server.systemFields
+            stored.ancestor = server
+            let written = try StoreTables.write(stored, epoch: change.epoch, in: db)
+            try StoreTables.enqueue(.save, id: id, recordType: server.recordType, version: written, in: db)
+            return true
+        }
+        guard state.conflicts(with: change.fetched) else {
+            try markSeen(id, epoch: change.epoch, in: db)
+            return true
+        }
+        guard let outcome, version == stored.version else { return false }
+        let kept = try assets.adopt(outcome.record, reusing: [server] + change.held)
+        let written = try StoreTables.write(
+            StoredRecord(
+                record: kept, ancestor: server, editTime: outcome.editTime, fieldEditTimes: outcome.fieldTimes,
+                version: 0),
+            epoch: change.epoch, in: db)
+        if outcome.needsUpload {
+            try StoreTables.enqueue(.save, id: id, recordType: server.recordType, version: written, in: db)
+        } else {
+            try StoreTables.dequeue(id, in: db)
+        }
+        summary.saved.append(id)
+        summary.resolutions.append(ConflictResolution(recordID: id, decision: outcome.decision))
         return true
+    }
+
+    /// A fetched record without a pending change: the server's copy replaces the local one, or only marks it seen
+    /// when it is the same.
+    private static func applyOverUnchanged(
+        _ change: FetchedChange, summary: inout FetchSummary, in db: Database
+    ) throws {
+        if let stored = change.state.stored,
+            stored.record.systemFields?.changeTag == change.server.systemFields?.changeTag,
+            stored.record.fields == change.server.fields
+        {
+            try markSeen(change.id, epoch: change.epoch, in: db)
+        } else {
+            try StoreTables.write(change.synced, epoch: change.epoch, in: db)
+            summary.saved.append(change.id)
+        }
     }
 
     /// Applies the server's deletion of a record, and the `.deleteSelf` rule (``keepTargetsOfFetchedRecord``'s
