@@ -18,93 +18,108 @@ struct AdminAPI: Sendable {
             throw .badRequest("the body isn't JSON: \(error)")
         }
         switch (request.method, route) {
-        case ("GET", "health"):
-            return .json([
-                "status": "ok", "version": .string(Self.version),
-                "environment": .string(state.configuration.environment.rawValue),
-                "uptimeSeconds": .int(Int64(Date().timeIntervalSince(state.started))),
-                "storage": .string(storageDescription),
-            ])
+        case ("GET", "health"): return .json(health)
         case ("POST", "reset"):
             try await state.reset()
             return .json(["status": "reset"])
-        case ("POST", "sign-in"):
-            guard let user = body["user"]?.string, !user.isEmpty else {
-                throw .badRequest("sign-in needs {\"user\": \"NAME\"}")
-            }
-            try DatabaseNames.check(user: user)
-            let token = await state.tokens.issue(for: user)
-            return .json([
-                "ckWebAuthToken": .string(token), "userRecordName": .string(Caller.userRecordName(for: user)),
-            ])
-        case ("GET", "databases"):
-            var databases: [JSONValue] = []
-            for key in await state.registry.keys() {
-                guard case .object(var members) = Self.json(key) else { continue }
-                if let handle = await state.registry.openHandle(for: key) {
-                    members["revision"] = .int(Int64(handle.revision))
-                }
-                databases.append(.object(members))
-            }
-            return .json(["databases": .array(databases)])
+        case ("POST", "sign-in"): return .json(try await signIn(body))
+        case ("GET", "databases"): return .json(await databases())
         case ("GET", "records"):
             let limit = try Self.limit(request.query["limit"], default: 1000)
             return .json(
                 try await page(
                     of: key(request.query), after: request.query["continuation"], limit: limit, baseURL: request.baseURL
                 ))
-        case ("GET", "requests"):
-            let entries = state.log.all
-            let limit = try Self.limit(request.query["limit"], default: RequestLog.capacity)
-            return .json([
-                "requests": .array(entries.suffix(limit).map(Self.json)), "count": .int(Int64(entries.count)),
-            ])
+        case ("GET", "requests"): return .json(try requests(limit: request.query["limit"]))
         case ("DELETE", "requests"):
             state.log.clear()
             return .json(["requests": []])
-        case ("GET", "faults"):
-            return .json(["faults": .array(state.faults.all.map(Self.json))])
-        case ("POST", "faults"):
-            let fault: EmulatorFault
-            do {
-                fault = try JSONDecoder().decode(EmulatorFault.self, from: request.body)
-            } catch {
-                throw .badRequest(
-                    "a fault is {path, recordName, serverErrorCode, retryAfter, latencyMilliseconds, loseResponse, remaining}: \(error)"
-                )
-            }
-            return .json(Self.json(try state.faults.add(fault)))
+        case ("GET", "faults"): return .json(faults)
+        case ("POST", "faults"): return .json(try addFault(request.body))
         case ("DELETE", "faults"):
             state.faults.remove(id: request.query["id"])
-            return .json(["faults": .array(state.faults.all.map(Self.json))])
-        case ("GET", "clock"):
-            return .json(clock)
+            return .json(faults)
+        case ("GET", "clock"): return .json(clock)
         case ("POST", "clock"):
             if let offset = body["offsetSeconds"]?.double { state.clock.setOffset(offset) }
             if let advance = body["advanceSeconds"]?.double { state.clock.advance(by: advance) }
             return .json(clock)
-        case ("GET", "schema"):
-            let (container, environment) = try schemaKey(request.query)
-            let schema = try await state.schema.schema(container: container, environment: environment)
-            return EmulatorResponse(
-                status: 200, headers: ["Content-Type": "text/plain; charset=UTF-8"], body: Data(schema.text.utf8))
+        case ("GET", "schema"): return try await schema(request.query)
         case ("POST", "schema"):
             let (container, environment) = try schemaKey(request.query)
             try await state.schema.importSchema(
                 String(decoding: request.body, as: UTF8.self), container: container, environment: environment)
             return .json(["status": "imported"])
-        case ("GET", "export"):
-            return .json(try await export(baseURL: request.baseURL))
-        case ("POST", "import"):
-            return .json(try await importDatabases(body))
-        case ("GET", "fidelity"):
-            return .json(["entries": .array(Fidelity.entries.map(Self.json))])
+        case ("GET", "export"): return .json(try await export(baseURL: request.baseURL))
+        case ("POST", "import"): return .json(try await importDatabases(body))
+        case ("GET", "fidelity"): return .json(["entries": .array(Fidelity.entries.map(Self.json))])
         default:
             throw ServerError(
                 .notFound,
                 "no admin route \(request.method) /emulator/v1/\(route): health, reset, sign-in, databases, records, requests, faults, clock, schema, export, import, fidelity"
             )
         }
+    }
+
+    private var health: JSONValue {
+        [
+            "status": "ok", "version": .string(Self.version),
+            "environment": .string(state.configuration.environment.rawValue),
+            "uptimeSeconds": .int(Int64(Date().timeIntervalSince(state.started))),
+            "storage": .string(storageDescription),
+        ]
+    }
+
+    /// A web auth token for a user, as a client gets it by signing in.
+    private func signIn(_ body: JSONValue) async throws(ServerError) -> JSONValue {
+        guard let user = body["user"]?.string, !user.isEmpty else {
+            throw .badRequest("sign-in needs {\"user\": \"NAME\"}")
+        }
+        try DatabaseNames.check(user: user)
+        let token = await state.tokens.issue(for: user)
+        return ["ckWebAuthToken": .string(token), "userRecordName": .string(Caller.userRecordName(for: user))]
+    }
+
+    /// Every database the emulator has, with the revision of those open.
+    private func databases() async -> JSONValue {
+        var databases: [JSONValue] = []
+        for key in await state.registry.keys() {
+            guard case .object(var members) = Self.json(key) else { continue }
+            if let handle = await state.registry.openHandle(for: key) {
+                members["revision"] = .int(Int64(handle.revision))
+            }
+            databases.append(.object(members))
+        }
+        return ["databases": .array(databases)]
+    }
+
+    /// The last requests of the log, at most `limit` (the whole log by default).
+    private func requests(limit: String?) throws(ServerError) -> JSONValue {
+        let entries = state.log.all
+        let limit = try Self.limit(limit, default: RequestLog.capacity)
+        return ["requests": .array(entries.suffix(limit).map(Self.json)), "count": .int(Int64(entries.count))]
+    }
+
+    private var faults: JSONValue { ["faults": .array(state.faults.all.map(Self.json))] }
+
+    private func addFault(_ body: Data) throws(ServerError) -> JSONValue {
+        let fault: EmulatorFault
+        do {
+            fault = try JSONDecoder().decode(EmulatorFault.self, from: body)
+        } catch {
+            throw .badRequest(
+                "a fault is {path, recordName, serverErrorCode, retryAfter, latencyMilliseconds, loseResponse, remaining}: \(error)"
+            )
+        }
+        return Self.json(try state.faults.add(fault))
+    }
+
+    /// A container's schema, in CloudKit's schema language.
+    private func schema(_ query: [String: String]) async throws(ServerError) -> EmulatorResponse {
+        let (container, environment) = try schemaKey(query)
+        let schema = try await state.schema.schema(container: container, environment: environment)
+        return EmulatorResponse(
+            status: 200, headers: ["Content-Type": "text/plain; charset=UTF-8"], body: Data(schema.text.utf8))
     }
 
     private var storageDescription: String {

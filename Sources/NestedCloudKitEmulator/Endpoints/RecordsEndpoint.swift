@@ -101,77 +101,23 @@ enum RecordsEndpoint {
         var planned = operations
         let ids = planned.map { CloudRecord.ID(recordName: $0.name, zoneID: zone) }
         let current = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
-        // A missing zone fails each operation, naming the zone, as CloudKit answers per record.
-        func server(_ id: CloudRecord.ID) throws(ServerError) -> CloudRecord? {
-            switch current[id] {
-            case .success(let record)?: return record
-            case .failure(.zoneNotFound(let zone))?, .failure(.userDeletedZone(let zone))?:
-                throw ServerError(.zoneNotFound, "zone \(zone.zoneName) doesn't exist: create it with zones/modify")
-            default: return nil
-            }
-        }
         var saves: [CloudRecord] = []
         var deletes: [CloudRecord.ID] = []
         for index in planned.indices {
             let operation = planned[index]
-            let id = ids[index]
-            let sentTag = operation.wire["recordChangeTag"]?.string
             do throws(ServerError) {
-                let existing = try server(id)
-                if operation.operation == .create, existing != nil {
-                    throw ServerError(.exists, "record \(operation.name) exists: update it with its recordChangeTag")
-                }
-                if operation.operation.checksTag {
-                    guard let existing else {
-                        throw ServerError(.notFound, "record \(operation.name) doesn't exist")
-                    }
-                    if operation.operation != .delete || sentTag != nil {
-                        guard let sentTag else {
-                            throw ServerError.badRequest(
-                                "\(operation.operation.rawValue) of \(operation.name) needs the recordChangeTag it was fetched with; force\(operation.operation.rawValue.prefix(1).uppercased() + operation.operation.rawValue.dropFirst()) overwrites"
-                            )
-                        }
-                        if existing.systemFields?.changeTag != sentTag {
-                            throw ServerError(
-                                .conflict,
-                                "record \(operation.name) changed on the server (tag \(existing.systemFields?.changeTag ?? "none"), sent \(sentTag)): fetch it and apply the change again"
-                            )
-                        }
-                    }
-                }
+                let existing = try serverRecord(ids[index], in: current)
+                try checkPrecondition(of: operation, existing: existing)
                 if operation.operation.isDelete {
-                    deletes.append(id)
-                    continue
+                    deletes.append(ids[index])
+                } else {
+                    saves.append(try await recordToSave(operation, existing: existing, zone: zone, context: context))
                 }
-                var record = try context.coding.record(operation.wire, zone: zone, current: existing)
-                try await context.state.schema.check(record, key: context.key)
-                record.systemFields = nil
-                // Every save goes as `allKeys`: the change tag is checked above, under the lock, and the fields an
-                // update doesn't send are the server's.
-                if operation.operation.replacesFields {
-                    record.clearedFieldNames = []
-                } else if let existing {
-                    var merged = existing.fields
-                    for (name, value) in record.fields { merged[name] = value }
-                    for name in record.clearedFieldNames { merged[name] = nil }
-                    record.fields = merged
-                    record.clearedFieldNames = []
-                }
-                // Checked here, on the fields the record will hold, so that the reason names the record and its
-                // size; the database's own check (the shared rules) would say only that it is too large.
-                let size = CloudModificationPlan.fieldDataSize(of: record)
-                if size > CloudModificationPlan.maximumRecordSize {
-                    throw ServerError.badRequest(
-                        "record too large: \(operation.name) holds \(size) bytes of field data; CloudKit takes at most 1 MB (\(CloudModificationPlan.maximumRecordSize) bytes) a record, assets not counted: keep large values in assets"
-                    )
-                }
-                saves.append(record)
             } catch {
                 planned[index].failure = error
             }
         }
-        let failed = planned.contains { $0.failure != nil }
-        if atomic && failed {
+        if atomic && planned.contains(where: { $0.failure != nil }) {
             return planned.map { operation in
                 (operation.failure
                     ?? ServerError(.atomicError, "another operation of this atomic request failed"))
@@ -186,20 +132,100 @@ enum RecordsEndpoint {
             }
             context.handle.noteWrite()
         }
+        let (items, notified) = answers(
+            to: planned, ids: ids, results: results, current: current, zone: zone, context: context)
+        if !notified.isEmpty {
+            await context.state.notifications.recordsChanged(notified, in: context.handle, coding: context.coding)
+        }
+        return items
+    }
+
+    /// The server's copy of a record; a missing zone fails each operation, naming the zone, as CloudKit answers per
+    /// record.
+    private static func serverRecord(_ id: CloudRecord.ID, in current: CloudRecordResults) throws(ServerError)
+        -> CloudRecord?
+    {
+        switch current[id] {
+        case .success(let record)?: return record
+        case .failure(.zoneNotFound(let zone))?, .failure(.userDeletedZone(let zone))?:
+            throw ServerError(.zoneNotFound, "zone \(zone.zoneName) doesn't exist: create it with zones/modify")
+        default: return nil
+        }
+    }
+
+    /// What an operation requires of the server's copy: none for `create`, a matching change tag for the ones that
+    /// check it (a `delete` only when it sends one).
+    private static func checkPrecondition(of operation: Planned, existing: CloudRecord?) throws(ServerError) {
+        let type = operation.operation
+        if type == .create, existing != nil {
+            throw ServerError(.exists, "record \(operation.name) exists: update it with its recordChangeTag")
+        }
+        guard type.checksTag else { return }
+        guard let existing else { throw ServerError(.notFound, "record \(operation.name) doesn't exist") }
+        let sentTag = operation.wire["recordChangeTag"]?.string
+        guard type != .delete || sentTag != nil else { return }
+        guard let sentTag else {
+            let forced = "force" + type.rawValue.prefix(1).uppercased() + type.rawValue.dropFirst()
+            throw ServerError.badRequest(
+                "\(type.rawValue) of \(operation.name) needs the recordChangeTag it was fetched with; \(forced) overwrites"
+            )
+        }
+        if existing.systemFields?.changeTag != sentTag {
+            throw ServerError(
+                .conflict,
+                "record \(operation.name) changed on the server (tag \(existing.systemFields?.changeTag ?? "none"), sent \(sentTag)): fetch it and apply the change again"
+            )
+        }
+    }
+
+    /// The record a save writes: the wire's fields, checked against the schema, merged over the server's for an
+    /// update, within CloudKit's size limit.
+    private static func recordToSave(
+        _ operation: Planned, existing: CloudRecord?, zone: CloudRecord.ZoneID, context: DatabaseRequest
+    ) async throws(ServerError) -> CloudRecord {
+        var record = try context.coding.record(operation.wire, zone: zone, current: existing)
+        try await context.state.schema.check(record, key: context.key)
+        record.systemFields = nil
+        // Every save goes as `allKeys`: the change tag is checked above, under the lock, and the fields an
+        // update doesn't send are the server's.
+        if operation.operation.replacesFields {
+            record.clearedFieldNames = []
+        } else if let existing {
+            var merged = existing.fields
+            for (name, value) in record.fields { merged[name] = value }
+            for name in record.clearedFieldNames { merged[name] = nil }
+            record.fields = merged
+            record.clearedFieldNames = []
+        }
+        // Checked here, on the fields the record will hold, so that the reason names the record and its
+        // size; the database's own check (the shared rules) would say only that it is too large.
+        let size = CloudModificationPlan.fieldDataSize(of: record)
+        if size > CloudModificationPlan.maximumRecordSize {
+            throw ServerError.badRequest(
+                "record too large: \(operation.name) holds \(size) bytes of field data; CloudKit takes at most 1 MB (\(CloudModificationPlan.maximumRecordSize) bytes) a record, assets not counted: keep large values in assets"
+            )
+        }
+        return record
+    }
+
+    /// The answer for each operation, in order, and the changes subscriptions hear of.
+    private static func answers(
+        to planned: [Planned], ids: [CloudRecord.ID], results: CloudModifyResults, current: CloudRecordResults,
+        zone: CloudRecord.ZoneID, context: DatabaseRequest
+    ) -> ([JSONValue], [ChangedRecord]) {
         var notified: [ChangedRecord] = []
         let items: [JSONValue] = zip(planned, ids).map { operation, id in
-            if let failure = operation.failure { return failure.item(["recordName": .string(operation.name)]) }
+            let name: JSONValue = .string(operation.name)
+            if let failure = operation.failure { return failure.item(["recordName": name]) }
             if operation.operation.isDelete {
                 switch results.deleteResults[id] {
                 case .success?:
                     if case .success(let before)? = current[id] {
                         notified.append(.init(record: before, change: .deleted))
                     }
-                    return [
-                        "recordName": .string(operation.name), "deleted": true, "zoneID": context.coding.json(zone),
-                    ]
-                case .failure(let error)?: return ServerError(error).item(["recordName": .string(operation.name)])
-                case nil: return ServerError(.internalError, "no result").item(["recordName": .string(operation.name)])
+                    return ["recordName": name, "deleted": true, "zoneID": context.coding.json(zone)]
+                case .failure(let error)?: return ServerError(error).item(["recordName": name])
+                case nil: return ServerError(.internalError, "no result").item(["recordName": name])
                 }
             }
             switch results.saveResults[id] {
@@ -207,14 +233,11 @@ enum RecordsEndpoint {
                 let existed = if case .success? = current[id] { true } else { false }
                 notified.append(.init(record: saved, change: existed ? .updated : .created))
                 return context.coding.json(saved, desiredKeys: operation.desiredKeys)
-            case .failure(let error)?: return ServerError(error).item(["recordName": .string(operation.name)])
-            case nil: return ServerError(.internalError, "no result").item(["recordName": .string(operation.name)])
+            case .failure(let error)?: return ServerError(error).item(["recordName": name])
+            case nil: return ServerError(.internalError, "no result").item(["recordName": name])
             }
         }
-        if !notified.isEmpty {
-            await context.state.notifications.recordsChanged(notified, in: context.handle, coding: context.coding)
-        }
-        return items
+        return (items, notified)
     }
 
     /// Runs a database call, turning its errors into the wire's.

@@ -24,18 +24,92 @@ enum QueryEndpoint {
         var origin: CloudLocation?
     }
 
+    /// Where a record falls in a query's order: its sort fields' values (`nil` for a sort by distance), its
+    /// distance from the sort's location, and its zone and name, which break ties.
+    private struct SortPosition {
+        var key: [CloudValue?]
+        var distance: Double?
+        var zone: String
+        var name: String
+    }
+
+    /// A record that matched the filters, and its place in the order.
+    private struct Match {
+        var record: CloudRecord
+        var position: SortPosition
+    }
+
+    /// The query's `sortBy`: what each record's position holds, and which of two positions comes first.
+    private struct Order {
+        var sorts: [Sort]
+
+        func position(of record: CloudRecord) -> SortPosition {
+            let distance = sorts.first(where: { $0.origin != nil }).flatMap { sort -> Double? in
+                guard case .location(let here)? = sort.field?.value(of: record), let origin = sort.origin else {
+                    return nil
+                }
+                return QueryFilter.metres(here, origin)
+            }
+            return SortPosition(
+                key: sorts.map { $0.origin == nil ? $0.field?.value(of: record) : nil }, distance: distance,
+                zone: record.id.zoneID.zoneName, name: record.id.recordName)
+        }
+
+        func precedes(_ a: SortPosition, _ b: SortPosition) -> Bool {
+            for (index, sort) in sorts.enumerated() {
+                let order =
+                    sort.origin != nil
+                    ? QueryEndpoint.compare(a.distance, b.distance)
+                    : QueryEndpoint.compare(a.key[index], b.key[index])
+                if order != .orderedSame {
+                    return sort.ascending ? order == .orderedAscending : order == .orderedDescending
+                }
+            }
+            return (a.zone, a.name) < (b.zone, b.name)
+        }
+    }
+
     static func query(_ context: DatabaseRequest) async throws(ServerError) -> JSONValue {
         guard let wireQuery = context.body["query"], let recordType = wireQuery["recordType"]?.string,
             !recordType.isEmpty
         else { throw .badRequest("records/query needs a query with a recordType") }
         // Without resultsLimit, "the maximum number of records in a response": 200 (FIDELITY.md).
         let limit = try context.resultsLimit(context.body["resultsLimit"], default: DatabaseRequest.maximumItems)
-        let desiredKeys = context.desiredKeys(context.body["desiredKeys"])
         let coding = context.coding
         let filters = try (wireQuery["filterBy"]?.array ?? []).map { (filter) throws(ServerError) in
             try QueryFilter(filter, coding: coding)
         }
-        let sorts = try (wireQuery["sortBy"]?.array ?? []).map { (wire) throws(ServerError) -> Sort in
+        let order = Order(sorts: try sorts(wireQuery, coding: coding))
+        try await context.state.schema.checkQuery(
+            recordType: recordType, filters: filters, sorts: order.sorts.compactMap(\.field), key: context.key)
+
+        let zoneWide = context.body["zoneWide"]?.bool ?? false
+        let zones: [CloudRecord.ZoneID] =
+            zoneWide
+            ? try await RecordsEndpoint.call { try await context.database.allRecordZones() }
+            : [try coding.zoneID(context.body["zoneID"])]
+        var matches: [Match] = []
+        for zone in zones {
+            for record in try await allRecords(ofType: recordType, in: zone, context: context)
+            where filters.allSatisfy({ $0.matches(record) }) {
+                matches.append(Match(record: record, position: order.position(of: record)))
+            }
+        }
+        matches.sort { order.precedes($0.position, $1.position) }
+        let digest = queryDigest(wireQuery, zoneWide: zoneWide, zone: context.body["zoneID"])
+        if let marker = context.body["continuationMarker"]?.string {
+            let position = try position(marker, digest: digest, coding: coding)
+            let after = SortPosition(
+                key: position.values.map { try? coding.fieldValue($0, field: "", record: "") }.map { $0 ?? nil },
+                distance: position.distance, zone: position.zoneName, name: position.recordName)
+            matches.removeAll { !order.precedes(after, $0.position) }
+        }
+        return page(of: matches, limit: limit, digest: digest, context: context)
+    }
+
+    /// The query's `sortBy`, each a field (or a distance from `relativeLocation`) and a direction.
+    private static func sorts(_ wireQuery: JSONValue, coding: WireCoding) throws(ServerError) -> [Sort] {
+        try (wireQuery["sortBy"]?.array ?? []).map { (wire) throws(ServerError) -> Sort in
             let origin: CloudLocation? =
                 if let location = wire["relativeLocation"],
                     case .location(let point)? = try coding.fieldValue(
@@ -43,71 +117,23 @@ enum QueryEndpoint {
                 { point } else { nil }
             return Sort(field: try QueryField(wire), ascending: wire["ascending"]?.bool ?? true, origin: origin)
         }
-        try await context.state.schema.checkQuery(
-            recordType: recordType, filters: filters, sorts: sorts.compactMap(\.field), key: context.key)
+    }
 
-        let zoneWide = context.body["zoneWide"]?.bool ?? false
-        let zones: [CloudRecord.ZoneID] =
-            zoneWide
-            ? try await RecordsEndpoint.call { try await context.database.allRecordZones() }
-            : [try coding.zoneID(context.body["zoneID"])]
-        var matches: [(record: CloudRecord, key: [CloudValue?], distance: Double?)] = []
-        for zone in zones {
-            for record in try await allRecords(ofType: recordType, in: zone, context: context)
-            where filters.allSatisfy({ $0.matches(record) }) {
-                let distance = sorts.first(where: { $0.origin != nil }).flatMap { sort -> Double? in
-                    guard case .location(let here)? = sort.field?.value(of: record), let origin = sort.origin else {
-                        return nil
-                    }
-                    return QueryFilter.metres(here, origin)
-                }
-                matches.append((record, sorts.map { $0.origin == nil ? $0.field?.value(of: record) : nil }, distance))
-            }
-        }
-        func precedes(
-            _ a: (key: [CloudValue?], distance: Double?, zone: String, name: String),
-            _ b: (key: [CloudValue?], distance: Double?, zone: String, name: String)
-        ) -> Bool {
-            for (index, sort) in sorts.enumerated() {
-                let order: ComparisonResult
-                if sort.origin != nil {
-                    order = compare(a.distance, b.distance)
-                } else {
-                    order = compare(a.key[index], b.key[index])
-                }
-                if order != .orderedSame {
-                    return sort.ascending ? order == .orderedAscending : order == .orderedDescending
-                }
-            }
-            return (a.zone, a.name) < (b.zone, b.name)
-        }
-        matches.sort {
-            precedes(
-                ($0.key, $0.distance, $0.record.id.zoneID.zoneName, $0.record.id.recordName),
-                ($1.key, $1.distance, $1.record.id.zoneID.zoneName, $1.record.id.recordName))
-        }
-        let digest = queryDigest(wireQuery, zoneWide: zoneWide, zone: context.body["zoneID"])
-        if let marker = context.body["continuationMarker"]?.string {
-            let position = try position(marker, digest: digest, coding: coding)
-            let after = (
-                position.values.map { try? coding.fieldValue($0, field: "", record: "") }.map { $0 ?? nil },
-                position.distance, position.zoneName, position.recordName
-            )
-            matches.removeAll {
-                !precedes(after, ($0.key, $0.distance, $0.record.id.zoneID.zoneName, $0.record.id.recordName))
-            }
-        }
+    /// The first `limit` matches, and a continuation marker after the last of them when more follow.
+    private static func page(of matches: [Match], limit: Int, digest: String, context: DatabaseRequest) -> JSONValue {
+        let coding = context.coding
+        let desiredKeys = context.desiredKeys(context.body["desiredKeys"])
         let page = matches.prefix(limit)
         var response: [String: JSONValue] = [
             "records": .array(page.map { coding.json($0.record, desiredKeys: desiredKeys) })
         ]
         if matches.count > limit, let last = page.last {
             let position = Position(
-                values: last.key.enumerated().map { index, value in
+                values: last.position.key.map { value in
                     value.map { coding.json($0, recordID: last.record.id, field: "") } ?? .null
                 },
-                distance: last.distance, zoneName: last.record.id.zoneID.zoneName,
-                recordName: last.record.id.recordName, queryDigest: digest)
+                distance: last.position.distance, zoneName: last.position.zone, recordName: last.position.name,
+                queryDigest: digest)
             response["continuationMarker"] = .string(encode(position))
         }
         return .object(response)
