@@ -672,6 +672,50 @@ struct DatabaseConformanceTests {
         #expect(try await database.record(for: goodB.id) == saved)
     }
 
+    /// A record refused before the request reaches the server (here a NaN date) is a failed item like any other:
+    /// the rest of its custom zone fails with it, other zones and the default zone apply.
+    @Test(arguments: DatabaseBackend.all)
+    func aRecordRefusedBeforeSendingFailsOnlyTheRestOfItsCustomZone(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        try await createZones([zoneA, zoneB], in: database)
+        let victim = try await database.save(record("Note", "victim", [:], zone: zoneA))
+        let unstorable: CloudValue = .date(Date(timeIntervalSinceReferenceDate: .nan))
+        let bad = record("Note", "bad", ["when": unstorable], zone: zoneA)
+        let goodA = record("Note", "good", [:], zone: zoneA)
+        let goodB = record("Note", "good", [:], zone: zoneB)
+
+        let results = try await database.modifyRecords(
+            saving: [bad, goodA, goodB], deleting: [victim.id], savePolicy: .ifServerRecordUnchanged, atomically: true
+        )
+        guard case .failure(.invalidArguments)? = results.saveResults[bad.id] else {
+            Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[bad.id]))")
+            return
+        }
+        #expect(results.saveResults[goodA.id] == .failure(.batchRequestFailed(goodA.id)))
+        #expect(results.deleteResults[victim.id]?.failureOrNil == .batchRequestFailed(victim.id))
+        let saved = try #require(results.saveResults[goodB.id]).get()
+        let fetched = try await database.records(for: [goodA.id, goodB.id, victim.id])
+        #expect(fetched[goodA.id] == .failure(.unknownItem(goodA.id)))
+        #expect(fetched[goodB.id] == .success(saved))
+        #expect(fetched[victim.id] == .success(victim))
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func aRecordRefusedBeforeSendingLeavesTheDefaultZonesOtherItemsApplied(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let bad = record("Note", "bad", ["when": .date(Date(timeIntervalSinceReferenceDate: .nan))])
+        let good = record("Note", "good", [:])
+
+        let results = try await database.modifyRecords(
+            saving: [bad, good], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        guard case .failure(.invalidArguments)? = results.saveResults[bad.id] else {
+            Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[bad.id]))")
+            return
+        }
+        let saved = try #require(results.saveResults[good.id]).get()
+        #expect(try await database.record(for: good.id) == saved)
+    }
+
     // MARK: Per-request limits
 
     @Test(arguments: DatabaseBackend.all)

@@ -140,19 +140,11 @@ public struct CloudKitDatabase: CloudDatabase {
         var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
         for (id, refusal) in refusals { saveResults[id] = .failure(refusal) }
         var deletions = recordIDsToDelete
-        if atomically, !refusals.isEmpty {
-            // Nothing of an atomic request applies once an item fails: in custom zones, as the default zone has no
-            // atomic changes.
-            let failedZones = Set(refusals.keys.map(\.zoneID)).subtracting([CloudRecord.ZoneID.default])
-            for record in ckRecords where failedZones.contains(CloudRecord.ZoneID(record.recordID.zoneID)) {
-                saveResults[CloudRecord.ID(record.recordID)] = .failure(
-                    .batchRequestFailed(CloudRecord.ID(record.recordID)))
-            }
-            for id in deletions where failedZones.contains(id.zoneID) {
-                deleteResults[id] = .failure(.batchRequestFailed(id))
-            }
-            ckRecords.removeAll { failedZones.contains(CloudRecord.ZoneID($0.recordID.zoneID)) }
-            deletions.removeAll { failedZones.contains($0.zoneID) }
+        if atomically {
+            // Nothing of an atomic request applies in a custom zone once an item of it fails.
+            let failures = AtomicZoneFailures(failed: refusals.keys)
+            failures.fail(&ckRecords, id: { CloudRecord.ID($0.recordID) }, results: &saveResults)
+            failures.fail(&deletions, id: { $0 }, results: &deleteResults)
         }
         guard !ckRecords.isEmpty || !deletions.isEmpty else { return (saveResults, deleteResults) }
 

@@ -198,7 +198,43 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         saving records: [CloudRecord], deleting ids: [CloudRecord.ID], in zone: CloudRecord.ZoneID,
         savePolicy: CloudRecordSavePolicy, atomically: Bool, outcome: inout ModifyOutcome
     ) async throws {
-        // Refuse here what CloudKit would refuse, so the error names the record and field.
+        var (uploaded, refusals) = try await prepare(records, atomically: atomically)
+        for (id, error) in refusals { outcome.saveResults[id] = .failure(error) }
+        var ids = ids
+        if atomically {
+            let failures = AtomicZoneFailures(failed: refusals.keys)
+            // Every record not refused fails, uploaded or not.
+            var others = records.filter { refusals[$0.id] == nil }
+            failures.fail(&others, id: \.id, results: &outcome.saveResults)
+            uploaded.removeAll { failures.contains($0.id) }
+            failures.fail(&ids, id: { $0 }, results: &outcome.deleteResults)
+        }
+        guard !uploaded.isEmpty || !ids.isEmpty else { return }
+
+        let operations =
+            uploaded.map { WireRecordOperation(record: $0, savePolicy: savePolicy) }
+            + ids.map { WireRecordOperation(deleting: $0, savePolicy: savePolicy) }
+        let request = WireModifyRequest(operations: operations, zoneID: WireZoneID(zone), atomic: atomically)
+        let response = try await transport.post("records/modify", request, as: WireRecordsResponse.self)
+        let conflicts = read(
+            response, saved: uploaded, deleted: ids, clients: records, in: zone, outcome: &outcome)
+        if !conflicts.isEmpty {
+            try await reportConflicts(conflicts, in: zone, outcome: &outcome)
+        }
+        for record in uploaded where outcome.saveResults[record.id] == nil {
+            outcome.saveResults[record.id] = .failure(
+                .internalError("CloudKit's response to records/modify left out \(record.id)"))
+        }
+        for id in ids where outcome.deleteResults[id] == nil {
+            outcome.deleteResults[id] = .failure(.internalError("CloudKit's response to records/modify left out \(id)"))
+        }
+    }
+
+    /// The records to send, their assets uploaded, and the records refused before anything is sent: what CloudKit
+    /// would refuse (refused here, so the error names the record and field), and the assets that didn't upload.
+    private func prepare(_ records: [CloudRecord], atomically: Bool) async throws -> (
+        uploaded: [CloudRecord], refusals: [CloudRecord.ID: CloudDatabaseError]
+    ) {
         var refusals: [CloudRecord.ID: CloudDatabaseError] = [:]
         var sendable: [CloudRecord] = []
         for record in records {
@@ -211,32 +247,26 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
             }
         }
         var uploaded: [CloudRecord] = []
-        // Nothing of an atomic request applies once an item fails, so its assets aren't uploaded either.
-        for record in sendable where !atomically || refusals.isEmpty {
+        for record in sendable {
+            // Nothing of an atomic request applies in a custom zone once an item of it failed, so the other
+            // records' assets aren't uploaded either.
+            if atomically && AtomicZoneFailures(failed: refusals.keys).contains(record.id) { continue }
             do {
                 uploaded.append(try await AssetUploader(transport: transport).uploadingAssets(of: record))
             } catch let error as CloudDatabaseError {
                 refusals[record.id] = error
             }
         }
-        if atomically, !refusals.isEmpty {
-            for (id, error) in refusals { outcome.saveResults[id] = .failure(error) }
-            for record in records where refusals[record.id] == nil {
-                outcome.saveResults[record.id] = .failure(.batchRequestFailed(record.id))
-            }
-            for id in ids { outcome.deleteResults[id] = .failure(.batchRequestFailed(id)) }
-            return
-        }
-        for (id, error) in refusals { outcome.saveResults[id] = .failure(error) }
-        guard !uploaded.isEmpty || !ids.isEmpty else { return }
+        return (uploaded, refusals)
+    }
 
-        let operations =
-            uploaded.map { WireRecordOperation(record: $0, savePolicy: savePolicy) }
-            + ids.map { WireRecordOperation(deleting: $0, savePolicy: savePolicy) }
-        let request = WireModifyRequest(operations: operations, zoneID: WireZoneID(zone), atomic: atomically)
-        let response = try await transport.post("records/modify", request, as: WireRecordsResponse.self)
+    /// Reads the answer to `records/modify` into `outcome`; returns the saves CloudKit answered with a conflict,
+    /// as the caller gave them, whose server records are still to fetch.
+    private func read(
+        _ response: WireRecordsResponse, saved uploaded: [CloudRecord], deleted ids: [CloudRecord.ID],
+        clients records: [CloudRecord], in zone: CloudRecord.ZoneID, outcome: inout ModifyOutcome
+    ) -> [CloudRecord] {
         let owners = ZoneOwners(requested: zone, answers: response.records.map { $0.item?.zoneID })
-
         // The records as the caller gave them, local assets included: for conflicts and the saved records.
         let clients = Dictionary(uniqueKeysWithValues: records.map { ($0.id.recordName, $0) })
         let deleted = Set(ids.map(\.recordName))
@@ -262,24 +292,23 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
                 }
             }
         }
-        if !conflicts.isEmpty {
-            let servers = try await lookUp(conflicts.map(\.id), in: zone, desiredKeys: nil)
-            for client in conflicts {
-                switch servers[client.id] {
-                case .success(let server)?:
-                    outcome.saveResults[client.id] = .failure(
-                        .serverRecordChanged(server: server, client: client, ancestor: nil))
-                case .failure(let error)?: outcome.saveResults[client.id] = .failure(error)
-                case nil: outcome.saveResults[client.id] = .failure(.unknownItem(client.id))
-                }
+        return conflicts
+    }
+
+    /// A conflict carries the server's record, as CloudKit's framework gives it: fetched, since the Web Services
+    /// answer names only the error.
+    private func reportConflicts(
+        _ conflicts: [CloudRecord], in zone: CloudRecord.ZoneID, outcome: inout ModifyOutcome
+    ) async throws {
+        let servers = try await lookUp(conflicts.map(\.id), in: zone, desiredKeys: nil)
+        for client in conflicts {
+            switch servers[client.id] {
+            case .success(let server)?:
+                outcome.saveResults[client.id] = .failure(
+                    .serverRecordChanged(server: server, client: client, ancestor: nil))
+            case .failure(let error)?: outcome.saveResults[client.id] = .failure(error)
+            case nil: outcome.saveResults[client.id] = .failure(.unknownItem(client.id))
             }
-        }
-        for record in uploaded where outcome.saveResults[record.id] == nil {
-            outcome.saveResults[record.id] = .failure(
-                .internalError("CloudKit's response to records/modify left out \(record.id)"))
-        }
-        for id in ids where outcome.deleteResults[id] == nil {
-            outcome.deleteResults[id] = .failure(.internalError("CloudKit's response to records/modify left out \(id)"))
         }
     }
 

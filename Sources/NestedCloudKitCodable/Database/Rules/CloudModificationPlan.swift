@@ -102,8 +102,27 @@ package struct CloudModificationPlan: Sendable {
         makeChangeTag: () -> String
     ) throws {
         if let refusal = Self.refusal(saving: recordsToSave, deleting: recordIDsToDelete) { throw refusal }
-        let now = CloudValue.normalizedDate(now)
+        var writes = try planSaves(
+            recordsToSave, savePolicy: savePolicy, store: store, failures: failures,
+            now: CloudValue.normalizedDate(now),
+            userRecordName: userRecordName, makeChangeTag: makeChangeTag)
+        var removals = try planDeletions(recordIDsToDelete, store: store, failures: failures)
+        try failReferenceViolations(
+            saveOrder: recordsToSave.map(\.id), deleteOrder: recordIDsToDelete, writes: &writes, removals: &removals,
+            store: store)
+        if atomically {
+            Self.rollBackFailedZones(
+                writes: &writes, removals: &removals, saveResults: &saveResults, deleteResults: &deleteResults)
+        }
+        succeed(saveOrder: recordsToSave.map(\.id), deleteOrder: recordIDsToDelete, writes: writes, removals: removals)
+    }
 
+    /// Each save's record as it will be stored, by ID; the saves that can't be are failed in ``saveResults``.
+    private mutating func planSaves(
+        _ recordsToSave: [CloudRecord], savePolicy: CloudRecordSavePolicy, store: some CloudRecordStore,
+        failures: [CloudRecord.ID: CloudDatabaseError], now: Date, userRecordName: String,
+        makeChangeTag: () -> String
+    ) throws -> [CloudRecord.ID: CloudRecord] {
         var writes: [CloudRecord.ID: CloudRecord] = [:]
         for client in recordsToSave {
             if let failure = failures[client.id] {
@@ -118,7 +137,15 @@ package struct CloudModificationPlan: Sendable {
             case .failure(let error): saveResults[client.id] = .failure(error)
             }
         }
+        return writes
+    }
 
+    /// What each deletion removes (the record and its `.deleteSelf` cascade), by ID; the deletions that can't
+    /// happen are failed in ``deleteResults``.
+    private mutating func planDeletions(
+        _ recordIDsToDelete: [CloudRecord.ID], store: some CloudRecordStore,
+        failures: [CloudRecord.ID: CloudDatabaseError]
+    ) throws -> [CloudRecord.ID: Set<CloudRecord.ID>] {
         var removals: [CloudRecord.ID: Set<CloudRecord.ID>] = [:]
         for id in recordIDsToDelete {
             if let failure = failures[id] {
@@ -135,56 +162,64 @@ package struct CloudModificationPlan: Sendable {
             }
             removals[id] = try Self.cascade(from: id, store: store)
         }
+        return removals
+    }
 
-        // Reference checks depend on which other items succeed, so repeat them until no more items fail. Each pass
-        // goes in request order, so that the same request always fails the same items.
+    /// Fails the saves and deletions that break a reference rule (the `.deleteSelf` limit, a `.validate` target
+    /// that won't exist, a deleted target a `.validate` reference still points to). Each check depends on which
+    /// other items succeed, so the checks repeat until no more items fail; each pass goes in request order, so
+    /// that the same request always fails the same items.
+    private mutating func failReferenceViolations(
+        saveOrder: [CloudRecord.ID], deleteOrder: [CloudRecord.ID], writes: inout [CloudRecord.ID: CloudRecord],
+        removals: inout [CloudRecord.ID: Set<CloudRecord.ID>], store: some CloudRecordStore
+    ) throws {
         var changed = true
         while changed {
             changed = false
             let removed = removals.values.reduce(into: Set<CloudRecord.ID>()) { $0.formUnion($1) }
             for (id, violation) in try Self.deleteSelfLimitViolations(
-                order: recordsToSave.map(\.id), writes: writes, removed: removed, store: store)
+                order: saveOrder, writes: writes, removed: removed, store: store)
             {
                 saveResults[id] = .failure(violation)
                 writes[id] = nil
                 changed = true
             }
-            for client in recordsToSave {
-                guard let record = writes[client.id] else { continue }
+            for id in saveOrder {
+                guard let record = writes[id] else { continue }
                 if let violation = try Self.validateViolation(
                     of: record, writes: writes, removed: removed, store: store)
                 {
-                    saveResults[client.id] = .failure(violation)
-                    writes[client.id] = nil
+                    saveResults[id] = .failure(violation)
+                    writes[id] = nil
                     changed = true
                 }
             }
-            for id in recordIDsToDelete {
+            for id in deleteOrder {
                 guard let cascade = removals[id] else { continue }
                 if let holder = try Self.validatingHolder(of: cascade, writes: writes, removed: removed, store: store) {
                     deleteResults[id] = .failure(
-                        .referenceViolation(
-                            id, reason: "\(holder) still points to it with a validate reference"
-                        ))
+                        .referenceViolation(id, reason: "\(holder) still points to it with a validate reference"))
                     removals[id] = nil
                     changed = true
                 }
             }
         }
+    }
 
-        if atomically {
-            Self.rollBackFailedZones(
-                writes: &writes, removals: &removals, saveResults: &saveResults, deleteResults: &deleteResults)
-        }
-
-        for client in recordsToSave {
-            if let stored = writes[client.id] {
-                saveResults[client.id] = .success(stored)
+    /// Records the items still planned as succeeded: the records to write in request order, and the records to
+    /// remove, each once.
+    private mutating func succeed(
+        saveOrder: [CloudRecord.ID], deleteOrder: [CloudRecord.ID], writes: [CloudRecord.ID: CloudRecord],
+        removals: [CloudRecord.ID: Set<CloudRecord.ID>]
+    ) {
+        for id in saveOrder {
+            if let stored = writes[id] {
+                saveResults[id] = .success(stored)
                 recordsToWrite.append(stored)
             }
         }
         var removedIDs: Set<CloudRecord.ID> = []
-        for id in recordIDsToDelete {
+        for id in deleteOrder {
             guard let cascade = removals[id] else { continue }
             deleteResults[id] = .success(())
             for removedID in cascade.sorted(by: { $0.recordName < $1.recordName })
@@ -354,17 +389,9 @@ package struct CloudModificationPlan: Sendable {
         saveResults: inout [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
         deleteResults: inout [CloudRecord.ID: Result<Void, CloudDatabaseError>]
     ) {
-        let failedZones = Set(saveResults.keys.map(\.zoneID) + deleteResults.keys.map(\.zoneID))
-            .subtracting([CloudRecord.ZoneID.default])
-        guard !failedZones.isEmpty else { return }
-        for id in writes.keys where failedZones.contains(id.zoneID) {
-            writes[id] = nil
-            saveResults[id] = .failure(.batchRequestFailed(id))
-        }
-        for id in removals.keys where failedZones.contains(id.zoneID) {
-            removals[id] = nil
-            deleteResults[id] = .failure(.batchRequestFailed(id))
-        }
+        let failures = AtomicZoneFailures(failed: Array(saveResults.keys) + Array(deleteResults.keys))
+        failures.fail(&writes, results: &saveResults)
+        failures.fail(&removals, results: &deleteResults)
     }
 }
 
