@@ -117,25 +117,8 @@ public struct CloudKitDatabase: CloudDatabase {
         let zone = recordsToSave.first?.id.zoneID ?? recordIDsToDelete.first?.zoneID
         let items = recordsToSave.count + recordIDsToDelete.count
 
-        var refusals: [CloudRecord.ID: CloudDatabaseError] = [:]
-        for record in recordsToSave {
-            if let refusal = refusal(saving: record) { refusals[record.id] = refusal }
-        }
-        let bases = try await systemFieldBases(
-            of: recordsToSave.filter { refusals[$0.id] == nil }, savePolicy: savePolicy,
-            zoneID: zone, refusals: &refusals)
-        var ckRecords: [CKRecord] = []
-        for record in recordsToSave where refusals[record.id] == nil {
-            do {
-                ckRecords.append(try record.ckRecord(onto: bases[record.id] ?? nil, assetFiles: assetFiles))
-            } catch {
-                if case .temporaryFileNotWritable = error.code {
-                    throw CloudDatabaseError.internalError(error.description)
-                }
-                refusals[record.id] = .invalidArguments(error.description)
-            }
-        }
-
+        var (ckRecords, refusals) = try await prepareRecords(
+            for: recordsToSave, savePolicy: savePolicy, zoneID: zone, assetFiles: assetFiles)
         var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
         var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
         for (id, refusal) in refusals { saveResults[id] = .failure(refusal) }
@@ -159,6 +142,54 @@ public struct CloudKitDatabase: CloudDatabase {
                 saving: ckRecords, deleting: deletions.map(\.ckRecordID),
                 savePolicy: policy, atomically: atomically)
         }
+        convert(results, clients: recordsToSave, saveResults: &saveResults, deleteResults: &deleteResults)
+        for record in recordsToSave where saveResults[record.id] == nil {
+            saveResults[record.id] = .failure(.internalError("CloudKit's answer to the save left out \(record.id)"))
+        }
+        for id in recordIDsToDelete where deleteResults[id] == nil {
+            deleteResults[id] = .failure(.internalError("CloudKit's answer to the delete left out \(id)"))
+        }
+        return (saveResults, deleteResults)
+    }
+
+    /// The records to send, as `CKRecord`s on the system fields their save policy needs, and the records refused
+    /// before anything is sent: what CloudKit would refuse in this database, and what can't become a `CKRecord`.
+    private func prepareRecords(
+        for recordsToSave: [CloudRecord], savePolicy: CloudRecordSavePolicy, zoneID: CloudRecord.ZoneID?,
+        assetFiles: TemporaryAssetFiles
+    ) async throws -> (records: [CKRecord], refusals: [CloudRecord.ID: CloudDatabaseError]) {
+        var refusals: [CloudRecord.ID: CloudDatabaseError] = [:]
+        for record in recordsToSave {
+            if let refusal = refusal(saving: record) { refusals[record.id] = refusal }
+        }
+        let bases = try await systemFieldBases(
+            of: recordsToSave.filter { refusals[$0.id] == nil }, savePolicy: savePolicy,
+            zoneID: zoneID, refusals: &refusals)
+        var ckRecords: [CKRecord] = []
+        for record in recordsToSave where refusals[record.id] == nil {
+            do {
+                ckRecords.append(try record.ckRecord(onto: bases[record.id] ?? nil, assetFiles: assetFiles))
+            } catch {
+                if case .temporaryFileNotWritable = error.code {
+                    throw CloudDatabaseError.internalError(error.description)
+                }
+                refusals[record.id] = .invalidArguments(error.description)
+            }
+        }
+        return (ckRecords, refusals)
+    }
+
+    /// CloudKit's answer in the portable model: saved records keep the local assets the caller gave, errors carry
+    /// the caller's record.
+    private func convert(
+        _ results: (
+            saveResults: [CKRecord.ID: Result<CKRecord, any Error>],
+            deleteResults: [CKRecord.ID: Result<Void, any Error>]
+        ),
+        clients recordsToSave: [CloudRecord],
+        saveResults: inout [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
+        deleteResults: inout [CloudRecord.ID: Result<Void, CloudDatabaseError>]
+    ) {
         var clients: [CloudRecord.ID: CloudRecord] = [:]
         for record in recordsToSave { clients[record.id] = record }
         for (ckID, result) in results.saveResults {
@@ -177,13 +208,6 @@ public struct CloudKitDatabase: CloudDatabase {
             let id = CloudRecord.ID(ckID)
             deleteResults[id] = result.mapError { CloudDatabaseError($0, recordID: id) }
         }
-        for record in recordsToSave where saveResults[record.id] == nil {
-            saveResults[record.id] = .failure(.internalError("CloudKit's answer to the save left out \(record.id)"))
-        }
-        for id in recordIDsToDelete where deleteResults[id] == nil {
-            deleteResults[id] = .failure(.internalError("CloudKit's answer to the delete left out \(id)"))
-        }
-        return (saveResults, deleteResults)
     }
 
     /// Why CloudKit would refuse to save the record in this database, or `nil`: the public database encrypts
