@@ -56,77 +56,79 @@ enum Schema {
     }
 
     private static func create(_ database: Database) throws {
-        try database.execute(
-            sql: """
-                CREATE TABLE zone (
-                    zone_name TEXT NOT NULL,
-                    owner_name TEXT NOT NULL,
-                    PRIMARY KEY (zone_name, owner_name)
-                ) WITHOUT ROWID;
-
-                CREATE TABLE record (
-                    id INTEGER PRIMARY KEY,
-                    zone_name TEXT NOT NULL,
-                    owner_name TEXT NOT NULL,
-                    record_name TEXT NOT NULL,
-                    record_type TEXT NOT NULL,
-                    change_tag TEXT NOT NULL,
-                    created_at INTEGER,
-                    created_by TEXT,
-                    modified_at INTEGER,
-                    modified_by TEXT,
-                    body TEXT NOT NULL,
-                    UNIQUE (zone_name, owner_name, record_name),
-                    FOREIGN KEY (zone_name, owner_name) REFERENCES zone ON DELETE CASCADE
-                );
-                CREATE INDEX record_by_type ON record (zone_name, owner_name, record_type);
-
-                -- Every reference a record holds, so that deletes cascade and queries find holders from an index.
-                CREATE TABLE reference (
-                    holder INTEGER NOT NULL REFERENCES record (id) ON DELETE CASCADE,
-                    field TEXT NOT NULL,
-                    target_zone TEXT NOT NULL,
-                    target_owner TEXT NOT NULL,
-                    target_name TEXT NOT NULL,
-                    action TEXT NOT NULL
-                );
-                CREATE INDEX reference_by_target ON reference (target_zone, target_owner, target_name, field);
-                CREATE INDEX reference_by_holder ON reference (holder);
-
-                -- Asset contents, saved with their record in one transaction and deleted with it.
-                CREATE TABLE asset (
-                    record_id INTEGER NOT NULL REFERENCES record (id) ON DELETE CASCADE,
-                    field TEXT NOT NULL,
-                    position INTEGER NOT NULL,
-                    content BLOB NOT NULL,
-                    PRIMARY KEY (record_id, field, position)
-                );
-
-                -- Earlier versions of each record, for the ancestor of a conflict.
-                CREATE TABLE record_version (
-                    record_id INTEGER NOT NULL REFERENCES record (id) ON DELETE CASCADE,
-                    change_tag TEXT NOT NULL,
-                    record_type TEXT NOT NULL,
-                    created_at INTEGER,
-                    created_by TEXT,
-                    modified_at INTEGER,
-                    modified_by TEXT,
-                    body TEXT NOT NULL
-                );
-                CREATE INDEX record_version_by_record ON record_version (record_id, change_tag);
-
-                CREATE TABLE metadata (
-                    key TEXT PRIMARY KEY NOT NULL,
-                    value INTEGER NOT NULL
-                );
-                INSERT INTO metadata (key, value) VALUES ('change_counter', 0);
-                """)
+        try database.execute(sql: firstLayout)
         try database.execute(
             sql: "INSERT INTO zone (zone_name, owner_name) VALUES (?, ?)",
             arguments: [CloudRecord.ZoneID.default.zoneName, CloudRecord.ZoneID.default.ownerName]
         )
         try database.execute(sql: "PRAGMA application_id = \(applicationID)")
     }
+
+    /// Version 1's tables: zones, records with their references, assets and earlier versions, and counters.
+    private static let firstLayout = """
+        CREATE TABLE zone (
+            zone_name TEXT NOT NULL,
+            owner_name TEXT NOT NULL,
+            PRIMARY KEY (zone_name, owner_name)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE record (
+            id INTEGER PRIMARY KEY,
+            zone_name TEXT NOT NULL,
+            owner_name TEXT NOT NULL,
+            record_name TEXT NOT NULL,
+            record_type TEXT NOT NULL,
+            change_tag TEXT NOT NULL,
+            created_at INTEGER,
+            created_by TEXT,
+            modified_at INTEGER,
+            modified_by TEXT,
+            body TEXT NOT NULL,
+            UNIQUE (zone_name, owner_name, record_name),
+            FOREIGN KEY (zone_name, owner_name) REFERENCES zone ON DELETE CASCADE
+        );
+        CREATE INDEX record_by_type ON record (zone_name, owner_name, record_type);
+
+        -- Every reference a record holds, so that deletes cascade and queries find holders from an index.
+        CREATE TABLE reference (
+            holder INTEGER NOT NULL REFERENCES record (id) ON DELETE CASCADE,
+            field TEXT NOT NULL,
+            target_zone TEXT NOT NULL,
+            target_owner TEXT NOT NULL,
+            target_name TEXT NOT NULL,
+            action TEXT NOT NULL
+        );
+        CREATE INDEX reference_by_target ON reference (target_zone, target_owner, target_name, field);
+        CREATE INDEX reference_by_holder ON reference (holder);
+
+        -- Asset contents, saved with their record in one transaction and deleted with it.
+        CREATE TABLE asset (
+            record_id INTEGER NOT NULL REFERENCES record (id) ON DELETE CASCADE,
+            field TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            content BLOB NOT NULL,
+            PRIMARY KEY (record_id, field, position)
+        );
+
+        -- Earlier versions of each record, for the ancestor of a conflict.
+        CREATE TABLE record_version (
+            record_id INTEGER NOT NULL REFERENCES record (id) ON DELETE CASCADE,
+            change_tag TEXT NOT NULL,
+            record_type TEXT NOT NULL,
+            created_at INTEGER,
+            created_by TEXT,
+            modified_at INTEGER,
+            modified_by TEXT,
+            body TEXT NOT NULL
+        );
+        CREATE INDEX record_version_by_record ON record_version (record_id, change_tag);
+
+        CREATE TABLE metadata (
+            key TEXT PRIMARY KEY NOT NULL,
+            value INTEGER NOT NULL
+        );
+        INSERT INTO metadata (key, value) VALUES ('change_counter', 0);
+        """
 
     /// Version 2: the change log. Each record row carries the sequence number of its latest change; deleted
     /// records leave a tombstone; each zone has a generation (a zone created again starts a new one, so tokens of
