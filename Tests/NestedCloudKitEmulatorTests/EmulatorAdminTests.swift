@@ -91,4 +91,34 @@ import Testing
             #expect(paths == expected, "logsAdminReads: \(logsAdminReads)")
         }
     }
+
+    /// An imported subscription is read as a saved one is: one that can't be read is refused, not kept to be
+    /// matched without the parts that can't be read.
+    @Test func anImportedSubscriptionThatCantBeReadIsRefused() async throws {
+        let harness = EmulatorHandlerHarness()
+        let subscription: [String: Any] = [
+            "subscriptionID": "broad", "subscriptionType": "query", "firesOn": ["create"], "zoneWide": true,
+            "query": [
+                "recordType": "Note",
+                "filterBy": [["comparator": "RESEMBLES", "fieldName": "title", "fieldValue": ["value": "a"]]],
+            ],
+        ]
+        let answer = try await harness.send(
+            "POST", "/emulator/v1/import",
+            json: [
+                "databases": [
+                    [
+                        "container": harness.container, "scope": "private", "user": "alice",
+                        "subscriptions": [subscription],
+                    ]
+                ]
+            ])
+        #expect(answer.status == 400)
+        #expect(answer.json["serverErrorCode"] as? String == "BAD_REQUEST")
+        #expect((answer.json["reason"] as? String)?.contains("RESEMBLES") == true)
+        let export = try await harness.send("GET", "/emulator/v1/export")
+        let databases = export.json["databases"] as? [[String: Any]] ?? []
+        #expect(databases.allSatisfy { ($0["subscriptions"] as? [Any] ?? []).isEmpty })
+        await harness.close()
+    }
 }

@@ -385,6 +385,27 @@ import Testing
         await harness.close()
     }
 
+    /// A subscription the file holds but the emulator can't read (here a filter on an unknown comparator) makes the
+    /// file damaged: matched without its filter, it would fire on every record of its type.
+    @Test func aSubscriptionThatCantBeReadMakesItsFileDamaged() async throws {
+        let file = Data(
+            #"""
+            {"broad": {"owner": "alice", "subscription": {"subscriptionID": "broad", "subscriptionType": "query",
+              "firesOn": ["create"], "zoneWide": true, "query": {"recordType": "Note",
+              "filterBy": [{"comparator": "RESEMBLES", "fieldName": "title", "fieldValue": {"value": "a"}}]}}}}
+            """#.utf8)
+        let (harness, directory, damaged) = try Self.dataDirectory(holding: "public.sqlite.subscriptions.json", file)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let answer = try await harness.send(
+            "GET", "/database/1/\(harness.container)/development/public/subscriptions/list?ckAPIToken=t")
+        #expect(answer.status == 500)
+        let reason = try #require(answer.json["reason"] as? String)
+        #expect(reason.contains("can't be read (subscription broad can't be read: "))
+        #expect(reason.contains("RESEMBLES"))
+        #expect(try Data(contentsOf: damaged) == file)
+        await harness.close()
+    }
+
     @Test func aDamagedSchemaFileIsAnErrorNotAnEmptySchema() async throws {
         let (harness, directory, damaged) = try Self.dataDirectory(holding: "schema.ckdb", Data([0xFF, 0xFE, 0x00]))
         defer { try? FileManager.default.removeItem(at: directory) }

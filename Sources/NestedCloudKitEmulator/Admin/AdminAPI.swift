@@ -281,7 +281,7 @@ struct AdminAPI: Sendable {
             members["zones"] = try await records(
                 of: handle, after: nil, limit: .max, baseURL: baseURL, embeddingAssets: true
             ).zones
-            members["subscriptions"] = .array(await handle.subscriptions.all.map(\.subscription))
+            members["subscriptions"] = .array(await handle.subscriptions.all.map(\.entry.subscription))
             databases.append(.object(members))
         }
         return ["databases": .array(databases)]
@@ -332,8 +332,7 @@ struct AdminAPI: Sendable {
                 do {
                     try await handle.subscriptions.save(.init(subscription: subscription, owner: key.user), id: id)
                 } catch {
-                    throw ServerError(
-                        .internalError, "couldn't keep subscription \(id): \(FilePaths.removed(from: "\(error)"))")
+                    throw error.serverError(id: id)
                 }
             }
         }

@@ -5,7 +5,7 @@ import NestedCloudKitCodable
 /// subscriptions, whose pushes go to the notification URLs of the user who saved them.
 enum SubscriptionsEndpoint {
     static func list(_ context: DatabaseRequest) async -> JSONValue {
-        ["subscriptions": .array(await context.handle.subscriptions.all.map(\.subscription))]
+        ["subscriptions": .array(await context.handle.subscriptions.all.map(\.entry.subscription))]
     }
 
     static func lookUp(_ context: DatabaseRequest) async throws(ServerError) -> JSONValue {
@@ -53,8 +53,7 @@ enum SubscriptionsEndpoint {
                     do {
                         try await store.save(.init(subscription: normalized, owner: user), id: id)
                     } catch {
-                        throw ServerError(
-                            .internalError, "couldn't keep subscription \(id): \(FilePaths.removed(from: "\(error)"))")
+                        throw error.serverError(id: id)
                     }
                     items.append(normalized)
                 case "delete":

@@ -110,18 +110,17 @@ actor NotificationHub {
     /// Fires the subscriptions of `handle`'s database that the changed records match.
     func recordsChanged(_ changes: [ChangedRecord], in handle: DatabaseHandle, coding: WireCoding) async {
         let key = handle.key
-        for entry in await handle.subscriptions.all {
-            let subscription = entry.subscription
-            guard let id = subscription["subscriptionID"]?.string, let owner = entry.owner ?? key.user else { continue }
-            switch subscription["subscriptionType"]?.string {
-            case "database":
+        for active in await handle.subscriptions.all {
+            let subscription = active.entry.subscription
+            let id = active.rule.id
+            guard let owner = active.entry.owner ?? key.user else { continue }
+            switch active.rule.kind {
+            case .database:
                 deliver(
                     payload(key: key, subscription: subscription, kind: "met", body: ["sid": .string(id)]), to: owner,
                     key: key)
-            case "zone":
-                guard let zone = try? coding.zoneID(subscription["zoneID"]),
-                    let changed = changes.first(where: { $0.record.id.zoneID == zone })
-                else { continue }
+            case .zone(let zone):
+                guard let changed = changes.first(where: { $0.record.id.zoneID == zone }) else { continue }
                 deliver(
                     payload(
                         key: key, subscription: subscription, kind: "fet",
@@ -129,20 +128,9 @@ actor NotificationHub {
                             "sid": .string(id), "zid": .string(zone.zoneName),
                             "zoid": coding.json(changed.record.id.zoneID)["ownerRecordName"] ?? .null,
                         ]), to: owner, key: key)
-            case "query":
-                let firesOn = Set(subscription["firesOn"]?.array?.compactMap(\.string) ?? [])
-                let recordType = subscription["query"]?["recordType"]?.string
-                let filters = (subscription["query"]?["filterBy"]?.array ?? []).compactMap {
-                    try? QueryFilter($0, coding: coding)
-                }
-                let zone = subscription["zoneWide"]?.bool == true ? nil : try? coding.zoneID(subscription["zoneID"])
-                var fired = false
-                for changed in changes
-                where firesOn.contains(changed.change.firesOn) && changed.record.recordType == recordType
-                    && (zone == nil || changed.record.id.zoneID == zone)
-                    && filters.allSatisfy({ $0.matches(changed.record) })
-                {
-                    fired = true
+            case .query(let query):
+                let matching = changes.filter { query.matches($0) }
+                for changed in matching {
                     deliver(
                         payload(
                             key: key, subscription: subscription, kind: "qry",
@@ -153,9 +141,9 @@ actor NotificationHub {
                                 "fo": .int(changed.change.notificationValue),
                             ]), to: owner, key: key)
                 }
-                if fired, subscription["firesOnce"]?.bool == true { try? await handle.subscriptions.delete(id) }
-            default:
-                continue
+                // A subscription that fires once is gone after it fired; if its file can't be written, it stays and
+                // may fire again, which a client must take anyway (pushes can repeat).
+                if !matching.isEmpty, query.firesOnce { try? await handle.subscriptions.delete(id) }
             }
         }
     }
@@ -163,18 +151,15 @@ actor NotificationHub {
     /// Fires the database subscriptions of `handle`'s database: its zones changed.
     func zonesChanged(in handle: DatabaseHandle) async {
         let key = handle.key
-        for entry in await handle.subscriptions.all where entry.subscription["subscriptionType"]?.string == "database" {
-            guard let id = entry.subscription["subscriptionID"]?.string, let owner = entry.owner ?? key.user else {
-                continue
-            }
+        for active in await handle.subscriptions.all {
+            guard case .database = active.rule.kind, let owner = active.entry.owner ?? key.user else { continue }
             deliver(
-                payload(key: key, subscription: entry.subscription, kind: "met", body: ["sid": .string(id)]), to: owner,
-                key: key)
+                payload(
+                    key: key, subscription: active.entry.subscription, kind: "met",
+                    body: ["sid": .string(active.rule.id)]), to: owner, key: key)
         }
     }
 
-    /// The payload CloudKit pushes: `aps` from the subscription's notification info, `ck` naming the container,
-    /// the notification and what fired.
     private func payload(key: DatabaseKey, subscription: JSONValue, kind: String, body: [String: JSONValue])
         -> JSONValue
     {

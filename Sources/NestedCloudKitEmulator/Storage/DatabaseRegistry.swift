@@ -115,7 +115,7 @@ actor DatabaseRegistry {
             // Web Services takes 200 operations a request; the emulator checks that itself, and lets the
             // database take what a request may hold after the checks.
             let database = InMemoryCloudDatabase(maximumItemsPerRequest: 10_000, clock: clock)
-            return (database, SubscriptionStore())
+            return (database, SubscriptionStore(ownerRecordName: EmulatorState.ownerRecordName(of: key)))
         case .directory(let path):
             let file = key.fileName(in: URL(fileURLWithPath: path))
             do {
@@ -123,7 +123,9 @@ actor DatabaseRegistry {
                     at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
                 let database = try SQLiteCloudDatabase(
                     path: file.path, maximumItemsPerRequest: 10_000, clock: clock)
-                let subscriptions = try SubscriptionStore(file: URL(fileURLWithPath: file.path + ".subscriptions.json"))
+                let subscriptions = try SubscriptionStore(
+                    file: URL(fileURLWithPath: file.path + ".subscriptions.json"),
+                    ownerRecordName: EmulatorState.ownerRecordName(of: key))
                 return (database, subscriptions)
             } catch let damaged as SubscriptionStore.DamagedFile {
                 throw ServerError(
