@@ -34,23 +34,20 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     public var latency: Duration
 
     /// What the database has been asked so far.
-    public private(set) var statistics = Statistics()
+    public internal(set) var statistics = Statistics()
 
     /// Each user's private database, by user record name.
-    private var users: [String: InMemoryUserDatabase] = [:]
+    var users: [String: InMemoryUserDatabase] = [:]
     /// The signed-in user, or `nil` when signed out.
-    private var currentUser: String?
-    private var accountStatusOverride: CloudAccountStatus?
+    var currentUser: String?
+    var accountStatusOverride: CloudAccountStatus?
     /// The generation the next new change log gets; one counter for every log of every user, so that a token is
     /// never valid in a log it wasn't made for.
-    private var nextGeneration = 1
-    private var notifications: [CloudNotification] = []
-    private var lostResponses: Set<Int> = []
-    private var lostResponsesByKind: [RequestKind: Int] = [:]
-    private var faultsByKind: [RequestKind: [CloudDatabaseError]] = [:]
-    private var faults: [Int: CloudDatabaseError] = [:]
-    private var recordFaults: [CloudRecord.ID: CloudDatabaseError] = [:]
-    private let clock: any CloudClock
+    var nextGeneration = 1
+    var notifications: [CloudNotification] = []
+    /// The faults tests asked for.
+    var faults = InMemoryFaults()
+    let clock: any CloudClock
     private var changeTagCounter = 0
     /// Copies of the asset files saved, as CloudKit keeps a copy of what it uploads; removed with the database.
     private let assetCopies = FileManager.default.temporaryDirectory
@@ -83,126 +80,6 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         try? FileManager.default.removeItem(at: assetCopies)
     }
 
-    // MARK: Test controls
-
-    /// Sets the wait before each request is answered.
-    public func setLatency(_ latency: Duration) {
-        self.latency = latency
-    }
-
-    /// Makes the request with the given number fail with `error`; requests are numbered from 1, in the order they
-    /// arrive (``Statistics/requests`` is the number of the latest).
-    public func failRequest(number: Int, with error: CloudDatabaseError) {
-        faults[number] = error
-    }
-
-    /// Makes the next request fail with `error`.
-    public func failNextRequest(with error: CloudDatabaseError) {
-        faults[statistics.requests + 1] = error
-    }
-
-    /// Makes the next request of a kind fail with `error`, whatever requests come before it.
-    public func failNextRequest(to kind: RequestKind, with error: CloudDatabaseError) {
-        faultsByKind[kind, default: []].append(error)
-    }
-
-    /// Makes the next request throttle the client, as CloudKit does under load.
-    public func throttleNextRequest(retryAfter: TimeInterval) {
-        failNextRequest(with: .requestRateLimited(retryAfter: retryAfter))
-    }
-
-    /// Makes the next request fail as if the connection dropped.
-    public func dropNextConnection() {
-        failNextRequest(with: .networkFailure("the connection was lost"))
-    }
-
-    /// Makes the record with this ID fail with `error` the next time a request fetches, saves or deletes it; the
-    /// other items of that request go on as usual (unless the request is atomic).
-    public func failRecord(_ id: CloudRecord.ID, with error: CloudDatabaseError) {
-        recordFaults[id] = error
-    }
-
-    /// Makes the next request take effect, then fail as if its response were lost on the way
-    /// (``CloudDatabaseError/serverResponseLost``): the client can't tell whether it was applied.
-    public func loseNextResponse() {
-        lostResponses.insert(statistics.requests + 1)
-    }
-
-    /// Makes the next request of a kind take effect, then fail as if its response were lost on the way
-    /// (``CloudDatabaseError/serverResponseLost``): `loseNextResponse(to: .modify)` loses the answer to an upload
-    /// whatever requests come before it.
-    public func loseNextResponse(to kind: RequestKind) {
-        lostResponsesByKind[kind, default: 0] += 1
-    }
-
-    /// Resets the counters.
-    public func resetStatistics() {
-        statistics = Statistics()
-    }
-
-    /// Every record of the current user's database (none when signed out), for tests that look at the whole
-    /// state.
-    public var allRecords: [CloudRecord] {
-        guard let currentUser, let database = users[currentUser] else { return [] }
-        return database.storage.records.values.sorted {
-            ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName)
-        }
-    }
-
-    // MARK: Test controls: users and accounts
-
-    /// Signs a user in, creating their private database on first use; the previous user's database stays as it
-    /// was, for when they sign in again.
-    public func signIn(as userRecordName: String) {
-        if users[userRecordName] == nil { users[userRecordName] = InMemoryUserDatabase(generation: takeGeneration()) }
-        currentUser = userRecordName
-    }
-
-    /// Signs the user out: the account status becomes ``CloudAccountStatus/noAccount`` and every request fails
-    /// with ``CloudDatabaseError/notAuthenticated``.
-    public func signOut() {
-        currentUser = nil
-    }
-
-    /// Makes the account report a status other than what signing in and out gives (`nil` to stop):
-    /// ``CloudAccountStatus/temporarilyUnavailable`` also fails every request with
-    /// ``CloudDatabaseError/accountTemporarilyUnavailable``, and ``CloudAccountStatus/restricted`` with
-    /// ``CloudDatabaseError/permissionFailure(_:)``.
-    public func setAccountStatus(_ status: CloudAccountStatus?) {
-        accountStatusOverride = status
-    }
-
-    // MARK: Test controls: change tracking
-
-    /// Expires every change token given so far, as CloudKit does after a while: the next change request with one
-    /// fails with ``CloudDatabaseError/changeTokenExpired(_:)``, and a client starts again with `nil`.
-    public func expireChangeTokens() {
-        guard let currentUser else { return }
-        let first = takeGeneration()
-        nextGeneration =
-            users[currentUser, default: InMemoryUserDatabase(generation: first)]
-            .expireTokens(firstGeneration: first) + 1
-    }
-
-    /// Deletes a zone and its records as something other than the app would: the user deleting the app's data in
-    /// Settings (``CloudZoneDeletion/Reason/purged``: requests for the zone then fail with
-    /// ``CloudDatabaseError/userDeletedZone(_:)`` until the app creates it again), or an encrypted-data reset.
-    /// Database changes report the deletion with its reason.
-    public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) {
-        guard let currentUser, zoneID != .default, users[currentUser]?.storage.zones.contains(zoneID) == true else {
-            return
-        }
-        users[currentUser]?.deleteZone(zoneID, reason: reason)
-        notifySubscribers(ofChangesIn: [zoneID])
-    }
-
-    /// The pushes the database's subscriptions would have sent since the last call, oldest first: one per
-    /// subscription and request that changed what it watches.
-    public func takeNotifications() -> [CloudNotification] {
-        defer { notifications = [] }
-        return notifications
-    }
-
     // MARK: CloudDatabase
 
     /// Fetches records by ID; see ``CloudDatabase/records(for:desiredKeys:)``.
@@ -213,7 +90,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         let database = try userDatabase()
         var results: CloudRecordResults = [:]
         for id in ids {
-            if let fault = recordFaults.removeValue(forKey: id) {
+            if let fault = faults.takeFailure(of: id) {
                 results[id] = .failure(fault)
             } else if let record = database.storage.records[id] {
                 statistics.recordsFetched += 1
@@ -239,7 +116,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
         var injected: [CloudRecord.ID: CloudDatabaseError] = [:]
         for id in recordsToSave.map(\.id) + recordIDsToDelete {
-            if let fault = recordFaults.removeValue(forKey: id) { injected[id] = fault }
+            if let fault = faults.takeFailure(of: id) { injected[id] = fault }
         }
         // A zone the user deleted from Settings stays deleted until the app creates it again.
         let purged = users[user]?.purgedZones ?? []
@@ -338,62 +215,6 @@ public actor InMemoryCloudDatabase: CloudDatabase {
             to: request, with: zones.sorted { ($0.zoneName, $0.ownerName) < ($1.zoneName, $1.ownerName) })
     }
 
-    // MARK: Changes since a token
-
-    /// The changes to a custom zone's records since a token; see
-    /// ``CloudDatabase/recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)``. A page holds at most
-    /// ``maximumItemsPerRequest`` changes.
-    public func recordZoneChanges(
-        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
-        resultsLimit: Int?
-    ) async throws -> CloudRecordZoneChanges {
-        let request = try await beginRequest(.zoneChanges, items: 0)
-        let database = try userDatabase()
-        guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
-        if let missing = Self.missingZoneError(zoneID, in: database) { throw missing }
-        guard let log = database.zoneLogs[zoneID] else { throw CloudDatabaseError.zoneNotFound(zoneID) }
-        let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
-        let start = try position(of: token, for: zoneID, generation: log.generation) ?? log.startSequence
-        let page = log.changes(after: start, limit: limit)
-        var changes = CloudRecordZoneChanges(
-            changeToken: ChangeLogPosition(zoneID: zoneID, generation: log.generation, sequence: page.through).token,
-            moreComing: page.more)
-        for (id, change) in page.changes {
-            switch change {
-            case .saved:
-                guard let record = database.storage.records[id] else { continue }
-                changes.modifications.append(record.keepingFields(desiredKeys))
-            case .deleted(let recordType):
-                changes.deletions.append(CloudRecordDeletion(id: id, recordType: recordType))
-            }
-        }
-        statistics.recordsFetched += changes.modifications.count
-        return try respond(to: request, with: changes)
-    }
-
-    /// The zones created, changed and deleted since a token; see
-    /// ``CloudDatabase/databaseChanges(since:resultsLimit:)``.
-    public func databaseChanges(
-        since token: CloudChangeToken?, resultsLimit: Int?
-    ) async throws -> CloudDatabaseChanges {
-        let request = try await beginRequest(.databaseChanges, items: 0)
-        let log = try userDatabase().databaseLog
-        let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
-        let start = try position(of: token, for: nil, generation: log.generation) ?? log.startSequence
-        let page = log.changes(after: start, limit: limit)
-        var changes = CloudDatabaseChanges(
-            changeToken: ChangeLogPosition(zoneID: nil, generation: log.generation, sequence: page.through).token,
-            moreComing: page.more)
-        for (key, deletion) in page.changes {
-            if let reason = deletion {
-                changes.deletions.append(CloudZoneDeletion(zoneID: key.zone, reason: reason))
-            } else {
-                changes.modifiedZoneIDs.append(key.zone)
-            }
-        }
-        return try respond(to: request, with: changes)
-    }
-
     // MARK: The user
 
     /// The signed-in user's record name; see ``CloudDatabase/userRecordName()``.
@@ -409,86 +230,32 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         return try respond(to: request, with: accountStatusOverride ?? (currentUser == nil ? .noAccount : .available))
     }
 
-    // MARK: Subscriptions
-
-    /// Saves and deletes subscriptions; see ``CloudDatabase/modifySubscriptions(saving:deleting:)``.
-    public func modifySubscriptions(
-        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
-    ) async throws -> CloudSubscriptionModifyResults {
-        let request = try await beginRequest(
-            .subscriptions, items: subscriptionsToSave.count + subscriptionIDsToDelete.count)
-        let user = try signedInUser()
-        var saveResults: [CloudSubscription.ID: Result<CloudSubscription, CloudDatabaseError>] = [:]
-        var deleteResults: [CloudSubscription.ID: Result<Void, CloudDatabaseError>] = [:]
-        for subscription in subscriptionsToSave {
-            if let refusal = subscription.refusal {
-                saveResults[subscription.id] = .failure(refusal)
-            } else if case .zone(let zoneID) = subscription.kind,
-                let database = users[user], let missing = Self.missingZoneError(zoneID, in: database)
-            {
-                saveResults[subscription.id] = .failure(missing)
-            } else {
-                users[user]?.subscriptions[subscription.id] = subscription
-                saveResults[subscription.id] = .success(subscription)
-            }
-        }
-        for id in subscriptionIDsToDelete {
-            if users[user]?.subscriptions.removeValue(forKey: id) != nil {
-                deleteResults[id] = .success(())
-            } else {
-                deleteResults[id] = .failure(.unknownSubscription(id))
-            }
-        }
-        return try respond(to: request, with: (saveResults, deleteResults))
-    }
-
-    /// Every subscription of the signed-in user's database, by ID.
-    public func allSubscriptions() async throws -> [CloudSubscription] {
-        let request = try await beginRequest(.subscriptions, items: 0)
-        let subscriptions = try userDatabase().subscriptions.values.sorted { $0.id < $1.id }
-        return try respond(to: request, with: subscriptions)
-    }
-
     // MARK: Requests
 
     /// Counts the request, waits out the latency, and fails it if a fault or the limit says so; returns its
     /// number.
-    private func beginRequest(_ kind: RequestKind, items: Int) async throws -> Int {
+    func beginRequest(_ kind: RequestKind, items: Int) async throws -> Int {
         statistics.requests += 1
         statistics[keyPath: kind.counter] += 1
         let number = statistics.requests
         if latency > .zero { try await clock.sleep(for: latency) }
-        if let fault = faults.removeValue(forKey: number) ?? takeFault(for: kind) {
-            lostResponses.remove(number)
-            throw fault
-        }
+        if let fault = faults.failure(ofRequest: number, kind: kind) { throw fault }
         guard items <= maximumItemsPerRequest else {
-            lostResponses.remove(number)
+            faults.requestRefused(number)
             throw CloudDatabaseError.limitExceeded(limit: maximumItemsPerRequest, requested: items)
         }
-        // Aimed at the first request of the kind that takes effect: one refused above doesn't use it up.
-        if let count = lostResponsesByKind[kind], count > 0 {
-            lostResponsesByKind[kind] = count - 1
-            lostResponses.insert(number)
-        }
+        faults.requestTakesEffect(number, kind: kind)
         return number
     }
 
-    private func takeFault(for kind: RequestKind) -> CloudDatabaseError? {
-        guard var waiting = faultsByKind[kind], !waiting.isEmpty else { return nil }
-        let fault = waiting.removeFirst()
-        faultsByKind[kind] = waiting
-        return fault
-    }
-
     /// The response to a request, unless a test asked for it to be lost after the request took effect.
-    private func respond<Response>(to request: Int, with response: Response) throws -> Response {
-        if lostResponses.remove(request) != nil { throw CloudDatabaseError.serverResponseLost }
+    func respond<Response>(to request: Int, with response: Response) throws -> Response {
+        if faults.takeLostResponse(request) { throw CloudDatabaseError.serverResponseLost }
         return response
     }
 
     /// The signed-in user, or the error CloudKit gives when the account can't be used.
-    private func signedInUser() throws -> String {
+    func signedInUser() throws -> String {
         switch accountStatusOverride {
         case .temporarilyUnavailable?, .couldNotDetermine?: throw CloudDatabaseError.accountTemporarilyUnavailable
         case .restricted?: throw CloudDatabaseError.permissionFailure("the account is restricted on this device")
@@ -500,58 +267,25 @@ public actor InMemoryCloudDatabase: CloudDatabase {
     }
 
     /// The signed-in user's database.
-    private func userDatabase() throws -> InMemoryUserDatabase {
+    func userDatabase() throws -> InMemoryUserDatabase {
         let user = try signedInUser()
         return users[user] ?? InMemoryUserDatabase(generation: 0)
     }
 
-    private func takeGeneration() -> Int {
+    func takeGeneration() -> Int {
         defer { nextGeneration += 1 }
         return nextGeneration
     }
 
     /// Why a zone can't be used, or `nil` when it exists.
-    private static func missingZoneError(
+    static func missingZoneError(
         _ zoneID: CloudRecord.ZoneID, in database: InMemoryUserDatabase
     ) -> CloudDatabaseError? {
         if database.storage.zones.contains(zoneID) { return nil }
         return database.purgedZones.contains(zoneID) ? .userDeletedZone(zoneID) : .zoneNotFound(zoneID)
     }
 
-    /// Where a token points in a log of this generation; `nil` for a `nil` token.
-    private func position(
-        of token: CloudChangeToken?, for zoneID: CloudRecord.ZoneID?, generation: Int
-    ) throws -> Int? {
-        guard let token else { return nil }
-        let position = try ChangeLogPosition(token: token, for: zoneID)
-        guard position.generation == generation else { throw CloudDatabaseError.changeTokenExpired(zoneID) }
-        return position.sequence
-    }
-
-    /// Collects the pushes the signed-in user's subscriptions send for changes in these zones.
-    private func notifySubscribers(ofChangesIn zones: [CloudRecord.ZoneID]) {
-        guard let currentUser, let subscriptions = users[currentUser]?.subscriptions, !subscriptions.isEmpty else {
-            return
-        }
-        let changed = Set(zones)
-        for subscription in subscriptions.values.sorted(by: { $0.id < $1.id }) {
-            let kind: CloudNotification.Kind
-            switch subscription.kind {
-            case .database:
-                guard changed.contains(where: { $0 != .default }) else { continue }
-                kind = .database
-            case .zone(let zoneID):
-                guard changed.contains(zoneID) else { continue }
-                kind = .recordZone(zoneID)
-            }
-            notifications.append(
-                CloudNotification(
-                    kind: kind, subscriptionID: subscription.id, databaseScope: .private,
-                    userRecordName: currentUser))
-        }
-    }
-
-    private func page(
+    func page(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
         let request = try await beginRequest(.query, items: 0)
@@ -578,7 +312,7 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         return try respond(to: request, with: (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, next))
     }
 
-    private func nextChangeTag() -> String {
+    func nextChangeTag() -> String {
         changeTagCounter += 1
         return String(changeTagCounter, radix: 36)
     }
