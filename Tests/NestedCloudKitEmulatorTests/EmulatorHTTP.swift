@@ -5,7 +5,8 @@ import NestedCloudKitEmulator
 import FoundationNetworking
 #endif
 
-/// Raw HTTP to an emulator, for tests of the wire itself: the JSON sent and the status, headers and JSON answered.
+/// Raw HTTP to an emulator on loopback, for the tests that go end to end: the JSON sent and the status, headers and
+/// JSON answered. Most tests drive the handler directly instead (``EmulatorHandlerHarness``).
 struct EmulatorHTTP {
     let emulator: CloudKitEmulator
     var container = "iCloud.com.example.EmulatorTests"
@@ -22,12 +23,13 @@ struct EmulatorHTTP {
     }
 
     func send(_ method: String, _ path: String, json: Any? = nil, body: Data? = nil) async throws -> Answer {
-        var request = URLRequest(url: URL(string: emulator.url.absoluteString + path)!)
+        guard let url = URL(string: emulator.url.absoluteString + path) else { throw URLError(.badURL) }
+        var request = URLRequest(url: url)
         request.httpMethod = method
         if let json { request.httpBody = try JSONSerialization.data(withJSONObject: json) }
         if let body { request.httpBody = body }
         let (data, response) = try await URLSession.shared.data(for: request)
-        let http = response as! HTTPURLResponse
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields { headers["\(name)"] = "\(value)" }
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
@@ -38,7 +40,7 @@ struct EmulatorHTTP {
     func database(_ scope: String, _ endpoint: String, token: String?, json: Any) async throws -> Answer {
         var path = "/database/1/\(container)/development/\(scope)/\(endpoint)?ckAPIToken=test"
         if let token {
-            path += "&ckWebAuthToken=" + token.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            path += "&ckWebAuthToken=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)
         }
         return try await send("POST", path, json: json)
     }

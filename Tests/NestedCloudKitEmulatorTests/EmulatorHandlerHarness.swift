@@ -75,6 +75,16 @@ struct EmulatorHandlerHarness {
         }
     }
 
+    /// A web auth token for a user, as `CloudKitEmulator.signIn(user:)` gives one.
+    func signIn(user: String) async -> String {
+        await state.tokens.issue(for: user)
+    }
+
+    /// Imports a container's schema into the emulator's environment, as `CloudKitEmulator.importSchema` does.
+    func importSchema(_ text: String) async throws {
+        try await state.schema.importSchema(text, container: container, environment: state.configuration.environment)
+    }
+
     /// Closes the databases, as the server does when it stops.
     func close() async {
         await state.registry.close()

@@ -6,9 +6,18 @@ import Testing
 
 /// The emulator's wire behaviour that the Web Services client doesn't exercise: token rotation, the documented
 /// limits, every comparator, markers under change, the production schema, faults, long-poll pushes, FIDELITY.md.
+///
+/// Most tests drive the request handler directly (``EmulatorHandlerHarness``), as HummingbirdTesting's router tests
+/// do; the token rotation and the long-poll push go over loopback, end to end, through a real server.
 @Suite(.stopsEmulators) struct EmulatorWireTests {
+    /// A server on loopback, for the tests that go end to end.
     func start(_ configuration: EmulatorConfiguration = EmulatorConfiguration()) async throws -> EmulatorHTTP {
         EmulatorHTTP(emulator: try await CloudKitEmulator.start(configuration))
+    }
+
+    /// The request handler alone.
+    func handler(_ configuration: EmulatorConfiguration = EmulatorConfiguration()) -> EmulatorHandlerHarness {
+        EmulatorHandlerHarness(configuration)
     }
 
     func create(_ name: String, _ type: String = "Note", fields: [String: Any]) -> [String: Any] {
@@ -32,8 +41,8 @@ import Testing
     }
 
     @Test func aRequestOfMoreThan200OperationsIsRefused() async throws {
-        let http = try await start()
-        let token = await http.emulator.signIn(user: "alice")
+        let http = handler()
+        let token = await http.signIn(user: "alice")
         let operations = (0...200).map { create("n\($0)", fields: [:]) }
         let answer = try await http.database(
             "private", "records/modify", token: token, json: ["operations": operations])
@@ -42,8 +51,8 @@ import Testing
     }
 
     @Test func everyComparatorFiltersAsDocumented() async throws {
-        let http = try await start()
-        var token = await http.emulator.signIn(user: "alice")
+        let http = handler()
+        var token = await http.signIn(user: "alice")
         let paris = ["latitude": 48.8566, "longitude": 2.3522]
         let records = [
             create(
@@ -140,8 +149,8 @@ import Testing
     }
 
     @Test func aContinuationMarkerContinuesAfterItsRecordWhileRecordsChange() async throws {
-        let http = try await start()
-        var token = await http.emulator.signIn(user: "alice")
+        let http = handler()
+        var token = await http.signIn(user: "alice")
         let operations = ["b", "d", "f", "h"].map { create($0, fields: ["n": ["value": $0, "type": "STRING"]]) }
         token = try #require(
             try await http.database("private", "records/modify", token: token, json: ["operations": operations]).header(
@@ -165,8 +174,8 @@ import Testing
     }
 
     @Test func productionKeepsToTheImportedSchemaWithCloudKitsReasons() async throws {
-        let http = try await start(EmulatorConfiguration(environment: .production))
-        try await http.emulator.importSchema(
+        let http = handler(EmulatorConfiguration(environment: .production))
+        try await http.importSchema(
             """
             DEFINE SCHEMA
                 RECORD TYPE Note (
@@ -175,9 +184,9 @@ import Testing
                     body STRING,
                     GRANT READ TO "_world"
                 );
-            """, container: http.container)
-        var token = await http.emulator.signIn(user: "alice")
-        func modify(_ operations: [[String: Any]]) async throws -> EmulatorHTTP.Answer {
+            """)
+        var token = await http.signIn(user: "alice")
+        func modify(_ operations: [[String: Any]]) async throws -> EmulatorHandlerHarness.Answer {
             let path =
                 "/database/1/\(http.container)/production/private/records/modify?ckAPIToken=t&ckWebAuthToken=\(token)"
             let answer = try await http.send("POST", path, json: ["operations": operations])
@@ -200,7 +209,7 @@ import Testing
     }
 
     @Test func aFaultThrottlesTheMatchingRequestOnce() async throws {
-        let http = try await start()
+        let http = handler()
         let fault = try await http.send(
             "POST", "/emulator/v1/faults",
             json: ["path": "zones/list", "serverErrorCode": "THROTTLED", "retryAfter": 3, "remaining": 1])
@@ -250,7 +259,7 @@ import Testing
     }
 
     @Test func fidelityMarkdownIsWhatTheEmulatorReports() async throws {
-        let http = try await start()
+        let http = handler()
         let served = try await http.send("GET", "/emulator/v1/fidelity")
         let entries = try #require(served.json["entries"] as? [[String: Any]])
         #expect(entries.count == Fidelity.entries.count)
