@@ -51,7 +51,6 @@ struct UploadOutcome: Sendable {
     init(_ uploads: [Upload], results: CloudModifyResults, recreatedZones: Set<CloudRecord.ZoneID>) {
         for upload in uploads {
             let id = upload.entry.id
-            let failure: CloudDatabaseError
             if let record = upload.record {
                 switch results.saveResults[id] {
                 case nil: continue
