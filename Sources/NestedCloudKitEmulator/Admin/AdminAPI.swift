@@ -9,6 +9,10 @@ struct AdminAPI: Sendable {
 
     static let version = "1.0.0"
 
+    /// The most records or logged requests one admin answer holds (`limit`), and the records `GET records`
+    /// returns when it names no `limit`.
+    static let maximumPage = 1000
+
     func respond(to request: EmulatorRequest) async throws(ServerError) -> EmulatorResponse {
         let route = String(request.path.dropFirst("/emulator/v1/".count))
         let body: JSONValue
@@ -25,7 +29,7 @@ struct AdminAPI: Sendable {
         case ("POST", "sign-in"): return .json(try await signIn(body))
         case ("GET", "databases"): return .json(await databases())
         case ("GET", "records"):
-            let limit = try Self.limit(request.query["limit"], default: 1000)
+            let limit = try Self.limit(request.query["limit"], default: Self.maximumPage)
             return .json(
                 try await page(
                     of: key(request.query), after: request.query["continuation"], limit: limit, baseURL: request.baseURL
@@ -239,7 +243,8 @@ struct AdminAPI: Sendable {
         var records: [CloudRecord] = []
         var page = try await RecordsEndpoint.call {
             try await handle.database.records(
-                matching: CloudQuery(recordType: type), inZoneWith: zone, desiredKeys: nil, resultsLimit: 1000)
+                matching: CloudQuery(recordType: type), inZoneWith: zone, desiredKeys: nil,
+                resultsLimit: EmulatorState.internalReadPage)
         }
         while true {
             for (_, result) in page.matchResults {
@@ -247,7 +252,8 @@ struct AdminAPI: Sendable {
             }
             guard let cursor = page.queryCursor else { return records }
             page = try await RecordsEndpoint.call {
-                try await handle.database.records(continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: 1000)
+                try await handle.database.records(
+                    continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: EmulatorState.internalReadPage)
             }
         }
     }
@@ -263,11 +269,11 @@ struct AdminAPI: Sendable {
         return position
     }
 
-    /// A `limit` parameter: 1 to 1000, `fallback` when absent.
+    /// A `limit` parameter: 1 to ``maximumPage``, `fallback` when absent.
     private static func limit(_ text: String?, default fallback: Int) throws(ServerError) -> Int {
         guard let text else { return fallback }
-        guard let limit = Int(text), (1...1000).contains(limit) else {
-            throw .badRequest("limit must be 1 to 1000, got \(text)")
+        guard let limit = Int(text), (1...maximumPage).contains(limit) else {
+            throw .badRequest("limit must be 1 to \(maximumPage), got \(text)")
         }
         return limit
     }
@@ -317,8 +323,10 @@ struct AdminAPI: Sendable {
                     try await state.schema.check(record, key: key)
                     records.append(record)
                 }
-                for start in stride(from: 0, to: records.count, by: 200) {
-                    let batch = Array(records[start..<min(start + 200, records.count)])
+                // In requests of the size a client may send, as CloudKit would take them.
+                let size = DatabaseRequest.maximumItems
+                for start in stride(from: 0, to: records.count, by: size) {
+                    let batch = Array(records[start..<min(start + size, records.count)])
                     let results = try await RecordsEndpoint.call {
                         try await handle.database.modifyRecords(
                             saving: batch, deleting: [], savePolicy: .allKeys, atomically: false)

@@ -146,13 +146,15 @@ enum QueryEndpoint {
         var records: [CloudRecord] = []
         var page = try await RecordsEndpoint.call {
             try await context.database.records(
-                matching: CloudQuery(recordType: type), inZoneWith: zone, desiredKeys: nil, resultsLimit: 1000)
+                matching: CloudQuery(recordType: type), inZoneWith: zone, desiredKeys: nil,
+                resultsLimit: EmulatorState.internalReadPage)
         }
         while true {
             for (_, result) in page.matchResults { if case .success(let record) = result { records.append(record) } }
             guard let cursor = page.queryCursor else { return records }
             page = try await RecordsEndpoint.call {
-                try await context.database.records(continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: 1000)
+                try await context.database.records(
+                    continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: EmulatorState.internalReadPage)
             }
         }
     }

@@ -62,6 +62,10 @@ final class EmulatorState: Sendable {
             redirectURL: request.baseURL + "/emulator/sign-in")
     }
 
+    /// The page size the emulator reads its own databases with (a query's candidates, the admin API's records):
+    /// large, as no client waits on each page.
+    static let internalReadPage = 1000
+
     /// The record name the wire gives a database's owner: the user's, or CloudKit's default owner for the public
     /// database.
     static func ownerRecordName(of key: DatabaseKey) -> String {
