@@ -1,6 +1,14 @@
 import Foundation
 
 extension CKRecordDecoder {
+    /// Reads the records with some IDs, handing each to `receive`: how ``decodeAll(_:from:fetch:)`` reads a level.
+    ///
+    /// `receive` takes a record asked for and not handed before, and says so; it drops any other record and
+    /// returns `false`. So a store may hand more than it was asked for (every record the last level references,
+    /// read together) and count what was taken to know whether anything asked for is left to read.
+    package typealias RecordFetch = (_ ids: [CloudRecord.ID], _ receive: (consuming CloudRecord) -> Bool) throws
+        -> Void
+
     /// Decodes many values of one type from their root records, reading the records they reference through
     /// `fetch`, synchronously: how a local store decodes the result of a query inside one read transaction.
     ///
@@ -12,12 +20,9 @@ extension CKRecordDecoder {
     ///   - type: The type to decode.
     ///   - roots: The values' records, in the order of the result.
     ///   - fetch: Reads the records with these IDs, handing each to `receive` as it is read (no array of them is
-    ///     built and copied from); an ID it hands no record for is a missing record.
+    ///     built and copied from); an ID it hands no record for is a missing record. See ``RecordFetch``.
     /// - Returns: The values, in the order of `roots`.
     /// - Throws: ``CKCodableError``, with the coding path, record and field of the failure.
-    /// Reads the records with some IDs, handing each to `receive`: how ``decodeAll(_:from:fetch:)`` reads a level.
-    package typealias RecordFetch = (_ ids: [CloudRecord.ID], _ receive: (consuming CloudRecord) -> Void) throws -> Void
-
     package func decodeAll<Value: CKDecodable>(
         _ type: Value.Type, from roots: [CloudRecord], fetch: RecordFetch
     ) throws -> [Value] {

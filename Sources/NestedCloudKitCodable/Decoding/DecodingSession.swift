@@ -182,6 +182,18 @@ final class DecodingSession {
         return slot
     }
 
+    /// Puts a fetched record in hand if the fetch asked for it and it hasn't come yet; `false` (and the record
+    /// dropped) otherwise.
+    private func takeRequested(_ record: consuming CloudRecord) -> Bool {
+        guard let slot = knownSlot(of: record.id), slots[slot].isRequested, slots[slot].record == nil else {
+            return false
+        }
+        recordCount += 1
+        slots[slot].record = RecordBox(record)
+        slots[slot].isMissing = false
+        return true
+    }
+
     /// After a fetch: a requested record that didn't come is missing.
     private func settle(_ slot: Int) {
         slots[slot].isRequested = false
@@ -352,7 +364,7 @@ final class DecodingSession {
             throw CKCodableError.recordLimitExceeded(options.maximumRecordCount, at: location(of: first))
         }
         do {
-            try fetch(needed.map { slots[$0.slot].id }) { take($0) }
+            try fetch(needed.map { slots[$0.slot].id }) { takeRequested($0) }
         } catch let error as CloudDatabaseError {
             throw CKCodableError.databaseError(error, at: location(of: needed[0]))
         } catch let error where !(error is CancellationError || error is CKCodableError) {

@@ -30,7 +30,7 @@ enum StoreSQL {
         var arguments: StatementArguments = [zone.ownerName, zone.zoneName]
         var sql: String
         switch selection {
-        case .records: sql = "SELECT record FROM ncs_record"
+        case .records: sql = "SELECT record, rowid FROM ncs_record"
         case .count: sql = "SELECT COUNT(*) FROM ncs_record"
         case .exists: sql = "SELECT EXISTS (SELECT 1 FROM ncs_record"
         }

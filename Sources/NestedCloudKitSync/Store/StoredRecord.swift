@@ -75,13 +75,13 @@ enum StoreTables {
     static func records(_ ids: [CloudRecord.ID], in db: Database) throws -> [CloudRecord] {
         var records: [CloudRecord] = []
         records.reserveCapacity(ids.count)
-        try readRecords(ids, in: db) { records.append($0) }
+        try readRecords(ids, in: db) { record, _ in records.append(record) }
         return records
     }
 
-    /// As ``records(_:in:)``, each record handed to `receive` as it is read.
+    /// As ``records(_:in:)``, each record handed to `receive` with its row as it is read.
     static func readRecords(
-        _ ids: [CloudRecord.ID], in db: Database, receive: (consuming CloudRecord) -> Void
+        _ ids: [CloudRecord.ID], in db: Database, receive: (consuming CloudRecord, _ row: Int64) -> Void
     ) throws {
         let shared = RecordCoding.SharedStrings()
         // Nearly always one zone: grouping by zone hashes two names an ID, so it's done only when needed.
@@ -104,7 +104,9 @@ enum StoreTables {
                 for id in ids[start..<end] { arguments.append(id.recordName) }
                 for _ in (end - start)..<size { arguments.append(ids[end - 1].recordName) }
                 let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
-                while let row = try cursor.next() { receive(try RecordCoding.decode(row, column: 0, sharing: shared)) }
+                while let row = try cursor.next() {
+                    receive(try RecordCoding.decode(row, column: 0, sharing: shared), row[1])
+                }
                 start = end
             }
         }
@@ -118,16 +120,17 @@ enum StoreTables {
     private static let recordsByNameSQLs = batchSizes.map(makeRecordsByNameSQL)
 
     private static func makeRecordsByNameSQL(_ size: Int) -> String {
-        "SELECT record FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name IN ("
+        "SELECT record, rowid FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name IN ("
             + Array(repeating: "?", count: size).joined(separator: ",") + ")"
     }
 
-    /// The rows of every record of a type in a zone, by record name; the record is the first column.
+    /// The rows of every record of a type in a zone, by record name; the record is the first column, its row the
+    /// second.
     static func rows(ofType recordType: String, in zone: CloudRecord.ZoneID, in db: Database) throws -> RowCursor {
         try Row.fetchCursor(
             try db.cachedStatement(
                 sql: """
-                    SELECT record FROM ncs_record
+                    SELECT record, rowid FROM ncs_record
                     WHERE record_type = ? AND zone_owner = ? AND zone_name = ? ORDER BY record_name
                     """), arguments: [recordType, zone.ownerName, zone.zoneName])
     }
@@ -158,7 +161,8 @@ enum StoreTables {
         return stored
     }
 
-    /// Writes a record's row and its references; the row's version becomes a new one, returned.
+    /// Writes a record's row (updated in place if it has one, so its row number stays) and its references; the
+    /// row's version becomes a new one, returned.
     @discardableResult
     static func write(_ stored: StoredRecord, epoch: Int64? = nil, in db: Database) throws -> Int64 {
         var record = stored.record
@@ -170,47 +174,58 @@ enum StoreTables {
         // newer than the server's copy makes the record as new as the edit.
         let editSeconds = Double(stored.editTime) / 1000
         let modified = max(system?.modificationDate?.timeIntervalSince1970 ?? editSeconds, editSeconds)
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO ncs_record (zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
-                    field_edit_times, version, fetch_epoch, asset_files, fields, created_at, modified_at,
-                    ancestor_tag)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, ?), ?, ?)
-                ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
-                    record_type = excluded.record_type, record = excluded.record, ancestor = excluded.ancestor,
-                    edit_time = excluded.edit_time, field_edit_times = excluded.field_edit_times,
-                    version = excluded.version, asset_files = excluded.asset_files, fields = excluded.fields,
-                    created_at = COALESCE(?, ncs_record.created_at), modified_at = excluded.modified_at,
-                    ancestor_tag = excluded.ancestor_tag,
-                    fetch_epoch = CASE WHEN ? IS NULL THEN ncs_record.fetch_epoch ELSE excluded.fetch_epoch END
-                """
-        ).execute(arguments: [
-            id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, record.recordType,
-            RecordCoding.encode(record), ancestorBytes(of: stored, record: record),
-            stored.editTime, EditTimes.encode(stored.fieldEditTimes), version, epoch ?? 0,
-            AssetFiles.fileList(in: [record, stored.ancestor]), FieldProjection.json(of: record.fields),
-            system?.creationDate?.timeIntervalSince1970, editSeconds, modified,
-            stored.ancestor?.systemFields?.changeTag,
-            system?.creationDate?.timeIntervalSince1970, epoch,
-        ])
+        let row = try Int64.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    INSERT INTO ncs_record (zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
+                        field_edit_times, version, fetch_epoch, asset_files, fields, created_at, modified_at,
+                        ancestor_tag)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, ?), ?, ?)
+                    ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
+                        record_type = excluded.record_type, record = excluded.record, ancestor = excluded.ancestor,
+                        edit_time = excluded.edit_time, field_edit_times = excluded.field_edit_times,
+                        version = excluded.version, asset_files = excluded.asset_files, fields = excluded.fields,
+                        created_at = COALESCE(?, ncs_record.created_at), modified_at = excluded.modified_at,
+                        ancestor_tag = excluded.ancestor_tag,
+                        fetch_epoch = CASE WHEN ? IS NULL THEN ncs_record.fetch_epoch ELSE excluded.fetch_epoch END
+                    RETURNING rowid
+                    """),
+            arguments: [
+                id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, record.recordType,
+                RecordCoding.encode(record), ancestorBytes(of: stored, record: record),
+                stored.editTime, EditTimes.encode(stored.fieldEditTimes), version, epoch ?? 0,
+                AssetFiles.fileList(in: [record, stored.ancestor]), FieldProjection.json(of: record.fields),
+                system?.creationDate?.timeIntervalSince1970, editSeconds, modified,
+                stored.ancestor?.systemFields?.changeTag,
+                system?.creationDate?.timeIntervalSince1970, epoch,
+            ])
         try deleteReferences(of: id, in: db)
+        try writeReferences(of: record, row: row, in: db)
+        return version
+    }
+
+    /// A reference row for each reference the record holds, with the record's row and its target's when the store
+    /// has the target (a target that comes later gets its row from a trigger, ``StoreSchema``).
+    private static func writeReferences(of record: CloudRecord, row: Int64?, in db: Database) throws {
+        let id = record.id
         for (field, value) in record.fields {
             for reference in value.references {
                 let target = reference.recordID
                 try db.cachedStatement(
                     sql: """
                         INSERT INTO ncs_reference (holder_zone_owner, holder_zone_name, holder_name, field, action,
-                            target_zone_owner, target_zone_name, target_name)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                            target_zone_owner, target_zone_name, target_name, holder_row, target_row)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, (
+                            SELECT rowid FROM ncs_record
+                            WHERE zone_owner = ?6 AND zone_name = ?7 AND record_name = ?8))
                         """
                 ).execute(arguments: [
                     id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, field,
                     reference.action.rawValue, target.zoneID.ownerName, target.zoneID.zoneName,
-                    target.recordName,
+                    target.recordName, row,
                 ])
             }
         }
-        return version
     }
 
     /// The ancestor column: empty for a record equal to its ancestor (a synced record), the bytes read if the

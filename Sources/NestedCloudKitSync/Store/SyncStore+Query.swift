@@ -139,21 +139,25 @@ extension SyncStore {
             Model.self, rows: try Row.fetchCursor(db, sql: statement.sql, arguments: statement.arguments), in: db)
     }
 
-    /// Decodes the models of rows whose first column is a record, a thousand at a time: the records of a chunk
-    /// are let go of once its models are made, so a large read holds its models and one chunk of records, not
-    /// every record as well.
+    /// Decodes the models of rows whose first column is a record and second its row, a thousand at a time: the
+    /// records of a chunk are let go of once its models are made, so a large read holds its models and one chunk of
+    /// records, not every record as well.
     static func decode<Model: CKDecodable>(_ type: Model.Type, rows: RowCursor, in db: Database) throws -> [Model] {
         var values: [Model] = []
         var chunk: [CloudRecord] = []
+        var chunkRows: [Int64] = []
         chunk.reserveCapacity(decodingChunk)
+        chunkRows.reserveCapacity(decodingChunk)
         let shared = RecordCoding.SharedStrings()
         while let row = try rows.next() {
             chunk.append(try RecordCoding.decode(row, column: 0, sharing: shared))
+            chunkRows.append(row[1])
             guard chunk.count == decodingChunk else { continue }
-            values += try decode(type, from: chunk, in: db)
+            values += try decode(type, from: chunk, rows: chunkRows, in: db)
             chunk.removeAll(keepingCapacity: true)
+            chunkRows.removeAll(keepingCapacity: true)
         }
-        if !chunk.isEmpty { values += try decode(type, from: chunk, in: db) }
+        if !chunk.isEmpty { values += try decode(type, from: chunk, rows: chunkRows, in: db) }
         return values
     }
 
@@ -162,12 +166,13 @@ extension SyncStore {
     private static let decodingChunk = 1_000
 
     /// Decodes models from their records and the records they reference, read from the store a level of the
-    /// graph at a time.
-    static func decode<Model: CKDecodable>(_ type: Model.Type, from roots: [CloudRecord], in db: Database) throws
-        -> [Model]
-    {
-        try CKRecordDecoder().decodeAll(type, from: roots) { ids, receive in
-            try StoreTables.readRecords(ids, in: db, receive: receive)
+    /// graph at a time (``StoreGraphReader``), through the references of the roots' rows when they are given.
+    static func decode<Model: CKDecodable>(
+        _ type: Model.Type, from roots: [CloudRecord], rows: [Int64] = [], in db: Database
+    ) throws -> [Model] {
+        let reader = StoreGraphReader(roots: rows, in: db)
+        return try CKRecordDecoder().decodeAll(type, from: roots) { ids, receive in
+            try reader.read(ids, receive: receive)
         }
     }
 }

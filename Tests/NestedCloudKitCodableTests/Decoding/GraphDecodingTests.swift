@@ -117,10 +117,40 @@ struct GraphDecodingTests {
         let byID = Dictionary(uniqueKeysWithValues: records.map { ($0.id, $0) })
         let roots = childFirst ? records : records.reversed()
         let values = try CKRecordDecoder().decodeAll(CountedNode.self, from: roots) { ids, receive in
-            for case let record? in ids.map({ byID[$0] }) { receive(record) }
+            for case let record? in ids.map({ byID[$0] }) { _ = receive(record) }
         }
         #expect(values == (childFirst ? [child, parent] : [parent, child]))
         #expect(Self.decodedNames.withLock { $0[childName] } == 1)
+    }
+
+    /// A store may hand a level more records than it asked for (every record the last level references): the
+    /// decoder takes those it asked for once, says which, and drops the rest.
+    @Test func aFetchThatHandsMoreThanItWasAskedForIsTakenForWhatWasAsked() throws {
+        let grandchild = CountedNode(id: "extra-grandchild", children: [])
+        let child = CountedNode(id: "extra-child", children: [grandchild])
+        let root = CountedNode(id: "extra-root", children: [child])
+        let records = try CKRecordEncoder().encodeRecords(root)
+        let byName = Dictionary(uniqueKeysWithValues: records.map { ($0.id.recordName, $0) })
+        let stranger = CloudRecord(recordType: "CountedNode", id: CloudRecord.ID(recordName: "stranger"))
+        var answers: [[String: Bool]] = []
+        let values = try CKRecordDecoder().decodeAll(
+            CountedNode.self, from: [try #require(byName["extra-root"])]
+        ) { ids, receive in
+            var taken: [String: Bool] = [:]
+            // Everything, twice, and a record nothing references.
+            for record in records + records + [stranger] {
+                let name = record.id.recordName
+                let wasTaken = receive(record)
+                taken[name] = (taken[name] ?? false) || wasTaken
+            }
+            answers.append(taken)
+        }
+        #expect(values == [root])
+        #expect(
+            answers == [
+                ["extra-root": false, "extra-child": true, "extra-grandchild": false, "stranger": false],
+                ["extra-root": false, "extra-child": false, "extra-grandchild": true, "stranger": false],
+            ])
     }
 
     struct Class: CKCodable, Identifiable, Equatable {

@@ -1,0 +1,91 @@
+import GRDB
+import NestedCloudKitCodable
+
+/// Reads the records a decoder asks for a level of a graph at a time, by following the references of the records
+/// it read the level before through their rows.
+///
+/// A level's records are nearly always what the level before references: the files of the folders just read. Each
+/// reference row holds its holder's row and its target's (``StoreSchema``), so one statement reads them by row
+/// number, in the order of the table, for a few hundred holders at a time: an integer lookup per holder instead of
+/// a lookup by three names per target. What the references don't lead to (a record another path reached first, a
+/// target in another zone than its reference says) is read by name, as ``StoreTables/readRecords(_:in:receive:)``
+/// reads any ID.
+///
+/// One per read of models, used inside the read's transaction; not shared between threads.
+final class StoreGraphReader {
+    private let db: Database
+    /// The rows of the records the last level read (the roots' rows at first): the holders of the references the
+    /// next level follows.
+    private var holders: [Int64]
+
+    init(roots: [Int64], in db: Database) {
+        self.db = db
+        self.holders = roots
+    }
+
+    /// Reads the records with these IDs the store has for a decoder's `receive`, which takes those asked for and
+    /// says so (``CKRecordDecoder/RecordFetch``).
+    func read(_ ids: [CloudRecord.ID], receive: (consuming CloudRecord) -> Bool) throws {
+        var read: [Int64] = []
+        read.reserveCapacity(ids.count)
+        var rest = ids
+        if !holders.isEmpty {
+            var taken: [CloudRecord.ID] = []
+            taken.reserveCapacity(ids.count)
+            try readTargets(of: holders) { record, row in
+                let id = record.id
+                guard receive(record) else { return }
+                taken.append(id)
+                read.append(row)
+            }
+            // Nearly always all of them; else the rest, by name.
+            if taken.count == ids.count {
+                rest = []
+            } else {
+                let found = Set(taken)
+                rest = ids.filter { !found.contains($0) }
+            }
+        }
+        if !rest.isEmpty {
+            try StoreTables.readRecords(rest, in: db) { record, row in
+                if receive(record) { read.append(row) }
+            }
+        }
+        holders = read
+    }
+
+    /// Every record the holders reference, each once.
+    private func readTargets(of holders: [Int64], receive: (consuming CloudRecord, _ row: Int64) -> Void) throws {
+        let shared = RecordCoding.SharedStrings()
+        var start = 0
+        while start < holders.count {
+            let end = min(holders.count, start + Self.batchSizes[Self.batchSizes.count - 1])
+            // A few statement sizes, the rows padded with the last one, so a handful of statements is cached.
+            let size = Self.batchSizes.first { $0 >= end - start } ?? (end - start)
+            var arguments = Array(holders[start..<end])
+            arguments.reserveCapacity(size)
+            while arguments.count < size { arguments.append(holders[end - 1]) }
+            let statement = try db.cachedStatement(sql: Self.targetsSQL(size))
+            let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
+            while let row = try cursor.next() {
+                receive(try RecordCoding.decode(row, column: 0, sharing: shared), row[1])
+            }
+            start = end
+        }
+    }
+
+    /// The numbers of holders a statement takes; the largest stays under SQLite's default limit of parameters.
+    private static let batchSizes = [1, 8, 64, 500]
+
+    private static let targetsSQLs = batchSizes.map(makeTargetsSQL)
+
+    private static func targetsSQL(_ size: Int) -> String {
+        batchSizes.firstIndex(of: size).map { targetsSQLs[$0] } ?? makeTargetsSQL(size)
+    }
+
+    /// The targets as a set of rows, so each is read once, in the order of the table.
+    private static func makeTargetsSQL(_ size: Int) -> String {
+        "SELECT record, rowid FROM ncs_record WHERE rowid IN (SELECT target_row FROM ncs_reference WHERE holder_row IN ("
+            + Array(repeating: "?", count: size).joined(separator: ",") + "))"
+    }
+}
