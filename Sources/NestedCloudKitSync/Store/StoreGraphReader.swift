@@ -28,26 +28,14 @@ final class StoreGraphReader {
     func read(_ ids: [CloudRecord.ID], receive: (consuming CloudRecord) -> Bool) throws {
         var read: [Int64] = []
         read.reserveCapacity(ids.count)
-        var rest = ids
         if !holders.isEmpty {
-            var taken: [CloudRecord.ID] = []
-            taken.reserveCapacity(ids.count)
             try readTargets(of: holders) { record, row in
-                let id = record.id
-                guard receive(record) else { return }
-                taken.append(id)
-                read.append(row)
-            }
-            // Nearly always all of them; else the rest, by name.
-            if taken.count == ids.count {
-                rest = []
-            } else {
-                let found = Set(taken)
-                rest = ids.filter { !found.contains($0) }
+                if receive(record) { read.append(row) }
             }
         }
-        if !rest.isEmpty {
-            try StoreTables.readRecords(rest, in: db) { record, row in
+        // Nearly always every one of them. If not, all by name: `receive` drops those it has.
+        if read.count < ids.count {
+            try StoreTables.readRecords(ids, in: db) { record, row in
                 if receive(record) { read.append(row) }
             }
         }
