@@ -45,8 +45,9 @@ public struct CloudRecordWriter {
         mapper = FieldMapper(options: graph.options, assetFields: fieldOptions.assetFields)
         fields = FieldWriter(
             record: CloudRecord(recordType: recordType, id: recordID), graph: graph, knownNames: template.fieldNames)
-        // Most models have a few fields to a couple of dozen: growing the list from empty would copy it four times.
-        fields.record.fields.reserveCapacity(16)
+        // As many fields as the type's last record had (most models have a few to a couple of dozen): growing the
+        // list from empty would copy it four times.
+        fields.record.fields.reserveCapacity(max(16, template.fieldNames.count))
     }
 
     /// The ID of the record being written.
@@ -80,14 +81,18 @@ public struct CloudRecordWriter {
     public mutating func encode(_ value: Double, forKey key: String) throws {
         if value.isFinite { return try set(.double(value), forKey: key) }
         guard !isIgnored(key) else { return }
-        try write(key) { context, path in try context.node(for: value, at: path) }
+        try write(key) { context, path in try context.node(for: value, at: path.path) }
     }
 
     /// Stores a date, to the millisecond as CloudKit keeps it.
     /// - Throws: ``CKCodableError/Code/dateOutOfRange(_:)`` for a date CloudKit can't store.
     public mutating func encode(_ value: Date, forKey key: String) throws {
         guard !isIgnored(key) else { return }
-        try write(key) { context, path in .date(try context.validated(value, at: path)) }
+        // The field's coding path is made only for a date to refuse: making one per field costs a tenth of writing it.
+        guard value.isStorableInCloudKit else {
+            return try write(key) { context, path in .date(try context.validated(value, at: path.path)) }
+        }
+        try write(key) { _, _ in .date(value) }
     }
 
     /// Stores bytes, or an asset if the field is one of the type's asset fields or the encoder's
@@ -154,7 +159,7 @@ public struct CloudRecordWriter {
     ///   be encoded.
     public mutating func encode<Model: CKEncodable>(_ value: Model, forKey key: String) throws {
         guard !isIgnored(key) else { return }
-        try write(key) { context, path in try context.referenceNode(to: value, at: path) }
+        try write(key) { context, path in try context.referenceNode(to: value, at: path.path) }
     }
 
     /// Stores a reference list to nested models' records, in order; an empty list leaves the field out.
@@ -201,7 +206,7 @@ public struct CloudRecordWriter {
             fields.record.systemFields = value as? CloudRecord.SystemFields
             return
         }
-        try write(key) { context, path in try context.slot(for: value, at: path).freeze() }
+        try write(key) { context, path in try context.slot(for: value, at: path.path).freeze() }
     }
 
     /// Stores any other value, or clears the field for `nil`.
@@ -232,13 +237,13 @@ public struct CloudRecordWriter {
 
     /// Writes the node `makeNode` gives, mapped onto the field as the `Codable` path maps it.
     private mutating func write(
-        _ key: String, _ makeNode: (_ context: NodeContext, _ path: CodingPath) throws -> EncodedNode
+        _ key: String, _ makeNode: (_ context: NodeContext, _ path: FieldPath) throws -> EncodedNode
     ) throws {
         let context = NodeContext(graph: graph, referenceAction: fieldOptions.referenceAction(forField: key))
         let fieldPath = FieldPath(parent: path, key: NamedKey(key))
         do {
             try noteWritten(key, at: fieldPath)
-            let node = try makeNode(context, fieldPath.path)
+            let node = try makeNode(context, fieldPath)
             try mapper.write(node, named: key, at: fieldPath, into: &fields)
         } catch let error as CKCodableError {
             throw located(error, field: key)

@@ -8,6 +8,7 @@ extension String {
     /// short names of fields costs a fraction of comparing them a byte at a time through `UTF8View`.
     @inline(__always)
     func hasSameBytes(as other: String) -> Bool {
+        if hasSameRepresentation(as: other) { return true }
         let bytes = utf8, otherBytes = other.utf8
         guard bytes.count == otherBytes.count else { return false }
         let compared = bytes.withContiguousStorageIfAvailable { buffer in
@@ -19,5 +20,21 @@ extension String {
         // Both are in contiguous memory unless one is bridged from Objective-C.
         if let compared, let compared { return compared }
         return bytes.elementsEqual(otherBytes)
+    }
+
+    /// Whether the two are the same string value in memory: one literal, one stored string, or the same short
+    /// name stored inline. Then their bytes are the same, with nothing to read: the case of a model's field names
+    /// against those of the last record of its type, which come from the same literals. Only known on 64-bit
+    /// platforms, where a string is two words; elsewhere, `false`, and the bytes are compared.
+    @inline(__always)
+    private func hasSameRepresentation(as other: String) -> Bool {
+        withUnsafeBytes(of: self) { mine in
+            withUnsafeBytes(of: other) { theirs in
+                guard mine.count == 16, theirs.count == 16 else { return false }
+                return mine.loadUnaligned(as: UInt64.self) == theirs.loadUnaligned(as: UInt64.self)
+                    && mine.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                        == theirs.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            }
+        }
     }
 }

@@ -319,6 +319,27 @@ struct RecordMappingTests {
         #expect(error.recordID == CloudRecord.ID(recordName: "m"))
     }
 
+    struct Dated: CKEncodable, CloudRecordEncodable, Identifiable {
+        var id: String
+        var at: Date
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(id, forKey: "id")
+            try record.encode(at, forKey: "at")
+        }
+    }
+
+    @Test func aDateCloudKitCannotStoreNamesItsPathRecordAndField() throws {
+        // After a date it can store, so the record's type has a template and the key was written before.
+        _ = try CKRecordEncoder().encodeRecords(Dated(id: "fine", at: Date(timeIntervalSince1970: 0)))
+        let date = Date(timeIntervalSince1970: 1e13)
+        let error = try encodingError(of: Dated(id: "d", at: date))
+        #expect(error.code == .dateOutOfRange(String(date.timeIntervalSince1970)))
+        #expect(error.path == ["at"])
+        #expect(error.field == "at")
+        #expect(error.recordID == CloudRecord.ID(recordName: "d"))
+    }
+
     struct Twice: CKCodable, CloudRecordEncodable, Identifiable {
         var id: String
 
