@@ -63,6 +63,19 @@ struct Harness {
         }
         return times.map { $0.sorted()[$0.count / 2] }
     }
+
+    /// As above, for bodies that time themselves (the seconds each returns), such as a latency summed over rounds.
+    func interleavedSelfTimedMedians(_ bodies: [() async throws -> Double]) async throws -> [Double] {
+        for _ in 0..<warmups { for body in bodies { _ = try await body() } }
+        var times = Array(repeating: [Double](), count: bodies.count)
+        for repetition in 0..<repetitions {
+            for offset in bodies.indices {
+                let index = (repetition + offset) % bodies.count
+                times[index].append(try await bodies[index]())
+            }
+        }
+        return times.map { $0.sorted()[$0.count / 2] }
+    }
 }
 
 extension Duration {

@@ -168,40 +168,46 @@ extension Workloads {
         }
 
         if wanted("store.observe") {
-            // Timed from each save's commit (the call returned) to the observer holding the result that has it.
+            // Timed from each save's commit (the call returned) to the observer holding the result that has it;
+            // ours and GRDB's in turns, so that a slow spell of the machine falls on both.
             let (store, pool) = try await notes(small)
             // Each delivery takes tens of microseconds: enough of them that the median isn't noise.
             let rounds = 200
             var next = small
             var ourResults = store.observe(screen).makeAsyncIterator()
             _ = try await ourResults.next()
-            let ours = try await Self.median(repetitions: harness.repetitions) {
-                var waited = Duration.zero
-                for _ in 0..<rounds {
-                    next += 1
-                    try await store.save(Self.openNote(next))
-                    let committed = ContinuousClock.now
-                    guard try await ourResults.next()?.first?.id == "note-\(next)" else { throw WrongResult() }
-                    waited += ContinuousClock.now - committed
-                }
-                return waited.seconds
-            }
             var plainResults = ValueObservation.tracking { try plainScreen.fetchAll($0) }.removeDuplicates()
                 .values(in: pool).makeAsyncIterator()
             _ = try await plainResults.next()
             var plainNext = small
-            let plain = try await Self.median(repetitions: harness.repetitions) {
-                var waited = Duration.zero
-                for _ in 0..<rounds {
-                    plainNext += 1
-                    let note = PlainNote(Self.openNote(plainNext))
-                    try await pool.write { try note.insert($0) }
-                    let committed = ContinuousClock.now
-                    guard try await plainResults.next()?.first?.id == "note-\(plainNext)" else { throw WrongResult() }
-                    waited += ContinuousClock.now - committed
-                }
-                return waited.seconds
-            }
+            let times = try await harness.interleavedSelfTimedMedians([
+                {
+                    var waited = Duration.zero
+                    for _ in 0..<rounds {
+                        next += 1
+                        try await store.save(Self.openNote(next))
+                        let committed = ContinuousClock.now
+                        guard try await ourResults.next()?.first?.id == "note-\(next)" else { throw WrongResult() }
+                        waited += ContinuousClock.now - committed
+                    }
+                    return waited.seconds
+                },
+                {
+                    var waited = Duration.zero
+                    for _ in 0..<rounds {
+                        plainNext += 1
+                        let note = PlainNote(Self.openNote(plainNext))
+                        try await pool.write { try note.insert($0) }
+                        let committed = ContinuousClock.now
+                        guard try await plainResults.next()?.first?.id == "note-\(plainNext)" else {
+                            throw WrongResult()
+                        }
+                        waited += ContinuousClock.now - committed
+                    }
+                    return waited.seconds
+                },
+            ])
+            let (ours, plain) = (times[0], times[1])
             results.append(
                 BenchmarkResult(
                     name: "store.observe", ours: ours, baseline: "GRDB ValueObservation", baselineSeconds: plain,
@@ -222,14 +228,6 @@ extension Workloads {
                     target: 2, details: [("models", small), ("reads", ids.count)]))
         }
         return results
-    }
-
-    /// The median of a workload that times itself, after one warm-up.
-    private static func median(repetitions: Int, _ body: () async throws -> Double) async throws -> Double {
-        _ = try await body()
-        var times: [Double] = []
-        for _ in 0..<repetitions { times.append(try await body()) }
-        return times.sorted()[times.count / 2]
     }
 
     /// A note that enters the screen's query (open, created after every other): each save changes the result.
