@@ -7,9 +7,9 @@ import NestedCloudKitCodable
 /// A level's records are nearly always what the level before references: the files of the folders just read. Each
 /// reference row holds its holder's row and its target's (``StoreSchema``), so one statement reads them by row
 /// number, in the order of the table, for a few hundred holders at a time: an integer lookup per holder instead of
-/// a lookup by three names per target. What the references don't lead to (a record another path reached first, a
-/// target in another zone than its reference says) is read by name, as ``StoreTables/readRecords(_:in:receive:)``
-/// reads any ID.
+/// a lookup by three names per target. When the references don't lead to every record asked for (a record
+/// another path of the graph reached, a record the store doesn't have), the level is read by name, as
+/// ``StoreTables/readRecords(_:in:receive:)`` reads any ID.
 ///
 /// One per read of models, used inside the read's transaction; not shared between threads.
 final class StoreGraphReader {
@@ -73,7 +73,8 @@ final class StoreGraphReader {
 
     /// The targets as a set of rows, so each is read once, in the order of the table.
     private static func makeTargetsSQL(_ size: Int) -> String {
-        "SELECT record, rowid FROM ncs_record WHERE rowid IN (SELECT target_row FROM ncs_reference WHERE holder_row IN ("
+        "SELECT record, rowid FROM ncs_record WHERE rowid IN "
+            + "(SELECT target_row FROM ncs_reference WHERE holder_row IN ("
             + Array(repeating: "?", count: size).joined(separator: ",") + "))"
     }
 }
