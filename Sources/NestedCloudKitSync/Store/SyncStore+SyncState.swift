@@ -227,11 +227,13 @@ extension SyncStore {
 
     private static func deleteLocalData(in zoneID: CloudRecord.ZoneID, db: Database) throws {
         let arguments: StatementArguments = [zoneID.ownerName, zoneID.zoneName]
-        try db.execute(sql: "DELETE FROM ncs_record WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
-        try db.execute(sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+        // References first: then the triggers of each deleted record (ncs_record_reference_rows_removed) find
+        // none to update.
         try db.execute(
             sql: "DELETE FROM ncs_reference WHERE holder_zone_owner = ? AND holder_zone_name = ?",
             arguments: arguments)
+        try db.execute(sql: "DELETE FROM ncs_record WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+        try db.execute(sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
         // The copies of the zone's assets go with the transaction: the rows' triggers let go of them
         // (AssetFiles.collectGarbage).
         try db.execute(sql: "DELETE FROM ncs_skipped WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)

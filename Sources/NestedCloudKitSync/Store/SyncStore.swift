@@ -301,8 +301,10 @@ public final class SyncStore: Sendable {
     /// the user signs out or another user signs in. The next sync fetches everything again.
     public func resetLocalStore() async throws {
         try await write { db in
+            // References first: then the triggers of each deleted record (ncs_record_reference_rows_removed) find
+            // none to update.
             for table in [
-                "ncs_record", "ncs_reference", "ncs_outbox", "ncs_zone", "ncs_asset_use", "ncs_skipped",
+                "ncs_reference", "ncs_record", "ncs_outbox", "ncs_zone", "ncs_asset_use", "ncs_skipped",
                 "ncs_server_copy",
             ] {
                 try db.execute(sql: "DELETE FROM \(table)")
