@@ -136,18 +136,24 @@ extension SyncStore {
     ) throws -> [Model] {
         let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: storeZone)
         return try decode(
-            Model.self, rows: try Row.fetchCursor(db, sql: statement.sql, arguments: statement.arguments), in: db)
+            Model.self, rows: try Row.fetchCursor(db, sql: statement.sql, arguments: statement.arguments),
+            atMost: query.limit, in: db)
     }
 
     /// Decodes the models of rows whose first column is a record and second its row, a thousand at a time: the
     /// records of a chunk are let go of once its models are made, so a large read holds its models and one chunk of
-    /// records, not every record as well.
-    static func decode<Model: CKDecodable>(_ type: Model.Type, rows: RowCursor, in db: Database) throws -> [Model] {
+    /// records, not every record as well. `limit` is how many rows there can be, when the query says.
+    static func decode<Model: CKDecodable>(_ type: Model.Type, rows: RowCursor, atMost limit: Int?, in db: Database)
+        throws -> [Model]
+    {
         var values: [Model] = []
         var chunk: [CloudRecord] = []
         var chunkRows: [Int64] = []
-        chunk.reserveCapacity(decodingChunk)
-        chunkRows.reserveCapacity(decodingChunk)
+        // A screen's query asks for a few dozen: a chunk's full capacity would be a large allocation (of fresh pages
+        // the system maps and unmaps) on every read, and an observation reads on every change.
+        let capacity = min(decodingChunk, max(0, limit ?? decodingChunk))
+        chunk.reserveCapacity(capacity)
+        chunkRows.reserveCapacity(capacity)
         let shared = RecordCoding.SharedStrings()
         while let row = try rows.next() {
             chunk.append(try RecordCoding.decode(row, column: 0, sharing: shared))
@@ -161,7 +167,7 @@ extension SyncStore {
         return values
     }
 
-    /// How many models ``decode(_:rows:in:)`` decodes together: enough that a level of their graphs is read in a
+    /// How many models ``decode(_:rows:atMost:in:)`` decodes together: enough that a level of their graphs is read in a
     /// few statements, few enough that the records stay in the processor's caches.
     private static let decodingChunk = 1_000
 

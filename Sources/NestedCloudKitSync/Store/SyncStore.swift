@@ -29,6 +29,9 @@ public final class SyncStore: Sendable {
     public let path: String?
 
     let writer: any DatabaseWriter
+    /// The store's database, for the package's benchmarks: they time an observation from the commit itself, which
+    /// a transaction observer of this writer sees.
+    package var databaseWriter: any DatabaseWriter { writer }
     let clock: any CloudClock
     let assetFiles: AssetFiles
     private let editClock: EditClock
@@ -250,7 +253,7 @@ public final class SyncStore: Sendable {
         return try await read { db in
             Transfer(
                 value: try Self.decode(
-                    Value.self, rows: try StoreTables.rows(ofType: recordType, in: zone, in: db), in: db))
+                    Value.self, rows: try StoreTables.rows(ofType: recordType, in: zone, in: db), atMost: nil, in: db))
         }.value
     }
 
