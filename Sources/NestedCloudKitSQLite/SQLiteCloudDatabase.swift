@@ -24,7 +24,7 @@ import NestedCloudKitCodable
 /// - **Safe with other files.** The file is marked as this library's, with a schema version for later
 ///   migrations; opening a file that isn't a SQLite database, another program's database, or a newer schema
 ///   throws an ``OpenError`` and leaves the file untouched.
-public final class SQLiteCloudDatabase: CloudDatabase {
+public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     /// The path of the database file.
     public let path: String
 
@@ -129,9 +129,20 @@ public final class SQLiteCloudDatabase: CloudDatabase {
         savePolicy: CloudRecordSavePolicy,
         atomically: Bool
     ) async throws -> CloudModifyResults {
-        try checkLimit(recordsToSave.count + recordIDsToDelete.count)
+        try await modifyRecords(
+            recordsToSave.map { CloudRecordOperation(saving: $0, savePolicy: savePolicy) }
+                + recordIDsToDelete.map(CloudRecordOperation.forceDelete),
+            atomically: atomically, failing: [:])
+    }
+
+    /// Applies the items of a modify request under CloudKit's rules, as Web Services names them, in one
+    /// transaction.
+    package func modifyRecords(
+        _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError]
+    ) async throws -> CloudModifyResults {
+        try checkLimit(operations.count)
         // Asset files are read before the transaction, so the writer never waits on them.
-        let files = AssetFileContents(readingFilesOf: recordsToSave)
+        let files = AssetFileContents(readingFilesOf: operations.compactMap(\.recordToSave))
         let now = clock.now()
         let assets = assets
         let maximumTombstones = maximumTombstones
@@ -140,8 +151,8 @@ public final class SQLiteCloudDatabase: CloudDatabase {
             var counter =
                 try Int.fetchOne(database, sql: "SELECT value FROM metadata WHERE key = 'change_counter'") ?? 0
             let plan = try CloudModificationPlan(
-                saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy, atomically: atomically,
-                store: store, failures: files.failures, now: now
+                operations, atomically: atomically, store: store,
+                failures: files.failures.merging(failures) { fileFailure, _ in fileFailure }, now: now
             ) {
                 counter += 1
                 return String(counter, radix: 36)

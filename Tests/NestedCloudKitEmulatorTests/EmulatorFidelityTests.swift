@@ -56,6 +56,67 @@ import Testing
                 == true)
     }
 
+    // MARK: records/modify's operation types
+
+    @Test func eachOperationTypeAnswersWithCloudKitsErrorCodes() async throws {
+        let harness = EmulatorHandlerHarness()
+        let alice = await Session(harness, user: "alice")
+        let zone = ["zoneName": "Notes"]
+        _ = try await alice.call(
+            "zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": zone]]]])
+        func modify(_ operations: [[String: Any]], atomic: Bool = true) async throws -> [[String: Any]] {
+            records(
+                try await alice.call("records/modify", ["zoneID": zone, "operations": operations, "atomic": atomic]))
+        }
+        func operation(_ type: String, _ name: String, tag: String? = nil, fields: [String: Any] = [:])
+            -> [String: Any]
+        {
+            var record: [String: Any] = ["recordName": name, "recordType": "Note", "fields": fields]
+            if let tag { record["recordChangeTag"] = tag }
+            return ["operationType": type, "record": record]
+        }
+        let created = try await modify([
+            operation(
+                "create", "n", fields: ["a": ["value": "1", "type": "STRING"], "b": ["value": "2", "type": "STRING"]])
+        ])
+        let tag = try #require(created.first?["recordChangeTag"] as? String)
+
+        #expect(try await modify([operation("create", "n")]).first?["serverErrorCode"] as? String == "EXISTS")
+        let untagged = try await modify([operation("update", "n")]).first
+        #expect(untagged?["serverErrorCode"] as? String == "BAD_REQUEST")
+        #expect(
+            untagged?["reason"] as? String
+                == "update of n needs the recordChangeTag it was fetched with; forceUpdate overwrites")
+        #expect(
+            try await modify([operation("replace", "n", tag: "stale")]).first?["serverErrorCode"] as? String
+                == "CONFLICT")
+        #expect(
+            try await modify([operation("delete", "n", tag: "stale")]).first?["serverErrorCode"] as? String
+                == "CONFLICT")
+        #expect(
+            try await modify([operation("update", "gone", tag: tag)]).first?["serverErrorCode"] as? String
+                == "NOT_FOUND")
+
+        // An update keeps the fields it doesn't send; a replace clears them.
+        let updated = try await modify([
+            operation("update", "n", tag: tag, fields: ["a": ["value": "3", "type": "STRING"]])
+        ])
+        let updatedFields = try #require(updated.first?["fields"] as? [String: Any])
+        #expect(Set(updatedFields.keys) == ["a", "b"])
+        let newTag = try #require(updated.first?["recordChangeTag"] as? String)
+        let replaced = try await modify([
+            operation("replace", "n", tag: newTag, fields: ["a": ["value": "4", "type": "STRING"]])
+        ])
+        #expect(Set((replaced.first?["fields"] as? [String: Any])?.keys ?? [:].keys) == ["a"])
+
+        // An operation the emulator can't read fails the zone's others when atomic, and only itself when not.
+        let mixed = [operation("forceUpdate", "m"), operation("update", "n")]
+        let atomic = try await modify(mixed)
+        #expect(atomic.map { $0["serverErrorCode"] as? String } == ["ATOMIC_ERROR", "BAD_REQUEST"])
+        let separate = try await modify(mixed, atomic: false)
+        #expect(separate.map { $0["serverErrorCode"] as? String } == [nil, "BAD_REQUEST"])
+    }
+
     // MARK: zones/list
 
     @Test func zonesListGivesEachZonesSyncToken() async throws {

@@ -11,7 +11,7 @@ struct DatabaseRequest: Sendable {
     let state: EmulatorState
 
     var key: DatabaseKey { handle.key }
-    var database: any CloudDatabase { handle.database }
+    var database: any CloudRecordStoringDatabase { handle.database }
 
     /// The most operations or results one request may hold, as the reference's property metrics say.
     static let maximumItems = 200

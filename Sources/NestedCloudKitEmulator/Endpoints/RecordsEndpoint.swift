@@ -3,15 +3,13 @@ import NestedCloudKitCodable
 
 /// `records/modify` and `records/lookup`.
 enum RecordsEndpoint {
-    /// The seven operation types of `records/modify`.
+    /// The seven operation types of `records/modify`, as the wire names them.
     enum Operation: String, Sendable {
         case create, update, forceUpdate, replace, forceReplace, delete, forceDelete
 
         var isDelete: Bool { self == .delete || self == .forceDelete }
-        /// Whether the operation checks the record's change tag.
-        var checksTag: Bool { self == .update || self == .replace || self == .delete }
-        /// Whether fields the operation doesn't send are cleared.
-        var replacesFields: Bool { self == .replace || self == .forceReplace }
+        /// Whether the operation needs the record's change tag, which a client must then send.
+        var needsChangeTag: Bool { self == .update || self == .replace }
     }
 
     private struct Planned: Sendable {
@@ -19,6 +17,8 @@ enum RecordsEndpoint {
         var name: String
         var wire: JSONValue
         var desiredKeys: [String]?
+        /// The item for the rules engine, once read from the wire.
+        var item: CloudRecordOperation?
         var failure: ServerError?
     }
 
@@ -62,8 +62,8 @@ enum RecordsEndpoint {
                 "records/modify takes at most \(DatabaseRequest.maximumItems) operations; got \(operations.count): split the request"
             )
         }
-        // Atomic saves are a custom zone's: CloudKit ignores `atomic` in the default zone.
-        let atomic = (context.body["atomic"]?.bool ?? true) && zone != .default
+        // The rules engine leaves the default zone's items standing alone, as CloudKit ignores `atomic` there.
+        let atomic = context.body["atomic"]?.bool ?? true
         let desiredKeys = context.desiredKeys(context.body["desiredKeys"])
         var planned: [Planned] = []
         var seen: Set<String> = []
@@ -93,119 +93,97 @@ enum RecordsEndpoint {
         return ["records": .array(items)]
     }
 
-    /// Checks each operation against the server's records, then writes all that passed in one request to the
-    /// database. Runs holding the database's write lock, so no other request changes a record in between.
+    /// Reads each operation into an item of the rules engine, then has the database apply them all in one
+    /// request: the database keeps CloudKit's rules (change tags, an existing record, merging an update's fields,
+    /// atomic zones), as it does for every other caller. Runs holding the database's write lock, so no other
+    /// request changes a record in between.
     private static func apply(_ operations: [Planned], zone: CloudRecord.ZoneID, atomic: Bool, context: DatabaseRequest)
         async throws(ServerError) -> [JSONValue]
     {
         var planned = operations
         let ids = planned.map { CloudRecord.ID(recordName: $0.name, zoneID: zone) }
         let current = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
-        var saves: [CloudRecord] = []
-        var deletes: [CloudRecord.ID] = []
+        var failures: [CloudRecord.ID: CloudDatabaseError] = [:]
         for index in planned.indices {
-            let operation = planned[index]
             do throws(ServerError) {
-                let existing = try serverRecord(ids[index], in: current)
-                try checkPrecondition(of: operation, existing: existing)
-                if operation.operation.isDelete {
-                    deletes.append(ids[index])
-                } else {
-                    saves.append(try await recordToSave(operation, existing: existing, zone: zone, context: context))
-                }
+                let existing = try? current[ids[index]]?.get()
+                planned[index].item = try await item(
+                    for: planned[index], id: ids[index], existing: existing, zone: zone, context: context)
             } catch {
                 planned[index].failure = error
+                // A failure of the wire's counts as the item's for the atomic rule, which the database applies.
+                failures[ids[index]] = .invalidArguments(error.reason)
             }
         }
-        if atomic && planned.contains(where: { $0.failure != nil }) {
-            return planned.map { operation in
-                (operation.failure
-                    ?? ServerError(.atomicError, "another operation of this atomic request failed"))
-                    .item(["recordName": .string(operation.name)])
-            }
-        }
+        let items = planned.compactMap(\.item)
         var results: CloudModifyResults = ([:], [:])
-        if !saves.isEmpty || !deletes.isEmpty {
+        if !items.isEmpty {
             results = try await call {
-                try await context.database.modifyRecords(
-                    saving: saves, deleting: deletes, savePolicy: .allKeys, atomically: atomic)
+                try await context.database.modifyRecords(items, atomically: atomic, failing: failures)
             }
             context.handle.noteWrite()
         }
-        let (items, notified) = answers(
+        let (answers, notified) = answers(
             to: planned, ids: ids, results: results, current: current, zone: zone, context: context)
         if !notified.isEmpty {
             await context.state.notifications.recordsChanged(notified, in: context.handle, coding: context.coding)
         }
-        return items
+        return answers
     }
 
-    /// The server's copy of a record; a missing zone fails each operation, naming the zone, as CloudKit answers per
-    /// record.
-    private static func serverRecord(_ id: CloudRecord.ID, in current: CloudRecordResults) throws(ServerError)
-        -> CloudRecord?
-    {
-        switch current[id] {
-        case .success(let record)?: return record
-        case .failure(.zoneNotFound(let zone))?, .failure(.userDeletedZone(let zone))?:
-            throw ServerError(.zoneNotFound, "zone \(zone.zoneName) doesn't exist: create it with zones/modify")
-        default: return nil
-        }
-    }
-
-    /// What an operation requires of the server's copy: none for `create`, a matching change tag for the ones that
-    /// check it (a `delete` only when it sends one).
-    private static func checkPrecondition(of operation: Planned, existing: CloudRecord?) throws(ServerError) {
-        let type = operation.operation
-        if type == .create, existing != nil {
-            throw ServerError(.exists, "record \(operation.name) exists: update it with its recordChangeTag")
-        }
-        guard type.checksTag else { return }
-        guard let existing else { throw ServerError(.notFound, "record \(operation.name) doesn't exist") }
+    /// The operation as an item of the rules engine: a deletion by ID (with the change tag a `delete` sends), or
+    /// the record read from the wire and checked against the schema.
+    private static func item(
+        for operation: Planned, id: CloudRecord.ID, existing: CloudRecord?, zone: CloudRecord.ZoneID,
+        context: DatabaseRequest
+    ) async throws(ServerError) -> CloudRecordOperation {
         let sentTag = operation.wire["recordChangeTag"]?.string
-        guard type != .delete || sentTag != nil else { return }
-        guard let sentTag else {
-            let forced = "force" + type.rawValue.prefix(1).uppercased() + type.rawValue.dropFirst()
+        if operation.operation.needsChangeTag, sentTag == nil {
+            let type = operation.operation.rawValue
+            let forced = "force" + type.prefix(1).uppercased() + type.dropFirst()
             throw ServerError.badRequest(
-                "\(type.rawValue) of \(operation.name) needs the recordChangeTag it was fetched with; \(forced) overwrites"
-            )
+                "\(type) of \(operation.name) needs the recordChangeTag it was fetched with; \(forced) overwrites")
         }
-        if existing.systemFields?.changeTag != sentTag {
-            throw ServerError(
-                .conflict,
-                "record \(operation.name) changed on the server (tag \(existing.systemFields?.changeTag ?? "none"), sent \(sentTag)): fetch it and apply the change again"
-            )
+        func saving(_ item: (CloudRecord) -> CloudRecordOperation) async throws(ServerError) -> CloudRecordOperation {
+            let record = try context.coding.record(operation.wire, zone: zone, current: existing)
+            try await context.state.schema.check(record, key: context.key)
+            return item(record)
+        }
+        switch operation.operation {
+        case .create: return try await saving(CloudRecordOperation.create)
+        case .update: return try await saving(CloudRecordOperation.update)
+        case .forceUpdate: return try await saving(CloudRecordOperation.forceUpdate)
+        case .replace: return try await saving(CloudRecordOperation.replace)
+        case .forceReplace: return try await saving(CloudRecordOperation.forceReplace)
+        case .delete: return .delete(id, changeTag: sentTag)
+        case .forceDelete: return .forceDelete(id)
         }
     }
 
-    /// The record a save writes: the wire's fields, checked against the schema, merged over the server's for an
-    /// update, within CloudKit's size limit.
-    private static func recordToSave(
-        _ operation: Planned, existing: CloudRecord?, zone: CloudRecord.ZoneID, context: DatabaseRequest
-    ) async throws(ServerError) -> CloudRecord {
-        var record = try context.coding.record(operation.wire, zone: zone, current: existing)
-        try await context.state.schema.check(record, key: context.key)
-        record.systemFields = nil
-        // Every save goes as `allKeys`: the change tag is checked above, under the lock, and the fields an
-        // update doesn't send are the server's.
-        if operation.operation.replacesFields {
-            record.clearedFieldNames = []
-        } else if let existing {
-            var merged = existing.fields
-            for (name, value) in record.fields { merged[name] = value }
-            for name in record.clearedFieldNames { merged[name] = nil }
-            record.fields = merged
-            record.clearedFieldNames = []
-        }
-        // Checked here, on the fields the record will hold, so that the reason names the record and its
-        // size; the database's own check (the shared rules) would say only that it is too large.
-        let size = CloudModificationPlan.fieldDataSize(of: record)
-        if size > CloudModificationPlan.maximumRecordSize {
-            throw ServerError.badRequest(
+    /// The wire's error for an item the database failed, worded for the operation the client sent.
+    private static func failure(
+        _ error: CloudDatabaseError, of operation: Planned, existing: CloudRecord?
+    ) -> ServerError {
+        switch (error, operation.item) {
+        case (.serverRecordChanged, .create?):
+            return ServerError(.exists, "record \(operation.name) exists: update it with its recordChangeTag")
+        case (.serverRecordChanged(let server, let client, _), _):
+            return ServerError(
+                .conflict,
+                "record \(operation.name) changed on the server (tag \(server.systemFields?.changeTag ?? "none"), sent \(client.systemFields?.changeTag ?? "none")): fetch it and apply the change again"
+            )
+        case (.limitExceeded, let item?):
+            // Worded here, with the fields the record would hold, so that the reason names the record and its
+            // size; the rules say only that it is too large, as CloudKit's framework does.
+            let size = CloudModificationPlan.fieldDataSize(of: item.storedFields(over: existing))
+            return ServerError.badRequest(
                 "record too large: \(operation.name) holds \(size) bytes of field data; CloudKit takes at most 1 MB (\(CloudModificationPlan.maximumRecordSize) bytes) a record, assets not counted: keep large values in assets"
             )
+        case (.batchRequestFailed, _):
+            return ServerError(.atomicError, "another operation of this atomic request failed")
+        default:
+            return ServerError(error)
         }
-        return record
     }
 
     /// The answer for each operation, in order, and the changes subscriptions hear of.
@@ -224,7 +202,8 @@ enum RecordsEndpoint {
                         notified.append(.init(record: before, change: .deleted))
                     }
                     return ["recordName": name, "deleted": true, "zoneID": context.coding.json(zone)]
-                case .failure(let error)?: return ServerError(error).item(["recordName": name])
+                case .failure(let error)?:
+                    return failure(error, of: operation, existing: try? current[id]?.get()).item(["recordName": name])
                 case nil: return ServerError(.internalError, "no result").item(["recordName": name])
                 }
             }
@@ -233,7 +212,8 @@ enum RecordsEndpoint {
                 let existed = if case .success? = current[id] { true } else { false }
                 notified.append(.init(record: saved, change: existed ? .updated : .created))
                 return context.coding.json(saved, desiredKeys: operation.desiredKeys)
-            case .failure(let error)?: return ServerError(error).item(["recordName": name])
+            case .failure(let error)?:
+                return failure(error, of: operation, existing: try? current[id]?.get()).item(["recordName": name])
             case nil: return ServerError(.internalError, "no result").item(["recordName": name])
             }
         }

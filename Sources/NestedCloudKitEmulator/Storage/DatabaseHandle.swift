@@ -6,7 +6,7 @@ import NestedCloudKitCodable
 /// and its subscriptions.
 final class DatabaseHandle: Sendable {
     let key: DatabaseKey
-    let database: any CloudDatabase
+    let database: any CloudRecordStoringDatabase
     let writes = AsyncSerialLock()
     let subscriptions: SubscriptionStore
     /// The user record name the database stamps its records with, which the wire shows as the owner's.
@@ -15,7 +15,7 @@ final class DatabaseHandle: Sendable {
     private let currentRevision: NIOLockedValueBox<Int>
 
     init(
-        key: DatabaseKey, database: any CloudDatabase, subscriptions: SubscriptionStore,
+        key: DatabaseKey, database: any CloudRecordStoringDatabase, subscriptions: SubscriptionStore,
         databaseUserRecordName: String?,
         revisions: RevisionCounter
     ) {

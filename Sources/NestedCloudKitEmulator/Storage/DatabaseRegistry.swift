@@ -107,7 +107,7 @@ actor DatabaseRegistry {
     }
 
     private func open(_ key: DatabaseKey) throws(ServerError) -> (
-        database: any CloudDatabase, subscriptions: SubscriptionStore
+        database: any CloudRecordStoringDatabase, subscriptions: SubscriptionStore
     ) {
         let clock = self.clock
         switch storage {

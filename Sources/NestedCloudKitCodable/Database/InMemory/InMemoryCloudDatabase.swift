@@ -26,7 +26,7 @@ import Foundation
 /// let school = try await CKRecordDecoder().decode(School.self, from: root, referenceDatabase: database)
 /// #expect(await database.statistics.fetchRequests == 2)
 /// ```
-public actor InMemoryCloudDatabase: CloudDatabase {
+public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     /// The most items one request may hold; CloudKit's framework allows about 400.
     public nonisolated let maximumItemsPerRequest: Int
 
@@ -110,25 +110,34 @@ public actor InMemoryCloudDatabase: CloudDatabase {
         savePolicy: CloudRecordSavePolicy,
         atomically: Bool
     ) async throws -> CloudModifyResults {
-        let request = try await beginRequest(
-            .modify, items: recordsToSave.count + recordIDsToDelete.count)
+        try await modifyRecords(
+            recordsToSave.map { CloudRecordOperation(saving: $0, savePolicy: savePolicy) }
+                + recordIDsToDelete.map(CloudRecordOperation.forceDelete),
+            atomically: atomically, failing: [:])
+    }
+
+    /// Applies the items of a modify request under CloudKit's rules, as Web Services names them.
+    package func modifyRecords(
+        _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError]
+    ) async throws -> CloudModifyResults {
+        let request = try await beginRequest(.modify, items: operations.count)
         let user = try signedInUser()
         // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
-        var injected: [CloudRecord.ID: CloudDatabaseError] = [:]
-        for id in recordsToSave.map(\.id) + recordIDsToDelete {
+        var injected = failures
+        for id in operations.map(\.id) where injected[id] == nil {
             if let fault = faults.takeFailure(of: id) { injected[id] = fault }
         }
         // A zone the user deleted from Settings stays deleted until the app creates it again.
         let purged = users[user]?.purgedZones ?? []
-        for id in recordsToSave.map(\.id) + recordIDsToDelete where purged.contains(id.zoneID) && injected[id] == nil {
+        for id in operations.map(\.id) where purged.contains(id.zoneID) && injected[id] == nil {
             injected[id] = .userDeletedZone(id.zoneID)
         }
         // CloudKit keeps a copy of an asset's file from the moment of the save, and refuses a file it can't read.
-        let files = AssetFileContents(readingFilesOf: recordsToSave)
+        let files = AssetFileContents(readingFilesOf: operations.compactMap(\.recordToSave))
         injected.merge(files.failures) { injectedFault, _ in injectedFault }
-        let copies: [CloudRecord]
+        let copies: [CloudRecordOperation]
         do {
-            copies = try recordsToSave.map { try files.storingCopies(of: $0, in: assetCopies) }
+            copies = try operations.map { try $0.mappingRecord { try files.storingCopies(of: $0, in: assetCopies) } }
         } catch {
             throw CloudDatabaseError.internalError(
                 "the in-memory database couldn't copy an asset's file into \(assetCopies.path): \(error)")
@@ -139,10 +148,8 @@ public actor InMemoryCloudDatabase: CloudDatabase {
             // In a scope of its own: a copy of the store still alive when it is changed below would copy it whole.
             let storage = users[user]?.storage ?? InMemoryRecordStore()
             plan = try CloudModificationPlan(
-                saving: copies, deleting: recordIDsToDelete, savePolicy: savePolicy,
-                atomically: atomically, store: storage, failures: injected, now: clock.now(),
-                makeChangeTag: nextChangeTag
-            )
+                copies, atomically: atomically, store: storage, failures: injected, now: clock.now(),
+                makeChangeTag: nextChangeTag)
             removed = plan.recordIDsToRemove.compactMap { id in
                 storage.records[id].map { (id: id, recordType: $0.recordType) }
             }

@@ -33,8 +33,13 @@ package struct CloudModificationPlan: Sendable {
     /// The bytes of field data a record holds, as its 1 MB limit counts them: each field's name and value, an asset
     /// counting nothing. The encoder counts the same way, so a record it accepts is one every database accepts.
     package static func fieldDataSize(of record: CloudRecord) -> Int {
+        fieldDataSize(of: record.fields)
+    }
+
+    /// The bytes of field data these fields hold, counted as ``fieldDataSize(of:)-(CloudRecord)`` counts them.
+    package static func fieldDataSize(of fields: CloudRecord.Fields) -> Int {
         var size = 0
-        for (name, value) in record.fields { size += name.utf8.count + RecordValidator.estimatedSize(of: value) }
+        for (name, value) in fields { size += name.utf8.count + RecordValidator.estimatedSize(of: value) }
         return size
     }
 
@@ -75,7 +80,8 @@ package struct CloudModificationPlan: Sendable {
         return nil
     }
 
-    /// Plans a modify request.
+    /// Plans a modify request, as a ``CloudDatabase`` call makes it: records saved under a save policy, and
+    /// records deleted whatever their version.
     ///
     /// - Parameters:
     ///   - recordsToSave: The records to save.
@@ -101,40 +107,73 @@ package struct CloudModificationPlan: Sendable {
         userRecordName: String = CloudRecord.ZoneID.currentUserOwnerName,
         makeChangeTag: () -> String
     ) throws {
-        if let refusal = Self.refusal(saving: recordsToSave, deleting: recordIDsToDelete) { throw refusal }
+        try self.init(
+            recordsToSave.map { CloudRecordOperation(saving: $0, savePolicy: savePolicy) }
+                + recordIDsToDelete.map(CloudRecordOperation.forceDelete),
+            atomically: atomically, store: store, failures: failures, now: now, userRecordName: userRecordName,
+            makeChangeTag: makeChangeTag)
+    }
+
+    /// Plans a modify request made of ``CloudRecordOperation``s, the items of Web Services' `records/modify`.
+    ///
+    /// - Parameters:
+    ///   - operations: The items, saves and deletions in any order; each kind of list keeps its order.
+    ///   - atomically: Whether each custom zone's changes apply all together or not at all.
+    ///   - store: The backend's current state.
+    ///   - failures: Items the backend has already failed on its own; they count as failed items for atomic
+    ///     requests, also when they aren't among `operations` (an item that couldn't be read).
+    ///   - now: The time of the change, for the system fields; kept to the millisecond, as CloudKit keeps it.
+    ///   - userRecordName: The user making the change.
+    ///   - makeChangeTag: A new, unique change tag.
+    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a request that saves or deletes a record twice;
+    ///   whatever the store throws.
+    package init(
+        _ operations: [CloudRecordOperation],
+        atomically: Bool,
+        store: some CloudRecordStore,
+        failures: [CloudRecord.ID: CloudDatabaseError] = [:],
+        now: Date,
+        userRecordName: String = CloudRecord.ZoneID.currentUserOwnerName,
+        makeChangeTag: () -> String
+    ) throws {
+        let saves = operations.filter { $0.recordToSave != nil }
+        let deletions = operations.filter { $0.recordToSave == nil }
+        if let refusal = Self.refusal(saving: saves.compactMap(\.recordToSave), deleting: deletions.map(\.id)) {
+            throw refusal
+        }
         var writes = try planSaves(
-            recordsToSave, savePolicy: savePolicy, store: store, failures: failures,
-            now: CloudValue.normalizedDate(now),
+            saves, store: store, failures: failures, now: CloudValue.normalizedDate(now),
             userRecordName: userRecordName, makeChangeTag: makeChangeTag)
-        var removals = try planDeletions(recordIDsToDelete, store: store, failures: failures)
+        var removals = try planDeletions(deletions, store: store, failures: failures)
+        let saveOrder = saves.map(\.id)
+        let deleteOrder = deletions.map(\.id)
         try failReferenceViolations(
-            saveOrder: recordsToSave.map(\.id), deleteOrder: recordIDsToDelete, writes: &writes, removals: &removals,
-            store: store)
+            saveOrder: saveOrder, deleteOrder: deleteOrder, writes: &writes, removals: &removals, store: store)
         if atomically {
             Self.rollBackFailedZones(
-                writes: &writes, removals: &removals, saveResults: &saveResults, deleteResults: &deleteResults)
+                writes: &writes, removals: &removals, saveResults: &saveResults, deleteResults: &deleteResults,
+                failedElsewhere: failures.keys)
         }
-        succeed(saveOrder: recordsToSave.map(\.id), deleteOrder: recordIDsToDelete, writes: writes, removals: removals)
+        succeed(saveOrder: saveOrder, deleteOrder: deleteOrder, writes: writes, removals: removals)
     }
 
     /// Each save's record as it will be stored, by ID; the saves that can't be are failed in ``saveResults``.
     private mutating func planSaves(
-        _ recordsToSave: [CloudRecord], savePolicy: CloudRecordSavePolicy, store: some CloudRecordStore,
+        _ saves: [CloudRecordOperation], store: some CloudRecordStore,
         failures: [CloudRecord.ID: CloudDatabaseError], now: Date, userRecordName: String,
         makeChangeTag: () -> String
     ) throws -> [CloudRecord.ID: CloudRecord] {
         var writes: [CloudRecord.ID: CloudRecord] = [:]
-        for client in recordsToSave {
-            if let failure = failures[client.id] {
-                saveResults[client.id] = .failure(failure)
+        for operation in saves {
+            if let failure = failures[operation.id] {
+                saveResults[operation.id] = .failure(failure)
                 continue
             }
             switch try Self.save(
-                client, savePolicy: savePolicy, store: store, now: now,
-                userRecordName: userRecordName, makeChangeTag: makeChangeTag)
+                operation, store: store, now: now, userRecordName: userRecordName, makeChangeTag: makeChangeTag)
             {
-            case .success(let stored): writes[client.id] = stored
-            case .failure(let error): saveResults[client.id] = .failure(error)
+            case .success(let stored): writes[operation.id] = stored
+            case .failure(let error): saveResults[operation.id] = .failure(error)
             }
         }
         return writes
@@ -143,11 +182,12 @@ package struct CloudModificationPlan: Sendable {
     /// What each deletion removes (the record and its `.deleteSelf` cascade), by ID; the deletions that can't
     /// happen are failed in ``deleteResults``.
     private mutating func planDeletions(
-        _ recordIDsToDelete: [CloudRecord.ID], store: some CloudRecordStore,
+        _ deletions: [CloudRecordOperation], store: some CloudRecordStore,
         failures: [CloudRecord.ID: CloudDatabaseError]
     ) throws -> [CloudRecord.ID: Set<CloudRecord.ID>] {
         var removals: [CloudRecord.ID: Set<CloudRecord.ID>] = [:]
-        for id in recordIDsToDelete {
+        for operation in deletions {
+            let id = operation.id
             if let failure = failures[id] {
                 deleteResults[id] = .failure(failure)
                 continue
@@ -156,8 +196,15 @@ package struct CloudModificationPlan: Sendable {
                 deleteResults[id] = .failure(.zoneNotFound(id.zoneID))
                 continue
             }
-            guard try store.record(withID: id) != nil else {
+            guard let server = try store.record(withID: id) else {
                 deleteResults[id] = .failure(.unknownItem(id))
+                continue
+            }
+            if case .some(let changeTag) = operation.requiredChangeTag, server.systemFields?.changeTag != changeTag {
+                // The client's copy is the server's record as of the tag it named.
+                var client = server
+                client.systemFields?.changeTag = changeTag
+                deleteResults[id] = .failure(.serverRecordChanged(server: server, client: client, ancestor: nil))
                 continue
             }
             removals[id] = try Self.cascade(from: id, store: store)
@@ -231,9 +278,12 @@ package struct CloudModificationPlan: Sendable {
 
     /// The record as it will be stored, or why it can't be.
     private static func save(
-        _ client: CloudRecord, savePolicy: CloudRecordSavePolicy, store: some CloudRecordStore, now: Date,
-        userRecordName: String, makeChangeTag: () -> String
+        _ operation: CloudRecordOperation, store: some CloudRecordStore, now: Date, userRecordName: String,
+        makeChangeTag: () -> String
     ) throws -> Result<CloudRecord, CloudDatabaseError> {
+        guard let client = operation.recordToSave else {
+            return .failure(.internalError("a deletion planned as a save"))
+        }
         if let refusal = refusal(saving: client) { return .failure(refusal) }
         guard try store.containsZone(client.id.zoneID) else { return .failure(.zoneNotFound(client.id.zoneID)) }
         let server = try store.record(withID: client.id)
@@ -242,21 +292,18 @@ package struct CloudModificationPlan: Sendable {
                 .invalidArguments(
                     "\(client.id) is a \(server.recordType) on the server and can't become a \(client.recordType)"))
         }
-        if savePolicy == .ifServerRecordUnchanged {
-            let clientTag = client.systemFields?.changeTag
-            if server == nil, clientTag != nil { return .failure(.unknownItem(client.id)) }
-            if let server, server.systemFields?.changeTag != clientTag {
+        if case .create = operation, let server {
+            return .failure(.serverRecordChanged(server: server, client: client, ancestor: nil))
+        }
+        if case .some(let clientTag) = operation.requiredChangeTag {
+            guard let server else { return .failure(.unknownItem(client.id)) }
+            if server.systemFields?.changeTag != clientTag {
                 let ancestor = try clientTag.flatMap { try store.ancestor(of: client.id, changeTag: $0) }
                 return .failure(.serverRecordChanged(server: server, client: client, ancestor: ancestor))
             }
         }
 
-        var fields = savePolicy == .allKeys ? CloudRecord.Fields() : server?.fields ?? CloudRecord.Fields()
-        for (name, value) in client.fields {
-            // `refusal(saving:)` has refused every value CloudKit can't store.
-            fields[name] = value.storedByCloudKit ?? value
-        }
-        for name in client.clearedFieldNames where client.fields[name] == nil { fields[name] = nil }
+        let fields = operation.storedFields(over: server)
         let systemFields = CloudRecord.SystemFields(
             changeTag: makeChangeTag(),
             creationDate: server?.systemFields?.creationDate ?? now,
@@ -383,13 +430,15 @@ package struct CloudModificationPlan: Sendable {
         return nil
     }
 
-    /// In each custom zone where an item of an atomic request failed, nothing else applies either.
+    /// In each custom zone where an item of an atomic request failed, nothing else applies either; the items the
+    /// backend failed before planning count too.
     private static func rollBackFailedZones(
         writes: inout [CloudRecord.ID: CloudRecord], removals: inout [CloudRecord.ID: Set<CloudRecord.ID>],
         saveResults: inout [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
-        deleteResults: inout [CloudRecord.ID: Result<Void, CloudDatabaseError>]
+        deleteResults: inout [CloudRecord.ID: Result<Void, CloudDatabaseError>],
+        failedElsewhere: some Sequence<CloudRecord.ID>
     ) {
-        let failures = AtomicZoneFailures(failed: Array(saveResults.keys) + Array(deleteResults.keys))
+        let failures = AtomicZoneFailures(failed: Array(saveResults.keys) + Array(deleteResults.keys) + failedElsewhere)
         failures.fail(&writes, results: &saveResults)
         failures.fail(&removals, results: &deleteResults)
     }
