@@ -94,7 +94,7 @@ let package = Package(
                 // SyncCrashWriter only to have it built: the tests run it as a process and kill it.
                 "NestedCloudKitCodable", "NestedCloudKitSync", "NestedCloudKitSQLite", "SyncCrashWriter",
                 // The device scenarios run against the emulator too, through the Web Services client.
-                "NestedCloudKitEmulator", "NestedCloudKitWebServices", "BackendTestSupport",
+                "NestedCloudKitEmulator", "NestedCloudKitWebServices", "BackendTestSupport", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],

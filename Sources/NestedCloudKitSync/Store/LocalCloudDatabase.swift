@@ -5,16 +5,24 @@ import NestedCloudKitCodable
 /// A ``SyncStore`` as a `CloudDatabase`: records by ID and queries answer from the local store, offline, so
 /// `CKRecordDecoder` decodes models from it; saves and deletes are the app's own changes, queued for upload.
 ///
+/// Saves and deletes keep CloudKit's rules, with the store's record standing for the server's: a save policy,
+/// `.validate` and `.deleteSelf` references, the 1 MB limit, atomic zones and the per-request limit. A record's
+/// system fields stay those of its last server copy (a record the server hasn't had yet has none): a save doesn't
+/// give it a new change tag, the upload does. So, under `ifServerRecordUnchanged`, a record saved with the change
+/// tag it was read with applies, one read before a sync brought a newer copy conflicts with
+/// `serverRecordChanged`, and a record read before its first upload saves with no tag as it was read.
+///
 /// Change tracking and subscriptions belong to the server: those calls throw `CloudDatabaseError/invalidArguments(_:)`.
 public struct LocalCloudDatabase: CloudDatabase {
     /// The store it reads.
     public let store: SyncStore
 
-    /// A local read has no per-request limit; this only sizes the decoder's batches.
+    /// The most items one call takes: a larger request throws `limitExceeded` and changes nothing.
     public var maximumItemsPerRequest: Int { 10_000 }
 
     /// The records with these IDs in the store, each as a result; a missing one is `unknownItem`.
     public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
+        try checkLimit(ids.count)
         let found = try await store.read { db in try StoreTables.records(ids, in: db) }
         var results: CloudRecordResults = [:]
         for record in found { results[record.id] = .success(record.keepingFields(desiredKeys)) }
@@ -22,22 +30,63 @@ public struct LocalCloudDatabase: CloudDatabase {
         return results
     }
 
-    /// Saves and deletes records as the app's own changes, queued for upload; the store's copies are returned.
+    /// Saves and deletes records as the app's own changes, queued for upload, under CloudKit's rules (see the
+    /// type's description); the store's copies are returned. Deleting a record deletes, in turn, the records
+    /// that hold `.deleteSelf` references to it, and queues each deletion.
     public func modifyRecords(
         saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID],
         savePolicy: CloudRecordSavePolicy, atomically: Bool
     ) async throws -> CloudModifyResults {
-        try await store.save(recordsToSave)
-        try await store.deleteRecords(withIDs: recordIDsToDelete)
-        var saved: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
-        for record in recordsToSave {
-            saved[record.id] =
-                try await store.record(withID: record.id).map { .success($0) }
-                ?? .failure(.unknownItem(record.id))
+        try checkLimit(recordsToSave.count + recordIDsToDelete.count)
+        if let refusal = CloudModificationPlan.refusal(saving: recordsToSave, deleting: recordIDsToDelete) {
+            throw refusal
         }
-        return (
-            saved, Dictionary(recordIDsToDelete.map { ($0, .success(())) }, uniquingKeysWith: { first, _ in first })
-        )
+        guard !recordsToSave.isEmpty || !recordIDsToDelete.isEmpty else { return ([:], [:]) }
+        let (store, assets) = (store, store.assetFiles)
+        let (results, changed) = try await store.write { db in
+            let now = store.nextEditTime()
+            let rules = LocalRecordStore(db: db)
+            let operations =
+                try recordsToSave.map { try Self.operation(saving: $0, savePolicy: savePolicy, store: rules) }
+                + recordIDsToDelete.map(CloudRecordOperation.forceDelete)
+            // The plan's change tags and dates are dropped: a record's system fields are its server copy's.
+            let plan = try CloudModificationPlan(
+                operations, atomically: atomically, store: rules, now: store.clock.now(), makeChangeTag: { "" })
+            var changed = false
+            for var record in plan.recordsToWrite {
+                // The plan's fields are the record's new fields; its system fields stay the server's.
+                record.systemFields = nil
+                if try SyncStore.applyLocalSave(record, at: now, assets: assets, in: db) { changed = true }
+            }
+            if try !SyncStore.applyLocalDeletes(plan.recordIDsToRemove, in: db).isEmpty { changed = true }
+            var saveResults = plan.saveResults
+            for record in plan.recordsToWrite {
+                saveResults[record.id] =
+                    try StoreTables.record(record.id, in: db).map { .success(SyncStore.serverCopy($0.record)) }
+                    ?? .failure(.unknownItem(record.id))
+            }
+            return ((saveResults, plan.deleteResults), changed)
+        }
+        if changed { store.notifyLocalChange() }
+        return results
+    }
+
+    /// The rules engine's item for a save under `savePolicy`. Under `ifServerRecordUnchanged`, a record the
+    /// store has is an update at the version the client read, also when neither has a change tag (a record not
+    /// yet uploaded, read and saved again); only a record the store lacks, saved without a tag, is created.
+    private static func operation(
+        saving record: CloudRecord, savePolicy: CloudRecordSavePolicy, store: LocalRecordStore
+    ) throws -> CloudRecordOperation {
+        guard savePolicy == .ifServerRecordUnchanged, record.systemFields?.changeTag == nil,
+            try store.record(withID: record.id) != nil
+        else { return CloudRecordOperation(saving: record, savePolicy: savePolicy) }
+        return .update(record)
+    }
+
+    private func checkLimit(_ items: Int) throws {
+        guard items <= maximumItemsPerRequest else {
+            throw CloudDatabaseError.limitExceeded(limit: maximumItemsPerRequest, requested: items)
+        }
     }
 
     /// The store's records of the query's type that match it, sorted, a page at a time.
