@@ -214,7 +214,7 @@ let package = Package(
             name: "BackendTestSupport",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices", "NestedCloudKitEmulator",
-                "TestSupport",
+                "NestedCloudKitSync", "TestSupport",
             ],
             path: "Tests/BackendTestSupport"
         ),

@@ -2,6 +2,7 @@ import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitEmulator
 import NestedCloudKitSQLite
+import NestedCloudKitSync
 import NestedCloudKitWebServices
 import TestSupport
 import Testing
@@ -77,8 +78,27 @@ package actor EmulatorsBehindClients {
 package struct UnsupportedTestControl: Error {}
 
 extension DatabaseBackend {
-    /// Every backend the conformance suite runs against.
-    package static let all: [DatabaseBackend] = [.inMemory, .sqlite, .webServices]
+    /// Every backend the conformance suite runs against: the tests of the records' rules (fetches, save policies,
+    /// references, atomic requests, limits, queries) run on each.
+    package static let all: [DatabaseBackend] = servers + [.localStore]
+
+    /// The backends that are servers, or stand for one: the tests of what only a server keeps run on these. Those
+    /// are zones made and deleted, change tracking, subscriptions and the user; a new change tag and dates for each
+    /// save; and a version for every record, so that a record made anew with a stored record's ID, or a copy of a
+    /// deleted one, is told from a copy read from the store. The local store gives a record no version until its
+    /// upload, so there such a save is an update.
+    package static let servers: [DatabaseBackend] = [.inMemory, .sqlite, .webServices]
+
+    /// The sync store as a `CloudDatabase` (`LocalCloudDatabase`): CloudKit's rules for records, with the store's
+    /// record standing for the server's. It isn't a server: it keeps no change history and no subscriptions, takes
+    /// no zone changes (its zones are the synced ones), and gives a saved record no new system fields (only an
+    /// upload does), so it joins the tests of the records' rules only.
+    package static let localStore = DatabaseBackend(
+        name: "local store",
+        make: { limit, clock in
+            LocalCloudDatabase(store: try SyncStore.inMemory(clock: clock), maximumItemsPerRequest: limit)
+        },
+        expireChangeTokens: { _ in throw UnsupportedTestControl() })
 
     package static let inMemory = DatabaseBackend(
         name: "in-memory",

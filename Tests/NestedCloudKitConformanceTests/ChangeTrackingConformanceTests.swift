@@ -38,7 +38,7 @@ struct ChangeTrackingConformanceTests {
         return (pages, try #require(token))
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func savesUpdatesAndDeletesAppearOnceInTheOrderOfTheirLatestChange(backend: DatabaseBackend) async throws {
         let database = try await makeDatabase(backend)
         let start = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
@@ -61,7 +61,7 @@ struct ChangeTrackingConformanceTests {
         #expect(changes.flatMap(\.modificationFailures).isEmpty)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func aNilTokenGivesEveryRecordOfTheZoneAndNoneOfAnother(backend: DatabaseBackend) async throws {
         let database = try await makeDatabase(backend)
         let other = CloudRecord.ZoneID(zoneName: "Other")
@@ -75,7 +75,7 @@ struct ChangeTrackingConformanceTests {
         #expect(changes.flatMap(\.modifications).first { $0.id.recordName == "a" } == saved)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func pagesAndMoreComingAddUpToTheWhole(backend: DatabaseBackend) async throws {
         let database = try await makeDatabase(backend)
         let start = try await database.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
@@ -90,7 +90,7 @@ struct ChangeTrackingConformanceTests {
         #expect(pages.flatMap(\.modifications).map(\.id.recordName) == names)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func aTokenTakenBeforeAChangeSeesItAndOneTakenAfterDoesnt(backend: DatabaseBackend) async throws {
         let database = try await makeDatabase(backend)
         _ = try await database.save(note("old", "before"))
@@ -107,7 +107,7 @@ struct ChangeTrackingConformanceTests {
         #expect(again.pages.flatMap(\.modifications).map(\.id.recordName) == ["new"])
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func emptyDesiredKeysGiveSystemFieldsOnly(backend: DatabaseBackend) async throws {
         let database = try await makeDatabase(backend)
         let saved = try await database.save(note("a", "text"))
@@ -121,7 +121,7 @@ struct ChangeTrackingConformanceTests {
         #expect(returned.systemFields?.modificationDate == saved.systemFields?.modificationDate)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func theDefaultZoneRefusesZoneChanges(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         await #expect(throws: CloudDatabaseError.defaultZoneHasNoChanges) {
@@ -129,7 +129,7 @@ struct ChangeTrackingConformanceTests {
         }
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func aMissingZoneIsZoneNotFound(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let missing = CloudRecord.ZoneID(zoneName: "Missing")
@@ -138,7 +138,7 @@ struct ChangeTrackingConformanceTests {
         }
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func anExpiredTokenIsTheExpiredTokenErrorAndANilTokenStartsOver(backend: DatabaseBackend) async throws {
         let database = try await makeDatabase(backend)
         _ = try await database.saveRecords([note("kept", "1"), note("gone", "2")])
@@ -153,7 +153,7 @@ struct ChangeTrackingConformanceTests {
         #expect(fresh.flatMap(\.modifications).map(\.id.recordName) == ["kept"])
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func aZoneCreatedAgainExpiresTheTokensOfItsEarlierLife(backend: DatabaseBackend) async throws {
         let database = try await makeDatabase(backend)
         _ = try await database.save(note("a", "1"))
@@ -168,7 +168,7 @@ struct ChangeTrackingConformanceTests {
         }
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func aTokenOfAnotherZoneIsRefused(backend: DatabaseBackend) async throws {
         let database = try await makeDatabase(backend)
         let other = CloudRecord.ZoneID(zoneName: "Other")
@@ -188,7 +188,7 @@ struct ChangeTrackingConformanceTests {
 
     // MARK: Database changes
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func zonesCreatedChangedAndDeletedShowInDatabaseChangesWithTheReason(backend: DatabaseBackend) async throws {
         let database = try await makeDatabase(backend)
         var start = try await database.databaseChanges(since: nil)
@@ -210,7 +210,7 @@ struct ChangeTrackingConformanceTests {
         #expect(after.modifiedZoneIDs.isEmpty && after.deletions.isEmpty && !after.moreComing)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func aZoneDeletedAndCreatedAgainStaysDeletedThenChangedForAClientThatMissedBoth(
         backend: DatabaseBackend
     ) async throws {
@@ -233,7 +233,7 @@ struct ChangeTrackingConformanceTests {
         #expect(sawDeletion.modifiedZoneIDs == [zone])
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func databaseChangesPageThroughEveryZone(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let zones = (0..<5).map { CloudRecord.ZoneID(zoneName: "Z\($0)") }
@@ -253,7 +253,7 @@ struct ChangeTrackingConformanceTests {
 
     // MARK: Queries on system fields
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func queriesByModificationDateReturnExactlyTheRecordsChangedSince(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase(clock: SteppingClock())
         let early = try await database.saveRecords(
@@ -287,7 +287,7 @@ struct ChangeTrackingConformanceTests {
 
     // MARK: The user and subscriptions
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func theUserIsSignedInWithAStableRecordName(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         #expect(try await database.accountStatus() == .available)
@@ -296,7 +296,7 @@ struct ChangeTrackingConformanceTests {
         #expect(try await database.userRecordName() == name)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func subscriptionsAreSavedListedAndDeleted(backend: DatabaseBackend) async throws {
         let database = try await makeDatabase(backend)
         let whole = CloudSubscription(id: "database", kind: .database)

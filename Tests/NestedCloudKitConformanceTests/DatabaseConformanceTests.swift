@@ -31,7 +31,7 @@ struct DatabaseConformanceTests {
         #expect(fetched == saved)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func savedRecordGetsAChangeTagAndCreationAndModificationDates(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let saved = try await database.save(record("Note", "n", ["text": .string("hi")]))
@@ -44,7 +44,7 @@ struct DatabaseConformanceTests {
         #expect(try await database.record(for: saved.id).systemFields == systemFields)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func systemFieldDatesAreWholeMillisecondsAsCloudKitStoresThem(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let saved = try await database.save(record("Note", "n", ["text": .string("hi")]))
@@ -151,7 +151,7 @@ struct DatabaseConformanceTests {
         #expect(try await database.records(for: [client.id])[client.id] == .failure(.unknownItem(client.id)))
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func zoneWithANameCloudKitRefusesIsNotCreated(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let zones = [
@@ -220,7 +220,7 @@ struct DatabaseConformanceTests {
 
     // MARK: Change tags and conflicts
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func everySaveSetsANewChangeTag(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         var current = try await database.save(record("Counter", "c", ["count": .int64(0)]))
@@ -234,7 +234,7 @@ struct DatabaseConformanceTests {
         #expect(try await database.record(for: current.id).systemFields?.changeTag == tags.last)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func savingTheFetchedRecordUpdatesIt(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let original = try await database.save(record("Note", "n", ["text": .string("first"), "pages": .int64(1)]))
@@ -265,7 +265,7 @@ struct DatabaseConformanceTests {
         #expect(try await database.record(for: original.id) == saved)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func savingAStaleCopyConflictsWithTheServerClientAndAncestorRecords(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let ancestor = try await database.save(record("Note", "n", ["text": .string("first")]))
@@ -283,7 +283,7 @@ struct DatabaseConformanceTests {
         #expect(try await database.record(for: ancestor.id) == server)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func savingANewRecordWhoseIDExistsConflicts(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let server = try await database.save(record("Note", "n", ["text": .string("existing")]))
@@ -296,7 +296,7 @@ struct DatabaseConformanceTests {
         #expect(try await database.record(for: server.id) == server)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func savingAnUpdateOfADeletedRecordGivesUnknownItem(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         var saved = try await database.save(record("Note", "n", ["text": .string("first")]))
@@ -325,7 +325,7 @@ struct DatabaseConformanceTests {
 
     // MARK: Save policies
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func changedKeysSavesAStaleCopyWithoutConflict(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         var stale = try await database.save(record("Note", "n", ["text": .string("first")]))
@@ -584,7 +584,7 @@ struct DatabaseConformanceTests {
 
     /// In a custom zone, an atomic request fails every item when one fails (each of the others with
     /// `batchRequestFailed`) and changes nothing; a request that isn't atomic applies the items that succeed.
-    @Test(arguments: DatabaseBackend.all, [true, false])
+    @Test(arguments: DatabaseBackend.servers, [true, false])
     func aFailedItemOfACustomZoneFailsTheOthersOnlyInAnAtomicRequest(
         backend: DatabaseBackend, atomically: Bool
     ) async throws {
@@ -619,7 +619,7 @@ struct DatabaseConformanceTests {
         }
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func atomicRequestInTheDefaultZoneAppliesEachItemOnItsOwn(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let existing = try await database.save(record("Note", "taken", ["text": .string("server")]))
@@ -636,7 +636,7 @@ struct DatabaseConformanceTests {
         #expect(try await database.record(for: good.id) == saved)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func atomicFailureInOneZoneLeavesOtherZonesApplied(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         try await createZones([zoneA, zoneB], in: database)
@@ -658,7 +658,7 @@ struct DatabaseConformanceTests {
 
     /// A record refused before the request reaches the server (here a NaN date) is a failed item like any other:
     /// the rest of its custom zone fails with it, other zones and the default zone apply.
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func aRecordRefusedBeforeSendingFailsOnlyTheRestOfItsCustomZone(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         try await createZones([zoneA, zoneB], in: database)
@@ -747,7 +747,7 @@ struct DatabaseConformanceTests {
         #expect(results[missing] == .failure(.unknownItem(missing)))
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func saveRecordsSplitsABatchOverTheLimitAndReturnsTheRecordsInOrder(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase(maximumItemsPerRequest: 3)
         let records = (0..<7).map { record("Note", "r\($0)", ["n": .int64(Int64($0))]) }
@@ -762,7 +762,7 @@ struct DatabaseConformanceTests {
 
     // MARK: Zones
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func savingIntoAZoneThatDoesntExistGivesZoneNotFound(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let note = record("Note", "n", [:], zone: zoneA)
@@ -771,7 +771,7 @@ struct DatabaseConformanceTests {
         #expect(results.saveResults[note.id] == .failure(.zoneNotFound(zoneA)))
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func createdZonesAreListedWithTheDefaultZone(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         #expect(try await database.allRecordZones() == [.default])
@@ -782,7 +782,7 @@ struct DatabaseConformanceTests {
         #expect(Set(try await database.allRecordZones()) == [.default, zoneA, zoneB])
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func recordsSavedInACreatedZoneAreFetchedFromIt(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         try await createZones([zoneA], in: database)
@@ -796,7 +796,7 @@ struct DatabaseConformanceTests {
                 == .failure(.unknownItem(sameNameInDefaultZone)))
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func deletingAZoneDeletesItsRecords(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         try await createZones([zoneA], in: database)
@@ -813,7 +813,7 @@ struct DatabaseConformanceTests {
         #expect(try await database.record(for: inDefaultZone.id) == inDefaultZone)
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func savingAnExistingZoneAgainKeepsItsRecords(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         try await createZones([zoneA], in: database)
@@ -824,7 +824,7 @@ struct DatabaseConformanceTests {
         #expect(Set(try await database.allRecordZones()) == [.default, zoneA])
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func deletingARecordInAZoneThatDoesntExistGivesZoneNotFound(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         let id = CloudRecord.ID(recordName: "n", zoneID: zoneA)
@@ -833,7 +833,7 @@ struct DatabaseConformanceTests {
         #expect(results.deleteResults[id]?.failureOrNil == .zoneNotFound(zoneA))
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func referencesAcrossZonesAreInvalidArguments(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         try await createZones([zoneA], in: database)
@@ -890,7 +890,7 @@ struct DatabaseConformanceTests {
         }
     }
 
-    @Test(arguments: DatabaseBackend.all)
+    @Test(arguments: DatabaseBackend.servers)
     func queryFindsEveryRecordOfItsTypeInItsZoneOnly(backend: DatabaseBackend) async throws {
         let database = try await backend.makeDatabase()
         try await savePeople(to: database)

@@ -18,14 +18,18 @@ struct LocalCloudDatabaseTests {
     @Test func aRecordReadBeforeItsFirstUploadSavesAgainUnderTheDefaultPolicy() async throws {
         let store = try SyncStore.inMemory(clock: clock)
         let database = store.localDatabase
-        _ = try await database.save(note("n", ["title": .string("draft")], in: store))
+        _ = try await database.save(note("n", ["title": .string("draft"), "body": .string("b")], in: store))
         var read = try await database.record(for: CloudRecord.ID(recordName: "n", zoneID: store.zoneID))
-        #expect(read.systemFields == nil)
+        // No version yet, but system fields all the same: setting a field to nil is noted as clearing it.
+        #expect(read.systemFields == CloudRecord.SystemFields())
         read.fields["title"] = .string("final")
+        read["body"] = nil
+        #expect(read.clearedFieldNames == ["body"])
 
         let saved = try await database.save(read)
 
         #expect(saved.fields == ["title": .string("final")])
+        #expect(try await store.record(withID: read.id)?.fields == ["title": .string("final")])
         #expect(try await store.pendingChanges().map(\.recordID.recordName) == ["n"])
     }
 

@@ -18,14 +18,25 @@ public struct LocalCloudDatabase: CloudDatabase {
     public let store: SyncStore
 
     /// The most items one call takes: a larger request throws `limitExceeded` and changes nothing.
-    public var maximumItemsPerRequest: Int { 10_000 }
+    public let maximumItemsPerRequest: Int
+
+    /// The store as a `CloudDatabase`; ``SyncStore/localDatabase`` is this with the default limit.
+    ///
+    /// - Parameters:
+    ///   - store: The store.
+    ///   - maximumItemsPerRequest: The most items one call takes. A local call has no server's limit; this only
+    ///     bounds one transaction and sizes the decoder's batches.
+    public init(store: SyncStore, maximumItemsPerRequest: Int = 10_000) {
+        self.store = store
+        self.maximumItemsPerRequest = maximumItemsPerRequest
+    }
 
     /// The records with these IDs in the store, each as a result; a missing one is `unknownItem`.
     public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
         try checkLimit(ids.count)
         let found = try await store.read { db in try StoreTables.records(ids, in: db) }
         var results: CloudRecordResults = [:]
-        for record in found { results[record.id] = .success(record.keepingFields(desiredKeys)) }
+        for record in found { results[record.id] = .success(Self.asRead(record).keepingFields(desiredKeys)) }
         for id in ids where results[id] == nil { results[id] = .failure(.unknownItem(id)) }
         return results
     }
@@ -43,6 +54,8 @@ public struct LocalCloudDatabase: CloudDatabase {
         }
         guard !recordsToSave.isEmpty || !recordIDsToDelete.isEmpty else { return ([:], [:]) }
         let (store, assets) = (store, store.assetFiles)
+        // A file asset that can't be read fails its record alone (and its zone, atomically), as on a server.
+        let unreadable = AssetFileContents(readingFilesOf: recordsToSave).failures
         let (results, changed) = try await store.write { db in
             let now = store.nextEditTime()
             let rules = LocalRecordStore(db: db)
@@ -51,7 +64,8 @@ public struct LocalCloudDatabase: CloudDatabase {
                 + recordIDsToDelete.map(CloudRecordOperation.forceDelete)
             // The plan's change tags and dates are dropped: a record's system fields are its server copy's.
             let plan = try CloudModificationPlan(
-                operations, atomically: atomically, store: rules, now: store.clock.now(), makeChangeTag: { "" })
+                operations, atomically: atomically, store: rules, failures: unreadable, now: store.clock.now(),
+                makeChangeTag: { "" })
             var changed = false
             for var record in plan.recordsToWrite {
                 // The plan's fields are the record's new fields; its system fields stay the server's.
@@ -62,7 +76,9 @@ public struct LocalCloudDatabase: CloudDatabase {
             var saveResults = plan.saveResults
             for record in plan.recordsToWrite {
                 saveResults[record.id] =
-                    try StoreTables.record(record.id, in: db).map { .success(SyncStore.serverCopy($0.record)) }
+                    try StoreTables.record(record.id, in: db).map {
+                        .success(Self.asRead(SyncStore.serverCopy($0.record)))
+                    }
                     ?? .failure(.unknownItem(record.id))
             }
             return ((saveResults, plan.deleteResults), changed)
@@ -72,8 +88,8 @@ public struct LocalCloudDatabase: CloudDatabase {
     }
 
     /// The rules engine's item for a save under `savePolicy`. Under `ifServerRecordUnchanged`, a record the
-    /// store has is an update at the version the client read, also when neither has a change tag (a record not
-    /// yet uploaded, read and saved again); only a record the store lacks, saved without a tag, is created.
+    /// store has is updated at the version the client read: a record the server hasn't had yet has no change tag,
+    /// and a copy read without one matches it. Only a record the store lacks, saved without a tag, is created.
     private static func operation(
         saving record: CloudRecord, savePolicy: CloudRecordSavePolicy, store: LocalRecordStore
     ) throws -> CloudRecordOperation {
@@ -81,6 +97,16 @@ public struct LocalCloudDatabase: CloudDatabase {
             try store.record(withID: record.id) != nil
         else { return CloudRecordOperation(saving: record, savePolicy: savePolicy) }
         return .update(record)
+    }
+
+    /// The record as this database hands it out: one the server hasn't had yet comes with empty system fields (no
+    /// change tag), because a `CloudRecord` notes a field set to `nil` as cleared only when it has system fields;
+    /// so the app's clear reaches the store, while a copy read with `desiredKeys` keeps the fields it lacks.
+    private static func asRead(_ record: CloudRecord) -> CloudRecord {
+        guard record.systemFields == nil else { return record }
+        var read = record
+        read.systemFields = CloudRecord.SystemFields()
+        return read
     }
 
     private func checkLimit(_ items: Int) throws {
@@ -120,7 +146,7 @@ public struct LocalCloudDatabase: CloudDatabase {
         let page = offset < end ? Array(matches[offset..<end]) : []
         let cursor =
             end < matches.count ? CloudQuery.Cursor(query: query, zoneID: zoneID, position: String(end)) : nil
-        return (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, cursor)
+        return (page.map { ($0.id, .success(Self.asRead($0).keepingFields(desiredKeys))) }, cursor)
     }
 
     /// Refused: the synced zones are named in the engine's configuration.
