@@ -130,8 +130,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         atomically: Bool
     ) async throws -> CloudModifyResults {
         try await modifyRecords(
-            recordsToSave.map { CloudRecordOperation(saving: $0, savePolicy: savePolicy) }
-                + recordIDsToDelete.map(CloudRecordOperation.forceDelete),
+            CloudRecordOperation.items(saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy),
             atomically: atomically, failing: [:])
     }
 
@@ -178,7 +177,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
         try await page(
-            from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys,
+            from: CloudQueryPaging.firstPage(of: query, in: zoneID), desiredKeys: desiredKeys,
             resultsLimit: resultsLimit)
     }
 
@@ -392,13 +391,8 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
     private func page(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        guard resultsLimit >= 0 else { throw CloudDatabaseError.invalidArguments("resultsLimit can't be negative") }
-        guard let start = Int(cursor.position), start >= 0 else {
-            throw CloudDatabaseError.invalidArguments("the cursor wasn't made by this database")
-        }
-        let limit =
-            resultsLimit == CloudQuery.maximumResults
-            ? maximumItemsPerRequest : min(resultsLimit, maximumItemsPerRequest)
+        let paging = try CloudQueryPaging(
+            from: cursor, resultsLimit: resultsLimit, maximumItemsPerRequest: maximumItemsPerRequest)
         let assets = assets
         return try await read { database in
             let store = SQLiteRecordStore(database: database, assets: assets)
@@ -406,11 +400,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
             let query = cursor.query
             let matches = try QueryPlanner(store: store).records(matching: query, in: cursor.zoneID)
                 .sorted { query.sortsBefore($0.record, $1.record) }
-            let page = matches.dropFirst(start).prefix(limit)
-            let end = start + page.count
-            let next =
-                end < matches.count
-                ? CloudQuery.Cursor(query: query, zoneID: cursor.zoneID, position: String(end)) : nil
+            let (page, next) = paging.page(of: matches, continuing: cursor)
             return (
                 try page.map { match in
                     let record = try store.decode(match.row, id: match.record.id, withAssets: true)

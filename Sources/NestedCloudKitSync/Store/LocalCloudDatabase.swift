@@ -119,34 +119,30 @@ public struct LocalCloudDatabase: CloudDatabase {
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        try await page(of: query, in: zoneID, from: 0, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+        try await page(
+            from: CloudQueryPaging.firstPage(of: query, in: zoneID), desiredKeys: desiredKeys,
+            resultsLimit: resultsLimit)
     }
 
     /// The next page of a query from a cursor this store made.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        guard let offset = Int(cursor.position), offset >= 0 else {
-            throw CloudDatabaseError.invalidArguments("the cursor wasn't made by this store")
-        }
-        return try await page(
-            of: cursor.query, in: cursor.zoneID, from: offset, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+        try await page(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
-    private func page(
-        of query: CloudQuery, in zoneID: CloudRecord.ZoneID, from offset: Int, desiredKeys: [String]?,
-        resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        var matches = try await store.records(ofType: query.recordType, in: zoneID).filter {
+    private func page(from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int) async throws
+        -> CloudQueryPage
+    {
+        let paging = try CloudQueryPaging(
+            from: cursor, resultsLimit: resultsLimit, maximumItemsPerRequest: maximumItemsPerRequest)
+        let query = cursor.query
+        var matches = try await store.records(ofType: query.recordType, in: cursor.zoneID).filter {
             query.predicate.matches($0)
         }
         if !query.sortDescriptors.isEmpty { matches.sort { query.sortsBefore($0, $1) } }
-        let limit = resultsLimit > 0 ? resultsLimit : matches.count
-        let end = min(matches.count, offset + limit)
-        let page = offset < end ? Array(matches[offset..<end]) : []
-        let cursor =
-            end < matches.count ? CloudQuery.Cursor(query: query, zoneID: zoneID, position: String(end)) : nil
-        return (page.map { ($0.id, .success(Self.asRead($0).keepingFields(desiredKeys))) }, cursor)
+        let (page, next) = paging.page(of: matches, continuing: cursor)
+        return (page.map { ($0.id, .success(Self.asRead($0).keepingFields(desiredKeys))) }, next)
     }
 
     /// Refused: the synced zones are named in the engine's configuration.

@@ -111,8 +111,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         atomically: Bool
     ) async throws -> CloudModifyResults {
         try await modifyRecords(
-            recordsToSave.map { CloudRecordOperation(saving: $0, savePolicy: savePolicy) }
-                + recordIDsToDelete.map(CloudRecordOperation.forceDelete),
+            CloudRecordOperation.items(saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy),
             atomically: atomically, failing: [:])
     }
 
@@ -169,7 +168,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
         try await page(
-            from: CloudQuery.Cursor(query: query, zoneID: zoneID, position: "0"), desiredKeys: desiredKeys,
+            from: CloudQueryPaging.firstPage(of: query, in: zoneID), desiredKeys: desiredKeys,
             resultsLimit: resultsLimit)
     }
 
@@ -297,25 +296,17 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     ) async throws -> CloudQueryPage {
         let request = try await beginRequest(.query, items: 0)
         let database = try userDatabase()
-        guard resultsLimit >= 0 else { throw CloudDatabaseError.invalidArguments("resultsLimit can't be negative") }
+        let paging = try CloudQueryPaging(
+            from: cursor, resultsLimit: resultsLimit, maximumItemsPerRequest: maximumItemsPerRequest)
         if let missing = Self.missingZoneError(cursor.zoneID, in: database) { throw missing }
-        guard let start = Int(cursor.position), start >= 0 else {
-            throw CloudDatabaseError.invalidArguments("the cursor wasn't made by this database")
-        }
         let query = cursor.query
         let matches = database.storage.records.values
             .filter {
                 $0.id.zoneID == cursor.zoneID && $0.recordType == query.recordType && query.predicate.matches($0)
             }
             .sorted(by: query.sortsBefore)
-        let limit =
-            resultsLimit == CloudQuery.maximumResults
-            ? maximumItemsPerRequest : min(resultsLimit, maximumItemsPerRequest)
-        let page = matches.dropFirst(start).prefix(limit)
+        let (page, next) = paging.page(of: matches, continuing: cursor)
         statistics.recordsFetched += page.count
-        let end = start + page.count
-        let next =
-            end < matches.count ? CloudQuery.Cursor(query: query, zoneID: cursor.zoneID, position: String(end)) : nil
         return try respond(to: request, with: (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, next))
     }
 

@@ -4,8 +4,10 @@ import Foundation
 /// follow. A backend computes the plan from its ``CloudRecordStore`` and then applies it in one transaction.
 ///
 /// The rules:
-/// - `ifServerRecordUnchanged` saves only over the version the client's change tag names; a new record whose ID
-///   exists, or an update of a record that no longer exists, fails.
+/// - Each item is a ``CloudRecordOperation``: `update` and `replace` (`ifServerRecordUnchanged`) save only over
+///   the version the client's change tag names, and fail for a record that no longer exists; `create` fails for a
+///   record that exists; a `delete` with a change tag deletes only that version. The forced kinds check nothing.
+///   An update keeps the server's fields the client doesn't send; a replace clears them.
 /// - Each saved record gets a new change tag and modification date; its creation date and creator are kept.
 /// - A record type can't change, and a reference can only point into its record's zone.
 /// - A record holds at most 1 MB of field data (names and values; assets not counted), as stored after the save.
@@ -80,41 +82,8 @@ package struct CloudModificationPlan: Sendable {
         return nil
     }
 
-    /// Plans a modify request, as a ``CloudDatabase`` call makes it: records saved under a save policy, and
-    /// records deleted whatever their version.
-    ///
-    /// - Parameters:
-    ///   - recordsToSave: The records to save.
-    ///   - recordIDsToDelete: The records to delete.
-    ///   - savePolicy: The save policy.
-    ///   - atomically: Whether each custom zone's changes apply all together or not at all.
-    ///   - store: The backend's current state.
-    ///   - failures: Items the backend has already failed on its own (an asset that didn't upload, an injected
-    ///     fault); they count as failed items for atomic requests.
-    ///   - now: The time of the change, for the system fields; kept to the millisecond, as CloudKit keeps it.
-    ///   - userRecordName: The user making the change.
-    ///   - makeChangeTag: A new, unique change tag.
-    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a request that saves or deletes a record twice;
-    ///   whatever the store throws.
-    package init(
-        saving recordsToSave: [CloudRecord],
-        deleting recordIDsToDelete: [CloudRecord.ID],
-        savePolicy: CloudRecordSavePolicy,
-        atomically: Bool,
-        store: some CloudRecordStore,
-        failures: [CloudRecord.ID: CloudDatabaseError] = [:],
-        now: Date,
-        userRecordName: String = CloudRecord.ZoneID.currentUserOwnerName,
-        makeChangeTag: () -> String
-    ) throws {
-        try self.init(
-            recordsToSave.map { CloudRecordOperation(saving: $0, savePolicy: savePolicy) }
-                + recordIDsToDelete.map(CloudRecordOperation.forceDelete),
-            atomically: atomically, store: store, failures: failures, now: now, userRecordName: userRecordName,
-            makeChangeTag: makeChangeTag)
-    }
-
-    /// Plans a modify request made of ``CloudRecordOperation``s, the items of Web Services' `records/modify`.
+    /// Plans a modify request made of ``CloudRecordOperation``s, the items of Web Services' `records/modify`; a
+    /// ``CloudDatabase`` call's are ``CloudRecordOperation/items(saving:deleting:savePolicy:)``.
     ///
     /// - Parameters:
     ///   - operations: The items, saves and deletions in any order; each kind of list keeps its order.

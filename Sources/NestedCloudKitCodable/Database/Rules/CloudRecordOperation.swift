@@ -36,6 +36,16 @@ package enum CloudRecordOperation: Sendable, Hashable {
         }
     }
 
+    /// The items of a ``CloudDatabase`` call: each record saved under `savePolicy`, then each ID deleted whatever
+    /// its version (a `CloudDatabase` deletion doesn't check one).
+    package static func items(
+        saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID],
+        savePolicy: CloudRecordSavePolicy
+    ) -> [CloudRecordOperation] {
+        recordsToSave.map { CloudRecordOperation(saving: $0, savePolicy: savePolicy) }
+            + recordIDsToDelete.map(CloudRecordOperation.forceDelete)
+    }
+
     /// The ID of the record the item changes.
     package var id: CloudRecord.ID {
         switch self {
