@@ -62,9 +62,10 @@ actor SchemaRegistry {
         }
         var changed = fields == [:] && schema.types[record.recordType] == nil
         for (name, value) in record.fields {
-            let type = value.kind.rawValue
+            let kind = value.kind
+            let type = kind.rawValue
             if let field = fields?[name] {
-                let isEmptyList = QueryFilter.list(value).isEmpty && type.hasSuffix("_LIST")
+                let isEmptyList = QueryFilter.list(value).isEmpty && kind.isList
                 if field.type != type && !isEmptyList {
                     throw .badRequest(
                         "invalid attempt to set value type \(type) for field '\(name)' for type '\(record.recordType)', defined to be: \(field.type)"
@@ -78,8 +79,8 @@ actor SchemaRegistry {
             }
             let indexable = !Self.unindexedKinds.contains(type)
             fields?[name] = RecordSchema.Field(
-                type: type, isQueryable: indexable, isSortable: indexable && !type.hasSuffix("_LIST"),
-                isSearchable: type == "STRING")
+                type: type, isQueryable: indexable, isSortable: indexable && !kind.isList,
+                isSearchable: kind == .string)
             changed = true
         }
         if changed {
