@@ -7,10 +7,12 @@ import NestedCloudKitCodable
 ///
 /// Saves and deletes keep CloudKit's rules, with the store's record standing for the server's: a save policy,
 /// `.validate` and `.deleteSelf` references, the 1 MB limit, atomic zones and the per-request limit. A record's
-/// system fields stay those of its last server copy (a record the server hasn't had yet has none): a save doesn't
-/// give it a new change tag, the upload does. So, under `ifServerRecordUnchanged`, a record saved with the change
-/// tag it was read with applies, one read before a sync brought a newer copy conflicts with
-/// `serverRecordChanged`, and a record read before its first upload saves with no tag as it was read.
+/// system fields stay those of its last server copy (a record the server hasn't had yet comes with empty ones, no
+/// change tag): a save doesn't give it a new change tag, the upload does. So, under `ifServerRecordUnchanged`, a
+/// record saved with the change tag it was read with applies, one read before a sync brought a newer copy
+/// conflicts with `serverRecordChanged`, and a record read before its first upload saves, without a tag, as it
+/// was read. Without versions until the upload, a record made anew with the ID of one not yet uploaded updates it,
+/// where a server would refuse it.
 ///
 /// Change tracking and subscriptions belong to the server: those calls throw `CloudDatabaseError/invalidArguments(_:)`.
 public struct LocalCloudDatabase: CloudDatabase {
