@@ -18,16 +18,33 @@ extension CloudAsset {
     ///   regular file.
     public func contents() throws(UnreadableContents) -> Data {
         if let data { return data }
+        let fileURL = try regularFile()
+        do {
+            return try Data(contentsOf: fileURL)
+        } catch {
+            throw UnreadableContents(reason: "the asset's file \(fileURL.path) can't be read (\(error))")
+        }
+    }
+
+    /// Checks, without reading it, that the asset's file is one ``contents()`` would read: for a backend that
+    /// copies the file itself and only needs to refuse a record whose file it can't read. An asset with bytes in
+    /// memory passes.
+    package func checkReadable() throws(UnreadableContents) {
+        guard data == nil else { return }
+        let fileURL = try regularFile()
+        guard FileManager.default.isReadableFile(atPath: fileURL.path) else {
+            throw UnreadableContents(reason: "the asset's file \(fileURL.path) can't be read")
+        }
+    }
+
+    /// The asset's file, links followed, if it is a regular file.
+    private func regularFile() throws(UnreadableContents) -> URL {
         guard let fileURL = fileURL?.resolvingSymlinksInPath() else {
             throw UnreadableContents(reason: "the asset has no local contents; download it first")
         }
         guard (try? fileURL.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else {
             throw UnreadableContents(reason: "the asset's file \(fileURL.path) isn't a regular file")
         }
-        do {
-            return try Data(contentsOf: fileURL)
-        } catch {
-            throw UnreadableContents(reason: "the asset's file \(fileURL.path) can't be read (\(error))")
-        }
+        return fileURL
     }
 }

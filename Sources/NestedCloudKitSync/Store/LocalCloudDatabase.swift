@@ -56,8 +56,9 @@ public struct LocalCloudDatabase: CloudDatabase {
         }
         guard !recordsToSave.isEmpty || !recordIDsToDelete.isEmpty else { return ([:], [:]) }
         let (store, assets) = (store, store.assetFiles)
-        // A file asset that can't be read fails its record alone (and its zone, atomically), as on a server.
-        let unreadable = AssetFileContents(readingFilesOf: recordsToSave).failures
+        // A file asset that can't be read fails its record alone (and its zone, atomically), as on a server. Checked,
+        // not read: the store copies the files itself as it saves.
+        let unreadable = AssetFileContents.failures(ofUnreadableFilesIn: recordsToSave)
         let (results, changed) = try await store.write { db in
             let now = store.nextEditTime()
             let rules = LocalRecordStore(db: db)

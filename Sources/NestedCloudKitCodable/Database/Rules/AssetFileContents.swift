@@ -39,6 +39,24 @@ package struct AssetFileContents: Sendable {
         }
     }
 
+    /// The records whose asset files can't be read, each failed as ``init(readingFilesOf:)`` fails it, without
+    /// reading any file: for a backend that copies the files itself, such as the sync store.
+    package static func failures(ofUnreadableFilesIn records: [CloudRecord]) -> [CloudRecord.ID: CloudDatabaseError] {
+        var failures: [CloudRecord.ID: CloudDatabaseError] = [:]
+        for record in records {
+            for (name, value) in record.fields {
+                for asset in value.assets where asset.fileURL != nil {
+                    do {
+                        try asset.checkReadable()
+                    } catch {
+                        failures[record.id] = .invalidArguments("\(record.id)'s field \(name): \(error.reason)")
+                    }
+                }
+            }
+        }
+        return failures
+    }
+
     /// The record with each asset that came as a file pointing to a copy of its contents in `directory`, so that
     /// the stored asset no longer depends on the caller's file, and a fetched one has a file, as CloudKit's do.
     package func storingCopies(of record: CloudRecord, in directory: URL) throws -> CloudRecord {

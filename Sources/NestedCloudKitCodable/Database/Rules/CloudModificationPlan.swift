@@ -105,16 +105,17 @@ package struct CloudModificationPlan: Sendable {
         userRecordName: String = CloudRecord.ZoneID.currentUserOwnerName,
         makeChangeTag: () -> String
     ) throws {
-        let saves = operations.filter { $0.recordToSave != nil }
+        // Each save with its record, read out once, so planning it needs no case for a deletion.
+        let saves = operations.compactMap { operation in operation.recordToSave.map { (operation, record: $0) } }
         let deletions = operations.filter { $0.recordToSave == nil }
-        if let refusal = Self.refusal(saving: saves.compactMap(\.recordToSave), deleting: deletions.map(\.id)) {
+        if let refusal = Self.refusal(saving: saves.map(\.record), deleting: deletions.map(\.id)) {
             throw refusal
         }
         var writes = try planSaves(
             saves, store: store, failures: failures, now: CloudValue.normalizedDate(now),
             userRecordName: userRecordName, makeChangeTag: makeChangeTag)
         var removals = try planDeletions(deletions, store: store, failures: failures)
-        let saveOrder = saves.map(\.id)
+        let saveOrder = saves.map(\.record.id)
         let deleteOrder = deletions.map(\.id)
         try failReferenceViolations(
             saveOrder: saveOrder, deleteOrder: deleteOrder, writes: &writes, removals: &removals, store: store)
@@ -128,21 +129,22 @@ package struct CloudModificationPlan: Sendable {
 
     /// Each save's record as it will be stored, by ID; the saves that can't be are failed in ``saveResults``.
     private mutating func planSaves(
-        _ saves: [CloudRecordOperation], store: some CloudRecordStore,
+        _ saves: [(operation: CloudRecordOperation, record: CloudRecord)], store: some CloudRecordStore,
         failures: [CloudRecord.ID: CloudDatabaseError], now: Date, userRecordName: String,
         makeChangeTag: () -> String
     ) throws -> [CloudRecord.ID: CloudRecord] {
         var writes: [CloudRecord.ID: CloudRecord] = [:]
-        for operation in saves {
-            if let failure = failures[operation.id] {
-                saveResults[operation.id] = .failure(failure)
+        for (operation, client) in saves {
+            if let failure = failures[client.id] {
+                saveResults[client.id] = .failure(failure)
                 continue
             }
             switch try Self.save(
-                operation, store: store, now: now, userRecordName: userRecordName, makeChangeTag: makeChangeTag)
+                client, as: operation, store: store, now: now, userRecordName: userRecordName,
+                makeChangeTag: makeChangeTag)
             {
-            case .success(let stored): writes[operation.id] = stored
-            case .failure(let error): saveResults[operation.id] = .failure(error)
+            case .success(let stored): writes[client.id] = stored
+            case .failure(let error): saveResults[client.id] = .failure(error)
             }
         }
         return writes
@@ -245,14 +247,11 @@ package struct CloudModificationPlan: Sendable {
         }
     }
 
-    /// The record as it will be stored, or why it can't be.
+    /// The record `operation` saves as it will be stored, or why it can't be.
     private static func save(
-        _ operation: CloudRecordOperation, store: some CloudRecordStore, now: Date, userRecordName: String,
-        makeChangeTag: () -> String
+        _ client: CloudRecord, as operation: CloudRecordOperation, store: some CloudRecordStore, now: Date,
+        userRecordName: String, makeChangeTag: () -> String
     ) throws -> Result<CloudRecord, CloudDatabaseError> {
-        guard let client = operation.recordToSave else {
-            return .failure(.internalError("a deletion planned as a save"))
-        }
         if let refusal = refusal(saving: client) { return .failure(refusal) }
         guard try store.containsZone(client.id.zoneID) else { return .failure(.zoneNotFound(client.id.zoneID)) }
         let server = try store.record(withID: client.id)
