@@ -54,9 +54,12 @@ struct QueryPlanner {
     private static func referenceCondition(in predicate: CloudQuery.Predicate) -> (CloudRecord.ID, String)? {
         switch predicate {
         case .references(let target, let field): return (target, field)
-        case .equals(let field, .reference(let reference)): return (reference.recordID, field)
+        case .equals(let field, .reference(let reference)),
+            .compare(let field, .equals, .reference(let reference)),
+            .compare(let field, .listContains, .reference(let reference)):
+            return CloudQuery.SystemField(fieldName: field) == nil ? (reference.recordID, field) : nil
         case .and(let predicates): return predicates.lazy.compactMap(referenceCondition).first
-        case .all, .equals, .compare: return nil
+        case .all, .equals, .compare, .near: return nil
         }
     }
 
@@ -72,7 +75,7 @@ struct QueryPlanner {
             return Int64(milliseconds) - 1
         case .and(let predicates):
             return predicates.lazy.compactMap(modificationLowerBound).first
-        case .all, .equals, .references, .compare:
+        case .all, .equals, .references, .compare, .near:
             return nil
         }
     }

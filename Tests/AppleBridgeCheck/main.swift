@@ -125,19 +125,24 @@ check(rebuilt.changedKeys() == ["text"] && rebuilt["text"] == nil, "a cleared fi
 let school = CloudRecord.ID(recordName: "s1", zoneID: zone)
 let club = CloudRecord.ID(recordName: "c1", zoneID: zone)
 let people = ["clubs", "tags"] as Set<String>
+func describe(argument: Any) -> String {
+    switch argument {
+    case let reference as CKRecord.Reference:
+        "ref:\(reference.recordID.recordName):\(reference.action.rawValue)"
+    case let string as NSString: "string:\(string)"
+    case let number as NSNumber: "number:\(number)"
+    case let date as NSDate: "date:\(Int(date.timeIntervalSince1970))"
+    case let id as CKRecord.ID: "id:\(id.recordName)@\(id.zoneID.zoneName)"
+    case let location as CLLocation: "location:\(location.coordinate.latitude),\(location.coordinate.longitude)"
+    case let list as [Any]: "[" + list.map(describe(argument:)).joined(separator: " ") + "]"
+    default: "\(type(of: argument))"
+    }
+}
 func describe(_ comparisons: [QueryComparison]) -> [String] {
     comparisons.map { comparison in
-        let argument: String =
-            switch comparison.argument {
-            case let reference as CKRecord.Reference:
-                "ref:\(reference.recordID.recordName):\(reference.action.rawValue)"
-            case let string as NSString: "string:\(string)"
-            case let number as NSNumber: "number:\(number)"
-            case let date as NSDate: "date:\(Int(date.timeIntervalSince1970))"
-            case let id as CKRecord.ID: "id:\(id.recordName)@\(id.zoneID.zoneName)"
-            default: "\(type(of: comparison.argument))"
-            }
-        return "\(comparison.field) \(comparison.format) \(argument)"
+        ([comparison.field, comparison.format]
+            + ([comparison.argument] + comparison.trailingArguments).map(describe(argument:)))
+            .joined(separator: " ")
     }
 }
 check(
@@ -720,7 +725,38 @@ check(
             "grade %K != %@ number:3", "name %K < %@ string:M", "tags %K CONTAINS %@ string:swift",
         ],
     "comparators become CloudKit's operators; equality with a list field is CONTAINS")
+check(
+    (try? describe(
+        QueryComparison.comparisons(
+            of: .and([
+                .compare(field: "grade", .in, .int64List([1, 2])), .compare(field: "grade", .notIn, .int64List([3])),
+                .compare(field: "name", .beginsWith, .string("An")),
+                .compare(field: "tags", .listContains, .string("swift")),
+                .compare(field: "tags", .listContainsAll, .stringList(["a", "b"])),
+                .compare(field: "recordID", .in, .stringList(["n1", "n2"])),
+                .compare(field: "creatorUserRecordID", .equals, .string("_ada")),
+            ]), listFields: people, zoneID: zone))) == [
+            "grade %K IN %@ [number:1 number:2]", "grade NOT (%K IN %@) [number:3]", "name %K BEGINSWITH %@ string:An",
+            "tags %K CONTAINS %@ string:swift", "tags %K CONTAINS %@ string:a", "tags %K CONTAINS %@ string:b",
+            "recordID %K IN %@ [id:n1@Z id:n2@Z]", "creatorUserRecordID %K == %@ id:_ada@_defaultZone",
+        ],
+    "IN, NOT IN, BEGINSWITH, list membership, every element of a list, record names and users as CKRecord.IDs")
+check(
+    (try? describe(
+        QueryComparison.comparisons(
+            of: .near(field: "spot", location: CloudLocation(latitude: 1, longitude: 2), radius: 1_500),
+            listFields: [], zoneID: zone))) == [
+            "spot distanceToLocation:fromLocation:(%K, %@) <= %@ location:1.0,2.0 number:1.5"
+        ],
+    "near is CloudKit's distance function, with the radius in kilometres")
 let refusedComparisons: [(CloudQuery.Predicate, String)] = [
+    (.compare(field: "name", .containsAllTokens, .string("a b")), "a token search in one field"),
+    (.compare(field: "name", .notBeginsWith, .string("A")), "NOT around anything but IN"),
+    (.compare(field: "tags", .listContainsAny, .stringList(["a"])), "membership of any of several values (an OR)"),
+    (.compare(field: "name", .listContains, .string("A")), "a list comparator on a single field"),
+    (.compare(field: "grade", .in, .int64(1)), "IN with one value"),
+    (.compare(field: "name", .beginsWith, .int64(1)), "BEGINSWITH with a number"),
+    (.near(field: "spot", location: CloudLocation(latitude: 1, longitude: 2), radius: -1), "a negative radius"),
     (.compare(field: "school", .lessThan, .reference(CloudReference(recordID: school))), "an order on a reference"),
     (.compare(field: "tags", .notEquals, .string("swift")), "a list field compared other than by membership"),
     (.compare(field: "modificationDate", .greaterThan, .string("yesterday")), "a date system field with a string"),

@@ -385,9 +385,45 @@ import Testing
                 == #"{"recordType":"S","sortBy":[{"ascending":true,"fieldName":"___recordID"}]}"#)
         #expect(
             throws: CloudDatabaseError.invalidArguments(
-                "a query compares the record name (recordID) with a string, not a value of type INT64")
+                "a query compares recordID with a string (or a list of strings), not a value of type INT64")
         ) {
             try WireQuery(CloudQuery(recordType: "S", predicate: .compare(field: "recordID", .lessThan, .int64(1))))
+        }
+    }
+
+    @Test func listComparatorsNearAndUsersUseWebServicesShapes() throws {
+        let query = CloudQuery(
+            recordType: "Place",
+            predicate: .and([
+                .compare(field: "rating", .notIn, .int64List([1, 2])),
+                .near(field: "spot", location: CloudLocation(latitude: 1.5, longitude: -2), radius: 250),
+                .compare(field: CloudQuery.SystemField.creatorUserRecordName.fieldName, .equals, .string("_ada")),
+                .compare(field: CloudQuery.SystemField.recordName.fieldName, .in, .stringList(["a"])),
+            ]))
+        let json = try WireFormatTests.encode(WireQuery(query, in: Self.schools))
+        #expect(
+            json.contains(
+                #"{"comparator":"NOT_IN","fieldName":"rating","fieldValue":{"type":"INT64_LIST","value":[1,2]}}"#))
+        #expect(
+            json.contains(#"{"comparator":"NEAR","distance":250,"fieldName":"spot","fieldValue":{"type":"LOCATION""#))
+        #expect(
+            json.contains(
+                #"{"comparator":"EQUALS","fieldName":"___createdBy","fieldValue":{"type":"REFERENCE","value":{"action":"NONE","recordName":"_ada","zoneID":{"zoneName":"_defaultZone"}}}}"#
+            ))
+        #expect(
+            json.contains(
+                #"{"comparator":"IN","fieldName":"___recordID","fieldValue":{"type":"REFERENCE_LIST","value":[{"action":"NONE","recordName":"a","zoneID":{"zoneName":"Schools"}}]}}"#
+            ))
+        #expect(
+            throws: CloudDatabaseError.invalidArguments(
+                "IN compares the field rating with a list of candidates, not one value")
+        ) {
+            try WireQuery(CloudQuery(recordType: "S", predicate: .compare(field: "rating", .in, .int64(1))))
+        }
+        #expect(
+            throws: CloudDatabaseError.invalidArguments("a query compares the field rating with one value, not a list")
+        ) {
+            try WireQuery(CloudQuery(recordType: "S", predicate: .compare(field: "rating", .equals, .int64List([1]))))
         }
     }
 }

@@ -20,7 +20,7 @@ enum QueryFormat {
 
     private static func predicate(_ comparison: QueryComparison) -> NSPredicate {
         #if canImport(Darwin)
-        NSPredicate(format: comparison.format, argumentArray: [comparison.field, comparison.argument])
+        NSPredicate(format: comparison.format, argumentArray: comparison.arguments)
         #else
         NSPredicate(value: true)
         #endif

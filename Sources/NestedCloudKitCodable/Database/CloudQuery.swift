@@ -35,10 +35,14 @@ public struct CloudQuery: Sendable, Hashable {
         case references(CloudRecord.ID, in: String)
         /// Every one of the predicates holds.
         case and([Predicate])
-        /// The field's value compares with this value as the comparator says: numbers with numbers, dates with
-        /// dates, strings with strings. A field may be a ``SystemField`` (its ``SystemField/fieldName``), so a
-        /// client can ask for the records modified since a date.
+        /// The field's value compares with this value as the comparator says: numbers with numbers (an integer with
+        /// a double too), dates with dates, strings with strings, references by the record they point to. A field
+        /// may be a ``SystemField`` (its ``SystemField/fieldName``), so a client can ask for the records modified
+        /// since a date.
         case compare(field: String, Comparator, CloudValue)
+        /// The field holds a location within `radius` metres of `location` (Web Services' `NEAR`), measured along
+        /// the Earth's surface.
+        case near(field: String, location: CloudLocation, radius: Double)
 
         /// The records modified after a date: how a client syncs the public database and the default zone, which
         /// keep no change history.
@@ -47,34 +51,37 @@ public struct CloudQuery: Sendable, Hashable {
         }
 
         /// Whether a record meets the condition.
+        ///
+        /// Every database that evaluates queries itself (in memory, SQLite, the sync store, the emulator) asks this,
+        /// so a condition means the same on each of them.
         public func matches(_ record: CloudRecord) -> Bool {
             switch self {
             case .all:
                 return true
             case .equals(let field, let value):
-                guard let stored = record.queryValue(field) else { return false }
-                if case .reference(let wanted) = value, case .reference(let reference) = stored {
-                    return reference.recordID == wanted.recordID
-                }
-                return stored == value || stored.listContains(value)
+                return Comparator.equals.holds(record.queryValue(field), value)
             case .references(let target, let field):
-                switch record[field] {
-                case .reference(let reference): return reference.recordID == target
-                case .referenceList(let references): return references.contains { $0.recordID == target }
-                default: return false
+                return (record[field]?.queryElements ?? []).contains {
+                    if case .reference(let reference) = $0 { reference.recordID == target } else { false }
                 }
             case .and(let predicates):
                 return predicates.allSatisfy { $0.matches(record) }
             case .compare(let field, let comparator, let value):
-                guard let stored = record.queryValue(field) else { return false }
-                return comparator.holds(stored, value)
+                return comparator.holds(record.queryValue(field), value)
+            case .near(let field, let location, let radius):
+                guard case .location(let here)? = record.queryValue(field) else { return false }
+                return here.metres(to: location) <= radius
             }
         }
     }
 
-    /// How ``Predicate/compare(field:_:_:)`` compares a field with a value (Web Services' comparators of the same
-    /// names).
-    public enum Comparator: String, Sendable, Hashable, Codable {
+    /// How ``Predicate/compare(field:_:_:)`` compares a field with a value: Web Services' comparators, under the
+    /// same names.
+    ///
+    /// Each `not` comparator holds exactly when its affirmative form doesn't, so a record that lacks the field
+    /// matches `notEquals`, `notIn` and the other negations. Values of types that don't compare (a string with a
+    /// number) never match an affirmative comparator.
+    public enum Comparator: String, Sendable, Hashable, Codable, CaseIterable {
         /// Smaller than the value.
         case lessThan = "LESS_THAN"
         /// Smaller than or equal to the value.
@@ -85,19 +92,52 @@ public struct CloudQuery: Sendable, Hashable {
         case greaterThanOrEquals = "GREATER_THAN_OR_EQUALS"
         /// Equal to the value (a list field: holding it).
         case equals = "EQUALS"
-        /// Not equal to the value.
+        /// Not equal to the value (a list field: not holding it).
         case notEquals = "NOT_EQUALS"
+        /// Equal to one of the elements of the value, a list.
+        case `in` = "IN"
+        /// Equal to none of the elements of the value, a list.
+        case notIn = "NOT_IN"
+        /// A string that begins with the value, a string; the comparison is case-sensitive.
+        case beginsWith = "BEGINS_WITH"
+        /// Not a string that begins with the value.
+        case notBeginsWith = "NOT_BEGINS_WITH"
+        /// A string (or string list) whose words include every word of the value, a string. Words are the runs of
+        /// letters and digits, compared without case.
+        case containsAllTokens = "CONTAINS_ALL_TOKENS"
+        /// A string (or string list) whose words include one of the words of the value, a string.
+        case containsAnyTokens = "CONTAINS_ANY_TOKENS"
+        /// A list holding the value, one element.
+        case listContains = "LIST_CONTAINS"
+        /// A list not holding the value.
+        case notListContains = "NOT_LIST_CONTAINS"
+        /// A list holding one of the elements of the value, a list.
+        case listContainsAny = "LIST_CONTAINS_ANY"
+        /// A list holding none of the elements of the value.
+        case notListContainsAny = "NOT_LIST_CONTAINS_ANY"
+        /// A list holding every element of the value, a list.
+        case listContainsAll = "LIST_CONTAINS_ALL"
+        /// A list missing one of the elements of the value.
+        case notListContainsAll = "NOT_LIST_CONTAINS_ALL"
+        /// A string list with a member that begins with the value, a string.
+        case listMemberBeginsWith = "LIST_MEMBER_BEGINS_WITH"
+        /// A string list with no member that begins with the value.
+        case notListMemberBeginsWith = "NOT_LIST_MEMBER_BEGINS_WITH"
 
-        /// Whether `stored` and `value` compare as the comparator says; values of types that don't compare
-        /// (a string with a number) never match.
-        func holds(_ stored: CloudValue, _ value: CloudValue) -> Bool {
+        /// Whether the comparator's value is a list of candidates (`in`, `listContainsAny`, `listContainsAll` and
+        /// their negations) rather than one value.
+        public var takesList: Bool {
             switch self {
-            case .equals: return stored == value || stored.listContains(value)
-            case .notEquals: return stored != value && !stored.listContains(value)
-            case .lessThan: return stored.sortsBefore(value) == true
-            case .greaterThan: return value.sortsBefore(stored) == true
-            case .lessThanOrEquals: return stored == value || stored.sortsBefore(value) == true
-            case .greaterThanOrEquals: return stored == value || value.sortsBefore(stored) == true
+            case .in, .notIn, .listContainsAny, .notListContainsAny, .listContainsAll, .notListContainsAll: true
+            default: false
+            }
+        }
+
+        /// Whether the comparator orders values rather than matching them, which needs a sortable field.
+        public var orders: Bool {
+            switch self {
+            case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals: true
+            default: false
             }
         }
     }
@@ -110,15 +150,22 @@ public struct CloudQuery: Sendable, Hashable {
         case creationDate
         /// When the record was last saved.
         case modificationDate
+        /// The record name of the user who created the record, compared as a string.
+        case creatorUserRecordName
+        /// The record name of the user who last saved the record, compared as a string.
+        case lastModifiedUserRecordName
 
         /// The name a predicate or sort descriptor uses for the field. Each is one of `CKRecord`'s reserved names, so
         /// no record field can take it: `recordID` for the record name (compared as a string), `creationDate`,
-        /// `modificationDate`.
+        /// `modificationDate`, and `creatorUserRecordID` and `lastModifiedUserRecordID` for the users' record
+        /// names (compared as strings).
         public var fieldName: String {
             switch self {
             case .recordName: "recordID"
             case .creationDate: "creationDate"
             case .modificationDate: "modificationDate"
+            case .creatorUserRecordName: "creatorUserRecordID"
+            case .lastModifiedUserRecordName: "lastModifiedUserRecordID"
             }
         }
 
@@ -175,49 +222,13 @@ public struct CloudQuery: Sendable, Hashable {
             case (nil, _): return false
             case (_, nil): return true
             case (let left?, let right?):
-                if left == right { continue }
-                if let ordered = left.sortsBefore(right) { return descriptor.ascending ? ordered : !ordered }
+                switch left.queryOrder(right) {
+                case .orderedAscending?: return descriptor.ascending
+                case .orderedDescending?: return !descriptor.ascending
+                case .orderedSame?, nil: continue
+                }
             }
         }
         return lhs.id.recordName < rhs.id.recordName
-    }
-}
-
-extension CloudValue {
-    /// Whether this is a list holding `element` (a single value of the list's element type).
-    func listContains(_ element: CloudValue) -> Bool {
-        switch (self, element) {
-        case (.stringList(let list), .string(let value)): list.contains(value)
-        case (.int64List(let list), .int64(let value)): list.contains(value)
-        case (.doubleList(let list), .double(let value)): list.contains(value)
-        case (.dateList(let list), .date(let value)): list.contains(value)
-        case (.referenceList(let list), .reference(let value)): list.contains { $0.recordID == value.recordID }
-        default: false
-        }
-    }
-
-    /// The order of two scalar values of one type, or `nil` when they can't be compared.
-    func sortsBefore(_ other: CloudValue) -> Bool? {
-        switch (self, other) {
-        case (.string(let lhs), .string(let rhs)): lhs < rhs
-        case (.int64(let lhs), .int64(let rhs)): lhs < rhs
-        case (.double(let lhs), .double(let rhs)): lhs < rhs
-        case (.date(let lhs), .date(let rhs)): lhs < rhs
-        case (.int64(let lhs), .double(let rhs)): Double(lhs) < rhs
-        case (.double(let lhs), .int64(let rhs)): lhs < Double(rhs)
-        default: nil
-        }
-    }
-}
-
-extension CloudRecord {
-    /// The value a query sees for a field name: a field, or a ``CloudQuery/SystemField``.
-    func queryValue(_ field: String) -> CloudValue? {
-        switch CloudQuery.SystemField(fieldName: field) {
-        case .recordName?: .string(id.recordName)
-        case .creationDate?: systemFields?.creationDate.map(CloudValue.date)
-        case .modificationDate?: systemFields?.modificationDate.map(CloudValue.date)
-        case nil: self[field]
-        }
     }
 }

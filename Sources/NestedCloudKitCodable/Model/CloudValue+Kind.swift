@@ -37,6 +37,12 @@ extension CloudValue {
         /// Whether the type is a list type.
         public var isList: Bool { rawValue.hasSuffix("_LIST") }
 
+        /// The type of a list's elements; a single value's own type.
+        var elementKind: Kind {
+            guard isList else { return self }
+            return Kind(rawValue: String(rawValue.dropLast("_LIST".count))) ?? self
+        }
+
         /// The Web Services name, for example `TIMESTAMP_LIST`.
         public var description: String { rawValue }
     }

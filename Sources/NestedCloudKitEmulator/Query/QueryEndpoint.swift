@@ -48,7 +48,7 @@ enum QueryEndpoint {
                 guard case .location(let here)? = sort.field?.value(of: record), let origin = sort.origin else {
                     return nil
                 }
-                return QueryFilter.metres(here, origin)
+                return here.metres(to: origin)
             }
             return SortPosition(
                 key: sorts.map { $0.origin == nil ? $0.field?.value(of: record) : nil }, distance: distance,
@@ -165,7 +165,7 @@ enum QueryEndpoint {
         case (nil, nil): .orderedSame
         case (nil, _): .orderedDescending
         case (_, nil): .orderedAscending
-        case (let a?, let b?): QueryFilter.order(a, b) ?? .orderedSame
+        case (let a?, let b?): a.queryOrder(b) ?? .orderedSame
         }
     }
 

@@ -44,14 +44,38 @@ struct QueryField: Sendable, Hashable {
         }
     }
 
-    func value(of record: CloudRecord) -> CloudValue? {
+    /// The name a ``CloudQuery`` gives the field: a system field's ``CloudQuery/SystemField/fieldName``, or the
+    /// field's own name.
+    var queryName: String {
         switch system {
-        case .recordName: .string(record.id.recordName)
-        case .createdTimestamp: record.systemFields?.creationDate.map(CloudValue.date)
-        case .modifiedTimestamp: record.systemFields?.modificationDate.map(CloudValue.date)
-        case .createdUserRecordName: record.systemFields?.creatorUserRecordName.map(CloudValue.string)
-        case .modifiedUserRecordName: record.systemFields?.lastModifiedUserRecordName.map(CloudValue.string)
-        case nil: record.fields[name]
+        case .recordName: CloudQuery.SystemField.recordName.fieldName
+        case .createdTimestamp: CloudQuery.SystemField.creationDate.fieldName
+        case .modifiedTimestamp: CloudQuery.SystemField.modificationDate.fieldName
+        case .createdUserRecordName: CloudQuery.SystemField.creatorUserRecordName.fieldName
+        case .modifiedUserRecordName: CloudQuery.SystemField.lastModifiedUserRecordName.fieldName
+        case nil: name
         }
+    }
+
+    /// Whether the field is the user who created or last saved a record.
+    var isUser: Bool { system == .createdUserRecordName || system == .modifiedUserRecordName }
+
+    /// A filter's value as a query compares it with this field: the record name and the users, which the wire
+    /// sends as `REFERENCE`s (or lists of them), by their record names.
+    func queryValue(_ value: CloudValue) -> CloudValue {
+        switch (system, value) {
+        case (.recordName?, .reference(let reference)), (.createdUserRecordName?, .reference(let reference)),
+            (.modifiedUserRecordName?, .reference(let reference)):
+            .string(reference.recordID.recordName)
+        case (.recordName?, .referenceList(let references)), (.createdUserRecordName?, .referenceList(let references)),
+            (.modifiedUserRecordName?, .referenceList(let references)):
+            .stringList(references.map(\.recordID.recordName))
+        default: value
+        }
+    }
+
+    /// The field's value in a record, as a query sees it.
+    func value(of record: CloudRecord) -> CloudValue? {
+        record.queryValue(queryName)
     }
 }

@@ -65,7 +65,7 @@ actor SchemaRegistry {
             let kind = value.kind
             let type = kind.rawValue
             if let field = fields?[name] {
-                let isEmptyList = QueryFilter.list(value).isEmpty && kind.isList
+                let isEmptyList = value.isEmptyList
                 if field.type != type && !isEmptyList {
                     throw .badRequest(
                         "invalid attempt to set value type \(type) for field '\(name)' for type '\(record.recordType)', defined to be: \(field.type)"
@@ -106,11 +106,11 @@ actor SchemaRegistry {
         }
         for filter in filters {
             let field = fields[filter.field.name]
-            if filter.comparator.needsSearchable {
+            if filter.needsSearchable {
                 guard field?.isSearchable == true else {
                     throw .badRequest("Field '\(filter.field.name)' is not marked searchable")
                 }
-            } else if filter.comparator.needsSortable {
+            } else if filter.needsSortable {
                 guard field?.isSortable == true || field?.isQueryable == true else {
                     throw .badRequest("Field '\(filter.field.name)' is not marked queryable")
                 }

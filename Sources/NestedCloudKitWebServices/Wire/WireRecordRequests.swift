@@ -67,6 +67,8 @@ struct WireQuery: Codable, Hashable, Sendable {
         var comparator: String
         var fieldName: String
         var fieldValue: WireField
+        /// `NEAR`'s radius in metres.
+        var distance: Double?
     }
 
     struct Sort: Codable, Hashable, Sendable {
