@@ -119,7 +119,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ]
+            ],
+            // The dashboard's page, compiled in: no bundle to find at run time.
+            resources: [.embedInCode("Dashboard/dashboard.html")]
         ),
         // The emulator as a program: swift run cloudkit-emulator --help.
         .executableTarget(
