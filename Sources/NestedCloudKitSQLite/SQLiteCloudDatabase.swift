@@ -121,19 +121,6 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         }
     }
 
-    /// Saves and deletes records under CloudKit's rules, in one transaction; see
-    /// `CloudDatabase.modifyRecords(saving:deleting:savePolicy:atomically:)`.
-    public func modifyRecords(
-        saving recordsToSave: [CloudRecord],
-        deleting recordIDsToDelete: [CloudRecord.ID],
-        savePolicy: CloudRecordSavePolicy,
-        atomically: Bool
-    ) async throws -> CloudModifyResults {
-        try await modifyRecords(
-            CloudRecordOperation.items(saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy),
-            atomically: atomically, failing: [:])
-    }
-
     /// Applies the items of a modify request under CloudKit's rules, as Web Services names them, in one
     /// transaction.
     package func modifyRecords(
@@ -169,23 +156,6 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         }
         assets.removeFiles(ofRows: deletedRows)
         return results
-    }
-
-    /// Finds matching records a page at a time; see
-    /// `CloudDatabase.records(matching:inZoneWith:desiredKeys:resultsLimit:)`.
-    public func records(
-        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        try await page(
-            from: CloudQueryPaging.firstPage(of: query, in: zoneID), desiredKeys: desiredKeys,
-            resultsLimit: resultsLimit)
-    }
-
-    /// Continues a query; see `CloudDatabase.records(continuingMatchFrom:desiredKeys:resultsLimit:)`.
-    public func records(
-        continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        try await page(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     /// Creates and deletes zones; deleting a zone deletes its records.
@@ -388,7 +358,8 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         }
     }
 
-    private func page(
+    /// One page of a query, from its cursor; see `CloudRecordStoringDatabase`.
+    package func queryPage(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
         let paging = try CloudQueryPaging(

@@ -15,7 +15,7 @@ import NestedCloudKitCodable
 /// where a server would refuse it.
 ///
 /// Change tracking and subscriptions belong to the server: those calls throw `CloudDatabaseError/invalidArguments(_:)`.
-public struct LocalCloudDatabase: CloudDatabase {
+public struct LocalCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     /// The store it reads.
     public let store: SyncStore
 
@@ -43,32 +43,28 @@ public struct LocalCloudDatabase: CloudDatabase {
         return results
     }
 
-    /// Saves and deletes records as the app's own changes, queued for upload, under CloudKit's rules (see the
-    /// type's description); the store's copies are returned. Deleting a record deletes, in turn, the records
-    /// that hold `.deleteSelf` references to it, and queues each deletion.
-    public func modifyRecords(
-        saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID],
-        savePolicy: CloudRecordSavePolicy, atomically: Bool
+    /// Applies the items of a modify request as the app's own changes, queued for upload, under CloudKit's rules
+    /// (see the type's description); the store's copies are returned. Deleting a record deletes, in turn, the
+    /// records that hold `.deleteSelf` references to it, and queues each deletion.
+    package func modifyRecords(
+        _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError]
     ) async throws -> CloudModifyResults {
-        try checkLimit(recordsToSave.count + recordIDsToDelete.count)
-        if let refusal = CloudModificationPlan.refusal(saving: recordsToSave, deleting: recordIDsToDelete) {
-            throw refusal
-        }
-        guard !recordsToSave.isEmpty || !recordIDsToDelete.isEmpty else { return ([:], [:]) }
+        try checkLimit(operations.count)
+        // Refused before the transaction, so the caller gets CloudKit's error rather than the store's.
+        if let refusal = CloudModificationPlan.refusal(of: operations) { throw refusal }
+        guard !operations.isEmpty else { return ([:], [:]) }
         let (store, assets) = (store, store.assetFiles)
         // A file asset that can't be read fails its record alone (and its zone, atomically), as on a server. Checked,
         // not read: the store copies the files itself as it saves.
-        let unreadable = AssetFileContents.failures(ofUnreadableFilesIn: recordsToSave)
+        let unreadable = AssetFileContents.failures(ofUnreadableFilesIn: operations.compactMap(\.recordToSave))
+            .merging(failures) { unreadable, _ in unreadable }
         let (results, changed) = try await store.write { db in
             let now = store.nextEditTime()
             let rules = LocalRecordStore(db: db)
-            let operations =
-                try recordsToSave.map { try Self.operation(saving: $0, savePolicy: savePolicy, store: rules) }
-                + recordIDsToDelete.map(CloudRecordOperation.forceDelete)
             // The plan's change tags and dates are dropped: a record's system fields are its server copy's.
             let plan = try CloudModificationPlan(
-                operations, atomically: atomically, store: rules, failures: unreadable, now: store.clock.now(),
-                makeChangeTag: { "" })
+                try operations.map { try Self.local($0, store: rules) }, atomically: atomically, store: rules,
+                failures: unreadable, now: store.clock.now(), makeChangeTag: { "" })
             var changed = false
             for var record in plan.recordsToWrite {
                 // The plan's fields are the record's new fields; its system fields stay the server's.
@@ -90,15 +86,14 @@ public struct LocalCloudDatabase: CloudDatabase {
         return results
     }
 
-    /// The rules engine's item for a save under `savePolicy`. Under `ifServerRecordUnchanged`, a record the
-    /// store has is updated at the version the client read: a record the server hasn't had yet has no change tag,
-    /// and a copy read without one matches it. Only a record the store lacks, saved without a tag, is created.
-    private static func operation(
-        saving record: CloudRecord, savePolicy: CloudRecordSavePolicy, store: LocalRecordStore
-    ) throws -> CloudRecordOperation {
-        guard savePolicy == .ifServerRecordUnchanged, record.systemFields?.changeTag == nil,
-            try store.record(withID: record.id) != nil
-        else { return CloudRecordOperation(saving: record, savePolicy: savePolicy) }
+    /// The item as the store applies it. A record saved without a change tag under `ifServerRecordUnchanged` (a
+    /// `create`) updates the store's record when it has one, at the version the client read: a record the server
+    /// hasn't had yet has no change tag, and a copy read without one matches it. Only a record the store lacks is
+    /// created.
+    private static func local(_ operation: CloudRecordOperation, store: LocalRecordStore) throws
+        -> CloudRecordOperation
+    {
+        guard case .create(let record) = operation, try store.record(withID: record.id) != nil else { return operation }
         return .update(record)
     }
 
@@ -118,23 +113,9 @@ public struct LocalCloudDatabase: CloudDatabase {
         }
     }
 
-    /// The store's records of the query's type that match it, sorted, a page at a time.
-    public func records(
-        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        try await page(
-            from: CloudQueryPaging.firstPage(of: query, in: zoneID), desiredKeys: desiredKeys,
-            resultsLimit: resultsLimit)
-    }
-
-    /// The next page of a query from a cursor this store made.
-    public func records(
-        continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        try await page(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
-    }
-
-    private func page(from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int) async throws
+    /// The store's records of the query's type that match it, sorted, a page at a time; see
+    /// `CloudRecordStoringDatabase`.
+    package func queryPage(from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int) async throws
         -> CloudQueryPage
     {
         let paging = try CloudQueryPaging(

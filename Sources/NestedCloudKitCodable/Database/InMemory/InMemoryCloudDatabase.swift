@@ -102,19 +102,6 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         return try respond(to: request, with: results)
     }
 
-    /// Saves and deletes records under CloudKit's rules; see
-    /// ``CloudDatabase/modifyRecords(saving:deleting:savePolicy:atomically:)``.
-    public func modifyRecords(
-        saving recordsToSave: [CloudRecord],
-        deleting recordIDsToDelete: [CloudRecord.ID],
-        savePolicy: CloudRecordSavePolicy,
-        atomically: Bool
-    ) async throws -> CloudModifyResults {
-        try await modifyRecords(
-            CloudRecordOperation.items(saving: recordsToSave, deleting: recordIDsToDelete, savePolicy: savePolicy),
-            atomically: atomically, failing: [:])
-    }
-
     /// Applies the items of a modify request under CloudKit's rules, as Web Services names them.
     package func modifyRecords(
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError]
@@ -161,22 +148,6 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         statistics.recordsSaved += saveResults.values.count { !$0.failed }
         statistics.recordsDeleted += deleteResults.values.count { !$0.failed }
         return try respond(to: request, with: (saveResults, deleteResults))
-    }
-
-    /// Finds matching records a page at a time; see ``CloudDatabase/records(matching:inZoneWith:desiredKeys:resultsLimit:)``.
-    public func records(
-        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        try await page(
-            from: CloudQueryPaging.firstPage(of: query, in: zoneID), desiredKeys: desiredKeys,
-            resultsLimit: resultsLimit)
-    }
-
-    /// Continues a query; see ``CloudDatabase/records(continuingMatchFrom:desiredKeys:resultsLimit:)``.
-    public func records(
-        continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        try await page(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
     /// Creates and deletes zones; deleting a zone deletes its records.
@@ -291,7 +262,8 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         return database.purgedZones.contains(zoneID) ? .userDeletedZone(zoneID) : .zoneNotFound(zoneID)
     }
 
-    func page(
+    /// One page of a query, from its cursor; see ``CloudRecordStoringDatabase``.
+    package func queryPage(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
         let request = try await beginRequest(.query, items: 0)

@@ -75,8 +75,17 @@ package struct CloudModificationPlan: Sendable {
     package static func refusal(saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID])
         -> CloudDatabaseError?
     {
+        refusal(mentioning: recordsToSave.map(\.id) + recordIDsToDelete)
+    }
+
+    /// Why CloudKit would refuse a request of these items, or `nil`: it names a record more than once.
+    package static func refusal(of operations: [CloudRecordOperation]) -> CloudDatabaseError? {
+        refusal(mentioning: operations.map(\.id))
+    }
+
+    private static func refusal(mentioning ids: [CloudRecord.ID]) -> CloudDatabaseError? {
         var mentioned: Set<CloudRecord.ID> = []
-        for id in recordsToSave.map(\.id) + recordIDsToDelete where !mentioned.insert(id).inserted {
+        for id in ids where !mentioned.insert(id).inserted {
             return .invalidArguments("the request saves or deletes \(id) more than once")
         }
         return nil
@@ -108,9 +117,7 @@ package struct CloudModificationPlan: Sendable {
         // Each save with its record, read out once, so planning it needs no case for a deletion.
         let saves = operations.compactMap { operation in operation.recordToSave.map { (operation, record: $0) } }
         let deletions = operations.filter { $0.recordToSave == nil }
-        if let refusal = Self.refusal(saving: saves.map(\.record), deleting: deletions.map(\.id)) {
-            throw refusal
-        }
+        if let refusal = Self.refusal(of: operations) { throw refusal }
         var writes = try planSaves(
             saves, store: store, failures: failures, now: CloudValue.normalizedDate(now),
             userRecordName: userRecordName, makeChangeTag: makeChangeTag)
