@@ -14,10 +14,15 @@ public struct CloudRecordReader {
     /// The record's fields, held by the reader itself: read through the decoder's record (a class's property), each
     /// lookup would retain and release them around the call.
     private let fields: CloudRecord.Fields
+    /// Whether a nested value may be stored flattened, as fields named after its key: then a missing field may
+    /// still be a value's, and only the container can tell.
+    private let mayFlatten: Bool
 
     init(decoder: ValueDecoder) {
         container = ValueKeyedContainer(decoder: decoder, storage: .record)
         fields = decoder.record.fields
+        mayFlatten =
+            if case .flattened = decoder.options.nestedValueDecodingStrategy { true } else { false }
     }
 
     /// The ID of the record being read.
@@ -87,43 +92,57 @@ public struct CloudRecordReader {
 
     /// Reads a string, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: String.Type, forKey key: String) throws -> String? {
-        if case .string(let value)? = field(key) { return value }
+        let stored = field(key)
+        if case .string(let value)? = stored { return value }
+        if stored == nil, readsMissingAsNil(key) { return nil }
         return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads a Boolean, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Bool.Type, forKey key: String) throws -> Bool? {
-        if case .int64(let value)? = field(key), value == 0 || value == 1 { return value == 1 }
+        let stored = field(key)
+        if case .int64(let value)? = stored, value == 0 || value == 1 { return value == 1 }
+        if stored == nil, readsMissingAsNil(key) { return nil }
         return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads an integer, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Int.Type, forKey key: String) throws -> Int? {
-        if case .int64(let stored)? = field(key), let value = Int(exactly: stored) { return value }
+        let stored = field(key)
+        if case .int64(let stored)? = stored, let value = Int(exactly: stored) { return value }
+        if stored == nil, readsMissingAsNil(key) { return nil }
         return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads an Int64, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Int64.Type, forKey key: String) throws -> Int64? {
-        if case .int64(let value)? = field(key) { return value }
+        let stored = field(key)
+        if case .int64(let value)? = stored { return value }
+        if stored == nil, readsMissingAsNil(key) { return nil }
         return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads a double, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Double.Type, forKey key: String) throws -> Double? {
-        if case .double(let value)? = field(key) { return value }
+        let stored = field(key)
+        if case .double(let value)? = stored { return value }
+        if stored == nil, readsMissingAsNil(key) { return nil }
         return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads a date, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Date.Type, forKey key: String) throws -> Date? {
-        if case .date(let value)? = field(key), value.isStorableInCloudKit { return value }
+        let stored = field(key)
+        if case .date(let value)? = stored, value.isStorableInCloudKit { return value }
+        if stored == nil, readsMissingAsNil(key) { return nil }
         return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
     /// Reads bytes, or `nil` if the field is missing.
     public func decodeIfPresent(_ type: Data.Type, forKey key: String) throws -> Data? {
-        if case .bytes(let value)? = field(key) { return value }
+        let stored = field(key)
+        if case .bytes(let value)? = stored { return value }
+        if stored == nil, readsMissingAsNil(key) { return nil }
         return try container.decodeIfPresent(type, forKey: NamedKey(key))
     }
 
@@ -222,6 +241,11 @@ public struct CloudRecordReader {
     /// a value stored as another type, an asset, an error to report) goes through the container, which looks again.
     @inline(__always)
     private func field(_ key: String) -> CloudValue? { fields.value(named: key, hint: &container.decoder.fieldHint) }
+
+    /// Whether a missing field reads as `nil` without asking the container, which would look for it again: any
+    /// key but `id` (which reads as the record's name), unless nested values may be flattened.
+    @inline(__always)
+    private func readsMissingAsNil(_ key: String) -> Bool { !mayFlatten && key != "id" }
 
     private func location(ofField key: String) -> DecodingLocation {
         DecodingLocation(path: container.decoder.path.appending(NamedKey(key)), recordID: recordID, field: key)

@@ -275,6 +275,36 @@ struct RecordMappingTests {
         #expect(decoded.title == nil)
     }
 
+    @Test func aMissingOptionalIsNilButAMissingIdIsTheRecordName() throws {
+        struct Tagged: CKCodable, CloudRecordMappable, Identifiable {
+            var id: String
+            var name: String?
+            var count: Int?
+            var identifier: String?
+
+            func encodeFields(to record: inout CloudRecordWriter) throws {
+                try record.encodeIfPresent(name, forKey: "name")
+            }
+
+            init(fields record: CloudRecordReader) throws {
+                id = try record.decode(String.self, forKey: "id")
+                name = try record.decodeIfPresent(String.self, forKey: "name")
+                count = try record.decodeIfPresent(Int.self, forKey: "count")
+                identifier = try record.decodeIfPresent(String.self, forKey: "id")
+            }
+        }
+        let record = CloudRecord(
+            recordType: "Tagged", id: CloudRecord.ID(recordName: "t1"), fields: ["count": .int64(2)])
+        let decoded = try CKRecordDecoder().decode(Tagged.self, from: record)
+        #expect(decoded.name == nil)
+        #expect(decoded.count == 2)
+        #expect(decoded.identifier == "t1")
+        // A value of another type isn't a missing field: it is an error naming the field.
+        let mistyped = CloudRecord(
+            recordType: "Tagged", id: CloudRecord.ID(recordName: "t2"), fields: ["name": .int64(3)])
+        #expect(throws: CKCodableError.self) { try CKRecordDecoder().decode(Tagged.self, from: mistyped) }
+    }
+
     @Test func theEncodersStrategiesApplyToAMappedModel() throws {
         var encoder = CKRecordEncoder()
         encoder.dataEncodingStrategy = .asset
