@@ -200,7 +200,8 @@ public struct CKRecordDecoder: Sendable {
     ) throws -> Value {
         do {
             return try decode(
-                Value.self, in: DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: records))
+                Value.self,
+                in: DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: Array(records)))
         } catch {
             throw CKCodableError.atEntryPoint(error, rootID: root.id)
         }

@@ -116,13 +116,17 @@ final class DecodingSession {
         let type: TypeKey
     }
 
-    init(options: DecodingOptions, root: CloudRecord, recordsInHand: some Sequence<CloudRecord> = []) {
+    /// A session over a root record and the other records in hand.
+    ///
+    /// The records come as an array, not any sequence: a generic initializer isn't specialized for the caller's
+    /// sequence across the module boundary, and iterating through witness tables cost a seventh of decoding one
+    /// flat record.
+    init(options: DecodingOptions, root: CloudRecord, recordsInHand: [CloudRecord] = []) {
         self.options = options
         self.root = root
-        let expectedCount = recordsInHand.underestimatedCount
-        if expectedCount > 0 {
-            slotOfID.reserveCapacity(expectedCount + 1)
-            slots.reserveCapacity(expectedCount + 1)
+        if !recordsInHand.isEmpty {
+            slotOfID.reserveCapacity(recordsInHand.count + 1)
+            slots.reserveCapacity(recordsInHand.count + 1)
         }
         for record in recordsInHand { take(record) }
         if slots.isEmpty {
