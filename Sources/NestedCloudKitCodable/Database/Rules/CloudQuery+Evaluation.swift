@@ -49,7 +49,7 @@ extension CloudValue {
         switch (self, other) {
         case (.reference(let lhs), .reference(let rhs)): lhs.recordID == rhs.recordID
         case (.referenceList(let lhs), .referenceList(let rhs)): lhs.map(\.recordID) == rhs.map(\.recordID)
-        default: queryOrder(other) == .orderedSame || self == other
+        default: queryOrder(other).map { $0 == .orderedSame } ?? (self == other)
         }
     }
 
@@ -57,7 +57,7 @@ extension CloudValue {
     /// references by record name; `nil` for values that don't compare.
     package func queryOrder(_ other: CloudValue) -> ComparisonResult? {
         func order<T: Comparable>(_ lhs: T, _ rhs: T) -> ComparisonResult {
-            lhs < rhs ? .orderedAscending : lhs > rhs ? .orderedDescending : .orderedSame
+            lhs == rhs ? .orderedSame : lhs < rhs ? .orderedAscending : .orderedDescending
         }
         switch (self, other) {
         case (.string(let lhs), .string(let rhs)): return order(lhs, rhs)
