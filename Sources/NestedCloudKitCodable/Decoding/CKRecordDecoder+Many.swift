@@ -32,7 +32,7 @@ extension CKRecordDecoder {
         let (limit, overflow) = maximumRecordCount.addingReportingOverflow(referencing.count(where: { $0 }))
         var options = self
         options.maximumRecordCount = overflow ? Int.max : limit
-        let session = DecodingSession(options: DecodingOptions(options), root: first)
+        let session = DecodingSession(options: DecodingOptions(options), rootAlone: [first])
         do {
             try session.resolveSynchronously(
                 from: session.addRoots(roots, referencing: referencing, as: Value.self), fetch: fetch)

@@ -77,7 +77,7 @@ public struct CKRecordDecoder: Sendable {
     private func resolveAndDecode<Value: CKDecodable>(
         _ type: Value.Type, from record: CloudRecord, referenceDatabase database: some CloudDatabase
     ) async throws -> Value {
-        let session = DecodingSession(options: DecodingOptions(self), root: record)
+        let session = DecodingSession(options: DecodingOptions(self), rootAlone: [record])
         try await session.resolve(Value.self, from: database)
         // A model that decodes different fields in different records can reach records that resolving, which
         // learns each type's fields from one record, didn't fetch: fetch those and build the value again.
@@ -182,7 +182,7 @@ public struct CKRecordDecoder: Sendable {
     /// A reference to a record that isn't in the graph is a missing record (see ``missingReferenceStrategy``).
     public func decode<Value: CKDecodable>(_ type: Value.Type, from graph: CloudRecordGraph) throws -> Value {
         do {
-            return try decode(Value.self, in: DecodingSession(options: DecodingOptions(self), graph: graph))
+            return try DecodingSession(options: DecodingOptions(self), graph: graph).materializeInHand(Value.self)
         } catch {
             throw CKCodableError.atEntryPoint(error, rootID: graph.root.id)
         }
@@ -199,22 +199,17 @@ public struct CKRecordDecoder: Sendable {
         _ type: Value.Type, from root: CloudRecord, records: some Sequence<CloudRecord>
     ) throws -> Value {
         do {
-            return try decode(
-                Value.self,
-                in: DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: Array(records)))
+            let recordsInHand = Array(records)
+            let session =
+                recordsInHand.isEmpty
+                ? DecodingSession(options: DecodingOptions(self), rootAlone: [root])
+                : DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: recordsInHand)
+            return try session.materializeInHand(Value.self)
         } catch {
             throw CKCodableError.atEntryPoint(error, rootID: root.id)
         }
     }
 
-    /// Decodes the root of a session whose records are all in hand.
-    private func decode<Value: CKDecodable>(_ type: Value.Type, in session: DecodingSession) throws -> Value {
-        // Nearly every graph is shallow enough to decode each record inside its parent; a deeper one is walked
-        // first and decoded deepest first.
-        if let value = try session.materializeNested(Value.self) { return value }
-        try session.resolveInHand(Value.self)
-        return try session.materialize(Value.self)
-    }
 }
 
 /// The decoder's settings, copied once per call.
@@ -225,7 +220,10 @@ struct DecodingOptions {
     let nestedValueDecodingStrategy: CKRecordDecoder.NestedValueDecodingStrategy
     let nonFiniteFloatDecodingStrategy: CKRecordDecoder.NonFiniteFloatDecodingStrategy
     let locationDecodingStrategy: CKRecordDecoder.LocationDecodingStrategy
-    let userInfo: [CodingUserInfoKey: Any]
+    /// As the decoder has it: a `Decoder`'s `userInfo` (values of type `Any`) is converted from it when a model
+    /// asks (see ``DecodingSession/userInfo``), which few do; converting it for every decode cost more than the
+    /// rest of these settings.
+    let userInfo: [CodingUserInfoKey: any Sendable]
 
     init(_ decoder: CKRecordDecoder) {
         maximumDepth = decoder.maximumDepth
@@ -234,11 +232,6 @@ struct DecodingOptions {
         nestedValueDecodingStrategy = decoder.nestedValueDecodingStrategy
         nonFiniteFloatDecodingStrategy = decoder.nonFiniteFloatDecodingStrategy
         locationDecodingStrategy = decoder.locationDecodingStrategy
-        // Converting the dictionary's value type copies it; most decoders have none.
-        if decoder.userInfo.isEmpty {
-            userInfo = [:]
-        } else {
-            userInfo = decoder.userInfo
-        }
+        userInfo = decoder.userInfo
     }
 }

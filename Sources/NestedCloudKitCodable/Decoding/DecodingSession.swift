@@ -17,7 +17,15 @@ import Foundation
 /// of setting up a decode of one record.
 final class DecodingSession {
     let options: DecodingOptions
-    let root: CloudRecord
+    /// The records in hand, each once, where every decoder of a record reads it in place (by its index): a record
+    /// has many reference-counted parts, and a copy or a box of its own per record would cost as much as reading
+    /// it. A graph's records are taken as they are, without a copy. Records are only added between runs of a
+    /// model's initializer (while resolving), never during one, so a decoder's read is never invalidated.
+    @exclusivity(unchecked) private(set) var records: [CloudRecord] = []
+    /// The root record's index in ``records``.
+    @exclusivity(unchecked) private var rootRecord = 0
+    /// The root record, read in place.
+    var root: CloudRecord { _read { yield records[rootRecord] } }
     @exclusivity(unchecked) private(set) var probe: ProbeCollector?
 
     /// Every record the session has met, at a slot of its own: an ID is hashed once, when it is first met, and
@@ -25,7 +33,8 @@ final class DecodingSession {
     @exclusivity(unchecked) private var slotOfID: [CloudRecord.ID: Int] = [:]
     @exclusivity(unchecked) private var slots: [Slot] = []
     @exclusivity(unchecked) private var rootSlot = 0
-    /// The root's slot isn't in ``slotOfID`` yet: a decode of one record that meets no reference never hashes its ID.
+    /// The root has no slot yet (``slots`` is empty) and its ID isn't in ``slotOfID``: a decode of one record that
+    /// meets no reference never copies or hashes its ID. See ``indexRoot()``.
     @exclusivity(unchecked) private var isRootIndexPending = false
     /// How many records are in hand: what the record limit counts.
     @exclusivity(unchecked) private var recordCount = 0
@@ -51,14 +60,22 @@ final class DecodingSession {
     /// different records. They are fetched and the value built again.
     @exclusivity(unchecked) private(set) var unresolved: [Node] = []
 
+    /// The decoder's `userInfo` as a `Decoder` gives it, converted once, when a model first asks.
+    lazy var userInfo: [CodingUserInfoKey: Any] = options.userInfo.mapValues { $0 as Any }
+
     /// Thrown while materializing at a record that hasn't been fetched yet.
     struct NeedsMoreRecords: Error {}
 
     /// A record's value as a type, the error decoding it gave, or a mark that it is being decoded (to find cycles).
     private enum CacheEntry {
         case decoding
+        /// Decoded once, without keeping the value: nothing had reached the record before (see
+        /// ``decodeRecord(_:slot:at:nesting:)``).
+        case decodedOnce
         case decoded(any CKDecodable)
         case failed(any Error)
+
+        var isDecodedOnce: Bool { if case .decodedOnce = self { true } else { false } }
     }
 
     /// Records nested this deep are decoded one inside another (the stack grows with each); deeper graphs are
@@ -76,7 +93,8 @@ final class DecodingSession {
     /// What the session knows of one record.
     private struct Slot {
         let id: CloudRecord.ID
-        var record: RecordBox?
+        /// The record's index in ``records``, once it is in hand.
+        var record: Int?
         /// The database has no such record.
         var isMissing = false
         /// The current level's fetch asks for it.
@@ -90,7 +108,7 @@ final class DecodingSession {
         /// parent, and its value needn't be kept for another (see ``keepsValue(of:as:)``).
         var timesReached: Int32 = 0
 
-        init(id: CloudRecord.ID, record: RecordBox? = nil) {
+        init(id: CloudRecord.ID, record: Int? = nil) {
             self.id = id
             self.record = record
         }
@@ -116,36 +134,51 @@ final class DecodingSession {
         let type: TypeKey
     }
 
+    /// A session over a root record alone, the only record in hand (`records` holds just it): what most decodes
+    /// are.
+    ///
+    /// The caller makes the array, so the record is copied once, into it. Passed on its own, the record was copied
+    /// to be passed, copied into the array and released: a twentieth of decoding a flat record.
+    convenience init(options: DecodingOptions, rootAlone records: [CloudRecord]) {
+        self.init(options: options)
+        self.records = records
+        recordCount = records.count
+        isRootIndexPending = true
+    }
+
+    private init(options: DecodingOptions) {
+        self.options = options
+    }
+
     /// A session over a root record and the other records in hand.
     ///
     /// The records come as an array, not any sequence: a generic initializer isn't specialized for the caller's
     /// sequence across the module boundary, and walking even an empty sequence through witness tables was a
     /// measurable part of decoding one flat record.
-    init(options: DecodingOptions, root: CloudRecord, recordsInHand: [CloudRecord] = []) {
-        self.options = options
-        self.root = root
-        if !recordsInHand.isEmpty {
-            slotOfID.reserveCapacity(recordsInHand.count + 1)
-            slots.reserveCapacity(recordsInHand.count + 1)
+    convenience init(options: DecodingOptions, root: CloudRecord, recordsInHand: [CloudRecord]) {
+        guard !recordsInHand.isEmpty else {
+            self.init(options: options, rootAlone: [root])
+            return
         }
+        self.init(options: options)
+        records.reserveCapacity(recordsInHand.count + 1)
+        slotOfID.reserveCapacity(recordsInHand.count + 1)
+        slots.reserveCapacity(recordsInHand.count + 1)
         for record in recordsInHand { take(record) }
-        if slots.isEmpty {
-            slots.append(Slot(id: root.id, record: RecordBox(root)))
-            recordCount = 1
-            isRootIndexPending = true
-        } else {
-            rootSlot = take(root)
-        }
+        rootSlot = take(root)
+        // `take` put the root at its slot's index, replacing a record in hand with its ID.
+        if let index = slots[rootSlot].record { rootRecord = index }
     }
 
     /// A session over a graph's records, in hand, with the graph's index of them as the session's: each record's
     /// slot is its position, so no ID is hashed to start.
-    init(options: DecodingOptions, graph: CloudRecordGraph) {
-        self.options = options
-        root = graph.root
+    convenience init(options: DecodingOptions, graph: CloudRecordGraph) {
+        self.init(options: options)
+        records = graph.records
+        rootRecord = graph.records.count - 1
         slotOfID = graph.positions
         slots.reserveCapacity(graph.records.count)
-        for record in graph.records { slots.append(Slot(id: record.id, record: RecordBox(record))) }
+        for index in graph.records.indices { slots.append(Slot(id: graph.records[index].id, record: index)) }
         recordCount = graph.records.count
         rootSlot = graph.records.count - 1
     }
@@ -170,6 +203,8 @@ final class DecodingSession {
     private func indexRoot() {
         guard isRootIndexPending else { return }
         isRootIndexPending = false
+        rootSlot = slots.count
+        slots.append(Slot(id: root.id, record: rootRecord))
         slotOfID[root.id] = rootSlot
     }
 
@@ -180,8 +215,13 @@ final class DecodingSession {
     @discardableResult
     private func take(_ record: consuming CloudRecord) -> Int {
         let slot = slot(for: record.id)
-        if slots[slot].record == nil { recordCount += 1 }
-        slots[slot].record = RecordBox(record)
+        if let index = slots[slot].record {
+            records[index] = record
+        } else {
+            recordCount += 1
+            slots[slot].record = records.count
+            records.append(record)
+        }
         slots[slot].isMissing = false
         return slot
     }
@@ -193,7 +233,8 @@ final class DecodingSession {
             return false
         }
         recordCount += 1
-        slots[slot].record = RecordBox(record)
+        slots[slot].record = records.count
+        records.append(record)
         slots[slot].isMissing = false
         return true
     }
@@ -311,7 +352,7 @@ final class DecodingSession {
     }
 
     /// Resolves from the records in hand a graph too deep to decode each record inside its parent (see
-    /// ``materializeNested(_:)``): it is walked as `resolve` walks a database, without fetching, so that it can be
+    /// ``materializeInHand(_:)``): it is walked as `resolve` walks a database, without fetching, so that it can be
     /// decoded deepest first.
     func resolveInHand(_ type: any CKDecodable.Type) throws {
         guard root.hasReferences else { return }
@@ -391,6 +432,10 @@ final class DecodingSession {
         decodeDeepestFirst()
         var values: [Value] = []
         values.reserveCapacity(roots.count)
+        // A root decoded from the records in hand is put there only while it is decoded: a decoder reads its
+        // record from ``records``.
+        let rootsInHand = records.count
+        defer { records.removeSubrange(rootsInHand...) }
         for (index, (root, references)) in zip(roots, referencing).enumerated() {
             // A root that references others, or that another root references, goes through the cache, so that it
             // is decoded once; any other root is decoded from the record in hand.
@@ -399,7 +444,8 @@ final class DecodingSession {
             } else if !reachedRootSlots.isEmpty, let slot = reachedRootSlots[index], slots[slot].record != nil {
                 values.append(try decodeRecord(Value.self, slot: slot, at: .root, nesting: 0))
             } else {
-                values.append(try decode(Value.self, record: RecordBox(root), at: .root, nesting: 0))
+                records.append(root)
+                values.append(try decode(Value.self, record: records.count - 1, at: .root, nesting: 0))
             }
         }
         return values
@@ -419,6 +465,10 @@ final class DecodingSession {
             return typed
         case .failed(let error): throw error
         case .decoding: throw CKCodableError.referenceCycle(slots[slot].id, at: location(of: slots[slot].id, at: path))
+        case .decodedOnce:
+            // Callers decode the record again instead of asking for a value that wasn't kept.
+            throw CKCodableError.typeMismatch(
+                expected: "\(Value.self)", found: "a value not kept", at: location(of: slots[slot].id, at: path))
         }
     }
 
@@ -446,6 +496,7 @@ final class DecodingSession {
     }
 
     private func start(_ type: any CKDecodable.Type) -> [Node] {
+        indexRoot()
         let rootNode = Node(slot: rootSlot, type: type, path: .root, depth: 0)
         _ = visit(rootSlot, as: type)
         discovered.append(rootNode)
@@ -457,8 +508,8 @@ final class DecodingSession {
         var next: [Node] = []
         var needed: [Node] = []
         for node in frontier {
-            guard let box = slots[node.slot].record else { continue }
-            try forEachChild(of: box, as: node.type, at: node.path) { id, type, path in
+            guard let index = slots[node.slot].record else { continue }
+            try forEachChild(of: index, as: node.type, at: node.path) { id, type, path in
                 let slot = slot(for: id)
                 slots[slot].timesReached &+= 1
                 guard visit(slot, as: type) else { return }
@@ -498,10 +549,10 @@ final class DecodingSession {
     /// Calls `body` with each record a record's model decodes: from its type's schema, or by probing it (which
     /// records the schema); if the probe can't finish, every reference of the record that it didn't reach.
     private func forEachChild(
-        of box: RecordBox, as type: (any CKDecodable.Type)?, at path: CodingPath,
+        of index: Int, as type: (any CKDecodable.Type)?, at path: CodingPath,
         _ body: (_ id: CloudRecord.ID, _ type: (any CKDecodable.Type)?, _ path: CodingPath) throws -> Void
     ) throws {
-        let record = box.record
+        let record = records[index]
         guard record.hasReferences else { return }
         if let type, let schema = schemas[ObjectIdentifier(type)] {
             for (field, childType) in schema {
@@ -528,7 +579,7 @@ final class DecodingSession {
             let finished: Bool
             do {
                 _ = try initialize(
-                    type, from: ValueDecoder(session: self, source: .record(box), path: path, record: box, field: nil))
+                    type, from: ValueDecoder(session: self, source: .record, path: path, record: index, field: nil))
                 if let schema = collector.schema { schemas[ObjectIdentifier(type)] = schema }
                 finished = true
             } catch {
@@ -560,9 +611,12 @@ final class DecodingSession {
     // MARK: Materialize
 
     /// Decodes the root's value from the records in hand, each record inside its parent's initializer, without
-    /// walking the graph first; `nil` if records nest deeper than ``nestedDecodingDepthLimit``, which the graph must
-    /// then be resolved for. Walking a graph costs about as much as decoding it, and few are that deep.
-    func materializeNested<Value: CKDecodable>(_ type: Value.Type) throws -> Value? {
+    /// walking the graph first. Walking a graph costs about as much as decoding it, and few are deeper than
+    /// ``nestedDecodingDepthLimit``: only then is the graph resolved, and decoded deepest first.
+    ///
+    /// The value is returned as it is, never as an optional: an optional of a type known only at run time needs
+    /// its metadata looked up, which cost a twentieth of decoding a flat record.
+    func materializeInHand<Value: CKDecodable>(_ type: Value.Type) throws -> Value {
         do {
             let value = try materialize(Value.self)
             if !nestedTooDeep { return value }
@@ -572,34 +626,46 @@ final class DecodingSession {
         // Whatever the models made of the error (a `try?` can turn it into a nil), the values built are discarded.
         nestedTooDeep = false
         clearCache()
-        return nil
+        try resolveInHand(Value.self)
+        return try materialize(Value.self)
     }
 
     /// Decodes the root's value, every record deepest first.
     func materialize<Value: CKDecodable>(_ type: Value.Type) throws -> Value {
         probe = nil
         unresolved = []
+        // Nothing has met the root but this: no reference to it, no value of it, nothing to decode first.
+        if isRootIndexPending { return try decode(Value.self, record: rootRecord, at: .root, nesting: 0) }
         decodeDeepestFirst()
         // The root's value isn't cached (nothing else holds it), and is built as its own type, not boxed as any
         // model: unless a reference back to the root decoded it already, or is decoding it (a cycle).
-        if let entry = entry(rootSlot, as: TypeKey(Value.self)) {
+        if let entry = entry(rootSlot, as: TypeKey(Value.self)), !entry.isDecodedOnce {
             return try cached(entry, as: Value.self, slot: rootSlot, at: .root)
         }
         // A record that references the root needs it marked as being decoded, to find the cycle.
         if slots[rootSlot].timesReached > 0, slots[rootSlot].record != nil {
             return try decodeRecord(Value.self, slot: rootSlot, at: .root, nesting: 0)
         }
-        return try decode(Value.self, record: slots[rootSlot].record ?? RecordBox(root), at: .root, nesting: 0)
+        return try decode(Value.self, record: slots[rootSlot].record ?? rootRecord, at: .root, nesting: 0)
     }
 
     /// The value of a record, decoded once per type and cached; the result (value or error) is remembered, so a
     /// parent sees exactly what decoding the record on its own would give.
+    ///
+    /// Where references weren't counted (records in hand decoded without resolving, see ``materializeInHand(_:)``),
+    /// a struct's value is kept only once the record is reached a second time: most records of a graph are reached
+    /// once, and keeping each value boxed it as any model (an allocation) and copied it back, a fifth of decoding
+    /// a graph. A record reached again is decoded a second time, and its value kept from then on; the mark the
+    /// first decode leaves still finds a cycle. Where resolving counted the references, a record reached more than
+    /// once is kept from the first decode. A class instance is always kept, so that it is one instance however it
+    /// is reached.
     private func decodeRecord<Value: CKDecodable>(_ type: Value.Type, slot: Int, at path: CodingPath, nesting: Int)
         throws -> Value
     {
         let key = TypeKey(Value.self)
-        if let entry = entry(slot, as: key) { return try cached(entry, as: Value.self, slot: slot, at: path) }
-        guard let box = slots[slot].record else {
+        let earlier = entry(slot, as: key)
+        if let earlier, !earlier.isDecodedOnce { return try cached(earlier, as: Value.self, slot: slot, at: path) }
+        guard let index = slots[slot].record else {
             throw CKCodableError.missingRecord(slots[slot].id, at: location(of: slots[slot].id, at: path))
         }
         guard nesting <= Self.nestedDecodingDepthLimit else {
@@ -608,12 +674,14 @@ final class DecodingSession {
                 Self.nestedDecodingDepthLimit, at: location(of: slots[slot].id, at: path))
         }
         guard keepsValue(of: slot, as: Value.self) else {
-            return try decode(Value.self, record: box, at: path, nesting: nesting)
+            return try decode(Value.self, record: index, at: path, nesting: nesting)
         }
+        let keepsThisValue =
+            earlier != nil || slots[slot].timesReached > 0 || keepsEveryValue || Value.self is AnyClass
         setEntry(.decoding, slot, as: key)
         do {
-            let value = try decode(Value.self, record: box, at: path, nesting: nesting)
-            setEntry(.decoded(value), slot, as: key)
+            let value = try decode(Value.self, record: index, at: path, nesting: nesting)
+            setEntry(keepsThisValue ? .decoded(value) : .decodedOnce, slot, as: key)
             return value
         } catch {
             setEntry(.failed(error), slot, as: key)
@@ -632,22 +700,22 @@ final class DecodingSession {
 
     /// Runs the model's initializer on a record, and checks the record's type.
     private func decode<Value: CKDecodable>(
-        _ type: Value.Type, record box: RecordBox, at path: CodingPath, nesting: Int
+        _ type: Value.Type, record index: Int, at path: CodingPath, nesting: Int
     )
         throws -> Value
     {
         let decoder = ValueDecoder(
-            session: self, source: .record(box), path: path, record: box, field: nil, nesting: nesting)
+            session: self, source: .record, path: path, record: index, field: nil, nesting: nesting)
         let value: Value
         do {
             value = try initialize(type, from: decoder)
         } catch {
-            throw CKCodableError.fromModel(error, recordID: box.record.id, recordPath: path)
+            throw CKCodableError.fromModel(error, recordID: records[index].id, recordPath: path)
         }
-        guard value.cloudKitRecordType == box.record.recordType else {
+        guard value.cloudKitRecordType == records[index].recordType else {
             throw CKCodableError.recordTypeMismatch(
-                expected: value.cloudKitRecordType, found: box.record.recordType,
-                at: location(of: box.record.id, at: path))
+                expected: value.cloudKitRecordType, found: records[index].recordType,
+                at: location(of: records[index].id, at: path))
         }
         return value
     }
@@ -673,21 +741,15 @@ final class DecodingSession {
     private static func initialize<Mapped: CloudRecordDecodable, Value>(
         _ mapped: Mapped.Type, as type: Value.Type, from decoder: ValueDecoder
     ) throws -> Value {
-        // Mapped is Value, opened from its conformance. Checked so, the value needs no dynamic cast (nor the
-        // metadata of an optional to cast into).
+        // Mapped is Value, opened from its conformance.
         guard Mapped.self == Value.self else {
             throw CKCodableError.typeMismatch(expected: "\(Value.self)", found: "\(Mapped.self)", at: decoder.location)
         }
-        // Made in place as the type it is: `unsafeBitCast` would copy it, a retain and a release of each of its
-        // fields, which for a flat model cost a sixth of decoding it.
-        return try withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-            guard let slot = buffer.baseAddress else {
-                return unsafeBitCast(try Mapped(fields: CloudRecordReader(decoder: decoder)), to: Value.self)
-            }
-            UnsafeMutableRawPointer(slot).initializeMemory(
-                as: Mapped.self, to: try Mapped(fields: CloudRecordReader(decoder: decoder)))
-            return slot.move()
-        }
+        // So the cast can't fail, and it moves the value: the runtime casts a type to itself by taking the value as
+        // it is. `unsafeBitCast` would copy it (a retain and a release of each of its fields, a sixth of decoding a
+        // flat model); `as?` needs the metadata of an optional, and a buffer to build the value in place its own,
+        // each looked up in the runtime's table on every call.
+        return try Mapped(fields: CloudRecordReader(decoder: decoder)) as! Value
     }
 
     /// The value of a referenced record, or `nil` if the record doesn't exist. While probing, a placeholder.
@@ -770,14 +832,6 @@ final class DecodingSession {
     private func location(of id: CloudRecord.ID, at path: CodingPath) -> DecodingLocation {
         DecodingLocation(path: path, recordID: id, field: nil)
     }
-}
-
-/// A record as a decode keeps it: one reference to share, where a `CloudRecord` copied into each decoder and
-/// source would retain each of its parts.
-final class RecordBox {
-    let record: CloudRecord
-
-    init(_ record: CloudRecord) { self.record = record }
 }
 
 /// What a probe of one record found: the records its model decodes, as which types, and from which fields.

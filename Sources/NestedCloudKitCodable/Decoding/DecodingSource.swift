@@ -2,9 +2,9 @@ import Foundation
 
 /// Where a value being decoded comes from.
 enum DecodingSource {
-    /// A record's fields: the source of a `CKDecodable` value. Boxed, as the session keeps it: a record has
-    /// many reference-counted parts, and a decoder per record would otherwise copy each of them.
-    case record(RecordBox)
+    /// The decoder's record's fields: the source of a `CKDecodable` value. The decoder reads the record where the
+    /// session keeps it: a record has many reference-counted parts, and a copy per decoder would retain each.
+    case record
     /// A field's value: a scalar, a list, or JSON text of an embedded value.
     case value(CloudValue)
     /// A value inside embedded JSON.
@@ -19,7 +19,7 @@ enum DecodingSource {
     /// What the source holds, for error messages.
     var kindDescription: String {
         switch self {
-        case .record(let box): "a \(box.record.recordType) record"
+        case .record: "a record"
         case .value(let value): "a \(value.kind) field"
         case .json(let json): json.kindDescription
         case .flattened: "flattened fields"

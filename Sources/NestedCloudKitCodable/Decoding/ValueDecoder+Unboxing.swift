@@ -10,7 +10,7 @@ extension ValueDecoder {
             guard case .value(.reference(let reference)) = source else {
                 if case .absent = source { throw missingValue() }
                 throw CKCodableError.typeMismatch(
-                    expected: "a reference to a \(T.self) record", found: source.kindDescription, at: location)
+                    expected: "a reference to a \(T.self) record", found: sourceDescription, at: location)
             }
             guard
                 let value = try session.decodeReferenced(
@@ -81,7 +81,7 @@ extension ValueDecoder {
 
     private func mismatch(_ expected: String) -> CKCodableError {
         if case .absent = source { return missingValue() }
-        return CKCodableError.typeMismatch(expected: expected, found: source.kindDescription, at: location)
+        return CKCodableError.typeMismatch(expected: expected, found: sourceDescription, at: location)
     }
 
     func unboxString() throws -> String {

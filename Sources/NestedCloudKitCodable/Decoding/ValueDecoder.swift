@@ -6,8 +6,9 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     let session: DecodingSession
     let source: DecodingSource
     let path: CodingPath
-    /// The record the value belongs to, for errors and flattened fields; every decoder of the record shares it.
-    let recordBox: RecordBox
+    /// The index in the session's ``DecodingSession/records`` of the record the value belongs to, for errors and
+    /// flattened fields.
+    let recordIndex: Int
     /// The record field the value belongs to, for errors.
     let field: String?
     /// How many records are being decoded one inside another at this point.
@@ -17,33 +18,38 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     @exclusivity(unchecked) var fieldHint = 0
 
     init(
-        session: DecodingSession, source: DecodingSource, path: CodingPath, record: RecordBox, field: String?,
+        session: DecodingSession, source: DecodingSource, path: CodingPath, record: Int, field: String?,
         nesting: Int = 0
     ) {
         self.session = session
         self.source = source
         self.path = path
-        self.recordBox = record
+        self.recordIndex = record
         self.field = field
         self.nesting = nesting
     }
 
     /// The record the value belongs to, read in place: a getter would copy the record (a retain and a release of
     /// each of its parts) on every field read.
-    var record: CloudRecord { _read { yield recordBox.record } }
+    var record: CloudRecord { _read { yield session.records[recordIndex] } }
     /// The value of a field of the record, looked up from where the last lookup ended, read in place.
     func fieldValue(named name: String) -> CloudValue? {
-        recordBox.record.fields.value(named: name, hint: &fieldHint)
+        session.records[recordIndex].fields.value(named: name, hint: &fieldHint)
     }
 
     var codingPath: [any CodingKey] { path.keys }
-    var userInfo: [CodingUserInfoKey: Any] { session.options.userInfo }
+    var userInfo: [CodingUserInfoKey: Any] { session.userInfo }
     var options: DecodingOptions { session.options }
     var location: DecodingLocation { DecodingLocation(path: path, recordID: record.id, field: field) }
+    /// What the source holds, for error messages: a record by its type.
+    var sourceDescription: String {
+        if case .record = source { return "a \(record.recordType) record" }
+        return source.kindDescription
+    }
 
     /// A decoder for a value inside this one.
     func child(_ source: DecodingSource, at path: CodingPath, field: String?) -> ValueDecoder {
-        ValueDecoder(session: session, source: source, path: path, record: recordBox, field: field, nesting: nesting)
+        ValueDecoder(session: session, source: source, path: path, record: recordIndex, field: field, nesting: nesting)
     }
 
     // MARK: Containers
@@ -70,7 +76,7 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
             storage = .json(object)
         case .absent: throw missingValue()
         default:
-            throw CKCodableError.typeMismatch(expected: "a keyed value", found: source.kindDescription, at: location)
+            throw CKCodableError.typeMismatch(expected: "a keyed value", found: sourceDescription, at: location)
         }
         return KeyedDecodingContainer(ValueKeyedContainer<Key>(decoder: self, storage: storage))
     }
@@ -89,7 +95,7 @@ final class ValueDecoder: Decoder, SingleValueDecodingContainer {
         case .absent:
             // CloudKit can't store an empty list, so a missing list is an empty one.
             elements = .none
-        default: throw CKCodableError.typeMismatch(expected: "a list", found: source.kindDescription, at: location)
+        default: throw CKCodableError.typeMismatch(expected: "a list", found: sourceDescription, at: location)
         }
         return ValueUnkeyedContainer(decoder: self, elements: elements)
     }

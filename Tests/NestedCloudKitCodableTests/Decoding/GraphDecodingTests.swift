@@ -89,6 +89,27 @@ struct GraphDecodingTests {
         #expect(counts["counted-alone"] == 1)
     }
 
+    struct ThreeHolder: CKCodable, Identifiable, Equatable {
+        var id: String
+        var first: CountedLeaf
+        var second: CountedLeaf
+        var third: CountedLeaf
+        var alone: CountedLeaf
+    }
+
+    /// Decoded from records in hand, nothing counts references first: a struct's record is decoded once, and a
+    /// second time only when a second parent reaches it, whose value the third parent then shares.
+    @Test func aRecordInHandIsDecodedOnceUnlessSharedAndThenTwice() throws {
+        let shared = CountedLeaf(id: "in-hand-shared")
+        let holder = ThreeHolder(
+            id: "three", first: shared, second: shared, third: shared, alone: CountedLeaf(id: "in-hand-alone"))
+        let graph = try CKRecordEncoder().encodeGraph(holder)
+        #expect(try CKRecordDecoder().decode(ThreeHolder.self, from: graph) == holder)
+        let counts = Self.decodedNames.withLock { $0 }
+        #expect(counts["in-hand-shared"] == 2)
+        #expect(counts["in-hand-alone"] == 1)
+    }
+
     struct CountedNode: CKCodable, Identifiable, Equatable {
         var id: String
         var children: [CountedNode]
