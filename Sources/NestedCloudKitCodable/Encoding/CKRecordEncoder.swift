@@ -96,14 +96,19 @@ public struct CKRecordEncoder: Sendable {
     }
 }
 
-/// The encoder's settings, copied once per call and passed down to every container.
-struct EncodingOptions {
+/// The encoder's settings, read once per call and shared by every record's writer and container: a class, so that
+/// handing them to each record's writer is one retain, not one per setting.
+final class EncodingOptions {
     let zoneID: CloudRecord.ZoneID
     let dataEncodingStrategy: CKRecordEncoder.DataEncodingStrategy
     let nestedValueEncodingStrategy: CKRecordEncoder.NestedValueEncodingStrategy
     let decimalEncodingStrategy: CKRecordEncoder.DecimalEncodingStrategy
     let nonFiniteFloatEncodingStrategy: CKRecordEncoder.NonFiniteFloatEncodingStrategy
-    let userInfo: [CodingUserInfoKey: Any]
+    /// As the encoder has it: an `Encoder`'s `userInfo` (values of type `Any`) is converted from it when a model
+    /// asks (see ``encoderUserInfo``), which few do.
+    let userInfo: [CodingUserInfoKey: any Sendable]
+    /// The `userInfo` as an `Encoder` gives it, converted once, when a model first asks.
+    lazy var encoderUserInfo: [CodingUserInfoKey: Any] = userInfo.mapValues { $0 as Any }
 
     init(_ encoder: CKRecordEncoder) {
         zoneID = encoder.zoneID

@@ -38,25 +38,17 @@ final class GraphEncoder {
         var timesQueued = 0
         var index: Int?
     }
-    /// What the encoder needs of a model type: its declared options, and its mapping if it has one (used instead
-    /// of `Encodable`).
-    private struct TypeInfo {
-        let options: CloudFieldOptions
-        let mapping: (any CloudRecordEncodable.Type)?
-    }
     /// The root is queued, but its ID isn't in ``entries`` yet: a value with no nested values never hashes it.
     @exclusivity(unchecked) private var isRootIndexPending = false
     @exclusivity(unchecked) private var queuedInstances: Set<ObjectIdentifier> = []
-    /// The type met last, and every other type met: a graph of one type never makes the table.
-    @exclusivity(unchecked) private var lastTypeInfo: (type: ObjectIdentifier, info: TypeInfo)?
-    @exclusivity(unchecked) private var typeInfoByType: [ObjectIdentifier: TypeInfo] = [:]
+    /// The model type met last, what it declares and its template: a list of nested values is of one type, and
+    /// is encoded without looking its type up again.
+    @exclusivity(unchecked) private var lastType: LastType?
     @exclusivity(unchecked) private var recordIDsOfInstances: [ObjectIdentifier: CloudRecord.ID] = [:]
     /// Whether the record being encoded is the root's.
     @exclusivity(unchecked) private var isEncodingRoot = true
     /// Whether no record other than the root's has a reference (see ``rootReferencesFollowRecords()``).
     @exclusivity(unchecked) private var recordsAreInQueueOrder = true
-    /// What the last record of the type encoded last wrote (a list of nested values is of one type).
-    @exclusivity(unchecked) private var lastTemplate: (type: ObjectIdentifier, template: RecordTemplate)?
     /// The record type a nested value had last, known to be valid.
     @exclusivity(unchecked) private var lastValidRecordType: String?
     /// Whether the record being encoded queues its nested values (`false` while only comparing a duplicate).
@@ -140,16 +132,17 @@ final class GraphEncoder {
     private func encodeRecord(of pending: PendingRecord) throws {
         let value = pending.value
         let valueType = Swift.type(of: value)
-        let type = typeInfo(of: valueType)
-        let fieldOptions = RecordFieldOptions(declared: type.options, value: value)
         let typeKey = ObjectIdentifier(valueType)
-        let template = template(for: typeKey)
+        let (type, template) = modelType(of: valueType, key: typeKey)
+        let fieldOptions = RecordFieldOptions.of(value, type: type)
         let record: CloudRecord
+        var keysOutsideTemplate: [String]?
         if let mapped = try mappedRecord(
-            of: pending, mapping: type.mapping, fieldOptions: fieldOptions, template: template)
+            of: pending, mapping: type.mapping, fieldOptions: fieldOptions, template: template,
+            keysOutsideTemplate: &keysOutsideTemplate)
         {
-            record = mapped.record
-            if let keys = mapped.keysOutsideTemplate {
+            record = mapped
+            if let keys = keysOutsideTemplate {
                 remember(RecordTemplate(keys: keys, fieldNames: record.fields.names), for: typeKey)
             }
         } else {
@@ -191,47 +184,52 @@ final class GraphEncoder {
         return nil
     }
 
-    /// The record of a value whose type has a record mapping, written through it, with the keys it wrote if they
-    /// didn't follow the template; `nil` for any other value.
+    /// The record of a value whose type has a record mapping, written through it, with the keys it wrote in
+    /// `keysOutsideTemplate` if they didn't follow the template; `nil` for any other value. (The keys aren't
+    /// returned with the record: taking the record out of a tuple copied it.)
     private func mappedRecord(
         of pending: PendingRecord, mapping: (any CloudRecordEncodable.Type)?, fieldOptions: RecordFieldOptions,
-        template: RecordTemplate
-    ) throws -> (record: CloudRecord, keysOutsideTemplate: [String]?)? {
+        template: RecordTemplate, keysOutsideTemplate: inout [String]?
+    ) throws -> CloudRecord? {
         guard let mapping else { return nil }
         var writer = CloudRecordWriter(
             graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
             fieldOptions: fieldOptions, template: template)
         guard try mapping.encodeFields(of: pending.value, to: &writer) else { return nil }
         let record = try writer.finish(pending.value)
-        return (record, writer.followedTemplate ? nil : writer.writtenKeys)
+        if !writer.followedTemplate { keysOutsideTemplate = writer.writtenKeys }
+        return record
     }
 
-    /// The template of a model type: the last one this encode used, or the process's.
-    private func template(for type: ObjectIdentifier) -> RecordTemplate {
-        if let last = lastTemplate, last.type == type { return last.template }
-        let template = RecordTemplates.shared.template(for: type) ?? RecordTemplate()
-        lastTemplate = (type, template)
-        return template
+    /// The model type met last: what it declares, and the template of its last record.
+    private struct LastType {
+        let key: ObjectIdentifier
+        let type: EncodedModelType
+        var template: RecordTemplate
+    }
+
+    /// What a model type declares and its template: the last type's, or the process's (one lock for both).
+    private func modelType(of type: any CKEncodable.Type, key: ObjectIdentifier) -> (
+        EncodedModelType, RecordTemplate
+    ) {
+        if let last = lastType, last.key == key { return (last.type, last.template) }
+        let entry = EncodedModelTypes.shared.entry(for: key)
+        let modelType: EncodedModelType
+        if let known = entry.type {
+            modelType = known
+        } else {
+            modelType = EncodedModelType(type)
+            EncodedModelTypes.shared.set(modelType, for: key)
+        }
+        let template = entry.template ?? RecordTemplate()
+        lastType = LastType(key: key, type: modelType, template: template)
+        return (modelType, template)
     }
 
     /// Makes a template the type's, in this encode and in the process.
     private func remember(_ template: RecordTemplate, for type: ObjectIdentifier) {
-        lastTemplate = (type, template)
-        RecordTemplates.shared.set(template, for: type)
-    }
-
-    /// A type's declared options and its record mapping, looked up once per type and encode.
-    private func typeInfo(of type: any CKEncodable.Type) -> TypeInfo {
-        let key = ObjectIdentifier(type)
-        if let last = lastTypeInfo {
-            if last.type == key { return last.info }
-            typeInfoByType[last.type] = last.info
-        }
-        let info =
-            typeInfoByType[key]
-            ?? TypeInfo(options: type.cloudKitFieldOptions, mapping: type as? any CloudRecordEncodable.Type)
-        lastTypeInfo = (key, info)
-        return info
+        if lastType?.key == type { lastType?.template = template }
+        EncodedModelTypes.shared.set(template, for: type)
     }
 
     /// Whether the root's references, in field order, are exactly the other records in the order they were

@@ -17,7 +17,7 @@ final class NodeEncoder: Encoder, SingleValueEncodingContainer {
     }
 
     var codingPath: [any CodingKey] { path.keys }
-    var userInfo: [CodingUserInfoKey: Any] { context.graph.options.userInfo }
+    var userInfo: [CodingUserInfoKey: Any] { context.graph.options.encoderUserInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         let object: ObjectBuilder

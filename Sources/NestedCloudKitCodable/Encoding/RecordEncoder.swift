@@ -50,7 +50,7 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     }
 
     var codingPath: [any CodingKey] { path.keys }
-    var userInfo: [CodingUserInfoKey: Any] { graph.options.userInfo }
+    var userInfo: [CodingUserInfoKey: Any] { graph.options.encoderUserInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(RecordKeyedContainer(encoder: self))

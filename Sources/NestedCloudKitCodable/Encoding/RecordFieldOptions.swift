@@ -2,7 +2,10 @@ import Foundation
 
 /// The storage options of one record: its type's ``CloudFieldOptions`` merged with version 1.0's instance
 /// methods, the declared options winning.
-struct RecordFieldOptions {
+///
+/// A class, immutable: nearly every value adds nothing through the instance methods, so its records share their
+/// type's options (see ``EncodedModelType``), and a record's writer holds them with one retain, not five.
+final class RecordFieldOptions: Sendable {
     let referenceActions: [String: CloudReference.Action]
     let assetFields: Set<String>
     let encryptedFields: Set<String>
@@ -10,9 +13,29 @@ struct RecordFieldOptions {
     /// The names given as strings, to check against the keys the value encodes.
     let namesToCheck: Set<String>
 
-    init(declared: CloudFieldOptions, value: any CKRecordRepresentable) {
+    /// The options of a type's values that add none of their own.
+    init(declared: CloudFieldOptions) {
+        referenceActions = declared.referenceActions
+        assetFields = declared.assetFields
+        encryptedFields = declared.encryptedFields
+        ignoredFields = declared.ignoredFields
+        namesToCheck = declared.namesToCheck
+    }
+
+    /// The options of one value: its type's, unless the value adds some through the instance methods.
+    static func of(_ value: any CKRecordRepresentable, type: EncodedModelType) -> RecordFieldOptions {
         let instanceActions = value.referenceActions()
         let instanceIgnored = value.ignoredProperties()
+        guard instanceActions.isEmpty, instanceIgnored.isEmpty else {
+            return RecordFieldOptions(
+                declared: type.options, instanceActions: instanceActions, instanceIgnored: instanceIgnored)
+        }
+        return type.fieldOptions
+    }
+
+    private init(
+        declared: CloudFieldOptions, instanceActions: [String: CloudReference.Action], instanceIgnored: [String]
+    ) {
         referenceActions =
             instanceActions.isEmpty
             ? declared.referenceActions
@@ -20,10 +43,7 @@ struct RecordFieldOptions {
         assetFields = declared.assetFields
         encryptedFields = declared.encryptedFields
         ignoredFields = instanceIgnored.isEmpty ? declared.ignoredFields : declared.ignoredFields.union(instanceIgnored)
-        namesToCheck =
-            instanceActions.isEmpty && instanceIgnored.isEmpty
-            ? declared.namesToCheck
-            : declared.namesToCheck.union(instanceActions.keys).union(instanceIgnored)
+        namesToCheck = declared.namesToCheck.union(instanceActions.keys).union(instanceIgnored)
     }
 
     /// The reference action of a field: its declared one, or ``CloudReference/Action/none``.

@@ -57,7 +57,7 @@ public struct CloudRecordWriter {
     public var codingPath: [any CodingKey] { path.keys }
 
     /// The encoder's ``CKRecordEncoder/userInfo``.
-    public var userInfo: [CodingUserInfoKey: Any] { graph.options.userInfo }
+    public var userInfo: [CodingUserInfoKey: Any] { graph.options.encoderUserInfo }
 
     // MARK: Common values
 
