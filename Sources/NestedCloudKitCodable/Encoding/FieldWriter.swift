@@ -61,9 +61,6 @@ struct FieldWriter {
 
     /// The record, once it is known to fit CloudKit's size limit. A record that exists on the server clears the
     /// fields whose values are `nil`; a new record has nothing to clear.
-    ///
-    /// The record is moved out, and the writer left with an empty one: it is done writing, and a copy would retain
-    /// each part of the record only for the writer to release them.
     mutating func finish(at path: CodingPath) throws -> CloudRecord {
         let total = fieldDataSize
         guard total <= RecordValidator.maximumRecordSize else {
@@ -76,9 +73,7 @@ struct FieldWriter {
                 at: path
             )
         }
-        if record.systemFields != nil { record.clearedFieldNames = clearedFieldNames }
-        var finished = CloudRecord(recordType: "", id: record.id)
-        swap(&finished, &record)
-        return finished
+        if record.hasSystemFields { record.clearedFieldNames = clearedFieldNames }
+        return record
     }
 }

@@ -29,14 +29,26 @@ final class GraphEncoder {
     let options: EncodingOptions
     /// The finished records, in the order they were finished.
     @exclusivity(unchecked) private var records: [CloudRecord] = []
-    /// For each record ID: how often it was queued, and where its finished record is. One dictionary, so each
-    /// step costs one lookup.
+    /// For each record ID: how often it was queued, and where it was queued first. Looked up once per value,
+    /// when it is queued: the queue carries the answer to where the value's record goes.
     @exclusivity(unchecked) private var entries: [CloudRecord.ID: Entry] = [:]
-    @exclusivity(unchecked) private var queue: [(record: PendingRecord, checksNestedValues: Bool)] = []
+    @exclusivity(unchecked) private var queue: [Queued] = []
+    /// For each position of the queue encoded so far, the index in ``records`` of its record: a value queued again
+    /// finds the first one's record here, by the position its entry gave it, without looking its ID up again.
+    @exclusivity(unchecked) private var recordIndexOfQueued: [Int] = []
 
     private struct Entry {
         var timesQueued = 0
-        var index: Int?
+        /// The queue position of the first value queued with the ID.
+        let firstQueued: Int
+    }
+
+    private struct Queued {
+        let record: PendingRecord
+        /// Whether the record's nested values are queued too (not once an ID has come back many times).
+        let checksNestedValues: Bool
+        /// The queue position of the first value with the record's ID: this one's own, unless it came back.
+        let firstQueued: Int
     }
     /// The root is queued, but its ID isn't in ``entries`` yet: a value with no nested values never hashes it.
     @exclusivity(unchecked) private var isRootIndexPending = false
@@ -65,15 +77,15 @@ final class GraphEncoder {
     func encodeRecords(root: any CKEncodable) throws -> [CloudRecord] {
         let rootRecord = try pendingRecord(for: root, at: .root)
         if let instance = rootRecord.instance { queuedInstances.insert(instance) }
-        queue.append((rootRecord, true))
+        queue.append(Queued(record: rootRecord, checksNestedValues: true, firstQueued: 0))
         isRootIndexPending = true
         var next = 0
         while next < queue.count {
-            let (pending, checksNestedValues) = queue[next]
+            let queued = queue[next]
             next += 1
-            queuesNestedValues = checksNestedValues
+            queuesNestedValues = queued.checksNestedValues
             isEncodingRoot = next == 1
-            try encodeRecord(of: pending)
+            try encodeRecord(of: queued.record, firstQueued: queued.firstQueued)
         }
         // A value with no nested values, the most common, is its one record.
         guard records.count > 1 else { return records }
@@ -83,7 +95,9 @@ final class GraphEncoder {
             records.append(records.removeFirst())
             return records
         }
-        return RecordOrdering.dependencyOrder(of: records) { entries[$0]?.index }
+        return RecordOrdering.dependencyOrder(of: records) { id in
+            entries[id].map { recordIndexOfQueued[$0.firstQueued] }
+        }
     }
 
     /// The record identity of a nested value, validated; the value is queued by ``enqueue(_:)`` when the field
@@ -125,11 +139,15 @@ final class GraphEncoder {
             guard queuedInstances.insert(instance).inserted else { return }
         }
         indexRoot()
-        let times = Self.countQueued(&entries[pending.recordID, default: Entry()])
-        queue.append((pending, times < Self.nestedChecksPerRecord))
+        let position = queue.count
+        let first = Self.countQueued(&entries[pending.recordID, default: Entry(firstQueued: position)])
+        queue.append(
+            Queued(
+                record: pending, checksNestedValues: first.times < Self.nestedChecksPerRecord,
+                firstQueued: first.position))
     }
 
-    private func encodeRecord(of pending: PendingRecord) throws {
+    private func encodeRecord(of pending: PendingRecord, firstQueued: Int) throws {
         let value = pending.value
         let valueType = Swift.type(of: value)
         let typeKey = ObjectIdentifier(valueType)
@@ -164,8 +182,12 @@ final class GraphEncoder {
             return
         }
         // A value reached again (a shared child, a diamond) gives one record; a different value with the same ID
-        // would silently overwrite the first on save, so it is an error. One lookup finds and claims the position.
-        if let index = Self.claimIndex(&entries[pending.recordID, default: Entry()], records.count) {
+        // would silently overwrite the first on save, so it is an error. The first value with the ID was queued,
+        // and so encoded, before any other.
+        let position = recordIndexOfQueued.count
+        if firstQueued < position {
+            let index = recordIndexOfQueued[firstQueued]
+            recordIndexOfQueued.append(index)
             let existing = records[index]
             guard existing == record else {
                 throw CKCodableError.conflictingRecordID(
@@ -174,14 +196,8 @@ final class GraphEncoder {
             }
             return
         }
+        recordIndexOfQueued.append(records.count)
         records.append(record)
-    }
-
-    /// The entry's record position if it has one; otherwise sets it to `index` and returns `nil`.
-    private static func claimIndex(_ entry: inout Entry, _ index: Int) -> Int? {
-        if let existing = entry.index { return existing }
-        entry.index = index
-        return nil
     }
 
     /// The record of a value whose type has a record mapping, written through it, with the keys it wrote in
@@ -196,9 +212,8 @@ final class GraphEncoder {
             graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
             fieldOptions: fieldOptions, template: template)
         guard try mapping.encodeFields(of: pending.value, to: &writer) else { return nil }
-        let record = try writer.finish(pending.value)
         if !writer.followedTemplate { keysOutsideTemplate = writer.writtenKeys }
-        return record
+        return try writer.finish(pending.value)
     }
 
     /// The model type met last: what it declares, and the template of its last record.
@@ -258,13 +273,13 @@ final class GraphEncoder {
     private func indexRoot() {
         guard isRootIndexPending, let root = queue.first?.record else { return }
         isRootIndexPending = false
-        // Only while the root is encoded can it be indexed late: it is the first record, if finished yet.
-        entries[root.recordID] = Entry(timesQueued: 1, index: records.isEmpty ? nil : 0)
+        // The root is the first value queued.
+        entries[root.recordID] = Entry(timesQueued: 1, firstQueued: 0)
     }
 
-    /// Counts one more queuing of an entry, in place; returns the count before.
-    private static func countQueued(_ entry: inout Entry) -> Int {
+    /// Counts one more queuing of an entry, in place; returns the count before, and where the ID was queued first.
+    private static func countQueued(_ entry: inout Entry) -> (times: Int, position: Int) {
         defer { entry.timesQueued += 1 }
-        return entry.timesQueued
+        return (entry.timesQueued, entry.firstQueued)
     }
 }

@@ -136,9 +136,9 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
                 }
             }
         }
+        followedKnownNames = writer.followedKnownNames
         var record = try writer.finish(at: path)
         try fieldOptions.encrypt(&record, at: path)
-        followedKnownNames = writer.followedKnownNames
         return record
     }
 

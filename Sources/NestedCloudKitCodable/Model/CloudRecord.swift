@@ -51,6 +51,9 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
     /// The system fields, boxed: they are large and rarely read, and records are copied often.
     private var systemFieldsBox: SystemFieldsBox?
 
+    /// Whether the record has system fields, without copying them out of their box.
+    var hasSystemFields: Bool { systemFieldsBox != nil }
+
     private final class SystemFieldsBox: Sendable {
         let value: SystemFields
         init(_ value: SystemFields) { self.value = value }
