@@ -121,10 +121,11 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     func makeRecord() throws -> CloudRecord {
         if isNotKeyed { throw CKCodableError.recordNotKeyed(recordType: recordType, recordID: recordID, at: path) }
         var writer = FieldWriter(
-            record: CloudRecord(recordType: recordType, id: recordID, systemFields: systemFields),
+            record: CloudRecord(
+                recordType: recordType, id: recordID, fields: CloudRecord.Fields(capacity: slots.count),
+                systemFields: systemFields),
             graph: graph, knownNames: template.fieldNames
         )
-        writer.record.fields.reserveCapacity(slots.count)
         let mapper = FieldMapper(options: graph.options, assetFields: fieldOptions.assetFields)
         for slot in slots {
             let name = slot.name

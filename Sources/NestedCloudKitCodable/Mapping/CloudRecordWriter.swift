@@ -43,12 +43,13 @@ public struct CloudRecordWriter {
         self.fieldOptions = fieldOptions
         knownKeys = template.keys
         mapper = FieldMapper(options: graph.options, assetFields: fieldOptions.assetFields)
-        fields = FieldWriter(
-            record: CloudRecord(recordType: recordType, id: recordID), graph: graph, knownNames: template.fieldNames)
-        // As many fields as the type's last record had, or room for most models' before one has been written:
+        // Room for as many fields as the type's last record had, or for most models' before one has been written:
         // growing the list from empty would copy it four times, and room for sixteen fields in every small record
         // of a graph cost a twentieth of encoding it.
-        fields.record.fields.reserveCapacity(template.fieldNames.isEmpty ? 16 : template.fieldNames.count)
+        let capacity = template.fieldNames.isEmpty ? 16 : template.fieldNames.count
+        fields = FieldWriter(
+            record: CloudRecord(recordType: recordType, id: recordID, fields: CloudRecord.Fields(capacity: capacity)),
+            graph: graph, knownNames: template.fieldNames)
     }
 
     /// The ID of the record being written.

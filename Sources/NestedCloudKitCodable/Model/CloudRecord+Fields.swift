@@ -23,6 +23,13 @@ extension CloudRecord {
             entries = []
         }
 
+        /// Creates an empty set of fields with room for `capacity` of them: what an encoder that knows how many
+        /// fields a record will have starts from, so the list is allocated once, at its size.
+        package init(capacity: Int) {
+            entries = []
+            entries.reserveCapacity(capacity)
+        }
+
         /// Creates fields from name and value pairs, in order; a repeated name keeps its first position and its
         /// last value.
         public init<S: Sequence>(_ fields: S) where S.Element == (String, CloudValue) {

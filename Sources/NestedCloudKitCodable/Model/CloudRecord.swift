@@ -66,7 +66,7 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
     ///   - id: The record's ID.
     ///   - fields: The record's fields, in order.
     ///   - systemFields: The server's system fields, for a record that has been saved before.
-    public init(recordType: String, id: ID, fields: Fields = [:], systemFields: SystemFields? = nil) {
+    public init(recordType: String, id: ID, fields: Fields = Fields(), systemFields: SystemFields? = nil) {
         self.recordType = recordType
         self.id = id
         self.fields = fields
