@@ -41,6 +41,9 @@ public protocol CKRecordRepresentable {
     ///
     /// See ``CloudFieldOptions``. Options given here win over those of the instance methods below, which
     /// remain for version 1.0's models.
+    ///
+    /// The encoder reads this once per type and process, the first time it encodes a value of the type, so it
+    /// should always give the same options.
     static var cloudKitFieldOptions: CloudFieldOptions { get }
 
     /// The names of properties (their coding keys) that are not stored in the record. Defaults to none.
