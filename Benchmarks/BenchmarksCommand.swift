@@ -30,7 +30,8 @@ struct BenchmarksCommand: AsyncParsableCommand {
 
     func run() async throws {
         let sizes = quick ? Sizes.quick : Sizes.full
-        let workloads = Workloads(sizes: sizes, harness: Harness(repetitions: quick ? 3 : 7, warmups: 1))
+        let workloads = Workloads(
+            sizes: sizes, harness: Harness(repetitions: quick ? 3 : 7, warmups: 1, minimumSeconds: quick ? 0 : 1))
         var results: [BenchmarkResult] = []
         func wanted(_ name: String) -> Bool { only.map { name.hasPrefix($0) } ?? true }
 

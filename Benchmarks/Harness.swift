@@ -7,6 +7,11 @@ import Foundation
 struct Harness {
     let repetitions: Int
     let warmups: Int
+    /// The least time a set of interleaved bodies is timed for, in all: bodies that take milliseconds get more
+    /// repetitions than ``repetitions``, as seven medians of a 10 ms body swing by a fifth with the machine.
+    var minimumSeconds: Double = 0
+    /// The most repetitions ``minimumSeconds`` may ask for.
+    static let maximumRepetitions = 61
 
     func median(_ body: () throws -> Void) rethrows -> Double {
         for _ in 0..<warmups { try body() }
@@ -35,9 +40,11 @@ struct Harness {
     /// and the row it is compared with outside it, and their ratio swings by half. Interleaved, a spell falls on
     /// every body alike.
     func interleavedMedians(_ bodies: [() throws -> Void]) throws -> [Double] {
+        let warmupStart = ContinuousClock.now
         for _ in 0..<warmups { for body in bodies { try body() } }
+        let round = (ContinuousClock.now - warmupStart).seconds / Double(max(warmups, 1))
         var times = Array(repeating: [Double](), count: bodies.count)
-        for repetition in 0..<repetitions {
+        for repetition in 0..<repetitions(forRoundsOf: round) {
             // Each repetition starts with a different body, so none always runs on caches another warmed.
             for offset in bodies.indices {
                 let index = (repetition + offset) % bodies.count
@@ -47,6 +54,14 @@ struct Harness {
             }
         }
         return times.map { $0.sorted()[$0.count / 2] }
+    }
+
+    /// How many repetitions give ``minimumSeconds`` when one round of the bodies takes `round` seconds: an odd
+    /// number, so the median is one of the times.
+    private func repetitions(forRoundsOf round: Double) -> Int {
+        guard minimumSeconds > 0, round > 0, round * Double(repetitions) < minimumSeconds else { return repetitions }
+        let wanted = Int((minimumSeconds / round).rounded(.up)) | 1
+        return min(wanted, Self.maximumRepetitions)
     }
 
     /// The async twin of the one above.
