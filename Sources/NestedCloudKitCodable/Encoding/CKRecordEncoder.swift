@@ -18,31 +18,53 @@ import Foundation
 /// each other. Two different values that claim one record ID are an error. Nested records are encoded one after
 /// another, not one inside another, so a graph of any depth encodes without exhausting the stack.
 public struct CKRecordEncoder: Sendable {
+    /// The settings below, in one shared instance: an encode hands them to its records' writers with one retain,
+    /// and setting one makes a new instance (copy on write), so copies of an encoder never see each other's changes.
+    private var options: EncodingOptions
+
     /// The zone of every record the encoder makes, and of every reference between them.
-    public var zoneID: CloudRecord.ZoneID
+    public var zoneID: CloudRecord.ZoneID {
+        get { options.zoneID }
+        set { options = options.changing { $0.zoneID = newValue } }
+    }
 
     /// How `Data` values are stored. Defaults to ``DataEncodingStrategy/bytes``; name the fields that hold large
     /// data with ``DataEncodingStrategy/assets(forFields:)``.
-    public var dataEncodingStrategy: DataEncodingStrategy = .bytes
+    public var dataEncodingStrategy: DataEncodingStrategy {
+        get { options.dataEncodingStrategy }
+        set { options = options.changing { $0.dataEncodingStrategy = newValue } }
+    }
 
     /// How nested `Codable` values that aren't records (structs, dictionaries, enums with payloads) are stored.
     /// Defaults to ``NestedValueEncodingStrategy/json``.
-    public var nestedValueEncodingStrategy: NestedValueEncodingStrategy = .json
+    public var nestedValueEncodingStrategy: NestedValueEncodingStrategy {
+        get { options.nestedValueEncodingStrategy }
+        set { options = options.changing { $0.nestedValueEncodingStrategy = newValue } }
+    }
 
     /// How `Decimal` values are stored. Defaults to ``DecimalEncodingStrategy/string``, which is lossless.
-    public var decimalEncodingStrategy: DecimalEncodingStrategy = .string
+    public var decimalEncodingStrategy: DecimalEncodingStrategy {
+        get { options.decimalEncodingStrategy }
+        set { options = options.changing { $0.decimalEncodingStrategy = newValue } }
+    }
 
     /// What NaN and infinite `Double` and `Float` values become. Defaults to an error.
-    public var nonFiniteFloatEncodingStrategy: NonFiniteFloatEncodingStrategy = .throw
+    public var nonFiniteFloatEncodingStrategy: NonFiniteFloatEncodingStrategy {
+        get { options.nonFiniteFloatEncodingStrategy }
+        set { options = options.changing { $0.nonFiniteFloatEncodingStrategy = newValue } }
+    }
 
     /// Values for the `userInfo` of the `Encoder` that models' `encode(to:)` implementations see.
-    public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    public var userInfo: [CodingUserInfoKey: any Sendable] {
+        get { options.userInfo }
+        set { options = options.changing { $0.userInfo = newValue } }
+    }
 
     /// Creates an encoder that makes records in the given zone.
     ///
     /// - Parameter zoneID: The zone of every record and reference; CloudKit's default zone if omitted.
     public init(zoneID: CloudRecord.ZoneID = .default) {
-        self.zoneID = zoneID
+        options = EncodingOptions(EncodingOptions.Settings(zoneID: zoneID))
     }
 
     /// Encodes a value and everything nested in it into records, each after the records it references and the
@@ -86,36 +108,12 @@ public struct CKRecordEncoder: Sendable {
     /// - Throws: ``CKCodableError`` when a value can't be stored in CloudKit, naming its coding path, record
     ///   and field; any error the value's own `encode(to:)` throws.
     public func encodeRecords<Value: CKEncodable>(_ value: Value) throws -> [CloudRecord] {
-        try GraphEncoder(options: EncodingOptions(self)).encodeRecords(root: value)
+        try GraphEncoder(options: options).encodeRecords(root: value)
     }
 
     /// Encodes a value and everything nested in it into a ``CloudRecordGraph``: the records in the same order as
     /// ``encode(_:)`` gives them, the root, and each record by its ID.
     public func encodeGraph<Value: CKEncodable>(_ value: Value) throws -> CloudRecordGraph {
         CloudRecordGraph(dependencyOrderedRecords: try encodeRecords(value))
-    }
-}
-
-/// The encoder's settings, read once per call and shared by every record's writer and container: a class, so that
-/// handing them to each record's writer is one retain, not one per setting.
-final class EncodingOptions {
-    let zoneID: CloudRecord.ZoneID
-    let dataEncodingStrategy: CKRecordEncoder.DataEncodingStrategy
-    let nestedValueEncodingStrategy: CKRecordEncoder.NestedValueEncodingStrategy
-    let decimalEncodingStrategy: CKRecordEncoder.DecimalEncodingStrategy
-    let nonFiniteFloatEncodingStrategy: CKRecordEncoder.NonFiniteFloatEncodingStrategy
-    /// As the encoder has it: an `Encoder`'s `userInfo` (values of type `Any`) is converted from it when a model
-    /// asks (see ``encoderUserInfo``), which few do.
-    let userInfo: [CodingUserInfoKey: any Sendable]
-    /// The `userInfo` as an `Encoder` gives it, converted once, when a model first asks.
-    lazy var encoderUserInfo: [CodingUserInfoKey: Any] = userInfo.mapValues { $0 as Any }
-
-    init(_ encoder: CKRecordEncoder) {
-        zoneID = encoder.zoneID
-        dataEncodingStrategy = encoder.dataEncodingStrategy
-        nestedValueEncodingStrategy = encoder.nestedValueEncodingStrategy
-        decimalEncodingStrategy = encoder.decimalEncodingStrategy
-        nonFiniteFloatEncodingStrategy = encoder.nonFiniteFloatEncodingStrategy
-        userInfo = encoder.userInfo
     }
 }
