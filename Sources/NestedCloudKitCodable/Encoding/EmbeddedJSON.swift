@@ -33,7 +33,7 @@ enum EmbeddedJSON: Decodable, Hashable {
         case .list(let list): return .array((list.listElements ?? []).map(value(forListElement:)))
         case .asset: throw CKCodableError.assetInEmbeddedValue(at: path)
         case .reference(_, let target):
-            throw CKCodableError.referenceInEmbeddedValue(recordType: target?.recordType ?? "", at: path)
+            throw CKCodableError.referenceInEmbeddedValue(recordType: target?.identity.recordType ?? "", at: path)
         case .array(let elements, let shape):
             var values: [EmbeddedJSON] = []
             values.reserveCapacity(elements.count)

@@ -1,13 +1,20 @@
 import Foundation
 
-/// A nested value found in a field: its record's identity, and the value to encode once the field is written.
-struct PendingRecord {
-    let value: any CKEncodable
+/// Which record a value becomes: its ID and type, validated, and where it was found.
+struct RecordIdentity {
     let recordID: CloudRecord.ID
     let recordType: String
     let path: CodingPath
     /// The class instance the value is, if it is one.
     let instance: ObjectIdentifier?
+}
+
+/// A nested value found in a field: its record's identity, and the value to encode once the field is written.
+struct PendingRecord {
+    let value: any CKEncodable
+    let identity: RecordIdentity
+
+    var recordID: CloudRecord.ID { identity.recordID }
 }
 
 /// The state of one `encode` call: the records made so far, the nested values still to encode, and which class
@@ -46,11 +53,14 @@ final class GraphEncoder {
     private struct Queued {
         let record: PendingRecord
         /// Whether the record's nested values are queued too (not once an ID has come back many times).
-        let checksNestedValues: Bool
+        var checksNestedValues: Bool
         /// The queue position of the first value with the record's ID: this one's own, unless it came back.
-        let firstQueued: Int
+        var firstQueued: Int
     }
-    /// The root is queued, but its ID isn't in ``entries`` yet: a value with no nested values never hashes it.
+    /// The root's record ID: the first record's, before anything is queued (the root has queue position 0, the
+    /// first value queued 1).
+    @exclusivity(unchecked) private var rootID: CloudRecord.ID?
+    /// The root's ID isn't in ``entries`` yet: a value with no nested values never hashes it.
     @exclusivity(unchecked) private var isRootIndexPending = false
     @exclusivity(unchecked) private var queuedInstances: Set<ObjectIdentifier> = []
     /// The model type met last, what it declares and its template: a list of nested values is of one type, and
@@ -74,18 +84,24 @@ final class GraphEncoder {
     }
 
     /// Encodes the root value and everything it reaches; returns their records in dependency order, root last.
-    func encodeRecords(root: any CKEncodable) throws -> [CloudRecord] {
-        let rootRecord = try pendingRecord(for: root, at: .root)
-        if let instance = rootRecord.instance { queuedInstances.insert(instance) }
-        queue.append(Queued(record: rootRecord, checksNestedValues: true, firstQueued: 0))
+    ///
+    /// The root is encoded as the type it is: only nested values are boxed (each in its parent's field), so a value
+    /// with no nested values, the most common, is never copied into a box.
+    func encodeRecords<Root: CKEncodable>(root: Root) throws -> [CloudRecord] {
+        let rootIdentity = try identity(of: root, at: .root)
+        if let instance = rootIdentity.instance { queuedInstances.insert(instance) }
+        rootID = rootIdentity.recordID
         isRootIndexPending = true
+        try encodeRecord(of: root, rootIdentity, firstQueued: 0)
+        isEncodingRoot = false
+        // The root's nested values are most of the graph's records, usually: room for them at once.
+        if !queue.isEmpty { records.reserveCapacity(queue.count + 1) }
         var next = 0
         while next < queue.count {
             let queued = queue[next]
             next += 1
             queuesNestedValues = queued.checksNestedValues
-            isEncodingRoot = next == 1
-            try encodeRecord(of: queued.record, firstQueued: queued.firstQueued)
+            try encodeRecord(of: queued.record.value, queued.record.identity, firstQueued: queued.firstQueued)
         }
         // A value with no nested values, the most common, is its one record.
         guard records.count > 1 else { return records }
@@ -103,11 +119,15 @@ final class GraphEncoder {
     /// The record identity of a nested value, validated; the value is queued by ``enqueue(_:)`` when the field
     /// that references it is written.
     func pendingRecord(for value: any CKEncodable, at path: CodingPath) throws -> PendingRecord {
-        let instance = type(of: value) is AnyClass ? ObjectIdentifier(value as AnyObject) : nil
+        PendingRecord(value: value, identity: try identity(of: value, at: path))
+    }
+
+    /// The record a value becomes, its record type and name validated.
+    func identity<Value: CKEncodable>(of value: Value, at path: CodingPath) throws -> RecordIdentity {
+        let instance = Value.self is AnyClass ? ObjectIdentifier(value as AnyObject) : nil
         let recordType = value.cloudKitRecordType
         if let instance, let knownID = recordIDsOfInstances[instance] {
-            return PendingRecord(
-                value: value, recordID: knownID, recordType: recordType, path: path, instance: instance)
+            return RecordIdentity(recordID: knownID, recordType: recordType, path: path, instance: instance)
         }
         let recordName = value.cloudKitIdentifier
         // The values of a list nearly always have one record type: it is checked once. Compared byte for byte, as
@@ -119,27 +139,79 @@ final class GraphEncoder {
         try RecordValidator.validateRecordName(recordName, recordType: recordType, at: path)
         let id = CloudRecord.ID(recordName: recordName, zoneID: options.zoneID)
         if let instance { recordIDsOfInstances[instance] = id }
-        return PendingRecord(value: value, recordID: id, recordType: recordType, path: path, instance: instance)
+        return RecordIdentity(recordID: id, recordType: recordType, path: path, instance: instance)
     }
 
-    /// Queues the nested values of a reference list that has been written, with room made for all of them first.
-    func enqueue(contentsOf pending: [PendingRecord]) {
+    /// Where the values a reference list stages (``stage(_:_:)``) start in the queue.
+    var stagingMark: Int { queue.count }
+
+    /// Puts a value of a reference list at the end of the queue, not yet counted as queued: the list's field may
+    /// still fail, and a list's values are put straight where they are encoded from, not gathered first.
+    /// ``commitStaged(from:)`` queues them once the field is written, ``discardStaged(from:)`` drops them.
+    func stage<Value: CKEncodable>(_ value: Value, _ identity: consuming RecordIdentity) {
         guard queuesNestedValues else { return }
+        queue.append(
+            Queued(
+                record: PendingRecord(value: value, identity: identity), checksNestedValues: true, firstQueued: 0))
+    }
+
+    /// Makes room in the queue for a list's values, before they are staged one by one.
+    func reserveStaging(_ count: Int) {
+        guard queuesNestedValues else { return }
+        queue.reserveCapacity(queue.count + count)
+    }
+
+    /// Queues the values staged since `mark`, as ``enqueue(_:)`` queues one: an instance already queued is dropped,
+    /// and each ID is counted.
+    func commitStaged(from mark: Int) {
+        guard queuesNestedValues, mark < queue.count else { return }
         indexRoot()
-        queue.reserveCapacity(queue.count + pending.count)
-        entries.reserveCapacity(entries.count + pending.count)
-        for record in pending { enqueue(record) }
+        reserveEntries(for: queue.count - mark)
+        // Read and updated in place: a copy of each queued value (its box and its ID's strings) cost a fifth of
+        // queuing it.
+        let kept = queue.withUnsafeMutableBufferPointer { staged in
+            var kept = mark
+            for index in mark..<staged.count {
+                if let instance = staged[index].record.identity.instance,
+                    !queuedInstances.insert(instance).inserted
+                {
+                    continue
+                }
+                // The root is position 0, outside the queue.
+                let first = Self.countQueued(
+                    &entries[staged[index].record.identity.recordID, default: Entry(firstQueued: kept + 1)])
+                staged[index].checksNestedValues = first.times < Self.nestedChecksPerRecord
+                staged[index].firstQueued = first.position
+                if kept != index { staged.swapAt(kept, index) }
+                kept += 1
+            }
+            return kept
+        }
+        if kept < queue.count { queue.removeSubrange(kept...) }
+    }
+
+    /// Drops the values staged since `mark`: their field wasn't written.
+    func discardStaged(from mark: Int) {
+        if mark < queue.count { queue.removeSubrange(mark...) }
+    }
+
+    /// Makes room in ``entries`` for `count` more IDs, at least doubling it: room for exactly the IDs of each list
+    /// would rehash every ID of the lists before.
+    private func reserveEntries(for count: Int) {
+        let needed = entries.count + count
+        if entries.capacity < needed { entries.reserveCapacity(max(needed, entries.capacity * 2)) }
     }
 
     /// Queues a nested value whose reference has been written.
     func enqueue(_ pending: PendingRecord) {
         guard queuesNestedValues else { return }
-        if let instance = pending.instance {
+        if let instance = pending.identity.instance {
             // The same instance is the same record: shared, or closing a cycle.
             guard queuedInstances.insert(instance).inserted else { return }
         }
         indexRoot()
-        let position = queue.count
+        // The root is position 0, outside the queue.
+        let position = queue.count + 1
         let first = Self.countQueued(&entries[pending.recordID, default: Entry(firstQueued: position)])
         queue.append(
             Queued(
@@ -147,16 +219,17 @@ final class GraphEncoder {
                 firstQueued: first.position))
     }
 
-    private func encodeRecord(of pending: PendingRecord, firstQueued: Int) throws {
-        let value = pending.value
-        let valueType = Swift.type(of: value)
-        let typeKey = ObjectIdentifier(valueType)
-        let (type, template) = modelType(of: valueType, key: typeKey)
+    /// Encodes one value's record, as the type it is (a nested value is opened from its box).
+    private func encodeRecord<Value: CKEncodable>(
+        of value: Value, _ pending: RecordIdentity, firstQueued: Int
+    ) throws {
+        let typeKey = ObjectIdentifier(Value.self)
+        let (type, template) = modelType(of: Value.self, key: typeKey)
         let fieldOptions = RecordFieldOptions.of(value, type: type)
         let record: CloudRecord
         var keysOutsideTemplate: [String]?
         if let mapped = try mappedRecord(
-            of: pending, mapping: type.mapping, fieldOptions: fieldOptions, template: template,
+            of: value, pending, mapping: type.mapping, fieldOptions: fieldOptions, template: template,
             keysOutsideTemplate: &keysOutsideTemplate)
         {
             record = mapped
@@ -203,17 +276,17 @@ final class GraphEncoder {
     /// The record of a value whose type has a record mapping, written through it, with the keys it wrote in
     /// `keysOutsideTemplate` if they didn't follow the template; `nil` for any other value. (The keys aren't
     /// returned with the record: taking the record out of a tuple copied it.)
-    private func mappedRecord(
-        of pending: PendingRecord, mapping: (any CloudRecordEncodable.Type)?, fieldOptions: RecordFieldOptions,
-        template: RecordTemplate, keysOutsideTemplate: inout [String]?
+    private func mappedRecord<Value: CKEncodable>(
+        of value: Value, _ pending: RecordIdentity, mapping: (any CloudRecordEncodable.Type)?,
+        fieldOptions: RecordFieldOptions, template: RecordTemplate, keysOutsideTemplate: inout [String]?
     ) throws -> CloudRecord? {
         guard let mapping else { return nil }
         var writer = CloudRecordWriter(
             graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
             fieldOptions: fieldOptions, template: template)
-        guard try mapping.encodeFields(of: pending.value, to: &writer) else { return nil }
+        guard try mapping.encodeFields(of: value, to: &writer) else { return nil }
         if !writer.followedTemplate { keysOutsideTemplate = writer.writtenKeys }
-        return try writer.finish(pending.value)
+        return try writer.finish(value)
     }
 
     /// The model type met last: what it declares, and the template of its last record.
@@ -271,10 +344,9 @@ final class GraphEncoder {
 
     /// Puts the root's ID in ``entries``, queued once, before anything else is looked up there.
     private func indexRoot() {
-        guard isRootIndexPending, let root = queue.first?.record else { return }
+        guard isRootIndexPending, let rootID else { return }
         isRootIndexPending = false
-        // The root is the first value queued.
-        entries[root.recordID] = Entry(timesQueued: 1, firstQueued: 0)
+        entries[rootID] = Entry(timesQueued: 1, firstQueued: 0)
     }
 
     /// Counts one more queuing of an entry, in place; returns the count before, and where the ID was queued first.

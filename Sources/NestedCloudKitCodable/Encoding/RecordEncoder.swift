@@ -144,7 +144,7 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     }
 
     /// Refuses options given by name that name nothing the value has: most likely a misspelt key.
-    func checkFieldOptions(of value: any CKEncodable, record: CloudRecord) throws {
+    func checkFieldOptions<Value: CKEncodable>(of value: Value, record: CloudRecord) throws {
         guard !fieldOptions.namesToCheck.isEmpty else { return }
         try fieldOptions.checkNames(
             encoded: slots.map(\.name), ignored: ignoredKeysWritten, record: record, value: value, at: path)

@@ -23,7 +23,7 @@ final class RecordFieldOptions: Sendable {
     }
 
     /// The options of one value: its type's, unless the value adds some through the instance methods.
-    static func of(_ value: any CKRecordRepresentable, type: EncodedModelType) -> RecordFieldOptions {
+    static func of<Value: CKRecordRepresentable>(_ value: Value, type: EncodedModelType) -> RecordFieldOptions {
         let instanceActions = value.referenceActions()
         let instanceIgnored = value.ignoredProperties()
         guard instanceActions.isEmpty, instanceIgnored.isEmpty else {

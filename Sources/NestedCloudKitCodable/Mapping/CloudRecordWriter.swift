@@ -171,23 +171,29 @@ public struct CloudRecordWriter {
         // The reference list is made directly, with no node per element to map back: what mapping the nodes would
         // give, with the same checks in the same order.
         let fieldPath = FieldPath(parent: path, key: NamedKey(key))
+        // The values go to the end of the graph's queue as they are named, and are counted as queued once the
+        // field is written; if it isn't, they are dropped.
+        let mark = graph.stagingMark
         do {
             try noteWritten(key, at: fieldPath)
             let action = fieldOptions.referenceAction(forField: key)
             let listPath = fieldPath.path
             var references: [CloudReference] = []
-            var targets: [PendingRecord] = []
             references.reserveCapacity(values.count)
-            targets.reserveCapacity(values.count)
+            graph.reserveStaging(values.count)
             for index in values.indices {
-                let target = try graph.pendingRecord(for: values[index], at: listPath.appending(index: index))
-                references.append(CloudReference(recordID: target.recordID, action: action))
-                targets.append(target)
+                let identity = try graph.identity(of: values[index], at: listPath.appending(index: index))
+                references.append(CloudReference(recordID: identity.recordID, action: action))
+                graph.stage(values[index], identity)
             }
             try fields.set(.referenceList(references), named: key, at: fieldPath)
-            graph.enqueue(contentsOf: targets)
+            graph.commitStaged(from: mark)
         } catch let error as CKCodableError {
+            graph.discardStaged(from: mark)
             throw located(error, field: key)
+        } catch {
+            graph.discardStaged(from: mark)
+            throw error
         }
     }
 
@@ -280,7 +286,7 @@ public struct CloudRecordWriter {
 
     /// The finished record: within CloudKit's size limit, its encrypted fields marked, the options given by name
     /// checked against what the value wrote.
-    mutating func finish(_ value: any CKEncodable) throws -> CloudRecord {
+    mutating func finish<Value: CKEncodable>(_ value: Value) throws -> CloudRecord {
         var record = try fields.finish(at: path)
         try fieldOptions.encrypt(&record, at: path)
         // The keys are only needed to check options given by name; most types have none.

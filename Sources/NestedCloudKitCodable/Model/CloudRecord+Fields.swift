@@ -126,6 +126,18 @@ extension CloudRecord {
         /// The field at a position, in the order fields were set.
         public subscript(position: Int) -> Element { entries[position] }
 
+        /// Whether a field holds a reference or a reference list. Read in place: a loop over the fields would copy
+        /// each name and value out, and every record a decoder or encoder meets is asked.
+        var containsReferences: Bool {
+            for index in entries.indices {
+                switch entries[index].value {
+                case .reference, .referenceList: return true
+                default: continue
+                }
+            }
+            return false
+        }
+
         /// Whether both hold the same names with the same values, in any order.
         public static func == (lhs: Fields, rhs: Fields) -> Bool {
             guard lhs.entries.count == rhs.entries.count else { return false }

@@ -146,7 +146,7 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
 
     /// Whether any field holds a reference or a reference list.
     var hasReferences: Bool {
-        fields.contains { $0.value.kind == .reference || $0.value.kind == .referenceList }
+        fields.containsReferences
     }
 
     /// The IDs of every record this record's fields reference, in field order.

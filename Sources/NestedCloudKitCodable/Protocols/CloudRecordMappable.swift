@@ -75,22 +75,28 @@ extension CloudRecordEncodable {
     /// found by type, without a dynamic cast to the protocol for each value.
     /// `false`, writing nothing, if the value isn't of this type (the encoder looks the type up by the value's own
     /// type, so it always is).
-    static func encodeFields(of value: any CKEncodable, to writer: inout CloudRecordWriter) throws -> Bool {
-        // The value is opened as its own type; when that is this type, as it always is, no dynamic cast (nor the
-        // metadata of an optional to cast into) is needed.
-        func encode<Value: CKEncodable>(_ opened: Value) throws -> Bool {
-            if Value.self == Self.self {
-                // Read in place as the type it is: `unsafeBitCast` would copy the value, a retain and a release of
-                // each of its fields, which for a flat model cost a sixth of encoding it.
-                try withUnsafePointer(to: opened) { pointer in
-                    try UnsafeRawPointer(pointer).assumingMemoryBound(to: Self.self).pointee.encodeFields(to: &writer)
-                }
-                return true
+    static func encodeFields<Value: CKEncodable>(of value: Value, to writer: inout CloudRecordWriter) throws -> Bool {
+        // The value comes as its own type (a nested value opened from its box); when that is this type, as it
+        // always is, no dynamic cast (nor the metadata of an optional to cast into) is needed.
+        if Value.self == Self.self {
+            // Read in place as the type it is: `unsafeBitCast` would copy the value, a retain and a release of each
+            // of its fields, which for a flat model cost a sixth of encoding it.
+            try withUnsafePointer(to: value) { pointer in
+                try UnsafeRawPointer(pointer).assumingMemoryBound(to: Self.self).pointee.encodeFields(to: &writer)
             }
-            guard let value = opened as? Self else { return false }
-            try value.encodeFields(to: &writer)
             return true
         }
-        return try encode(value)
+        return try encodeFields(casting: value, to: &writer)
+    }
+
+    /// Encodes a value of another type if it is one of this type (a subclass's instance): apart, as the cast needs
+    /// the metadata of an optional of the value's type, which the call above would otherwise look up every time.
+    @inline(never)
+    private static func encodeFields<Value: CKEncodable>(
+        casting value: Value, to writer: inout CloudRecordWriter
+    ) throws -> Bool {
+        guard let value = value as? Self else { return false }
+        try value.encodeFields(to: &writer)
+        return true
     }
 }
