@@ -13,8 +13,14 @@ struct FieldWriter {
     /// Whether every name so far was the known name at its position.
     private var followsKnownNames = true
 
-    init(record: CloudRecord, graph: GraphEncoder, knownNames: [String] = []) {
-        self.record = record
+    /// Starts an empty record with room for `capacity` fields. The record is made here, in place: made by the
+    /// caller and passed in, it was copied and the caller's released.
+    init(
+        recordType: String, id: CloudRecord.ID, capacity: Int, systemFields: CloudRecord.SystemFields? = nil,
+        graph: GraphEncoder, knownNames: [String] = []
+    ) {
+        record = CloudRecord(
+            recordType: recordType, id: id, fields: CloudRecord.Fields(capacity: capacity), systemFields: systemFields)
         self.graph = graph
         self.knownNames = knownNames
     }

@@ -37,8 +37,9 @@ final class GraphEncoder {
     /// The finished records, in the order they were finished.
     @exclusivity(unchecked) private var records: [CloudRecord] = []
     /// For each record ID: how often it was queued, and where it was queued first. Looked up once per value,
-    /// when it is queued: the queue carries the answer to where the value's record goes.
-    @exclusivity(unchecked) private var entries: [CloudRecord.ID: Entry] = [:]
+    /// when it is queued: the queue carries the answer to where the value's record goes. Keyed by record name, as
+    /// every record an encode makes is in the encoder's zone: a key is one string to copy and compare, not three.
+    @exclusivity(unchecked) private var entries: [String: Entry] = [:]
     @exclusivity(unchecked) private var queue: [Queued] = []
     /// For each position of the queue encoded so far, the index in ``records`` of its record: a value queued again
     /// finds the first one's record here, by the position its entry gave it, without looking its ID up again.
@@ -112,7 +113,9 @@ final class GraphEncoder {
             return records
         }
         return RecordOrdering.dependencyOrder(of: records) { id in
-            entries[id].map { recordIndexOfQueued[$0.firstQueued] }
+            // Every record an encode makes is in the encoder's zone: a reference to another zone is to no record here.
+            guard id.zoneID == options.zoneID else { return nil }
+            return entries[id.recordName].map { recordIndexOfQueued[$0.firstQueued] }
         }
     }
 
@@ -179,7 +182,7 @@ final class GraphEncoder {
                 }
                 // The root is position 0, outside the queue.
                 let first = Self.countQueued(
-                    &entries[staged[index].record.identity.recordID, default: Entry(firstQueued: kept + 1)])
+                    &entries[staged[index].record.identity.recordID.recordName, default: Entry(firstQueued: kept + 1)])
                 staged[index].checksNestedValues = first.times < Self.nestedChecksPerRecord
                 staged[index].firstQueued = first.position
                 if kept != index { staged.swapAt(kept, index) }
@@ -212,7 +215,8 @@ final class GraphEncoder {
         indexRoot()
         // The root is position 0, outside the queue.
         let position = queue.count + 1
-        let first = Self.countQueued(&entries[pending.recordID, default: Entry(firstQueued: position)])
+        let first = Self.countQueued(
+            &entries[pending.recordID.recordName, default: Entry(firstQueued: position)])
         queue.append(
             Queued(
                 record: pending, checksNestedValues: first.times < Self.nestedChecksPerRecord,
@@ -346,7 +350,7 @@ final class GraphEncoder {
     private func indexRoot() {
         guard isRootIndexPending, let rootID else { return }
         isRootIndexPending = false
-        entries[rootID] = Entry(timesQueued: 1, firstQueued: 0)
+        entries[rootID.recordName] = Entry(timesQueued: 1, firstQueued: 0)
     }
 
     /// Counts one more queuing of an entry, in place; returns the count before, and where the ID was queued first.

@@ -121,11 +121,8 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
     func makeRecord() throws -> CloudRecord {
         if isNotKeyed { throw CKCodableError.recordNotKeyed(recordType: recordType, recordID: recordID, at: path) }
         var writer = FieldWriter(
-            record: CloudRecord(
-                recordType: recordType, id: recordID, fields: CloudRecord.Fields(capacity: slots.count),
-                systemFields: systemFields),
-            graph: graph, knownNames: template.fieldNames
-        )
+            recordType: recordType, id: recordID, capacity: slots.count, systemFields: systemFields, graph: graph,
+            knownNames: template.fieldNames)
         let mapper = FieldMapper(options: graph.options, assetFields: fieldOptions.assetFields)
         for slot in slots {
             let name = slot.name

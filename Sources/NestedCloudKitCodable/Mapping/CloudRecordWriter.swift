@@ -48,8 +48,7 @@ public struct CloudRecordWriter {
         // of a graph cost a twentieth of encoding it.
         let capacity = template.fieldNames.isEmpty ? 16 : template.fieldNames.count
         fields = FieldWriter(
-            record: CloudRecord(recordType: recordType, id: recordID, fields: CloudRecord.Fields(capacity: capacity)),
-            graph: graph, knownNames: template.fieldNames)
+            recordType: recordType, id: recordID, capacity: capacity, graph: graph, knownNames: template.fieldNames)
     }
 
     /// The ID of the record being written.
