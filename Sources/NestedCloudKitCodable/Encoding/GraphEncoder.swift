@@ -17,6 +17,21 @@ struct PendingRecord {
     var recordID: CloudRecord.ID { identity.recordID }
 }
 
+/// A reference list's models, queued once for all of them: each is encoded from the list in place, by its index,
+/// where queuing each on its own would copy it into a box of its own.
+protocol NestedValueList {
+    /// Encodes the record of the value at `index`, as the type it is.
+    func encodeRecord(at index: Int, _ identity: RecordIdentity, firstQueued: Int, in graph: GraphEncoder) throws
+}
+
+extension Array: NestedValueList where Element: CKEncodable {
+    func encodeRecord(at index: Int, _ identity: RecordIdentity, firstQueued: Int, in graph: GraphEncoder) throws {
+        try withUnsafeBufferPointer { values in
+            try graph.encodeRecord(of: values[index], identity, firstQueued: firstQueued)
+        }
+    }
+}
+
 /// The state of one `encode` call: the records made so far, the nested values still to encode, and which class
 /// instances became which records.
 ///
@@ -51,8 +66,15 @@ final class GraphEncoder {
         let firstQueued: Int
     }
 
+    /// A value waiting for its record to be encoded: one nested value in a box, or a list's, by index.
+    private enum QueuedValue {
+        case one(any CKEncodable)
+        case element(of: any NestedValueList, at: Int)
+    }
+
     private struct Queued {
-        let record: PendingRecord
+        let value: QueuedValue
+        let identity: RecordIdentity
         /// Whether the record's nested values are queued too (not once an ID has come back many times).
         var checksNestedValues: Bool
         /// The queue position of the first value with the record's ID: this one's own, unless it came back.
@@ -102,7 +124,12 @@ final class GraphEncoder {
             let queued = queue[next]
             next += 1
             queuesNestedValues = queued.checksNestedValues
-            try encodeRecord(of: queued.record.value, queued.record.identity, firstQueued: queued.firstQueued)
+            switch queued.value {
+            case .one(let value):
+                try encodeRecord(of: value, queued.identity, firstQueued: queued.firstQueued)
+            case .element(let list, let index):
+                try list.encodeRecord(at: index, queued.identity, firstQueued: queued.firstQueued, in: self)
+            }
         }
         // A value with no nested values, the most common, is its one record.
         guard records.count > 1 else { return records }
@@ -151,11 +178,11 @@ final class GraphEncoder {
     /// Puts a value of a reference list at the end of the queue, not yet counted as queued: the list's field may
     /// still fail, and a list's values are put straight where they are encoded from, not gathered first.
     /// ``commitStaged(from:)`` queues them once the field is written, ``discardStaged(from:)`` drops them.
-    func stage<Value: CKEncodable>(_ value: Value, _ identity: consuming RecordIdentity) {
+    func stage(_ list: any NestedValueList, at index: Int, _ identity: consuming RecordIdentity) {
         guard queuesNestedValues else { return }
         queue.append(
             Queued(
-                record: PendingRecord(value: value, identity: identity), checksNestedValues: true, firstQueued: 0))
+                value: .element(of: list, at: index), identity: identity, checksNestedValues: true, firstQueued: 0))
     }
 
     /// Makes room in the queue for a list's values, before they are staged one by one.
@@ -175,14 +202,14 @@ final class GraphEncoder {
         let kept = queue.withUnsafeMutableBufferPointer { staged in
             var kept = mark
             for index in mark..<staged.count {
-                if let instance = staged[index].record.identity.instance,
+                if let instance = staged[index].identity.instance,
                     !queuedInstances.insert(instance).inserted
                 {
                     continue
                 }
                 // The root is position 0, outside the queue.
                 let first = Self.countQueued(
-                    &entries[staged[index].record.identity.recordID.recordName, default: Entry(firstQueued: kept + 1)])
+                    &entries[staged[index].identity.recordID.recordName, default: Entry(firstQueued: kept + 1)])
                 staged[index].checksNestedValues = first.times < Self.nestedChecksPerRecord
                 staged[index].firstQueued = first.position
                 if kept != index { staged.swapAt(kept, index) }
@@ -219,12 +246,12 @@ final class GraphEncoder {
             &entries[pending.recordID.recordName, default: Entry(firstQueued: position)])
         queue.append(
             Queued(
-                record: pending, checksNestedValues: first.times < Self.nestedChecksPerRecord,
-                firstQueued: first.position))
+                value: .one(pending.value), identity: pending.identity,
+                checksNestedValues: first.times < Self.nestedChecksPerRecord, firstQueued: first.position))
     }
 
-    /// Encodes one value's record, as the type it is (a nested value is opened from its box).
-    private func encodeRecord<Value: CKEncodable>(
+    /// Encodes one value's record, as the type it is (a nested value is opened from its box, or read from its list).
+    func encodeRecord<Value: CKEncodable>(
         of value: Value, _ pending: RecordIdentity, firstQueued: Int
     ) throws {
         let typeKey = ObjectIdentifier(Value.self)

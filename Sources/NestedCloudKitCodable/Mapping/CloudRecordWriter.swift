@@ -180,10 +180,11 @@ public struct CloudRecordWriter {
             var references: [CloudReference] = []
             references.reserveCapacity(values.count)
             graph.reserveStaging(values.count)
+            let list: any NestedValueList = values
             for index in values.indices {
                 let identity = try graph.identity(of: values[index], at: listPath.appending(index: index))
                 references.append(CloudReference(recordID: identity.recordID, action: action))
-                graph.stage(values[index], identity)
+                graph.stage(list, at: index, identity)
             }
             try fields.set(.referenceList(references), named: key, at: fieldPath)
             graph.commitStaged(from: mark)

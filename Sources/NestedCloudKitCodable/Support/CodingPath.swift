@@ -3,25 +3,46 @@
 struct CodingPath: Sendable {
     /// The last step; `nil` at the root.
     private let last: Step?
+    /// An index after ``last`` that isn't a step yet, or ``noIndex``: the path of each element of a list of models is
+    /// made when the element is queued, and nearly always used only to make its fields' paths for errors that never
+    /// happen. So the element's index is kept inline, and becomes a step only when a key is appended after it.
+    private let trailingIndex: Int
+
+    private static let noIndex = Int.min
 
     /// The path of the root value.
-    static let root = CodingPath(last: nil)
+    static let root = CodingPath(last: nil, trailingIndex: noIndex)
 
     /// The path through the given keys, from the root down.
     init(keys: [any CodingKey]) {
         self = keys.reduce(CodingPath.root) { $0.appending($1) }
     }
 
-    private init(last: Step?) {
+    private init(last: Step?, trailingIndex: Int) {
         self.last = last
+        self.trailingIndex = trailingIndex
     }
 
-    func appending(_ key: any CodingKey) -> CodingPath { CodingPath(last: Step(.key(key), parent: last)) }
-    func appending(index: Int) -> CodingPath { CodingPath(last: Step(.index(index), parent: last)) }
+    func appending(_ key: any CodingKey) -> CodingPath {
+        CodingPath(last: Step(.key(key), parent: lastStep), trailingIndex: Self.noIndex)
+    }
+
+    func appending(index: Int) -> CodingPath {
+        guard trailingIndex == Self.noIndex else {
+            return CodingPath(last: Step(.index(index), parent: lastStep), trailingIndex: Self.noIndex)
+        }
+        return CodingPath(last: last, trailingIndex: index)
+    }
+
+    /// The last step, the trailing index made into one.
+    private var lastStep: Step? {
+        trailingIndex == Self.noIndex ? last : Step(.index(trailingIndex), parent: last)
+    }
 
     /// The keys from the root down.
     var keys: [any CodingKey] {
         var keys: [any CodingKey] = []
+        if trailingIndex != Self.noIndex { keys.append(IndexKey(trailingIndex)) }
         var step = last
         while let current = step {
             switch current.element {

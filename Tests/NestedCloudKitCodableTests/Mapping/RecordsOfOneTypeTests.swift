@@ -60,6 +60,43 @@ struct RecordsOfOneTypeTests {
         #expect(records[2].fields == ["id": .string("c"), "width": .int64(2), "height": .int64(3)])
     }
 
+    /// A mapped root that catches the errors of two lists: one whose field name is invalid (found after its models
+    /// are named), one whose second model has no valid record name.
+    struct CatchesFailedLists: CKCodable, CloudRecordEncodable, Identifiable {
+        var id = "root"
+        var failsAtItsName: [Shape]
+        var failsAtItsSecondModel: [Shape]
+        var kept: [Shape]
+
+        var cloudKitRecordType: String { "Root" }
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(id, forKey: "id")
+            #expect(throws: CKCodableError.self) { try record.encode(failsAtItsName, forKey: "bad name") }
+            #expect(throws: CKCodableError.self) {
+                try record.encode(failsAtItsSecondModel, forKey: "second")
+            }
+            try record.encode(kept, forKey: "kept")
+        }
+    }
+
+    @Test func theModelsOfAListWhoseFieldFailedBecomeNoRecords() throws {
+        let root = CatchesFailedLists(
+            failsAtItsName: [Shape(id: "a", kind: .circle)],
+            failsAtItsSecondModel: [Shape(id: "b", kind: .circle), Shape(id: "", kind: .circle)],
+            kept: [Shape(id: "c", kind: .circle), Shape(id: "d", kind: .circle)])
+        let records = try CKRecordEncoder().encodeRecords(root)
+        #expect(records.map(\.id.recordName) == ["c", "d", "root"])
+        #expect(
+            records[2].fields == [
+                "id": .string("root"),
+                "kept": .referenceList([
+                    CloudReference(recordID: CloudRecord.ID(recordName: "c")),
+                    CloudReference(recordID: CloudRecord.ID(recordName: "d")),
+                ]),
+            ])
+    }
+
     @Test func aKeyWrittenTwiceAfterTheKeysOfTheLastRecordIsAnError() throws {
         let parent = Parent(children: [Shape(id: "a", kind: .rectangle), Shape(id: "b", kind: .repeatsWidth)])
         let error = try encodingError(of: parent)
