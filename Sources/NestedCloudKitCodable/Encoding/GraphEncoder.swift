@@ -108,8 +108,8 @@ final class GraphEncoder {
 
     /// Encodes the root value and everything it reaches; returns their records in dependency order, root last.
     ///
-    /// The root is encoded as the type it is: only nested values are boxed (each in its parent's field), so a value
-    /// with no nested values, the most common, is never copied into a box.
+    /// The root is encoded as the type it is, and a reference list's models from their list: only a model alone in
+    /// a field is boxed, so a value with no nested values, the most common, is never copied into a box.
     func encodeRecords<Root: CKEncodable>(root: Root) throws -> [CloudRecord] {
         let rootIdentity = try identity(of: root, at: .root)
         if let instance = rootIdentity.instance { queuedInstances.insert(instance) }
@@ -172,7 +172,7 @@ final class GraphEncoder {
         return RecordIdentity(recordID: id, recordType: recordType, path: path, instance: instance)
     }
 
-    /// Where the values a reference list stages (``stage(_:_:)``) start in the queue.
+    /// Where the values a reference list stages (``stage(_:at:_:)``) start in the queue.
     var stagingMark: Int { queue.count }
 
     /// Puts a value of a reference list at the end of the queue, not yet counted as queued: the list's field may
@@ -197,7 +197,7 @@ final class GraphEncoder {
         guard queuesNestedValues, mark < queue.count else { return }
         indexRoot()
         reserveEntries(for: queue.count - mark)
-        // Read and updated in place: a copy of each queued value (its box and its ID's strings) cost a fifth of
+        // Read and updated in place: a copy of each queued value (its list and its ID's strings) cost a fifth of
         // queuing it.
         let kept = queue.withUnsafeMutableBufferPointer { staged in
             var kept = mark
