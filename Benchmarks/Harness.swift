@@ -7,8 +7,9 @@ import Foundation
 struct Harness {
     let repetitions: Int
     let warmups: Int
-    /// The least time a set of interleaved bodies is timed for, in all: bodies that take milliseconds get more
-    /// repetitions than ``repetitions``, as seven medians of a 10 ms body swing by a fifth with the machine.
+    /// The least time a set of interleaved synchronous bodies is timed for, in all: bodies that take milliseconds get
+    /// more repetitions than ``repetitions``, as seven medians of a 10 ms body swing by a fifth with the machine.
+    /// (The async rows' bodies take seconds: they keep ``repetitions``.)
     var minimumSeconds: Double = 0
     /// The most repetitions ``minimumSeconds`` may ask for.
     static let maximumRepetitions = 61
@@ -60,8 +61,9 @@ struct Harness {
     /// number, so the median is one of the times.
     private func repetitions(forRoundsOf round: Double) -> Int {
         guard minimumSeconds > 0, round > 0, round * Double(repetitions) < minimumSeconds else { return repetitions }
-        let wanted = Int((minimumSeconds / round).rounded(.up)) | 1
-        return min(wanted, Self.maximumRepetitions)
+        // Capped before it becomes an `Int`: a round too fast for the clock would give a quotient no `Int` holds.
+        let wanted = min((minimumSeconds / round).rounded(.up), Double(Self.maximumRepetitions))
+        return Int(wanted) | 1
     }
 
     /// The async twin of the one above.

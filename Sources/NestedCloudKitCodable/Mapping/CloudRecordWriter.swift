@@ -188,12 +188,10 @@ public struct CloudRecordWriter {
             }
             try fields.set(.referenceList(references), named: key, at: fieldPath)
             graph.commitStaged(from: mark)
-        } catch let error as CKCodableError {
-            graph.discardStaged(from: mark)
-            throw located(error, field: key)
         } catch {
             graph.discardStaged(from: mark)
-            throw error
+            guard let error = error as? CKCodableError else { throw error }
+            throw located(error, field: key)
         }
     }
 

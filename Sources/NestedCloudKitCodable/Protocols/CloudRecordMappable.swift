@@ -76,8 +76,8 @@ extension CloudRecordEncodable {
     /// `false`, writing nothing, if the value isn't of this type (the encoder looks the type up by the value's own
     /// type, so it always is).
     static func encodeFields<Value: CKEncodable>(of value: Value, to writer: inout CloudRecordWriter) throws -> Bool {
-        // The value comes as its own type (a nested value opened from its box); when that is this type, as it
-        // always is, no dynamic cast (nor the metadata of an optional to cast into) is needed.
+        // The value comes as its own type (the root as it is, a nested value opened from its box or read from its
+        // list); when that is this type, as it always is, no dynamic cast (nor an optional's metadata) is needed.
         if Value.self == Self.self {
             // Read in place as the type it is: `unsafeBitCast` would copy the value, a retain and a release of each
             // of its fields, which for a flat model cost a sixth of encoding it.
