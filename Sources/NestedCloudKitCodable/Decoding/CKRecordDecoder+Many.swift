@@ -30,9 +30,8 @@ extension CKRecordDecoder {
         // The roots that reference others are the session's records too: the limit counts the records beyond them.
         let referencing = roots.map(\.hasReferences)
         let (limit, overflow) = maximumRecordCount.addingReportingOverflow(referencing.count(where: { $0 }))
-        var options = self
-        options.maximumRecordCount = overflow ? Int.max : limit
-        let session = DecodingSession(options: DecodingOptions(options), rootAlone: [first])
+        let options = self.options.changing { $0.maximumRecordCount = overflow ? Int.max : limit }
+        let session = DecodingSession(options: options, rootAlone: [first])
         do {
             try session.resolveSynchronously(
                 from: session.addRoots(roots, referencing: referencing, as: Value.self), fetch: fetch)

@@ -29,28 +29,52 @@ import Foundation
 public struct CKRecordDecoder: Sendable {
     /// How deep the graph may go below the root; deeper references throw
     /// ``CKCodableError/Code/depthLimitExceeded(limit:)``. Defaults to 256.
-    public var maximumDepth: Int = 256
+    public var maximumDepth: Int {
+        get { options.maximumDepth }
+        set { options = options.changing { $0.maximumDepth = newValue } }
+    }
 
     /// How many records one decode may read, the root included; more throws
     /// ``CKCodableError/Code/recordLimitExceeded(limit:)``. Defaults to 100,000.
-    public var maximumRecordCount: Int = 100_000
+    public var maximumRecordCount: Int {
+        get { options.maximumRecordCount }
+        set { options = options.changing { $0.maximumRecordCount = newValue } }
+    }
 
     /// What a reference to a record that doesn't exist becomes. Defaults to `nil` for optional properties.
-    public var missingReferenceStrategy: MissingReferenceStrategy = .nilForOptionals
+    public var missingReferenceStrategy: MissingReferenceStrategy {
+        get { options.missingReferenceStrategy }
+        set { options = options.changing { $0.missingReferenceStrategy = newValue } }
+    }
 
     /// How nested values that aren't records were stored; must match the encoder's
     /// ``CKRecordEncoder/nestedValueEncodingStrategy``. Defaults to ``NestedValueDecodingStrategy/json``.
-    public var nestedValueDecodingStrategy: NestedValueDecodingStrategy = .json
+    public var nestedValueDecodingStrategy: NestedValueDecodingStrategy {
+        get { options.nestedValueDecodingStrategy }
+        set { options = options.changing { $0.nestedValueDecodingStrategy = newValue } }
+    }
 
     /// Which strings stand for NaN and infinity, matching the encoder's
     /// ``CKRecordEncoder/nonFiniteFloatEncodingStrategy``. Defaults to none.
-    public var nonFiniteFloatDecodingStrategy: NonFiniteFloatDecodingStrategy = .throw
+    public var nonFiniteFloatDecodingStrategy: NonFiniteFloatDecodingStrategy {
+        get { options.nonFiniteFloatDecodingStrategy }
+        set { options = options.changing { $0.nonFiniteFloatDecodingStrategy = newValue } }
+    }
 
     /// How `CloudLocation` values are read. Defaults to Location fields only.
-    public var locationDecodingStrategy: LocationDecodingStrategy = .location
+    public var locationDecodingStrategy: LocationDecodingStrategy {
+        get { options.locationDecodingStrategy }
+        set { options = options.changing { $0.locationDecodingStrategy = newValue } }
+    }
 
     /// Values for the `userInfo` of the `Decoder` that models' `init(from:)` implementations see.
-    public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+    public var userInfo: [CodingUserInfoKey: any Sendable] {
+        get { options.userInfo }
+        set { options = options.changing { $0.userInfo = newValue } }
+    }
+
+    /// The settings, shared by every decode and every copy of the decoder until one of them changes a setting.
+    private(set) var options = DecodingOptions.defaults
 
     /// Creates a decoder with the default settings.
     public init() {}
@@ -77,7 +101,7 @@ public struct CKRecordDecoder: Sendable {
     private func resolveAndDecode<Value: CKDecodable>(
         _ type: Value.Type, from record: CloudRecord, referenceDatabase database: some CloudDatabase
     ) async throws -> Value {
-        let session = DecodingSession(options: DecodingOptions(self), rootAlone: [record])
+        let session = DecodingSession(options: options, rootAlone: [record])
         try await session.resolve(Value.self, from: database)
         // A model that decodes different fields in different records can reach records that resolving, which
         // learns each type's fields from one record, didn't fetch: fetch those and build the value again.
@@ -182,7 +206,7 @@ public struct CKRecordDecoder: Sendable {
     /// A reference to a record that isn't in the graph is a missing record (see ``missingReferenceStrategy``).
     public func decode<Value: CKDecodable>(_ type: Value.Type, from graph: CloudRecordGraph) throws -> Value {
         do {
-            return try DecodingSession(options: DecodingOptions(self), graph: graph).materializeInHand(Value.self)
+            return try DecodingSession(options: options, graph: graph).materializeInHand(Value.self)
         } catch {
             throw CKCodableError.atEntryPoint(error, rootID: graph.root.id)
         }
@@ -202,36 +226,12 @@ public struct CKRecordDecoder: Sendable {
             let recordsInHand = Array(records)
             let session =
                 recordsInHand.isEmpty
-                ? DecodingSession(options: DecodingOptions(self), rootAlone: [root])
-                : DecodingSession(options: DecodingOptions(self), root: root, recordsInHand: recordsInHand)
+                ? DecodingSession(options: options, rootAlone: [root])
+                : DecodingSession(options: options, root: root, recordsInHand: recordsInHand)
             return try session.materializeInHand(Value.self)
         } catch {
             throw CKCodableError.atEntryPoint(error, rootID: root.id)
         }
     }
 
-}
-
-/// The decoder's settings, copied once per call.
-struct DecodingOptions {
-    let maximumDepth: Int
-    let maximumRecordCount: Int
-    let missingReferenceStrategy: CKRecordDecoder.MissingReferenceStrategy
-    let nestedValueDecodingStrategy: CKRecordDecoder.NestedValueDecodingStrategy
-    let nonFiniteFloatDecodingStrategy: CKRecordDecoder.NonFiniteFloatDecodingStrategy
-    let locationDecodingStrategy: CKRecordDecoder.LocationDecodingStrategy
-    /// As the decoder has it: a `Decoder`'s `userInfo` (values of type `Any`) is converted from it when a model
-    /// asks (see ``DecodingSession/userInfo``), which few do; converting it for every decode cost more than the
-    /// rest of these settings.
-    let userInfo: [CodingUserInfoKey: any Sendable]
-
-    init(_ decoder: CKRecordDecoder) {
-        maximumDepth = decoder.maximumDepth
-        maximumRecordCount = decoder.maximumRecordCount
-        missingReferenceStrategy = decoder.missingReferenceStrategy
-        nestedValueDecodingStrategy = decoder.nestedValueDecodingStrategy
-        nonFiniteFloatDecodingStrategy = decoder.nonFiniteFloatDecodingStrategy
-        locationDecodingStrategy = decoder.locationDecodingStrategy
-        userInfo = decoder.userInfo
-    }
 }

@@ -88,23 +88,29 @@ public struct CloudRecordWriter {
     /// Stores a date, to the millisecond as CloudKit keeps it.
     /// - Throws: ``CKCodableError/Code/dateOutOfRange(_:)`` for a date CloudKit can't store.
     public mutating func encode(_ value: Date, forKey key: String) throws {
-        guard !isIgnored(key) else { return }
-        // The field's coding path is made only for a date to refuse: making one per field costs a tenth of writing it.
+        // A date CloudKit stores is its own field value, as the field mapper would make it; the field's coding path
+        // is made only for a date to refuse.
         guard value.isStorableInCloudKit else {
+            guard !isIgnored(key) else { return }
             return try write(key) { context, path in .date(try context.validated(value, at: path.path)) }
         }
-        try write(key) { _, _ in .date(value) }
+        try set(.date(CloudValue.normalizedDate(value)), forKey: key)
     }
 
     /// Stores bytes, or an asset if the field is one of the type's asset fields or the encoder's
     /// ``CKRecordEncoder/dataEncodingStrategy`` says so.
     public mutating func encode(_ value: Data, forKey key: String) throws {
+        // Bytes, unless a strategy or the type's asset fields may make it an asset: the field mapper decides that.
+        if fieldOptions.assetFields.isEmpty, case .bytes = graph.options.dataEncodingStrategy {
+            return try set(.bytes(value), forKey: key)
+        }
         guard !isIgnored(key) else { return }
         try write(key) { _, _ in .data(value) }
     }
 
     /// Stores a list of strings; an empty list leaves the field out, as CloudKit can't store one.
     public mutating func encode(_ value: [String], forKey key: String) throws {
+        guard value.isEmpty else { return try set(.stringList(value), forKey: key) }
         guard !isIgnored(key) else { return }
         try write(key) { _, _ in .list(.stringList(value)) }
     }
@@ -229,7 +235,8 @@ public struct CloudRecordWriter {
         return true
     }
 
-    /// Writes a value that is its own field value (strings, integers, Booleans, finite doubles).
+    /// Writes a value that is its own field value (strings, integers, Booleans, finite doubles, storable dates,
+    /// bytes, non-empty string lists).
     private mutating func set(_ value: CloudValue, forKey key: String) throws {
         guard !isIgnored(key) else { return }
         do {
