@@ -111,12 +111,15 @@ struct SQLiteRecordStore: CloudRecordStore {
         }
         record.id = id
         record.recordType = row["record_type"]
+        // The body keeps the one system field the server sets that has no column: the share of a shared root.
+        let shareID = record.systemFields?.shareID
         record.systemFields = CloudRecord.SystemFields(
             changeTag: row["change_tag"],
             creationDate: (row["created_at"] as Int64?).map { Date(timeIntervalSince1970: Double($0) / 1000) },
             creatorUserRecordName: row["created_by"],
             modificationDate: (row["modified_at"] as Int64?).map { Date(timeIntervalSince1970: Double($0) / 1000) },
-            lastModifiedUserRecordName: row["modified_by"]
+            lastModifiedUserRecordName: row["modified_by"],
+            shareID: shareID
         )
         if withAssets, record.fields.contains(where: { $0.value.kind == .asset || $0.value.kind == .assetList }) {
             try attachAssets(to: &record, rowID: row["id"])
@@ -210,10 +213,15 @@ struct SQLiteRecordStore: CloudRecordStore {
         return milliseconds.isFinite && abs(milliseconds) < 9e18 ? Int64(milliseconds) : nil
     }
 
-    /// The record's fields as JSON, without system fields (they have columns) and without asset contents (they
-    /// have a table).
+    /// The record's fields, parent and share state as JSON, without system fields (they have columns, but for the
+    /// share ID) and without asset contents (they have a table).
     private func body(of record: CloudRecord) throws -> String {
         var stripped = CloudRecord(recordType: record.recordType, id: record.id)
+        stripped.parentID = record.parentID
+        stripped.shareContents = record.shareContents
+        if let shareID = record.systemFields?.shareID {
+            stripped.systemFields = CloudRecord.SystemFields(shareID: shareID)
+        }
         for (name, value) in record.fields {
             switch value {
             case .asset(let asset): stripped.fields[name] = .asset(asset.withoutContents)

@@ -374,6 +374,19 @@ check(
 
 // MARK: 5. Encrypted fields.
 
+var child = CloudRecord(
+    recordType: "Item", id: CloudRecord.ID(recordName: "milk", zoneID: zone), fields: ["name": .string("Milk")])
+child.parentID = CloudRecord.ID(recordName: "groceries", zoneID: zone)
+let childCK = try child.ckRecord()
+check(
+    childCK.parent?.recordID.recordName == "groceries" && childCK.parent?.action == CKRecord.Reference.Action.none,
+    "a record's parent becomes CKRecord.parent, with no action")
+check(try CloudRecord(childCK).parentID == child.parentID, "CKRecord.parent becomes the record's parent")
+child.parentID = nil
+check(
+    try child.ckRecord(onto: childCK, assetFiles: nil).parent == nil, "a record without a parent clears CKRecord.parent"
+)
+
 var secret = CloudRecord(
     recordType: "Diary", id: CloudRecord.ID(recordName: "d", zoneID: zone), fields: ["title": .string("public")])
 secret[encrypted: "body"] = .string("dear diary")

@@ -140,6 +140,10 @@ open class CKRecord: NSObject, CKRecordKeyValueSetting, @unchecked Sendable {
     public internal(set) var modificationDate: Date?
     public internal(set) var creatorUserRecordID: ID?
     public internal(set) var lastModifiedUserRecordID: ID?
+    /// The record this one belongs to for sharing.
+    public var parent: Reference?
+    /// The share of a shared root, set by the server.
+    public internal(set) var share: Reference?
     let plain = FieldStore()
     let encrypted = FieldStore()
 

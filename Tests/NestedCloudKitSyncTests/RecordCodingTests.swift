@@ -42,7 +42,28 @@ struct RecordCodingTests {
             modificationDate: Date(timeIntervalSinceReferenceDate: 7.7), lastModifiedUserRecordName: "v",
             modifiedByDevice: "d", archivedData: Data([9]))
         record["cleared"] = nil
+        record.parentID = CloudRecord.ID(recordName: "parent", zoneID: zone)
+        record.systemFields?.shareID = CloudRecord.ID(recordName: "share", zoneID: zone)
         return record
+    }
+
+    @Test func aShareReadsBackWithItsState() throws {
+        var share = try CloudShare(
+            rootRecordID: CloudRecord.ID(recordName: "list", zoneID: CloudRecord.ZoneID(zoneName: "Lists")))
+        share.title = "Groceries"
+        share.publicPermission = .readOnly
+        try share.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        #expect(try RecordCoding.decode(RecordCoding.encode(share.record)) == share.record)
+    }
+
+    @Test func aRecordWrittenBeforeSharingExistedStillReads() throws {
+        var plain = CloudRecord(recordType: "Item", id: CloudRecord.ID(recordName: "milk"), fields: ["n": .int64(1)])
+        plain.systemFields = CloudRecord.SystemFields(changeTag: "t1")
+        // The form before sharing: this one's bytes, without the final flags byte, under the former version byte.
+        var bytes = [UInt8](RecordCoding.encode(plain))
+        #expect(bytes.removeLast() == 0)
+        bytes[0] = RecordCoding.versionBeforeSharing
+        #expect(try RecordCoding.decode(Data(bytes)) == plain)
     }
 
     @Test func everyValueReadsBackExactly() throws {

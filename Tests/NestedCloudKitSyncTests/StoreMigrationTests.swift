@@ -43,7 +43,9 @@ struct StoreMigrationTests {
             (
                 try Data.fetchOne(db, sql: "SELECT value FROM ncs_state WHERE key = 'databaseToken'"),
                 try Data.fetchOne(db, sql: "SELECT token FROM ncs_zone"),
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ncs_record WHERE hex(substr(record, 1, 1)) <> 'B1'"),
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM ncs_record WHERE hex(substr(record, 1, 1)) <> ?",
+                    arguments: [String(RecordCoding.version, radix: 16, uppercase: true)]),
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ncs_record WHERE ancestor_tag IS NOT NULL")
             )
         }

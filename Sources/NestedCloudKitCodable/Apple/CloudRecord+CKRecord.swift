@@ -82,10 +82,12 @@ extension CloudRecord {
                     creatorUserRecordName: record.creatorUserRecordID?.recordName,
                     modificationDate: record.modificationDate,
                     lastModifiedUserRecordName: record.lastModifiedUserRecordID?.recordName,
-                    archivedData: archiver.encodedData
+                    archivedData: archiver.encodedData,
+                    shareID: record.share.map { ID($0.recordID) }
                 )
         )
         setEncrypted(true, fieldsNamed: encryptedKeys)
+        parentID = record.parent.map { ID($0.recordID) }
     }
 }
 
@@ -158,6 +160,8 @@ extension CloudRecord {
                 ckRecord.setObject(object, forKey: name)
             }
         }
+        // CloudKit asks for no action on a parent reference.
+        ckRecord.parent = parentID.map { CKRecord.Reference(recordID: $0.ckRecordID, action: .none) }
         let encryptedOnServer = Set(ckRecord.encryptedValues.allKeys())
         for name in clearedFieldNames where fields[name] == nil {
             if encryptedOnServer.contains(name) {

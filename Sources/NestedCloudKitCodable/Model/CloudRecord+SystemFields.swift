@@ -36,6 +36,10 @@ extension CloudRecord {
         /// The device that last saved the record, as CloudKit Web Services reports it.
         public var modifiedByDevice: String?
 
+        /// The ID of the share that covers the record, as `CKRecord.share`: set by the server on a shared
+        /// hierarchy's root record (a record below the root, or in a zone-wide share, has none of its own).
+        public var shareID: CloudRecord.ID?
+
         /// CloudKit's own archive of the record's system fields (`CKRecord.encodeSystemFields(with:)`), kept so
         /// that a record made on an Apple platform keeps everything CloudKit stores about it.
         public var archivedData: Data?
@@ -48,7 +52,8 @@ extension CloudRecord {
             modificationDate: Date? = nil,
             lastModifiedUserRecordName: String? = nil,
             modifiedByDevice: String? = nil,
-            archivedData: Data? = nil
+            archivedData: Data? = nil,
+            shareID: CloudRecord.ID? = nil
         ) {
             self.changeTag = changeTag
             self.creationDate = creationDate
@@ -57,6 +62,7 @@ extension CloudRecord {
             self.lastModifiedUserRecordName = lastModifiedUserRecordName
             self.modifiedByDevice = modifiedByDevice
             self.archivedData = archivedData
+            self.shareID = shareID
         }
     }
 }

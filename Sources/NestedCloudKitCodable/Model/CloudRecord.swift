@@ -51,6 +51,42 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
     /// The system fields, boxed: they are large and rarely read, and records are copied often.
     private var systemFieldsBox: SystemFieldsBox?
 
+    /// The record this one belongs to for sharing, as `CKRecord.parent`: a share of the parent (or of its own
+    /// parent, up to the share's root) covers this record too. It must be in the same zone; CloudKit follows only
+    /// this link to find what a share covers, never reference fields. `nil` for none.
+    public var parentID: ID? {
+        get { sharingBox?.parentID }
+        set { setSharing { $0.parentID = newValue } }
+    }
+
+    /// A share record's state (``CloudShare``), `nil` for every other record. Read and change it through
+    /// ``CloudShare``.
+    package var shareContents: CloudShare.Contents? {
+        get { sharingBox?.shareContents }
+        set { setSharing { $0.shareContents = newValue } }
+    }
+
+    /// The parent and a share's state, boxed as the system fields are: most records have neither, and a record
+    /// without them stays as small as before.
+    private var sharingBox: SharingBox?
+
+    private final class SharingBox: Sendable {
+        let parentID: ID?
+        let shareContents: CloudShare.Contents?
+        init(parentID: ID?, shareContents: CloudShare.Contents?) {
+            self.parentID = parentID
+            self.shareContents = shareContents
+        }
+    }
+
+    private mutating func setSharing(_ change: (inout (parentID: ID?, shareContents: CloudShare.Contents?)) -> Void) {
+        var parts = (parentID: sharingBox?.parentID, shareContents: sharingBox?.shareContents)
+        change(&parts)
+        sharingBox =
+            parts.parentID == nil && parts.shareContents == nil
+            ? nil : SharingBox(parentID: parts.parentID, shareContents: parts.shareContents)
+    }
+
     /// Whether the record has system fields, without copying them out of their box.
     var hasSystemFields: Bool { systemFieldsBox != nil }
 
@@ -75,12 +111,13 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
         self.systemFieldsBox = systemFields.map(SystemFieldsBox.init)
     }
 
-    /// Whether both have the same type, ID, fields (in any order), encrypted fields, cleared fields and system
-    /// fields.
+    /// Whether both have the same type, ID, fields (in any order), encrypted fields, cleared fields, system
+    /// fields, parent and share state.
     public static func == (lhs: CloudRecord, rhs: CloudRecord) -> Bool {
         lhs.recordType == rhs.recordType && lhs.id == rhs.id && lhs.fields == rhs.fields
             && lhs.encryptedFieldNames == rhs.encryptedFieldNames
             && lhs.clearedFieldNames == rhs.clearedFieldNames && lhs.systemFields == rhs.systemFields
+            && lhs.parentID == rhs.parentID && lhs.shareContents == rhs.shareContents
     }
 
     /// Hashes the record consistently with `==`.
@@ -91,6 +128,8 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
         hasher.combine(encryptedFieldNames)
         hasher.combine(clearedFieldNames)
         hasher.combine(systemFields)
+        hasher.combine(parentID)
+        hasher.combine(shareContents)
     }
 
     /// The value of the field with the given name, or `nil` if the record has no such field.

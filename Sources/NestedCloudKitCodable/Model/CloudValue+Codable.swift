@@ -99,7 +99,7 @@ private struct StoredDouble: Codable {
 
 extension CloudRecord: Codable {
     private enum CodingKeys: String, CodingKey {
-        case recordType, id, fields, encryptedFieldNames, clearedFieldNames, systemFields
+        case recordType, id, fields, encryptedFieldNames, clearedFieldNames, systemFields, parentID, share
     }
 
     private struct Field: Codable {
@@ -119,6 +119,9 @@ extension CloudRecord: Codable {
         clearedFieldNames = try container.decodeIfPresent([String].self, forKey: .clearedFieldNames) ?? []
         setEncrypted(
             true, fieldsNamed: try container.decodeIfPresent([String].self, forKey: .encryptedFieldNames) ?? [])
+        // Absent from records stored before sharing existed, which had neither.
+        parentID = try container.decodeIfPresent(ID.self, forKey: .parentID)
+        shareContents = try container.decodeIfPresent(CloudShare.Contents.self, forKey: .share)
     }
 
     /// Encodes the record: its fields as an ordered list of names and tagged values.
@@ -133,5 +136,7 @@ extension CloudRecord: Codable {
         }
         if !clearedFieldNames.isEmpty { try container.encode(clearedFieldNames, forKey: .clearedFieldNames) }
         try container.encodeIfPresent(systemFields, forKey: .systemFields)
+        try container.encodeIfPresent(parentID, forKey: .parentID)
+        try container.encodeIfPresent(shareContents, forKey: .share)
     }
 }

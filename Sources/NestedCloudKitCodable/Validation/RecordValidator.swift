@@ -66,10 +66,13 @@ enum RecordValidator {
         if let problem = problem(withRecordName: record.id.recordName) {
             return "the record name \"\(record.id.recordName)\" can't be used: \(problem)"
         }
-        if let problem = problem(withIdentifier: record.recordType) {
+        // A share is CloudKit's own record type, with its own fields, whose names have a dot.
+        let isShare = record.recordType == CloudShare.recordType
+        if !isShare, let problem = problem(withIdentifier: record.recordType) {
             return "\(record.id)'s record type \"\(record.recordType)\" can't be used: \(problem)"
         }
         for name in record.fields.names {
+            if isShare, CloudShare.FieldKey.all.contains(name) { continue }
             if let problem = problem(withIdentifier: name) {
                 return "\(record.id)'s field name \"\(name)\" can't be used: \(problem)"
             }

@@ -65,7 +65,12 @@ struct WireCoding: Sendable {
             object["created"] = stamp(system.creationDate, system.creatorUserRecordName, device: nil)
             object["modified"] = stamp(
                 system.modificationDate, system.lastModifiedUserRecordName, device: system.modifiedByDevice)
+            if let shareID = system.shareID {
+                object["share"] = ["recordName": .string(shareID.recordName), "zoneID": json(shareID.zoneID)]
+            }
         }
+        // A parent is in its child's zone: the reference's record pointer has only its name.
+        if let parent = record.parentID { object["parent"] = ["recordName": .string(parent.recordName)] }
         return .object(object)
     }
 
@@ -178,6 +183,12 @@ struct WireCoding: Sendable {
         }
         if let tag = object["recordChangeTag"]?.string {
             record.systemFields = CloudRecord.SystemFields(changeTag: tag)
+        }
+        if let parent = object["parent"], !parent.isNull {
+            guard let parentName = parent["recordName"]?.string, !parentName.isEmpty else {
+                throw .badRequest("record \(name): a parent needs a recordName")
+            }
+            record.parentID = CloudRecord.ID(recordName: parentName, zoneID: zone)
         }
         return record
     }

@@ -7,11 +7,14 @@ import NestedCloudKitCodable
 /// Reading records is the hot path of every screen of an app, and a record's `Codable` JSON form decodes an
 /// order of magnitude slower (a keyed container per value). This form is a version byte, then length-prefixed
 /// strings and fixed-width numbers; a record reads back exactly as written: dates as `Date` holds them (seconds
-/// since 2001, to the bit), every system field, encrypted and cleared field names. Rows written by earlier
-/// versions of the store hold JSON, which starts with `{`, and still read.
+/// since 2001, to the bit), every system field, encrypted and cleared field names, the parent and a share's state.
+/// Rows written by earlier versions of the store hold JSON, which starts with `{`, or the form before sharing
+/// (version byte `0xB1`), and still read.
 enum RecordCoding {
     /// The first byte of this form; JSON never starts with it.
-    static let version: UInt8 = 0xB1
+    static let version: UInt8 = 0xB2
+    /// The first byte of the form before sharing, which ends after the system fields; still read.
+    static let versionBeforeSharing: UInt8 = 0xB1
 
     static func encode(_ record: CloudRecord) -> Data {
         var writer = ByteWriter()
@@ -39,7 +42,45 @@ enum RecordCoding {
         } else {
             writer.byte(0)
         }
+        writeSharing(of: record, to: &writer)
         return Data(writer.bytes)
+    }
+
+    /// What a record has for sharing, after everything else: a byte of flags (0 for most records), then the
+    /// parent's ID, the share's ID and a share record's state (as JSON: shares are few, and their state nested).
+    /// The byte is always there, so that bytes cut short before it are an error, not a record without a parent.
+    private static func writeSharing(of record: CloudRecord, to writer: inout ByteWriter) {
+        let shareID = record.systemFields?.shareID
+        // A share's state is strings, a URL and enums, which JSON always encodes.
+        let contents = record.shareContents.flatMap { try? JSONEncoder().encode($0) }
+        let flags: UInt8 = (record.parentID != nil ? 1 : 0) | (shareID != nil ? 2 : 0) | (contents != nil ? 4 : 0)
+        writer.byte(flags)
+        for id in [record.parentID, shareID].compactMap(\.self) {
+            writer.string(id.recordName)
+            writer.zone(id.zoneID)
+        }
+        if let contents { writer.optionalBytes(contents) }
+    }
+
+    private static func readSharing(into record: inout CloudRecord, from reader: inout ByteReader) throws {
+        let flags = try reader.byte()
+        if flags & 1 != 0 {
+            record.parentID = CloudRecord.ID(recordName: try reader.string(), zoneID: try reader.zone())
+        }
+        if flags & 2 != 0 {
+            let shareID = CloudRecord.ID(recordName: try reader.string(), zoneID: try reader.zone())
+            // A server-set field: the record has system fields whenever it has a share.
+            var system = record.systemFields ?? CloudRecord.SystemFields()
+            system.shareID = shareID
+            record.systemFields = system
+        }
+        if flags & 4 != 0, let contents = try reader.optionalBytes() {
+            do {
+                record.shareContents = try JSONDecoder().decode(CloudShare.Contents.self, from: contents)
+            } catch {
+                throw SyncError.store("a stored share can't be read (\(error)); the store file is damaged")
+            }
+        }
     }
 
     /// The strings most records of a read share (their type and zone), kept from one record to the next so that
@@ -60,7 +101,8 @@ enum RecordCoding {
     }
 
     static func decode(_ data: Data, sharing shared: SharedStrings? = nil) throws -> CloudRecord {
-        guard data.first == version else {
+        let first = data.first
+        guard first == version || first == versionBeforeSharing else {
             // A row of the first layout.
             do {
                 return try JSONDecoder().decode(CloudRecord.self, from: data)
@@ -97,6 +139,7 @@ enum RecordCoding {
                     lastModifiedUserRecordName: try reader.optionalString(),
                     modifiedByDevice: try reader.optionalString(), archivedData: try reader.optionalBytes())
             }
+            if first == version { try readSharing(into: &record, from: &reader) }
             return record
         }
     }

@@ -15,6 +15,8 @@ extension WireRecord {
             recordName: record.id.recordName, recordType: record.recordType,
             recordChangeTag: sendingChangeTag ? record.systemFields?.changeTag : nil, fields: fields
         )
+        // A parent is in its child's zone, so its name is enough.
+        parent = record.parentID.map { WireRecordPointer(recordName: $0.recordName) }
     }
 
     /// The portable record, in the zone the request named (`zone`) unless the response names another one.
@@ -36,8 +38,12 @@ extension WireRecord {
             creatorUserRecordName: created?.userRecordName,
             modificationDate: modified?.timestamp.map(WireTimestamp.date),
             lastModifiedUserRecordName: modified?.userRecordName,
-            modifiedByDevice: modified?.deviceID
+            modifiedByDevice: modified?.deviceID,
+            shareID: share.map {
+                CloudRecord.ID(recordName: $0.recordName, zoneID: owners.zoneID($0.zoneID, default: id.zoneID))
+            }
         )
+        record.parentID = parent.map { CloudRecord.ID(recordName: $0.recordName, zoneID: id.zoneID) }
         return record
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import NestedCloudKitCodable
 
-/// A record dictionary: `recordName`, `recordType`, `recordChangeTag`, `fields`, `created`, `modified`, `deleted`
-/// and `zoneID`. Keys the documentation doesn't name are ignored.
+/// A record dictionary: `recordName`, `recordType`, `recordChangeTag`, `fields`, `created`, `modified`, `deleted`,
+/// `zoneID`, and for sharing `parent` and `share`. Keys the documentation doesn't name are ignored.
 struct WireRecord: Codable, Hashable, Sendable {
     var recordName: String
     var recordType: String?
@@ -12,6 +12,10 @@ struct WireRecord: Codable, Hashable, Sendable {
     var modified: WireUserTimestamp?
     var deleted: Bool?
     var zoneID: WireZoneID?
+    /// The record's parent, in its zone.
+    var parent: WireRecordPointer?
+    /// The share of a shared root, set by the server.
+    var share: WireRecordPointer?
 
     init(
         recordName: String, recordType: String? = nil, recordChangeTag: String? = nil,
@@ -28,6 +32,13 @@ struct WireRecord: Codable, Hashable, Sendable {
         self.deleted = deleted
         self.zoneID = zoneID
     }
+}
+
+/// A record named by its name, and its zone where it may be another than the record's: a record's `parent` and
+/// `share`.
+struct WireRecordPointer: Codable, Hashable, Sendable {
+    var recordName: String
+    var zoneID: WireZoneID?
 }
 
 /// One item of a response's `records` (or `zones`) array: the item itself, or an error dictionary in its place.

@@ -135,7 +135,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
             let storage = users[user]?.storage ?? InMemoryRecordStore()
             plan = try CloudModificationPlan(
                 copies, atomically: atomically, store: storage, failures: injected, now: clock.now(),
-                makeChangeTag: nextChangeTag)
+                userRecordName: user, makeChangeTag: nextChangeTag)
             removed = plan.recordIDsToRemove.compactMap { id in
                 storage.records[id].map { (id: id, recordType: $0.recordType) }
             }

@@ -16,6 +16,7 @@ import Foundation
 ///   the records a request adds as holders are counted in request order, and those past the limit are refused.
 /// - Deleting a record deletes, in turn, every record that points to it with `.deleteSelf`.
 /// - Atomic requests are all or nothing within each custom zone; in the default zone each item stands alone.
+/// - Shares and parents follow ``ShareRules``.
 package struct CloudModificationPlan: Sendable {
     /// The result of each record to save: the record as stored, or why it wasn't.
     package private(set) var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
@@ -58,6 +59,7 @@ package struct CloudModificationPlan: Sendable {
     /// Backends check this before anything reaches the server, so the refusal names the record and field.
     package static func refusal(saving record: CloudRecord) -> CloudDatabaseError? {
         if let problem = RecordValidator.problem(withNamesOf: record) { return .invalidArguments(problem) }
+        if let refusal = ShareRules.refusal(saving: record) { return refusal }
         for target in record.referencedRecordIDs where target.zoneID != record.id.zoneID {
             return .invalidArguments(
                 "\(record.id) references \(target), in another zone; references must stay in their record's zone")
@@ -101,7 +103,8 @@ package struct CloudModificationPlan: Sendable {
     ///   - failures: Items the backend has already failed on its own; they count as failed items for atomic
     ///     requests, also when they aren't among `operations` (an item that couldn't be read).
     ///   - now: The time of the change, for the system fields; kept to the millisecond, as CloudKit keeps it.
-    ///   - userRecordName: The user making the change.
+    ///   - userRecordName: The user making the change; the owner of the shares they save.
+    ///   - makeShareURL: The URL of a new share, from its short GUID.
     ///   - makeChangeTag: A new, unique change tag.
     /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a request that saves or deletes a record twice;
     ///   whatever the store throws.
@@ -112,33 +115,37 @@ package struct CloudModificationPlan: Sendable {
         failures: [CloudRecord.ID: CloudDatabaseError] = [:],
         now: Date,
         userRecordName: String = CloudRecord.ZoneID.currentUserOwnerName,
+        makeShareURL: (_ shortGUID: String) -> URL = ShareRules.iCloudURL(shortGUID:),
         makeChangeTag: () -> String
     ) throws {
         // Each save with its record, read out once, so planning it needs no case for a deletion.
         let saves = operations.compactMap { operation in operation.recordToSave.map { (operation, record: $0) } }
         let deletions = operations.filter { $0.recordToSave == nil }
         if let refusal = Self.refusal(of: operations) { throw refusal }
+        let now = CloudValue.normalizedDate(now)
         var writes = try planSaves(
-            saves, store: store, failures: failures, now: CloudValue.normalizedDate(now),
-            userRecordName: userRecordName, makeChangeTag: makeChangeTag)
+            saves, store: store, failures: failures, now: now, userRecordName: userRecordName,
+            makeShareURL: makeShareURL, makeChangeTag: makeChangeTag)
         var removals = try planDeletions(deletions, store: store, failures: failures)
         let saveOrder = saves.map(\.record.id)
         let deleteOrder = deletions.map(\.id)
         try failReferenceViolations(
             saveOrder: saveOrder, deleteOrder: deleteOrder, writes: &writes, removals: &removals, store: store)
+        try linkSharesToRoots(saveOrder: saveOrder, writes: &writes, removals: removals, store: store)
         if atomically {
             Self.rollBackFailedZones(
                 writes: &writes, removals: &removals, saveResults: &saveResults, deleteResults: &deleteResults,
                 failedElsewhere: failures.keys)
         }
         succeed(saveOrder: saveOrder, deleteOrder: deleteOrder, writes: writes, removals: removals)
+        try unlinkDeletedShares(store: store, now: now, userRecordName: userRecordName, makeChangeTag: makeChangeTag)
     }
 
     /// Each save's record as it will be stored, by ID; the saves that can't be are failed in ``saveResults``.
     private mutating func planSaves(
         _ saves: [(operation: CloudRecordOperation, record: CloudRecord)], store: some CloudRecordStore,
         failures: [CloudRecord.ID: CloudDatabaseError], now: Date, userRecordName: String,
-        makeChangeTag: () -> String
+        makeShareURL: (String) -> URL, makeChangeTag: () -> String
     ) throws -> [CloudRecord.ID: CloudRecord] {
         var writes: [CloudRecord.ID: CloudRecord] = [:]
         for (operation, client) in saves {
@@ -148,7 +155,7 @@ package struct CloudModificationPlan: Sendable {
             }
             switch try Self.save(
                 client, as: operation, store: store, now: now, userRecordName: userRecordName,
-                makeChangeTag: makeChangeTag)
+                makeShareURL: makeShareURL, makeChangeTag: makeChangeTag)
             {
             case .success(let stored): writes[client.id] = stored
             case .failure(let error): saveResults[client.id] = .failure(error)
@@ -185,9 +192,78 @@ package struct CloudModificationPlan: Sendable {
                 deleteResults[id] = .failure(.serverRecordChanged(server: server, client: client, ancestor: nil))
                 continue
             }
-            removals[id] = try Self.cascade(from: id, store: store)
+            var removed = try Self.cascade(from: id, store: store)
+            // A shared root takes its share with it.
+            for removedID in removed.sorted(by: { $0.recordName < $1.recordName }) {
+                let record = removedID == id ? server : try store.record(withID: removedID)
+                if let shareID = record?.systemFields?.shareID { removed.insert(shareID) }
+            }
+            removals[id] = removed
         }
         return removals
+    }
+
+    /// Gives each record share saved its root: the root must be saved in the same request when the share is new
+    /// (as CloudKit asks), must exist, and mustn't have another share; it then gets the share's ID. A share that
+    /// can't have its root fails.
+    private mutating func linkSharesToRoots(
+        saveOrder: [CloudRecord.ID], writes: inout [CloudRecord.ID: CloudRecord],
+        removals: [CloudRecord.ID: Set<CloudRecord.ID>], store: some CloudRecordStore
+    ) throws {
+        let removed = removals.values.reduce(into: Set<CloudRecord.ID>()) { $0.formUnion($1) }
+        for id in saveOrder {
+            guard let share = writes[id], share.recordType == CloudShare.recordType,
+                let rootID = share.shareContents?.rootRecordID
+            else { continue }
+            let serverRoot = removed.contains(rootID) ? nil : try store.record(withID: rootID)
+            let isNew = try store.record(withID: id) == nil
+            let problem: String?
+            if removed.contains(rootID) {
+                problem = "its root record \(rootID) is deleted in the same request"
+            } else if isNew, writes[rootID] == nil {
+                problem =
+                    "a new share is saved together with its root record, and \(rootID) isn't saved in this request "
+                    + "(or its save failed)"
+            } else if writes[rootID] == nil, serverRoot == nil {
+                problem = "its root record \(rootID) doesn't exist"
+            } else if let other = (writes[rootID] ?? serverRoot)?.systemFields?.shareID, other != id {
+                problem = "its root record \(rootID) is already shared by \(other); a record has at most one share"
+            } else {
+                problem = nil
+            }
+            if let problem {
+                saveResults[id] = .failure(.invalidArguments("share \(id) can't be saved: \(problem)"))
+                writes[id] = nil
+            } else if var root = writes[rootID] {
+                root.systemFields?.shareID = id
+                writes[rootID] = root
+            }
+        }
+    }
+
+    /// Takes the share ID off the roots of the shares this plan deletes, when the root stays: a new version of
+    /// the root, as CloudKit's server writes one.
+    private mutating func unlinkDeletedShares(
+        store: some CloudRecordStore, now: Date, userRecordName: String, makeChangeTag: () -> String
+    ) throws {
+        let removed = Set(recordIDsToRemove)
+        for shareID in recordIDsToRemove {
+            guard let share = try store.record(withID: shareID), share.recordType == CloudShare.recordType,
+                let rootID = share.shareContents?.rootRecordID, !removed.contains(rootID)
+            else { continue }
+            if let index = recordsToWrite.firstIndex(where: { $0.id == rootID }) {
+                if recordsToWrite[index].systemFields?.shareID == shareID {
+                    recordsToWrite[index].systemFields?.shareID = nil
+                }
+                continue
+            }
+            guard var root = try store.record(withID: rootID), root.systemFields?.shareID == shareID else { continue }
+            root.systemFields?.shareID = nil
+            root.systemFields?.changeTag = makeChangeTag()
+            root.systemFields?.modificationDate = now
+            root.systemFields?.lastModifiedUserRecordName = userRecordName
+            recordsToWrite.append(root)
+        }
     }
 
     /// Fails the saves and deletions that break a reference rule (the `.deleteSelf` limit, a `.validate` target
@@ -257,7 +333,7 @@ package struct CloudModificationPlan: Sendable {
     /// The record `operation` saves as it will be stored, or why it can't be.
     private static func save(
         _ client: CloudRecord, as operation: CloudRecordOperation, store: some CloudRecordStore, now: Date,
-        userRecordName: String, makeChangeTag: () -> String
+        userRecordName: String, makeShareURL: (String) -> URL, makeChangeTag: () -> String
     ) throws -> Result<CloudRecord, CloudDatabaseError> {
         if let refusal = refusal(saving: client) { return .failure(refusal) }
         guard try store.containsZone(client.id.zoneID) else { return .failure(.zoneNotFound(client.id.zoneID)) }
@@ -284,10 +360,18 @@ package struct CloudModificationPlan: Sendable {
             creationDate: server?.systemFields?.creationDate ?? now,
             creatorUserRecordName: server?.systemFields?.creatorUserRecordName ?? userRecordName,
             modificationDate: now,
-            lastModifiedUserRecordName: userRecordName
+            lastModifiedUserRecordName: userRecordName,
+            // Set by the server only: when a share of this root is saved.
+            shareID: server?.systemFields?.shareID
         )
         var stored = CloudRecord(
             recordType: client.recordType, id: client.id, fields: fields, systemFields: systemFields)
+        stored.parentID = client.parentID
+        if client.recordType == CloudShare.recordType {
+            stored.shareContents = ShareRules.storedContents(
+                client: client.shareContents, server: server?.shareContents, savedBy: userRecordName,
+                makeShortGUID: ShareRules.makeShortGUID, makeURL: makeShareURL)
+        }
         // Fields kept from the server stay encrypted; names of fields no longer there are ignored.
         stored.setEncrypted(true, fieldsNamed: client.encryptedFieldNames.union(server?.encryptedFieldNames ?? []))
         // CloudKit's framework answers a record too large with `limitExceeded` for that record.
