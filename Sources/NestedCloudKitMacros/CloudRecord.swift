@@ -21,7 +21,7 @@ import NestedCloudKitCodable
 /// leaves out properties it doesn't list, optionals are cleared when `nil`, a wrapped property is coded as its
 /// wrapper, a `let` with an initial value is written but not read, computed and static properties are skipped. The
 /// type's `cloudKitFieldOptions` (reference actions, assets, encryption, ignored properties) apply as for any model;
-/// ``CloudField(name:reference:asset:encrypted:)`` and ``CloudIgnored()`` declare them on the properties instead.
+/// ``CloudField(name:reference:asset:encrypted:parent:)`` and ``CloudIgnored()`` declare them on the properties instead.
 /// Nested models become references, and any `Codable` property goes through the generic methods of the reader and
 /// writer, so every property a Codable model can have keeps working.
 ///
@@ -57,9 +57,13 @@ public macro CloudRecord() = #externalMacro(module: "NestedCloudKitMacrosPlugin"
 ///   - reference: The reference action of a property that holds another model (`CloudReference.Action`).
 ///   - asset: Whether a `Data` property is stored as an asset rather than bytes.
 ///   - encrypted: Whether CloudKit keeps the field's value encrypted.
+///   - parent: Whether the property references the record's parent for sharing (one model, `CloudLazyReference`
+///     or `CloudReference`): a share of the parent covers the record (`CloudFieldOptions.parentField`). One
+///     property at most.
 @attached(peer)
 public macro CloudField(
-    name: String? = nil, reference: CloudReference.Action? = nil, asset: Bool = false, encrypted: Bool = false
+    name: String? = nil, reference: CloudReference.Action? = nil, asset: Bool = false, encrypted: Bool = false,
+    parent: Bool = false
 ) = #externalMacro(module: "NestedCloudKitMacrosPlugin", type: "CloudFieldMacro")
 
 /// Leaves a stored property of a `@CloudRecord` model out of its record, as Codable users do: the `CodingKeys`

@@ -35,6 +35,10 @@ extension CloudRecordMacro: MemberMacro {
             }
         }
 
+        for extra in properties.filter(\.attributes.isParent).dropFirst() {
+            guard let attribute = extra.attributes.parentAttribute else { continue }
+            context.diagnose(Diagnostic(node: attribute, message: MappingDiagnostic.secondParent))
+        }
         let withOptions = properties.filter(\.attributes.setsOptions)
         if !withOptions.isEmpty {
             if declaresFieldOptions(model) {
@@ -75,6 +79,8 @@ extension CloudRecordMacro: MemberMacro {
         if !actions.isEmpty { arguments.append("referenceActions: [\(actions.joined(separator: ", "))]") }
         if !assets.isEmpty { arguments.append("assets: [\(assets.joined(separator: ", "))]") }
         if !encrypted.isEmpty { arguments.append("encrypted: [\(encrypted.joined(separator: ", "))]") }
+        // One parent: a second one is diagnosed, and the first kept.
+        if let parent = properties.first(where: \.attributes.isParent) { arguments.append("parent: \(parent.key)") }
         return """
             \(raw: access)static var cloudKitFieldOptions: NestedCloudKitCodable.CloudFieldOptions {
                 NestedCloudKitCodable.CloudFieldOptions(\(raw: arguments.joined(separator: ", ")))

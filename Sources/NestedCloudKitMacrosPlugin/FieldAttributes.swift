@@ -9,13 +9,17 @@ struct FieldAttributes {
     var referenceAction: String?
     var isAsset = false
     var isEncrypted = false
+    /// Whether the property references the record's parent for sharing.
+    var isParent = false
+    /// The attribute that makes the property the parent, where a diagnostic about a second parent points.
+    var parentAttribute: AttributeSyntax?
     var isIgnored = false
     /// The attribute that renames the field, or leaves it out, where a diagnostic about `CodingKeys` points.
     var keyAttribute: AttributeSyntax?
 
     /// Whether the attributes set any of the type's field options. Leaving a property out isn't one: the
     /// `CodingKeys` the macro writes leave it out, as Codable users do.
-    var setsOptions: Bool { referenceAction != nil || isAsset || isEncrypted }
+    var setsOptions: Bool { referenceAction != nil || isAsset || isEncrypted || isParent }
 
     /// The attribute names this package's property macros answer to; never taken for property wrappers.
     static let names: Set<String> = ["CloudField", "CloudIgnored"]
@@ -57,6 +61,9 @@ struct FieldAttributes {
                     isAsset = Self.flag(argument, report: report)
                 case "encrypted":
                     isEncrypted = Self.flag(argument, report: report)
+                case "parent":
+                    isParent = Self.flag(argument, report: report)
+                    if isParent { parentAttribute = attribute }
                 default:
                     continue
                 }

@@ -9,6 +9,7 @@ enum MappingDiagnostic: DiagnosticMessage {
     case renameWithCodingKeys
     case ignoreWithCodingKeys
     case optionsTwice
+    case secondParent
     case notAStoredProperty(String)
 
     var message: String {
@@ -22,7 +23,7 @@ enum MappingDiagnostic: DiagnosticMessage {
         case .nameNotLiteral:
             "@CloudField(name:) takes a string literal: the field's name must be known when the model compiles"
         case .flagNotLiteral:
-            "@CloudField's asset: and encrypted: take true or false, written as literals"
+            "@CloudField's asset:, encrypted: and parent: take true or false, written as literals"
         case .renameWithCodingKeys:
             "this type declares CodingKeys, which name its fields: rename the field there (case title = \"name\") "
                 + "instead of with @CloudField(name:)"
@@ -32,6 +33,8 @@ enum MappingDiagnostic: DiagnosticMessage {
         case .optionsTwice:
             "this type declares cloudKitFieldOptions: give the field's options there, or move them all to "
                 + "@CloudField attributes, not both"
+        case .secondParent:
+            "a record has one parent: mark only one property @CloudField(parent: true)"
         case .notAStoredProperty(let attribute):
             "@\(attribute) applies to a stored property of a @CloudRecord struct; a computed, static or lazy "
                 + "property isn't stored in the record"
@@ -47,6 +50,7 @@ enum MappingDiagnostic: DiagnosticMessage {
         case .renameWithCodingKeys: MessageID(domain: "NestedCloudKitMacros", id: "renameWithCodingKeys")
         case .ignoreWithCodingKeys: MessageID(domain: "NestedCloudKitMacros", id: "ignoreWithCodingKeys")
         case .optionsTwice: MessageID(domain: "NestedCloudKitMacros", id: "optionsTwice")
+        case .secondParent: MessageID(domain: "NestedCloudKitMacros", id: "secondParent")
         case .notAStoredProperty: MessageID(domain: "NestedCloudKitMacros", id: "notAStoredProperty")
         }
     }

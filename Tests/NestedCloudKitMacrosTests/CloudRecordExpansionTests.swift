@@ -361,8 +361,8 @@ struct CloudRecordExpansionTests {
                     message: "@CloudField(name:) takes a string literal: the field's name must be known when the "
                         + "model compiles", line: 6, column: 23),
                 DiagnosticSpec(
-                    message: "@CloudField's asset: and encrypted: take true or false, written as literals", line: 7,
-                    column: 24),
+                    message: "@CloudField's asset:, encrypted: and parent: take true or false, written as literals",
+                    line: 7, column: 24),
                 DiagnosticSpec(
                     message: "@CloudIgnored applies to a stored property of a @CloudRecord struct; a computed, "
                         + "static or lazy property isn't stored in the record", line: 8, column: 5),
@@ -375,6 +375,80 @@ struct CloudRecordExpansionTests {
                 DiagnosticSpec(
                     message: "this type declares cloudKitFieldOptions: give the field's options there, or move them "
                         + "all to @CloudField attributes, not both", line: 1, column: 1),
+            ])
+    }
+    @Test func aParentPropertyBecomesTheOptionsParent() {
+        expect(
+            """
+            @CloudRecord
+            struct Item: CKCodable {
+                var id: String
+                @CloudField(parent: true) var list: CloudLazyReference<ShoppingList>
+            }
+            """,
+            expandsTo: """
+                struct Item: CKCodable {
+                    var id: String
+                    var list: CloudLazyReference<ShoppingList>
+
+                    static var cloudKitFieldOptions: NestedCloudKitCodable.CloudFieldOptions {
+                        NestedCloudKitCodable.CloudFieldOptions(keyedBy: CodingKeys.self, parent: .list)
+                    }
+                }
+
+                extension Item: CloudRecordEncodable, CloudRecordDecodable {
+                    func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
+                        try record.encode(self.id, forKey: "id")
+                        try record.encode(self.list, forKey: "list")
+                    }
+
+                    init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
+                        self.id = try record.decode(forKey: "id")
+                        self.list = try record.decode(forKey: "list")
+                    }
+                }
+                """)
+    }
+
+    @Test func aSecondParentIsDiagnosedAndTheFirstKept() {
+        expect(
+            """
+            @CloudRecord
+            struct Item: CKCodable {
+                var id: String
+                @CloudField(parent: true) var list: CloudLazyReference<ShoppingList>
+                @CloudField(parent: true) var shelf: CloudLazyReference<Shelf>
+            }
+            """,
+            expandsTo: """
+                struct Item: CKCodable {
+                    var id: String
+                    var list: CloudLazyReference<ShoppingList>
+                    var shelf: CloudLazyReference<Shelf>
+
+                    static var cloudKitFieldOptions: NestedCloudKitCodable.CloudFieldOptions {
+                        NestedCloudKitCodable.CloudFieldOptions(keyedBy: CodingKeys.self, parent: .list)
+                    }
+                }
+
+                extension Item: CloudRecordEncodable, CloudRecordDecodable {
+                    func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
+                        try record.encode(self.id, forKey: "id")
+                        try record.encode(self.list, forKey: "list")
+                        try record.encode(self.shelf, forKey: "shelf")
+                    }
+
+                    init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
+                        self.id = try record.decode(forKey: "id")
+                        self.list = try record.decode(forKey: "list")
+                        self.shelf = try record.decode(forKey: "shelf")
+                    }
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "a record has one parent: mark only one property @CloudField(parent: true)", line: 5,
+                    column: 5)
             ])
     }
 }

@@ -136,7 +136,7 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
         }
         followedKnownNames = writer.followedKnownNames
         var record = try writer.finish(at: path)
-        try fieldOptions.encrypt(&record, at: path)
+        try fieldOptions.apply(to: &record, at: path)
         return record
     }
 

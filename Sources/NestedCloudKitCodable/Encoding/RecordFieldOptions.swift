@@ -12,6 +12,8 @@ final class RecordFieldOptions: Sendable {
     let ignoredFields: Set<String>
     /// The names given as strings, to check against the keys the value encodes.
     let namesToCheck: Set<String>
+    /// The field whose reference is the record's parent.
+    let parentField: String?
 
     /// The options of a type's values that add none of their own.
     init(declared: CloudFieldOptions) {
@@ -20,6 +22,7 @@ final class RecordFieldOptions: Sendable {
         encryptedFields = declared.encryptedFields
         ignoredFields = declared.ignoredFields
         namesToCheck = declared.namesToCheck
+        parentField = declared.parentField
     }
 
     /// The options of one value: its type's, unless the value adds some through the instance methods.
@@ -44,6 +47,7 @@ final class RecordFieldOptions: Sendable {
         encryptedFields = declared.encryptedFields
         ignoredFields = instanceIgnored.isEmpty ? declared.ignoredFields : declared.ignoredFields.union(instanceIgnored)
         namesToCheck = declared.namesToCheck.union(instanceActions.keys).union(instanceIgnored)
+        parentField = declared.parentField
     }
 
     /// The reference action of a field: its declared one, or ``CloudReference/Action/none``.
@@ -56,8 +60,28 @@ final class RecordFieldOptions: Sendable {
         !ignoredFields.isEmpty && ignoredFields.contains(name)
     }
 
+    /// Marks the record's encrypted fields, refusing values CloudKit can't encrypt, and gives it its parent.
+    func apply(to record: inout CloudRecord, at path: CodingPath) throws {
+        try encrypt(&record, at: path)
+        if let parentField { try assignParent(from: parentField, to: &record, at: path) }
+    }
+
+    /// Makes the record referenced by the parent field the record's parent; a field left out (`nil`) means no
+    /// parent.
+    private func assignParent(from field: String, to record: inout CloudRecord, at path: CodingPath) throws {
+        switch record.fields[field] {
+        case .reference(let reference)?:
+            record.parentID = reference.recordID
+        case nil:
+            record.parentID = nil
+        case let value?:
+            throw CKCodableError.invalidParentField(
+                kind: value.kind, recordID: record.id, field: field, at: path.appending(NamedKey(field)))
+        }
+    }
+
     /// Marks the record's encrypted fields, refusing values CloudKit can't encrypt.
-    func encrypt(_ record: inout CloudRecord, at path: CodingPath) throws {
+    private func encrypt(_ record: inout CloudRecord, at path: CodingPath) throws {
         guard !encryptedFields.isEmpty else { return }
         for name in encryptedFields.sorted() {
             guard let value = record.fields[name] else { continue }

@@ -133,6 +133,19 @@ extension CKCodableError {
         )
     }
 
+    static func invalidParentField(kind: CloudValue.Kind, recordID: CloudRecord.ID, field: String, at path: CodingPath)
+        -> Self
+    {
+        Self(
+            .invalidParentField(field), codingPath: path.keys, recordID: recordID, field: field,
+            reason: "The field \"\(field)\" is declared as the record's parent but holds a \(kind) value; a parent is "
+                + "one record",
+            recoverySuggestion:
+                "Declare as the parent a property holding one model, CloudLazyReference or CloudReference, or remove "
+                + "the parent from CloudFieldOptions."
+        )
+    }
+
     static func unencryptableValue(kind: CloudValue.Kind, recordID: CloudRecord.ID, field: String, at path: CodingPath)
         -> Self
     {

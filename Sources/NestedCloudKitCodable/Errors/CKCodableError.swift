@@ -38,6 +38,9 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
         case unknownFieldOption(String)
         /// A field declared encrypted whose value CloudKit can't encrypt: a reference or an asset.
         case unencryptableValue(String)
+        /// The field declared as the record's parent (``CloudFieldOptions/parentField``) holds something other
+        /// than one reference.
+        case invalidParentField(String)
         /// An integer outside the range of CloudKit's 64-bit signed integers (a `UInt64`, `Int128` or `UInt128`
         /// too large for them).
         case integerOverflow(String)

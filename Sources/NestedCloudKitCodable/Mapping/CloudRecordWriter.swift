@@ -293,7 +293,7 @@ public struct CloudRecordWriter {
     /// checked against what the value wrote.
     mutating func finish<Value: CKEncodable>(_ value: Value) throws -> CloudRecord {
         var record = try fields.finish(at: path)
-        try fieldOptions.encrypt(&record, at: path)
+        try fieldOptions.apply(to: &record, at: path)
         // The keys are only needed to check options given by name; most types have none.
         if !fieldOptions.namesToCheck.isEmpty {
             try fieldOptions.checkNames(

@@ -1,8 +1,8 @@
 import Foundation
 
 /// How a model type's properties are stored, declared once for the type: the reference action of each property
-/// that holds another record, the `Data` properties stored as assets, the fields CloudKit keeps encrypted, and
-/// the properties left out of the record.
+/// that holds another record, the `Data` properties stored as assets, the fields CloudKit keeps encrypted, the
+/// properties left out of the record, and the property that references the record's parent for sharing.
 ///
 /// Declare it as the type's ``CKRecordRepresentable/cloudKitFieldOptions``, keyed by the type's own coding keys so
 /// that a misspelt property doesn't compile:
@@ -47,6 +47,21 @@ public struct CloudFieldOptions: Sendable, Hashable {
     /// The properties (coding keys) left out of the record.
     public var ignoredFields: Set<String>
 
+    /// The property (coding key) that references the record's parent for sharing, if any: a nested model, a
+    /// ``CloudLazyReference`` or a ``CloudReference``. The encoder makes the record's ``CloudRecord/parentID`` the
+    /// record it references, so that a share of the parent (or of its own parent, up to a share's root) covers
+    /// this record too, as CloudKit follows only parents to find what a share covers. The field is kept as well.
+    ///
+    /// ```swift
+    /// struct Item: CKCodable, Identifiable {
+    ///     var id: String
+    ///     var name: String
+    ///     var list: CloudLazyReference<ShoppingList>
+    ///     static let cloudKitFieldOptions = CloudFieldOptions(keyedBy: CodingKeys.self, parent: .list)
+    /// }
+    /// ```
+    public var parentField: String?
+
     /// The names given as strings, which the encoder checks against the keys a value encodes; names that came as
     /// coding keys were checked by the compiler.
     let namesToCheck: Set<String>
@@ -54,7 +69,7 @@ public struct CloudFieldOptions: Sendable, Hashable {
     /// No options: references get ``CloudReference/Action/none``, `Data` follows the encoder's strategy, nothing
     /// is encrypted or left out.
     public init() {
-        self.init(referenceActions: [:], assetFields: [], encryptedFields: [], ignoredFields: [])
+        self.init(referenceActions: [:], assetFields: [], encryptedFields: [], ignoredFields: [], parentField: nil)
     }
 
     /// Options keyed by the model's coding keys.
@@ -65,18 +80,21 @@ public struct CloudFieldOptions: Sendable, Hashable {
     ///   - assets: The `Data` properties to store as assets.
     ///   - encrypted: The properties CloudKit keeps encrypted.
     ///   - ignored: The properties left out of the record.
+    ///   - parent: The property that references the record's parent for sharing (see ``parentField``).
     public init<Key: CodingKey & Hashable>(
         keyedBy keys: Key.Type,
         referenceActions: [Key: CloudReference.Action] = [:],
         assets: Set<Key> = [],
         encrypted: Set<Key> = [],
-        ignored: Set<Key> = []
+        ignored: Set<Key> = [],
+        parent: Key? = nil
     ) {
         self.referenceActions = Dictionary(
             uniqueKeysWithValues: referenceActions.map { ($0.key.stringValue, $0.value) })
         self.assetFields = Set(assets.map(\.stringValue))
         self.encryptedFields = Set(encrypted.map(\.stringValue))
         self.ignoredFields = Set(ignored.map(\.stringValue))
+        self.parentField = parent?.stringValue
         self.namesToCheck = []
     }
 
@@ -86,12 +104,15 @@ public struct CloudFieldOptions: Sendable, Hashable {
         referenceActions: [String: CloudReference.Action] = [:],
         assetFields: Set<String> = [],
         encryptedFields: Set<String> = [],
-        ignoredFields: Set<String> = []
+        ignoredFields: Set<String> = [],
+        parentField: String? = nil
     ) {
         self.referenceActions = referenceActions
         self.assetFields = assetFields
         self.encryptedFields = encryptedFields
         self.ignoredFields = ignoredFields
+        self.parentField = parentField
         self.namesToCheck = Set(referenceActions.keys).union(assetFields).union(encryptedFields).union(ignoredFields)
+            .union(parentField.map { [$0] } ?? [])
     }
 }
