@@ -23,9 +23,9 @@ package struct DatabaseBackend: Sendable, CustomTestStringConvertible {
     package var reportsAncestors = true
     /// Whether the backend stores encrypted fields. CloudKit Web Services can't: it refuses them.
     package var keepsEncryptedFields = true
-    /// Whether the backend saves shares under CloudKit's rules (owner, short GUID, URL, the root's share ID).
-    /// The Web Services client doesn't send a share's state yet, and the local store isn't a server.
-    package var keepsShares = true
+    /// Whether a share read back says which record it shares. CloudKit Web Services' answers don't: the root's
+    /// `share` names the share.
+    package var reportsShareRoots = true
     package let make:
         @Sendable (_ maximumItemsPerRequest: Int, _ clock: any CloudClock) async throws ->
             any CloudDatabase
@@ -126,7 +126,7 @@ extension DatabaseBackend {
     /// and each checks the other.
     package static let webServices = DatabaseBackend(
         name: "Web Services", keepsFieldOrder: false, keepsEmptyListTypes: false, reportsAncestors: false,
-        keepsEncryptedFields: false, keepsShares: false,
+        keepsEncryptedFields: false, reportsShareRoots: false,
         make: { limit, clock in try await makeWebServicesDatabase(maximumItemsPerRequest: limit, clock: clock) },
         expireChangeTokens: { database in
             guard let emulator = await EmulatorsBehindClients.shared.emulator(behind: database) else {

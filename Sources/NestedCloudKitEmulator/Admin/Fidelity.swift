@@ -45,8 +45,12 @@ public enum Fidelity {
         ),
         entry("Records", "records/changes", .done, "Custom zones only; tombstones as `deleted: true`."),
         entry(
+            "Records", "shares and parents in records/modify", .partial,
+            "A record's `parent` (`{recordName}`, in its zone) and a shared root's `share` are kept and answered. A `cloudkit.share` record saves with `publicPermission` and `participants` under the rules engine's share rules: the saving user becomes the `owner`, the share gets a `shortGUID` on its first save and keeps it, a participant's acceptance is the server's, public participants go with a `NONE` permission. A record share names its root by the root's `share` in the same request, as a share record on the wire doesn't name what it shares; deleting a share takes `share` off its root, deleting a root deletes its share. Only the owner's private database holds shares: nobody can accept them yet."
+        ),
+        entry(
             "Records", "records/resolve, records/accept (sharing)", .absent,
-            "The shared database holds no zones: sharing isn't emulated."),
+            "The shared database holds no zones: shares can be made but not accepted."),
         entry(
             "Changes", "changes/zone", .done,
             "Per-zone tokens, `resultsLimit`, `desiredKeys`, `desiredRecordTypes`; private and shared databases only."),

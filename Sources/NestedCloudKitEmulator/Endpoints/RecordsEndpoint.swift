@@ -115,6 +115,7 @@ enum RecordsEndpoint {
                 failures[ids[index]] = .invalidArguments(error.reason)
             }
         }
+        linkNewSharesToRoots(&planned, zone: zone)
         let items = planned.compactMap(\.item)
         var results: CloudModifyResults = ([:], [:])
         if !items.isEmpty {
@@ -129,6 +130,27 @@ enum RecordsEndpoint {
             await context.state.notifications.recordsChanged(notified, in: context.handle, coding: context.coding)
         }
         return answers
+    }
+
+    /// Gives each share saved its root: the record of the request whose `share` names it, as a request says what
+    /// a record share shares (the share record on the wire doesn't name it).
+    private static func linkNewSharesToRoots(_ planned: inout [Planned], zone: CloudRecord.ZoneID) {
+        var roots: [String: CloudRecord.ID] = [:]
+        for operation in planned where operation.item?.recordToSave != nil {
+            if let share = operation.wire["share"]?["recordName"]?.string {
+                roots[share] = CloudRecord.ID(recordName: operation.name, zoneID: zone)
+            }
+        }
+        guard !roots.isEmpty else { return }
+        for index in planned.indices {
+            guard let root = roots[planned[index].name], let item = planned[index].item else { continue }
+            planned[index].item = item.mappingRecord { record in
+                guard record.recordType == CloudShare.recordType else { return record }
+                var linked = record
+                linked.shareContents?.rootRecordID = root
+                return linked
+            }
+        }
     }
 
     /// The operation as an item of the rules engine: a deletion by ID (with the change tag a `delete` sends), or

@@ -71,6 +71,7 @@ struct WireCoding: Sendable {
         }
         // A parent is in its child's zone: the reference's record pointer has only its name.
         if let parent = record.parentID { object["parent"] = ["recordName": .string(parent.recordName)] }
+        addShareState(of: record, to: &object)
         return .object(object)
     }
 
@@ -189,6 +190,9 @@ struct WireCoding: Sendable {
                 throw .badRequest("record \(name): a parent needs a recordName")
             }
             record.parentID = CloudRecord.ID(recordName: parentName, zoneID: zone)
+        }
+        if type == CloudShare.recordType {
+            record.shareContents = try shareContents(object, name: name, current: current)
         }
         return record
     }

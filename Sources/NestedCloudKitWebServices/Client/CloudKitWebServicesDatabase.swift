@@ -211,9 +211,9 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         }
         guard !uploaded.isEmpty || !ids.isEmpty else { return }
 
-        let operations =
-            uploaded.map { WireRecordOperation(record: $0, savePolicy: savePolicy) }
-            + ids.map { WireRecordOperation(deleting: $0, savePolicy: savePolicy) }
+        var saves = uploaded.map { WireRecordOperation(record: $0, savePolicy: savePolicy) }
+        Self.pointRootsAtTheirNewShares(&saves, records: uploaded)
+        let operations = saves + ids.map { WireRecordOperation(deleting: $0, savePolicy: savePolicy) }
         let request = WireModifyRequest(operations: operations, zoneID: WireZoneID(zone), atomic: atomically)
         let response = try await transport.post("records/modify", request, as: WireRecordsResponse.self)
         let conflicts = read(

@@ -17,6 +17,11 @@ extension WireRecord {
         )
         // A parent is in its child's zone, so its name is enough.
         parent = record.parentID.map { WireRecordPointer(recordName: $0.recordName) }
+        if let contents = record.shareContents {
+            publicPermission = contents.publicPermission.rawValue
+            // The server makes the owner; the others go as the owner set them.
+            participants = contents.participants.filter { $0.role != .owner }.map(WireShareParticipant.init)
+        }
     }
 
     /// The portable record, in the zone the request named (`zone`) unless the response names another one.
@@ -44,7 +49,21 @@ extension WireRecord {
             }
         )
         record.parentID = parent.map { CloudRecord.ID(recordName: $0.recordName, zoneID: id.zoneID) }
+        if record.recordType == CloudShare.recordType { record.shareContents = shareContents }
         return record
+    }
+
+    /// A share's state as the response gives it: the owner first, its URL made from its short GUID as CloudKit
+    /// makes share URLs. The response doesn't say which record a record share shares (its root's `share` does).
+    private var shareContents: CloudShare.Contents {
+        var participants = (participants ?? []).map(\.participant)
+        if let owner = owner?.participant, !participants.contains(where: { $0.role == .owner }) {
+            participants.insert(owner, at: 0)
+        }
+        return CloudShare.Contents(
+            rootRecordID: nil,
+            publicPermission: publicPermission.flatMap(CloudShare.Permission.init(rawValue:)) ?? .none,
+            participants: participants, url: shortGUID.map(ShareRules.iCloudURL(shortGUID:)), shortGUID: shortGUID)
     }
 }
 

@@ -2,7 +2,8 @@ import Foundation
 import NestedCloudKitCodable
 
 /// A record dictionary: `recordName`, `recordType`, `recordChangeTag`, `fields`, `created`, `modified`, `deleted`,
-/// `zoneID`, and for sharing `parent` and `share`. Keys the documentation doesn't name are ignored.
+/// `zoneID`, and for sharing `parent`, `share`, and a share's `shortGUID`, `publicPermission`, `participants` and
+/// `owner`. Keys the documentation doesn't name are ignored.
 struct WireRecord: Codable, Hashable, Sendable {
     var recordName: String
     var recordType: String?
@@ -14,8 +15,16 @@ struct WireRecord: Codable, Hashable, Sendable {
     var zoneID: WireZoneID?
     /// The record's parent, in its zone.
     var parent: WireRecordPointer?
-    /// The share of a shared root, set by the server.
+    /// The share of a shared root, set by the server; in a request, the new share a root is saved with.
     var share: WireRecordPointer?
+    /// A share's identifier in its URL, set by the server.
+    var shortGUID: String?
+    /// What anyone with a share's URL may do (`NONE`, `READ_ONLY`, `READ_WRITE`).
+    var publicPermission: String?
+    /// A share's participants, its owner included.
+    var participants: [WireShareParticipant]?
+    /// A share's owner, in responses.
+    var owner: WireShareParticipant?
 
     init(
         recordName: String, recordType: String? = nil, recordChangeTag: String? = nil,

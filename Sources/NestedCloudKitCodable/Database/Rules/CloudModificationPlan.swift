@@ -212,11 +212,19 @@ package struct CloudModificationPlan: Sendable {
     ) throws {
         let removed = removals.values.reduce(into: Set<CloudRecord.ID>()) { $0.formUnion($1) }
         for id in saveOrder {
-            guard let share = writes[id], share.recordType == CloudShare.recordType,
-                let rootID = share.shareContents?.rootRecordID
-            else { continue }
-            let serverRoot = removed.contains(rootID) ? nil : try store.record(withID: rootID)
+            guard let share = writes[id], share.recordType == CloudShare.recordType else { continue }
             let isNew = try store.record(withID: id) == nil
+            guard let rootID = share.shareContents?.rootRecordID else {
+                if isNew, id.recordName != CloudShare.zoneWideRecordName {
+                    saveResults[id] = .failure(
+                        .invalidArguments(
+                            "share \(id) can't be saved: it names no root record, and only a zone-wide share (named "
+                                + "\(CloudShare.zoneWideRecordName)) shares its whole zone"))
+                    writes[id] = nil
+                }
+                continue
+            }
+            let serverRoot = removed.contains(rootID) ? nil : try store.record(withID: rootID)
             let problem: String?
             if removed.contains(rootID) {
                 problem = "its root record \(rootID) is deleted in the same request"

@@ -41,11 +41,9 @@ package enum ShareRules {
                 ? nil
                 : .invalidArguments("share \(record.id) has no share state; make shares with CloudShare")
         }
+        // A record share without its root may be one read back from CloudKit Web Services, which doesn't say what
+        // a share shares: the server knows, and refuses a new one (``CloudModificationPlan``).
         switch (contents.rootRecordID, isZoneWideName) {
-        case (nil, false):
-            return .invalidArguments(
-                "share \(record.id) shares its zone but isn't named \(CloudShare.zoneWideRecordName); make it with "
-                    + "CloudShare(zoneID:)")
         case (.some, true):
             return .invalidArguments(
                 "share \(record.id) has a root record but the name of a zone-wide share; give it another name")
@@ -63,6 +61,8 @@ package enum ShareRules {
         makeShortGUID: () -> String, makeURL: (String) -> URL
     ) -> CloudShare.Contents {
         var stored = client ?? server ?? CloudShare.Contents(rootRecordID: nil)
+        // What a share shares never changes.
+        if let server { stored.rootRecordID = server.rootRecordID }
         let shortGUID = server?.shortGUID ?? makeShortGUID()
         stored.shortGUID = shortGUID
         stored.url = server?.url ?? makeURL(shortGUID)

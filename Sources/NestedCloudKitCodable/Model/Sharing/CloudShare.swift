@@ -102,11 +102,13 @@ public struct CloudShare: Sendable, Hashable, Identifiable {
 
     // MARK: What is shared
 
-    /// The ID of the record at the top of what is shared; `nil` for a zone-wide share.
+    /// The ID of the record at the top of what is shared; `nil` for a zone-wide share, and for a record share read
+    /// from CloudKit Web Services, whose answers don't say what a share shares (as `CKShare` doesn't): there, the
+    /// root's ``CloudRecord/SystemFields/shareID`` names the share.
     public var rootRecordID: CloudRecord.ID? { contents.rootRecordID }
 
-    /// Whether the share covers its whole zone.
-    public var isZoneWide: Bool { contents.rootRecordID == nil }
+    /// Whether the share covers its whole zone: whether it has the name of a zone-wide share.
+    public var isZoneWide: Bool { record.id.recordName == Self.zoneWideRecordName }
 
     // MARK: Fields
 
