@@ -71,7 +71,6 @@ package enum ShareRules {
             ?? CloudShare.Participant(
                 userRecordName: owner, role: .owner, permission: .readWrite, acceptanceStatus: .accepted)
         var participants = [ownerParticipant]
-        var nextID = (server?.participants.count ?? 0) + 1
         for var participant in stored.participants where participant.role != .owner {
             if participant.role == .publicUser, stored.publicPermission == .none { continue }
             if participants.contains(where: { $0.isSameUser(as: participant) }) { continue }
@@ -84,12 +83,12 @@ package enum ShareRules {
             } else {
                 guard participant.role == .privateUser else { continue }
                 participant.acceptanceStatus = .pending
-                participant.participantID = "participant-\(nextID)"
-                nextID += 1
+                // Unique for good: a participant removed and invited again is a new participant.
+                participant.participantID = UUID().uuidString
             }
             participants.append(participant)
         }
-        participants[0].participantID = participants[0].participantID ?? "participant-0"
+        participants[0].participantID = participants[0].participantID ?? UUID().uuidString
         stored.participants = participants
         return stored
     }

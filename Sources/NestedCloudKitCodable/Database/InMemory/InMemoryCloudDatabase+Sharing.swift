@@ -1,0 +1,41 @@
+import Foundation
+
+extension InMemoryCloudDatabase {
+    /// Accepts a share as the signed-in user, from the short GUID of its URL (``CloudShare/shortGUID``), as
+    /// CloudKit Web Services' `records/accept` does: an invited participant becomes accepted; anyone else joins a
+    /// public share as a public user with its public permission. The share's new version is in its owner's
+    /// database, with the owner's change history.
+    ///
+    /// - Returns: The share as it is once accepted.
+    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a short GUID no share has (a forged or mistyped
+    ///   URL) and for the owner accepting their own share; ``CloudDatabaseError/permissionFailure(_:)`` for a user
+    ///   a private share doesn't list.
+    public func acceptShare(shortGUID: String) async throws -> CloudShare {
+        let request = try await beginRequest(.modify, items: 1)
+        let user = try signedInUser()
+        guard let (owner, stored) = share(withShortGUID: shortGUID), let contents = stored.shareContents else {
+            throw CloudDatabaseError.invalidArguments(
+                "no share has the short GUID \(shortGUID): check the share's URL, or ask its owner for it again")
+        }
+        var accepted = stored
+        accepted.shareContents = try ShareAccess.accepting(contents, by: user, shareID: stored.id)
+        accepted.systemFields?.changeTag = nextChangeTag()
+        accepted.systemFields?.modificationDate = CloudValue.normalizedDate(clock.now())
+        users[owner]?.storage.apply(writing: [accepted], removing: [])
+        users[owner]?.logRecordChanges(written: [accepted], removed: [])
+        return try respond(to: request, with: try CloudShare(record: accepted))
+    }
+
+    /// The share with this short GUID, and the user whose database holds it.
+    private func share(withShortGUID shortGUID: String) -> (owner: String, record: CloudRecord)? {
+        // Sorted, so that the same state always finds the same share (short GUIDs are unique anyway).
+        for owner in users.keys.sorted() {
+            guard let records = users[owner]?.storage.records.values else { continue }
+            for record in records
+            where record.recordType == CloudShare.recordType && record.shareContents?.shortGUID == shortGUID {
+                return (owner, record)
+            }
+        }
+        return nil
+    }
+}

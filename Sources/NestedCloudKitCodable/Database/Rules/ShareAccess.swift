@@ -1,0 +1,79 @@
+import Foundation
+
+/// Who may use a share, and what a share lets a user do with a record, as CloudKit's server decides: the rules a
+/// backend with several users applies when a user accepts a share and when they read or write what was shared
+/// with them.
+package enum ShareAccess {
+    /// A share's state once `user` accepts it, or why they can't.
+    ///
+    /// An invited participant (by user record name) becomes accepted, keeping the permission the owner gave them. A
+    /// user the owner didn't invite joins as a public user with the share's public permission, if it has one. A
+    /// participant the owner removed, or one who left, is accepted again only if the share is public.
+    ///
+    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for the owner accepting their own share, and
+    ///   ``CloudDatabaseError/permissionFailure(_:)`` for a user the share doesn't let in.
+    package static func accepting(_ contents: CloudShare.Contents, by user: String, shareID: CloudRecord.ID)
+        throws(CloudDatabaseError) -> CloudShare.Contents
+    {
+        var contents = contents
+        if let owner = contents.participants.first(where: { $0.role == .owner }), owner.userRecordName == user {
+            throw .invalidArguments(
+                "\(user) owns share \(shareID) and sees its records in their private database: only other users "
+                    + "accept a share")
+        }
+        if let index = contents.participants.firstIndex(where: { $0.userRecordName == user && $0.role != .owner }),
+            contents.participants[index].acceptanceStatus != .removed
+        {
+            contents.participants[index].acceptanceStatus = .accepted
+            return contents
+        }
+        guard contents.publicPermission != .none else {
+            throw .permissionFailure(
+                "share \(shareID) isn't public and \(user) isn't one of its participants: ask its owner to invite them")
+        }
+        contents.participants.removeAll { $0.userRecordName == user && $0.role != .owner }
+        contents.participants.append(
+            CloudShare.Participant(
+                userRecordName: user, role: .publicUser, permission: contents.publicPermission,
+                acceptanceStatus: .accepted, participantID: UUID().uuidString))
+        return contents
+    }
+
+    /// What a user who isn't the zone's owner may do with a record of the zone: the permission of the share that
+    /// covers it and that the user accepted, or `nil` when no such share covers it.
+    ///
+    /// A zone-wide share covers every record of its zone; a record share covers its root and every record whose
+    /// parent leads to the root. A share covers itself. With several shares, the most permissive wins.
+    ///
+    /// - Parameter shares: The share records of the record's zone.
+    package static func permission(
+        of user: String, on id: CloudRecord.ID, in store: some CloudRecordStore, shares: [CloudRecord]
+    ) throws -> CloudShare.Permission? {
+        let accepted = shares.compactMap { record -> (share: CloudShare.Contents, permission: CloudShare.Permission)? in
+            guard let share = record.shareContents,
+                let participant = share.participants.first(where: {
+                    $0.userRecordName == user && $0.acceptanceStatus == .accepted && $0.role != .owner
+                })
+            else { return nil }
+            // A share covers itself: its participants read it.
+            if record.id == id { return (CloudShare.Contents(rootRecordID: nil), participant.permission) }
+            return (share, participant.permission)
+        }
+        guard !accepted.isEmpty else { return nil }
+        var best: CloudShare.Permission?
+        func grant(_ permission: CloudShare.Permission) {
+            if best != .readWrite { best = permission == .none ? best : permission }
+        }
+        for (share, permission) in accepted where share.rootRecordID == nil { grant(permission) }
+        // The record's line of parents, up to the first record that isn't there, each once (a cycle ends it).
+        var line: Set<CloudRecord.ID> = []
+        var next: CloudRecord.ID? = id
+        while let current = next, line.insert(current).inserted {
+            next = try store.record(withID: current)?.parentID
+        }
+        for (share, permission) in accepted {
+            if let root = share.rootRecordID, line.contains(root) { grant(permission) }
+        }
+        return best
+    }
+}
