@@ -73,7 +73,8 @@ public struct LocalCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
             }
             if try !SyncStore.applyLocalDeletes(plan.recordIDsToRemove, in: db).isEmpty { changed = true }
             var saveResults = plan.saveResults
-            for record in plan.recordsToWrite {
+            // Only the request's records have results: a root the plan writes because its share went has none.
+            for record in plan.recordsToWrite where saveResults[record.id] != nil {
                 saveResults[record.id] =
                     try StoreTables.record(record.id, in: db).map {
                         .success(Self.asRead(SyncStore.serverCopy($0.record)))
