@@ -239,4 +239,53 @@ import Testing
             response.records[0].error == WireServerError(recordName: "a", serverErrorCode: "NOT_FOUND", reason: "gone"))
         #expect(response.records[1].item?.recordName == "b")
     }
+    // MARK: Sharing
+
+    @Test func aChildSendsItsParentByNameAndARootItsNewShare() throws {
+        let zone = CloudRecord.ZoneID(zoneName: "Lists")
+        var item = CloudRecord(recordType: "Item", id: CloudRecord.ID(recordName: "milk", zoneID: zone))
+        item.parentID = CloudRecord.ID(recordName: "groceries", zoneID: zone)
+        let json = try Self.encode(WireRecord(item, sendingChangeTag: false))
+        #expect(json.contains(#""parent":{"recordName":"groceries"}"#))
+
+        let list = CloudRecord(recordType: "List", id: CloudRecord.ID(recordName: "groceries", zoneID: zone))
+        var share = try CloudShare(rootRecord: list, shareID: CloudRecord.ID(recordName: "share", zoneID: zone))
+        share.publicPermission = .readOnly
+        try share.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        var saves = [list, share.record].map { WireRecordOperation(record: $0, savePolicy: .ifServerRecordUnchanged) }
+        CloudKitWebServicesDatabase.pointRootsAtTheirNewShares(&saves, records: [list, share.record])
+        #expect(try Self.encode(saves[0].record).contains(#""share":{"recordName":"share"}"#))
+        let shareJSON = try Self.encode(saves[1].record)
+        #expect(shareJSON.contains(#""publicPermission":"READ_ONLY""#))
+        #expect(
+            shareJSON.contains(
+                #""participants":[{"acceptanceStatus":"PENDING","permission":"READ_WRITE","type":"PRIVATE_USER","userIdentity":{"userRecordName":"_bob"}}]"#
+            ))
+    }
+
+    @Test func aShareInAResponseDecodesWithItsOwnerParticipantsAndURL() throws {
+        let json = #"""
+            {"recordName":"share","recordType":"cloudkit.share","recordChangeTag":"t1",
+             "zoneID":{"zoneName":"Lists","ownerRecordName":"_alice"},"fields":{"cloudkit.title":{"type":"STRING","value":"Groceries"}},
+             "shortGUID":"0abc","publicPermission":"NONE",
+             "owner":{"userIdentity":{"userRecordName":"_alice"},"type":"OWNER","acceptanceStatus":"ACCEPTED","permission":"READ_WRITE","participantId":"p0"},
+             "participants":[{"userIdentity":{"lookupInfo":{"emailAddress":"bob@example.com"}},"type":"PRIVATE_USER","acceptanceStatus":"PENDING","permission":"READ_ONLY","participantId":"p1"}]}
+            """#
+        let wire = try JSONDecoder().decode(WireRecord.self, from: Data(json.utf8))
+        let owners = ZoneOwners(currentUserAliases: ["_alice"])
+        let share = try CloudShare(record: wire.cloudRecord(in: CloudRecord.ZoneID(zoneName: "Lists"), owners: owners))
+        #expect(share.title == "Groceries")
+        #expect(share.shortGUID == "0abc")
+        #expect(share.url == URL(string: "https://www.icloud.com/share/0abc"))
+        #expect(
+            share.participants == [
+                .init(
+                    userRecordName: "_alice", role: .owner, permission: .readWrite, acceptanceStatus: .accepted,
+                    participantID: "p0"),
+                .init(emailAddress: "bob@example.com", permission: .readOnly, participantID: "p1"),
+            ])
+        // The wire doesn't say which record a share shares.
+        #expect(share.rootRecordID == nil)
+        #expect(!share.isZoneWide)
+    }
 }
