@@ -63,7 +63,7 @@ extension WireRecord {
         return CloudShare.Contents(
             rootRecordID: nil,
             publicPermission: publicPermission.flatMap(CloudShare.Permission.init(rawValue:)) ?? .none,
-            participants: participants, url: shortGUID.map(ShareRules.iCloudURL(shortGUID:)), shortGUID: shortGUID)
+            participants: participants, url: shortGUID.flatMap(ShareRules.iCloudURL(shortGUID:)), shortGUID: shortGUID)
     }
 }
 

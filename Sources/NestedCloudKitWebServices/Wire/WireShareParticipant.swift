@@ -20,8 +20,8 @@ struct WireShareParticipant: Codable, Hashable, Sendable {
         permission = participant.permission.rawValue
     }
 
-    /// The portable participant; what the server leaves out or names in a way this client doesn't know is the
-    /// participant CloudKit makes by default (a pending, read-only private user).
+    /// The portable participant. A role or permission the server leaves out, or names in a way this client doesn't
+    /// know, is CloudKit's default (a read-only private user); an acceptance it doesn't give is `unknown`.
     var participant: CloudShare.Participant {
         CloudShare.Participant(
             userRecordName: userIdentity?.userRecordName ?? userIdentity?.lookupInfo?.userRecordName,

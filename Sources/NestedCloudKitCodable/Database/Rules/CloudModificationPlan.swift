@@ -115,7 +115,7 @@ package struct CloudModificationPlan: Sendable {
         failures: [CloudRecord.ID: CloudDatabaseError] = [:],
         now: Date,
         userRecordName: String = CloudRecord.ZoneID.currentUserOwnerName,
-        makeShareURL: (_ shortGUID: String) -> URL = ShareRules.iCloudURL(shortGUID:),
+        makeShareURL: (_ shortGUID: String) -> URL? = ShareRules.iCloudURL(shortGUID:),
         makeChangeTag: () -> String
     ) throws {
         // Each save with its record, read out once, so planning it needs no case for a deletion.
@@ -145,7 +145,7 @@ package struct CloudModificationPlan: Sendable {
     private mutating func planSaves(
         _ saves: [(operation: CloudRecordOperation, record: CloudRecord)], store: some CloudRecordStore,
         failures: [CloudRecord.ID: CloudDatabaseError], now: Date, userRecordName: String,
-        makeShareURL: (String) -> URL, makeChangeTag: () -> String
+        makeShareURL: (String) -> URL?, makeChangeTag: () -> String
     ) throws -> [CloudRecord.ID: CloudRecord] {
         var writes: [CloudRecord.ID: CloudRecord] = [:]
         for (operation, client) in saves {
@@ -341,7 +341,7 @@ package struct CloudModificationPlan: Sendable {
     /// The record `operation` saves as it will be stored, or why it can't be.
     private static func save(
         _ client: CloudRecord, as operation: CloudRecordOperation, store: some CloudRecordStore, now: Date,
-        userRecordName: String, makeShareURL: (String) -> URL, makeChangeTag: () -> String
+        userRecordName: String, makeShareURL: (String) -> URL?, makeChangeTag: () -> String
     ) throws -> Result<CloudRecord, CloudDatabaseError> {
         if let refusal = refusal(saving: client) { return .failure(refusal) }
         guard try store.containsZone(client.id.zoneID) else { return .failure(.zoneNotFound(client.id.zoneID)) }

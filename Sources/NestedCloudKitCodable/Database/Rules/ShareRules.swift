@@ -58,7 +58,7 @@ package enum ShareRules {
     /// short GUID and URL the server gave it (new ones on the first save).
     package static func storedContents(
         client: CloudShare.Contents?, server: CloudShare.Contents?, savedBy owner: String,
-        makeShortGUID: () -> String, makeURL: (String) -> URL
+        makeShortGUID: () -> String, makeURL: (String) -> URL?
     ) -> CloudShare.Contents {
         var stored = client ?? server ?? CloudShare.Contents(rootRecordID: nil)
         // What a share shares never changes.
@@ -99,8 +99,9 @@ package enum ShareRules {
         UUID().uuidString.lowercased().filter { $0 != "-" }
     }
 
-    /// The URL of a share with this short GUID, as CloudKit makes them.
-    package static func iCloudURL(shortGUID: String) -> URL {
-        URL(string: "https://www.icloud.com/share/\(shortGUID)") ?? URL(fileURLWithPath: "/")
+    /// The URL of a share with this short GUID, as CloudKit makes them; `nil` for a short GUID no URL can hold
+    /// (one a server sent with spaces, say), rather than a URL that leads elsewhere.
+    package static func iCloudURL(shortGUID: String) -> URL? {
+        URL(string: "https://www.icloud.com/share/\(shortGUID)")
     }
 }
