@@ -12,8 +12,16 @@ extension InMemoryCloudDatabase {
         inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
         resultsLimit: Int?
     ) async throws -> CloudRecordZoneChanges {
+        try await recordZoneChanges(
+            inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit, as: .signedIn)
+    }
+
+    func recordZoneChanges(
+        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
+        resultsLimit: Int?, as caller: Caller
+    ) async throws -> CloudRecordZoneChanges {
         let request = try await beginRequest(.zoneChanges, items: 0)
-        let database = try userDatabase()
+        let database = try database(of: caller)
         guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
         if let missing = Self.missingZoneError(zoneID, in: database) { throw missing }
         guard let log = database.zoneLogs[zoneID] else { throw CloudDatabaseError.zoneNotFound(zoneID) }
@@ -41,8 +49,14 @@ extension InMemoryCloudDatabase {
     public func databaseChanges(
         since token: CloudChangeToken?, resultsLimit: Int?
     ) async throws -> CloudDatabaseChanges {
+        try await databaseChanges(since: token, resultsLimit: resultsLimit, as: .signedIn)
+    }
+
+    func databaseChanges(
+        since token: CloudChangeToken?, resultsLimit: Int?, as caller: Caller
+    ) async throws -> CloudDatabaseChanges {
         let request = try await beginRequest(.databaseChanges, items: 0)
-        let log = try userDatabase().databaseLog
+        let log = try database(of: caller).databaseLog
         let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
         let start = try position(of: token, for: nil, generation: log.generation) ?? log.startSequence
         let page = log.changes(after: start, limit: limit)

@@ -4,15 +4,21 @@ extension InMemoryCloudDatabase {
     /// Accepts a share as the signed-in user, from the short GUID of its URL (``CloudShare/shortGUID``), as
     /// CloudKit Web Services' `records/accept` does: an invited participant becomes accepted; anyone else joins a
     /// public share as a public user with its public permission. The share's new version is in its owner's
-    /// database, with the owner's change history.
+    /// database, with the owner's change history, and what it covers appears in the user's shared database
+    /// (``sharedDatabase(of:)``).
     ///
-    /// - Returns: The share as it is once accepted.
+    /// - Returns: The share as it is once accepted, in the owner's zone as the user's shared database names it.
     /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a short GUID no share has (a forged or mistyped
     ///   URL) and for the owner accepting their own share; ``CloudDatabaseError/permissionFailure(_:)`` for a user
     ///   a private share doesn't list.
     public func acceptShare(shortGUID: String) async throws -> CloudShare {
+        try await acceptShare(shortGUID: shortGUID, as: .signedIn)
+    }
+
+    /// Accepts a share as the caller's user; the share comes back as they name it, in the owner's zone.
+    func acceptShare(shortGUID: String, as caller: Caller) async throws -> CloudShare {
         let request = try await beginRequest(.modify, items: 1)
-        let user = try signedInUser()
+        let user = try user(of: caller)
         guard let (owner, stored) = share(withShortGUID: shortGUID), let contents = stored.shareContents else {
             throw CloudDatabaseError.invalidArguments(
                 "no share has the short GUID \(shortGUID): check the share's URL, or ask its owner for it again")
@@ -23,7 +29,10 @@ extension InMemoryCloudDatabase {
         accepted.systemFields?.modificationDate = CloudValue.normalizedDate(clock.now())
         users[owner]?.storage.apply(writing: [accepted], removing: [])
         users[owner]?.logRecordChanges(written: [accepted], removed: [])
-        return try respond(to: request, with: try CloudShare(record: accepted))
+        notifySubscribers(of: owner, scope: .private, ofChangesIn: [accepted.id.zoneID])
+        refreshSharedDatabases(showingZones: [accepted.id.zoneID], ownedBy: owner)
+        let shared = accepted.movingZones { $0.sharedName(ownedBy: owner) }
+        return try respond(to: request, with: try CloudShare(record: shared))
     }
 
     /// The share with this short GUID, and the user whose database holds it.

@@ -114,7 +114,8 @@ extension InMemoryCloudDatabase {
             return
         }
         users[currentUser]?.deleteZone(zoneID, reason: reason)
-        notifySubscribers(ofChangesIn: [zoneID])
+        notifySubscribers(of: currentUser, scope: .private, ofChangesIn: [zoneID])
+        refreshSharedDatabases(showingZones: [zoneID], ownedBy: currentUser)
     }
 
     /// The pushes the database's subscriptions would have sent since the last call, oldest first: one per

@@ -38,6 +38,9 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
 
     /// Each user's private database, by user record name.
     var users: [String: InMemoryUserDatabase] = [:]
+    /// Each user's shared database: a copy of the records others share with them, in zones named by their owners,
+    /// with change logs of its own (see ``refreshSharedDatabases(showingZones:ownedBy:)``).
+    var sharedDatabases: [String: InMemoryUserDatabase] = [:]
     /// The signed-in user, or `nil` when signed out.
     var currentUser: String?
     var accountStatusOverride: CloudAccountStatus?
@@ -86,8 +89,14 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
     ) async throws -> CloudRecordResults {
+        try await records(for: ids, desiredKeys: desiredKeys, as: .signedIn)
+    }
+
+    func records(
+        for ids: [CloudRecord.ID], desiredKeys: [String]?, as caller: Caller
+    ) async throws -> CloudRecordResults {
         let request = try await beginRequest(.fetch, items: ids.count)
-        let database = try userDatabase()
+        let database = try database(of: caller)
         var results: CloudRecordResults = [:]
         for id in ids {
             if let fault = faults.takeFailure(of: id) {
@@ -106,15 +115,22 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     package func modifyRecords(
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError]
     ) async throws -> CloudModifyResults {
+        try await modifyRecords(operations, atomically: atomically, failing: failures, as: .signedIn)
+    }
+
+    func modifyRecords(
+        _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
+        as caller: Caller
+    ) async throws -> CloudModifyResults {
         let request = try await beginRequest(.modify, items: operations.count)
-        let user = try signedInUser()
+        let user = try user(of: caller)
         // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
         var injected = failures
         for id in operations.map(\.id) where injected[id] == nil {
             if let fault = faults.takeFailure(of: id) { injected[id] = fault }
         }
         // A zone the user deleted from Settings stays deleted until the app creates it again.
-        let purged = users[user]?.purgedZones ?? []
+        let purged = caller.scope == .private ? users[user]?.purgedZones ?? [] : []
         for id in operations.map(\.id) where purged.contains(id.zoneID) && injected[id] == nil {
             injected[id] = .userDeletedZone(id.zoneID)
         }
@@ -128,34 +144,57 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
             throw CloudDatabaseError.internalError(
                 "the in-memory database couldn't copy an asset's file into \(assetCopies.path): \(error)")
         }
+        let results =
+            caller.scope == .shared
+            ? try modifySharedRecords(copies, atomically: atomically, failing: injected, as: user)
+            : try applyModification(copies, atomically: atomically, failing: injected, toZonesOf: user, madeBy: user)
+        return try respond(to: request, with: results)
+    }
+
+    /// Applies a modify request to the zones of one user, made by them or by a user they share the zones with,
+    /// and brings up to date the shared databases that show the zones.
+    func applyModification(
+        _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
+        toZonesOf owner: String, madeBy user: String
+    ) throws -> CloudModifyResults {
         let plan: CloudModificationPlan
         let removed: [(id: CloudRecord.ID, recordType: String)]
         do {
             // In a scope of its own: a copy of the store still alive when it is changed below would copy it whole.
-            let storage = users[user]?.storage ?? InMemoryRecordStore()
+            let storage = users[owner]?.storage ?? InMemoryRecordStore()
             plan = try CloudModificationPlan(
-                copies, atomically: atomically, store: storage, failures: injected, now: clock.now(),
+                operations, atomically: atomically, store: storage, failures: failures, now: clock.now(),
                 userRecordName: user, makeChangeTag: nextChangeTag)
             removed = plan.recordIDsToRemove.compactMap { id in
                 storage.records[id].map { (id: id, recordType: $0.recordType) }
             }
         }
-        users[user]?.storage.apply(writing: plan.recordsToWrite, removing: plan.recordIDsToRemove)
-        users[user]?.logRecordChanges(written: plan.recordsToWrite, removed: removed)
-        notifySubscribers(ofChangesIn: plan.recordsToWrite.map(\.id.zoneID) + removed.map(\.id.zoneID))
-        let saveResults = plan.saveResults
-        let deleteResults = plan.deleteResults
-        statistics.recordsSaved += saveResults.values.count { !$0.failed }
-        statistics.recordsDeleted += deleteResults.values.count { !$0.failed }
-        return try respond(to: request, with: (saveResults, deleteResults))
+        let changedZones = plan.recordsToWrite.map(\.id.zoneID) + removed.map(\.id.zoneID)
+        users[owner]?.storage.apply(writing: plan.recordsToWrite, removing: plan.recordIDsToRemove)
+        users[owner]?.logRecordChanges(written: plan.recordsToWrite, removed: removed)
+        notifySubscribers(of: owner, scope: .private, ofChangesIn: changedZones)
+        refreshSharedDatabases(showingZones: changedZones, ownedBy: owner)
+        statistics.recordsSaved += plan.saveResults.values.count { !$0.failed }
+        statistics.recordsDeleted += plan.deleteResults.values.count { !$0.failed }
+        return (plan.saveResults, plan.deleteResults)
     }
 
     /// Creates and deletes zones; deleting a zone deletes its records.
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
     ) async throws -> CloudZoneModifyResults {
+        try await modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete, as: .signedIn)
+    }
+
+    func modifyRecordZones(
+        saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID], as caller: Caller
+    ) async throws -> CloudZoneModifyResults {
         let request = try await beginRequest(.zones, items: zonesToSave.count + zonesToDelete.count)
-        let user = try signedInUser()
+        let user = try user(of: caller)
+        if caller.scope == .shared {
+            return try respond(
+                to: request, with: modifySharedZones(saving: zonesToSave, deleting: zonesToDelete, as: user))
+        }
         var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         var changed: [CloudRecord.ZoneID] = []
@@ -180,14 +219,19 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
                 deleteResults[zone] = .failure(.zoneNotFound(zone))
             }
         }
-        notifySubscribers(ofChangesIn: changed)
+        notifySubscribers(of: user, scope: .private, ofChangesIn: changed)
+        refreshSharedDatabases(showingZones: changed, ownedBy: user)
         return try respond(to: request, with: (saveResults, deleteResults))
     }
 
     /// Every zone, the default zone first among equals, sorted by name.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
+        try await allRecordZones(as: .signedIn)
+    }
+
+    func allRecordZones(as caller: Caller) async throws -> [CloudRecord.ZoneID] {
         let request = try await beginRequest(.zones, items: 0)
-        let zones = try userDatabase().storage.zones
+        let zones = try database(of: caller).storage.zones
         return try respond(
             to: request, with: zones.sorted { ($0.zoneName, $0.ownerName) < ($1.zoneName, $1.ownerName) })
     }
@@ -196,15 +240,24 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
 
     /// The signed-in user's record name; see ``CloudDatabase/userRecordName()``.
     public func userRecordName() async throws -> String {
+        try await userRecordName(as: .signedIn)
+    }
+
+    func userRecordName(as caller: Caller) async throws -> String {
         let request = try await beginRequest(.account, items: 0)
-        return try respond(to: request, with: try signedInUser())
+        return try respond(to: request, with: try user(of: caller))
     }
 
     /// Whether a user is signed in, or the status ``setAccountStatus(_:)`` set; see
     /// ``CloudDatabase/accountStatus()``.
     public func accountStatus() async throws -> CloudAccountStatus {
+        try await accountStatus(as: .signedIn)
+    }
+
+    func accountStatus(as caller: Caller) async throws -> CloudAccountStatus {
         let request = try await beginRequest(.account, items: 0)
-        return try respond(to: request, with: accountStatusOverride ?? (currentUser == nil ? .noAccount : .available))
+        let signedIn = caller.userRecordName != nil || currentUser != nil
+        return try respond(to: request, with: accountStatusOverride ?? (signedIn ? .available : .noAccount))
     }
 
     // MARK: Requests
@@ -231,22 +284,37 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         return response
     }
 
-    /// The signed-in user, or the error CloudKit gives when the account can't be used.
-    func signedInUser() throws -> String {
+    /// The user a request is made as: the one the caller names, or the signed-in user. A user the server hasn't
+    /// met yet gets an empty private database.
+    func user(of caller: Caller) throws -> String {
+        guard let user = caller.userRecordName else { return try signedInUser() }
+        try checkAccountStatus()
+        if users[user] == nil { users[user] = InMemoryUserDatabase(generation: takeGeneration()) }
+        return user
+    }
+
+    /// The database a request reads: the user's private database, or the copy of what others share with them.
+    func database(of caller: Caller) throws -> InMemoryUserDatabase {
+        let user = try user(of: caller)
+        if caller.scope == .shared { return sharedDatabases[user] ?? InMemoryUserDatabase.shared(generation: 0) }
+        return users[user] ?? InMemoryUserDatabase(generation: 0)
+    }
+
+    /// Fails when the account status set by a test can't make requests, with the error CloudKit gives.
+    func checkAccountStatus() throws {
         switch accountStatusOverride {
         case .temporarilyUnavailable?, .couldNotDetermine?: throw CloudDatabaseError.accountTemporarilyUnavailable
         case .restricted?: throw CloudDatabaseError.permissionFailure("the account is restricted on this device")
         case .noAccount?: throw CloudDatabaseError.notAuthenticated
         case .available?, nil: break
         }
-        guard let currentUser else { throw CloudDatabaseError.notAuthenticated }
-        return currentUser
     }
 
-    /// The signed-in user's database.
-    func userDatabase() throws -> InMemoryUserDatabase {
-        let user = try signedInUser()
-        return users[user] ?? InMemoryUserDatabase(generation: 0)
+    /// The signed-in user, or the error CloudKit gives when the account can't be used.
+    func signedInUser() throws -> String {
+        try checkAccountStatus()
+        guard let currentUser else { throw CloudDatabaseError.notAuthenticated }
+        return currentUser
     }
 
     func takeGeneration() -> Int {
@@ -266,8 +334,14 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     package func queryPage(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
+        try await queryPage(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit, as: .signedIn)
+    }
+
+    func queryPage(
+        from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int, as caller: Caller
+    ) async throws -> CloudQueryPage {
         let request = try await beginRequest(.query, items: 0)
-        let database = try userDatabase()
+        let database = try database(of: caller)
         let paging = try CloudQueryPaging(
             from: cursor, resultsLimit: resultsLimit, maximumItemsPerRequest: maximumItemsPerRequest)
         if let missing = Self.missingZoneError(cursor.zoneID, in: database) { throw missing }

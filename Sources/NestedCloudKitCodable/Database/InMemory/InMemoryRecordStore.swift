@@ -5,11 +5,23 @@ struct InMemoryRecordStore: CloudRecordStore {
     var zones: Set<CloudRecord.ZoneID> = [.default]
     /// For each target, the records that reference it and with which actions.
     private var holders: [CloudRecord.ID: [CloudRecord.ID: Set<CloudReference.Action>]] = [:]
+    /// The shares of each zone, so that a change in a zone nobody shares costs nothing more.
+    private var shareIDs: [CloudRecord.ZoneID: Set<CloudRecord.ID>] = [:]
     /// Earlier versions of each record, newest last.
     private var history: [CloudRecord.ID: [CloudRecord]] = [:]
     private static let versionsKept = 8
 
     func record(withID id: CloudRecord.ID) -> CloudRecord? { records[id] }
+
+    /// The share records of a zone, by record name.
+    func shares(in zone: CloudRecord.ZoneID) -> [CloudRecord] {
+        (shareIDs[zone] ?? []).compactMap { records[$0] }.sorted { $0.id.recordName < $1.id.recordName }
+    }
+
+    /// Every record of a zone. It reads the whole store: only zones with shares ask.
+    func records(in zone: CloudRecord.ZoneID) -> [CloudRecord] {
+        records.values.filter { $0.id.zoneID == zone }
+    }
 
     func ancestor(of id: CloudRecord.ID, changeTag: String) -> CloudRecord? {
         if let current = records[id], current.systemFields?.changeTag == changeTag { return current }
@@ -33,10 +45,12 @@ struct InMemoryRecordStore: CloudRecordStore {
             }
             records[record.id] = record
             index(record)
+            if record.recordType == CloudShare.recordType { shareIDs[record.id.zoneID, default: []].insert(record.id) }
         }
         for id in recordIDsToRemove {
             guard let removed = records.removeValue(forKey: id) else { continue }
             unindex(removed)
+            shareIDs[id.zoneID]?.remove(id)
             history[id] = nil
         }
     }

@@ -1,5 +1,6 @@
-/// One user's private database in an ``InMemoryCloudDatabase``: the records and zones, the change logs that
-/// answer "what changed since this token", and the subscriptions.
+/// One user's private database in an ``InMemoryCloudDatabase``, or their shared database (a copy of what others
+/// share with them): the records and zones, the change logs that answer "what changed since this token", and the
+/// subscriptions.
 struct InMemoryUserDatabase {
     /// A change to a record, as a zone's log keeps it.
     enum RecordChange {
@@ -37,6 +38,13 @@ struct InMemoryUserDatabase {
 
     init(generation: Int) {
         databaseLog = InMemoryChangeLog(generation: generation, startSequence: 0)
+    }
+
+    /// An empty shared database: it has no default zone, only the zones others share with the user.
+    static func shared(generation: Int) -> InMemoryUserDatabase {
+        var database = InMemoryUserDatabase(generation: generation)
+        database.storage.zones = []
+        return database
     }
 
     /// Records the effects of a modify request: the records written and removed, in order.

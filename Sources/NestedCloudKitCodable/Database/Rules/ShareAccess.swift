@@ -76,4 +76,54 @@ package enum ShareAccess {
         }
         return best
     }
+
+    /// What a user who isn't the zone's owner may do when saving this version of a record: the lesser of their
+    /// permission on the stored record, if there is one, and on the new version, whose parent may lead elsewhere.
+    /// `nil` when no share the user accepted covers the new version (a new record whose parent isn't shared).
+    package static func permission(
+        of user: String, forSaving record: CloudRecord, in store: some CloudRecordStore, shares: [CloudRecord]
+    ) throws -> CloudShare.Permission? {
+        let saved = try permission(
+            of: user, on: record.id, in: StoreWithRecord(base: store, record: record), shares: shares)
+        guard try store.record(withID: record.id) != nil else { return saved }
+        switch try permission(of: user, on: record.id, in: store, shares: shares) {
+        case .readWrite?: return saved
+        case nil: return nil
+        case .readOnly?, CloudShare.Permission.none?: return saved == nil ? nil : .readOnly
+        }
+    }
+
+    /// A share's state once `user` leaves it, as a participant does by deleting it from their shared database: an
+    /// invited participant is marked removed (so that the owner sees who left), a public user is dropped.
+    package static func leaving(_ contents: CloudShare.Contents, by user: String) -> CloudShare.Contents {
+        var contents = contents
+        contents.participants.removeAll { $0.userRecordName == user && $0.role == .publicUser }
+        for index in contents.participants.indices
+        where contents.participants[index].userRecordName == user && contents.participants[index].role != .owner {
+            contents.participants[index].acceptanceStatus = .removed
+        }
+        return contents
+    }
+
+    /// A store with one record replaced by the version being saved, so that a permission follows the new parent.
+    private struct StoreWithRecord<Base: CloudRecordStore>: CloudRecordStore {
+        let base: Base
+        let record: CloudRecord
+
+        func record(withID id: CloudRecord.ID) throws -> CloudRecord? {
+            id == record.id ? record : try base.record(withID: id)
+        }
+
+        func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord? {
+            try base.ancestor(of: id, changeTag: changeTag)
+        }
+
+        func referenceHolders(of id: CloudRecord.ID) throws -> [(
+            holder: CloudRecord.ID, action: CloudReference.Action
+        )] {
+            try base.referenceHolders(of: id)
+        }
+
+        func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool { try base.containsZone(zoneID) }
+    }
 }
