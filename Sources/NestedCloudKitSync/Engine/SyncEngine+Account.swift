@@ -59,8 +59,16 @@ extension SyncEngine {
         // Every zone starts over in the new account: created again, fetched from nothing, its records uploaded.
         var zoneIDs = zones.map(\.zoneID)
         for zone in try await store.zonesWithData() where !zoneIDs.contains(zone) { zoneIDs.append(zone) }
-        for zone in zoneIDs { _ = try await store.prepareZoneForReupload(zone) }
+        for zone in zoneIDs {
+            // What others shared with the previous user isn't the new account's to upload.
+            if zone.isShared, sharedDatabase != nil {
+                try await lostAccess(to: zone)
+            } else {
+                _ = try await store.prepareZoneForReupload(zone)
+            }
+        }
         try await store.setDatabaseToken(nil)
+        try await store.setDatabaseToken(nil, .shared)
         try await store.forgetSavedSubscription()
         try await store.setSyncedUserRecordName(current)
         pausedReason = nil
@@ -85,12 +93,15 @@ extension SyncEngine {
         try await saveSubscriptionIfNeeded()
     }
 
-    /// The custom zones synced: the configured ones, and any other the app saved records in (a zone the
-    /// configuration forgot is synced rather than uploaded to and never fetched).
+    /// The custom zones of the private database synced: the configured ones, and any other the app saved records
+    /// in (a zone the configuration forgot is synced rather than uploaded to and never fetched).
     func zonesWithChangeTokens() async throws -> [CloudRecord.ZoneID] {
         var zoneIDs = zones.filter(\.hasChangeTokens).map(\.zoneID)
         for zone in try await store.zonesWithData()
-        where zone.zoneName != CloudRecord.ZoneID.defaultZoneName && !zoneIDs.contains(zone) {
+        where zone.zoneName != CloudRecord.ZoneID.defaultZoneName && !zoneIDs.contains(zone)
+            // Shared zones sync with the shared database (``fetchSharedChanges(complete:)``); never created here.
+            && !(zone.isShared && sharedDatabase != nil)
+        {
             zoneIDs.append(zone)
         }
         return zoneIDs

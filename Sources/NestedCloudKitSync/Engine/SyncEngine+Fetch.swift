@@ -61,6 +61,7 @@ extension SyncEngine {
             }
         }
         for zone in zones where !zone.hasChangeTokens { try await fetchByDate(zone, complete: complete) }
+        try await fetchSharedChanges(complete: complete)
         try await fetchSkippedRecords()
     }
 
@@ -74,6 +75,7 @@ extension SyncEngine {
             try await store.beginFullFetch(of: zoneID)
             fullFetch = true
         }
+        let database = database(for: zoneID)
         while true {
             let page: CloudRecordZoneChanges
             do {
@@ -158,6 +160,7 @@ extension SyncEngine {
             let inZone = ids.filter { $0.zoneID == zoneID }
             for start in stride(from: 0, to: inZone.count, by: limit) {
                 let chunk = Array(inZone[start..<min(start + limit, inZone.count)])
+                let database = database(for: zoneID)
                 let results = try await withRetries { try await database.records(for: chunk, desiredKeys: nil) }
                 var page = FetchedPage(zoneID: zoneID)
                 for id in chunk {
@@ -252,6 +255,8 @@ extension SyncEngine {
     /// A synced zone is gone from the server: re-created with the local records, or deleted locally too, as
     /// ``SyncConfiguration/zoneDeletionResponse`` says.
     func zoneWasDeleted(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async throws {
+        // A shared zone the server no longer shows is access lost: never created again, nor uploaded elsewhere.
+        if zoneID.isShared, sharedDatabase != nil { return try await lostAccess(to: zoneID) }
         let response = await configuration.zoneDeletionResponse(CloudZoneDeletion(zoneID: zoneID, reason: reason))
         switch response {
         case .deleteLocalData:

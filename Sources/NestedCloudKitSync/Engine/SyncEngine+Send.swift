@@ -34,18 +34,25 @@ extension SyncEngine {
             let uploads = try await store.nextUploads(limit: batchSize, excluding: progress.attempted)
             guard !uploads.isEmpty else { return }
             try await store.markSent(uploads)
-            guard let results = try await send(uploads, progress: &progress) else { continue }
-            progress.attempted.formUnion(uploads.map(\.key))
-            let outcome = UploadOutcome(uploads, results: results, recreatedZones: progress.recreatedZones)
-            for key in outcome.sendAgain { progress.sendAgain(key) }
-            try await act(on: outcome, progress: &progress)
+            // Changes to zones others share with the user go to the shared database, the rest to the private one.
+            let shared = uploads.filter { $0.entry.id.zoneID.isShared && sharedDatabase != nil }
+            let own = uploads.filter { !($0.entry.id.zoneID.isShared && sharedDatabase != nil) }
+            for (batch, database) in [(own, database), (shared, sharedDatabase ?? database)] where !batch.isEmpty {
+                guard let results = try await send(batch, to: database, progress: &progress) else { continue }
+                progress.attempted.formUnion(batch.map(\.key))
+                let outcome = UploadOutcome(batch, results: results, recreatedZones: progress.recreatedZones)
+                for key in outcome.sendAgain { progress.sendAgain(key) }
+                try await act(on: outcome, progress: &progress)
+            }
         }
     }
 
     /// Sends one batch; `nil` when the request as a whole failed in a way this sync already handled (the batch
     /// was too large and is made smaller, a change too large for any batch was refused, the zone was created
     /// again), so the loop reads the next batch.
-    private func send(_ uploads: [Upload], progress: inout SendProgress) async throws -> CloudModifyResults? {
+    private func send(
+        _ uploads: [Upload], to database: any CloudDatabase, progress: inout SendProgress
+    ) async throws -> CloudModifyResults? {
         let saves = uploads.compactMap(\.record)
         let deletions = uploads.filter { $0.record == nil }.map(\.entry.id)
         let results: CloudModifyResults
@@ -126,7 +133,8 @@ extension SyncEngine {
     /// Notes a change the server refused; after ``SyncConfiguration/maximumRecordFailures`` in a row it is halted
     /// until the app saves the record again or calls ``SyncStore/retryHaltedChanges()``.
     private func refuse(_ upload: Upload, error: CloudDatabaseError) async throws {
-        let halted = upload.entry.failures + 1 >= configuration.maximumRecordFailures
+        // A permission the share doesn't give is no better on the next attempt: halted at once.
+        let halted = upload.entry.failures + 1 >= configuration.maximumRecordFailures || error.isPermissionFailure
         try await store.recordUploadFailure(upload, error: error, halt: halted)
         emit(.uploadFailed(upload.entry.id, error, halted: halted))
     }

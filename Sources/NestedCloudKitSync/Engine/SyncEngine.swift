@@ -20,8 +20,10 @@ import NestedCloudKitCodable
 public actor SyncEngine {
     /// The local store.
     public nonisolated let store: SyncStore
-    /// The database it syncs with.
+    /// The database it syncs with: the user's private database.
     public nonisolated let database: any CloudDatabase
+    /// The user's shared database, if the engine syncs what others share with them too.
+    public nonisolated let sharedDatabase: (any CloudDatabase)?
     /// How it syncs.
     public nonisolated let configuration: SyncConfiguration
 
@@ -40,9 +42,22 @@ public actor SyncEngine {
     private var observerToken: ObserverList.Token?
 
     /// Creates an engine; nothing happens until ``sync(complete:)`` or ``start()``.
-    public init(store: SyncStore, database: any CloudDatabase, configuration: SyncConfiguration = SyncConfiguration()) {
+    ///
+    /// - Parameters:
+    ///   - store: The local store.
+    ///   - database: The user's private database.
+    ///   - sharedDatabase: The user's shared database, to sync the zones others share with them too: each
+    ///     arrives in the store under its owner's name (`CloudRecord.ZoneID(zoneName:ownerName:)`), changes to it
+    ///     go back under the user's permission, and losing access removes it locally
+    ///     (``SyncEvent/sharedZoneRemoved(_:discardedChanges:)``).
+    ///   - configuration: How it syncs.
+    public init(
+        store: SyncStore, database: any CloudDatabase, sharedDatabase: (any CloudDatabase)? = nil,
+        configuration: SyncConfiguration = SyncConfiguration()
+    ) {
         self.store = store
         self.database = database
+        self.sharedDatabase = sharedDatabase
         self.configuration = configuration
         batchSize = max(1, database.maximumItemsPerRequest)
         random = SplitMix64(seed: configuration.retry.seed ?? UInt64.random(in: 0...UInt64.max))

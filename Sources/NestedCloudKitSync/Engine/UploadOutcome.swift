@@ -92,6 +92,10 @@ struct UploadOutcome: Sendable {
         case let error where error.isRetryable:
             sendAgain.append(upload.key)
             transient = error
+        case .permissionFailure where upload.entry.id.zoneID.isShared:
+            // The owner's share doesn't let the user make this change (made read-only since it was queued): the
+            // change is refused alone, and the user's other changes go on.
+            refused.append(Refused(upload: upload, error: error))
         case .quotaExceeded, .permissionFailure, .notAuthenticated:
             halt = error
         case let error where Self.lostZone(error) != nil:

@@ -29,6 +29,10 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidIndex(String)
     /// ``SyncStore/update(_:id:in:_:)`` found no model with that ID.
     case notFound(CloudRecord.ID)
+    /// A change to a record another user shared with this one that their share doesn't allow: a read-only
+    /// share, a new record outside the shared hierarchy, or a change to the share itself. Nothing was saved or
+    /// queued; the message says why and what to do.
+    case sharePermissionDenied(CloudRecord.ID, String)
 
     /// What failed and what to do, in words.
     public var description: String {
@@ -47,6 +51,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidQuery(let reason): "Invalid query: \(reason)"
         case .invalidIndex(let reason): "Invalid index declaration: \(reason)"
         case .notFound(let id): "The store has no record \(id) to update; save the model first"
+        case .sharePermissionDenied(let id, let reason): "The share doesn't let this user change \(id): \(reason)"
         }
     }
 }

@@ -24,6 +24,10 @@ public enum SyncEvent: Sendable, Hashable {
     case accountChanged(previous: String?, current: String?, action: AccountChangeAction)
     /// A zone was deleted on the server, and what the engine did about it.
     case zoneDeleted(CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason, action: ZoneDeletionAction)
+    /// The user lost access to a zone another user shared with them (removed from the share, the share deleted
+    /// or stopped, or they left it): its records were deleted locally, with the changes queued for it, which can't
+    /// reach its owner any more and are never uploaded anywhere else.
+    case sharedZoneRemoved(CloudRecord.ZoneID, discardedChanges: Int)
     /// A change token expired: the zone (or, for `nil`, the database) is fetched in full and reconciled.
     case changeTokenExpired(CloudRecord.ZoneID?)
     /// A transient failure: the engine waits, then tries again.

@@ -18,6 +18,7 @@ extension SyncStore {
         if var stored = existing {
             let changed = changedFieldNames(from: stored.record, to: record)
             guard !changed.isEmpty || stored.record.recordType != record.recordType else { return false }
+            try checkShareAllows(saving: record, id: record.id, in: db)
             record.systemFields = stored.record.systemFields
             // A cleared field keeps its time too: a merge must know that clearing it was the newer change.
             for name in changed { stored.fieldEditTimes[name] = now }
@@ -27,6 +28,7 @@ extension SyncStore {
             try StoreTables.enqueue(
                 .save, id: record.id, recordType: record.recordType, version: version, keepingSentCopies: true, in: db)
         } else {
+            try checkShareAllows(saving: record, id: record.id, in: db)
             // Saved again after a delete that hasn't reached the server: the save updates the server's copy,
             // so that the delete and the new record don't race (and the delete alone doesn't win).
             let pending = try StoreTables.outboxEntry(record.id, in: db)
@@ -111,6 +113,7 @@ extension SyncStore {
     /// Deletes one record the app deleted and queues the deletion; `false` if the store doesn't have it.
     static func applyLocalDelete(_ id: CloudRecord.ID, in db: Database) throws -> Bool {
         guard let stored = try StoreTables.record(id, in: db) else { return false }
+        try checkShareAllows(saving: nil, id: id, in: db)
         let pending = try StoreTables.outboxEntry(id, in: db)
         try StoreTables.deleteRecord(id, in: db)
         if stored.ancestor == nil, stored.record.systemFields == nil, pending?.sent != true {

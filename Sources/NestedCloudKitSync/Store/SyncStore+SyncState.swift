@@ -26,7 +26,7 @@ struct ZoneState: Sendable {
 }
 
 extension SyncStore {
-    private static let userKey = "userRecordName"
+    static let userKey = "userRecordName"
     private static let databaseTokenKey = "databaseToken"
     private static let lastSyncKey = "lastSuccessfulSync"
 
@@ -41,27 +41,45 @@ extension SyncStore {
         try await write { db in try StoreTables.setState(Self.userKey, name.map { Data($0.utf8) }, in: db) }
     }
 
-    func databaseToken() async throws -> CloudChangeToken? {
-        try await read { db in try StoreTables.state(Self.databaseTokenKey, in: db).map(CloudChangeToken.init(data:)) }
+    /// The key of a database's change token: the private database's, or the shared database's.
+    static func databaseTokenKey(_ scope: CloudNotification.DatabaseScope) -> String {
+        scope == .shared ? "sharedDatabaseToken" : databaseTokenKey
     }
 
-    func setDatabaseToken(_ token: CloudChangeToken?) async throws {
-        try await write { db in try StoreTables.setState(Self.databaseTokenKey, token?.data, in: db) }
-    }
-
-    func hasSavedSubscription(_ id: String) async throws -> Bool {
+    func databaseToken(_ scope: CloudNotification.DatabaseScope = .private) async throws -> CloudChangeToken? {
         try await read { db in
-            try StoreTables.state("subscription", in: db).map { String(decoding: $0, as: UTF8.self) } == id
+            try StoreTables.state(Self.databaseTokenKey(scope), in: db).map(CloudChangeToken.init(data:))
         }
     }
 
-    /// The subscription belongs to the account it was saved in: another account needs its own.
-    func forgetSavedSubscription() async throws {
-        try await write { db in try StoreTables.setState("subscription", nil, in: db) }
+    func setDatabaseToken(_ token: CloudChangeToken?, _ scope: CloudNotification.DatabaseScope = .private)
+        async throws
+    {
+        try await write { db in try StoreTables.setState(Self.databaseTokenKey(scope), token?.data, in: db) }
     }
 
-    func setSavedSubscription(_ id: String) async throws {
-        try await write { db in try StoreTables.setState("subscription", Data(id.utf8), in: db) }
+    /// The key of the subscription saved in a database: the private database's, or the shared database's.
+    private static func subscriptionKey(_ scope: CloudNotification.DatabaseScope) -> String {
+        scope == .shared ? "sharedSubscription" : "subscription"
+    }
+
+    func hasSavedSubscription(_ id: String, in scope: CloudNotification.DatabaseScope = .private) async throws -> Bool {
+        try await read { db in
+            try StoreTables.state(Self.subscriptionKey(scope), in: db).map { String(decoding: $0, as: UTF8.self) }
+                == id
+        }
+    }
+
+    /// The subscriptions belong to the account they were saved in: another account needs its own.
+    func forgetSavedSubscription() async throws {
+        try await write { db in
+            try StoreTables.setState(Self.subscriptionKey(.private), nil, in: db)
+            try StoreTables.setState(Self.subscriptionKey(.shared), nil, in: db)
+        }
+    }
+
+    func setSavedSubscription(_ id: String, in scope: CloudNotification.DatabaseScope = .private) async throws {
+        try await write { db in try StoreTables.setState(Self.subscriptionKey(scope), Data(id.utf8), in: db) }
     }
 
     /// When a sync last finished without an error.
@@ -168,9 +186,10 @@ extension SyncStore {
     ///   - deletions: The zones deleted, in order, each with what to do with its local copy.
     ///   - changedZones: The synced zones the page lists as changed.
     ///   - token: The database's token after the page.
+    ///   - scope: Whose token it is: the private database's or the shared database's.
     func applyDatabaseChanges(
         deletions: [(zoneID: CloudRecord.ZoneID, response: ZoneDeletionResponse)],
-        changedZones: [CloudRecord.ZoneID], token: CloudChangeToken
+        changedZones: [CloudRecord.ZoneID], token: CloudChangeToken, scope: CloudNotification.DatabaseScope = .private
     ) async throws {
         try await write { db in
             for (zoneID, response) in deletions {
@@ -184,7 +203,7 @@ extension SyncStore {
                 state.needsFetch = true
                 try Self.setZoneState(zoneID, state, in: db)
             }
-            try StoreTables.setState(Self.databaseTokenKey, token.data, in: db)
+            try StoreTables.setState(Self.databaseTokenKey(scope), token.data, in: db)
         }
     }
 
@@ -225,7 +244,7 @@ extension SyncStore {
         try await write { db in try Self.deleteLocalData(in: zoneID, db: db) }
     }
 
-    private static func deleteLocalData(in zoneID: CloudRecord.ZoneID, db: Database) throws {
+    static func deleteLocalData(in zoneID: CloudRecord.ZoneID, db: Database) throws {
         let arguments: StatementArguments = [zoneID.ownerName, zoneID.zoneName]
         // References first: then the triggers of each deleted record (ncs_record_reference_rows_removed) find
         // none to update.

@@ -9,11 +9,13 @@ struct Device: Sendable {
     let recorder: EventRecorder
 
     init(
-        server: any CloudDatabase, clock: VirtualCloudClock, path: String? = nil,
+        server: any CloudDatabase, sharedDatabase: (any CloudDatabase)? = nil, clock: VirtualCloudClock,
+        path: String? = nil,
         configuration: SyncConfiguration = SyncConfiguration(retry: SyncRetryPolicy(jitter: 0))
     ) async throws {
         store = try path.map { try SyncStore(path: $0, clock: clock) } ?? SyncStore.inMemory(clock: clock)
-        engine = SyncEngine(store: store, database: server, configuration: configuration)
+        engine = SyncEngine(
+            store: store, database: server, sharedDatabase: sharedDatabase, configuration: configuration)
         recorder = EventRecorder()
         let events = await engine.events()
         let recorder = self.recorder

@@ -1,0 +1,88 @@
+import NestedCloudKitCodable
+
+// The shared database: the zones others share with the user come and go with their shares. The engine learns of
+// them from the shared database's changes, fetches each into the store under its owner's name, sends the user's
+// changes to them back through the shared database, and deletes a zone's local copy when the user loses access
+// to it (removed from the share, the share deleted, or left): the data was never the user's, so it is never
+// uploaded anywhere else.
+
+extension SyncEngine {
+    /// The database a zone syncs with: the shared database for a zone another user owns (when the engine has
+    /// one), the private database otherwise.
+    func database(for zoneID: CloudRecord.ZoneID) -> any CloudDatabase {
+        if zoneID.isShared, let sharedDatabase { return sharedDatabase }
+        return database
+    }
+
+    /// Fetches the shared database's changes: zones shared with the user, changed or gone, then each changed
+    /// zone's records until none are left.
+    func fetchSharedChanges(complete: Bool) async throws {
+        guard let sharedDatabase else { return }
+        try await saveSharedSubscriptionIfNeeded(in: sharedDatabase)
+        let known = Set(try await store.sharedZones())
+        if complete {
+            for zone in known { try await store.beginFullFetch(of: zone) }
+        }
+        var token = try await store.databaseToken(.shared)
+        // Starting from nothing (the first sync, an expired token), the changes list every zone shared now: a zone
+        // the store holds that isn't among them was lost while the device wasn't looking.
+        var listed: Set<CloudRecord.ZoneID>? = token == nil ? [] : nil
+        var lost: Set<CloudRecord.ZoneID> = []
+        while true {
+            let changes: CloudDatabaseChanges
+            do {
+                changes = try await withRetries { [token] in
+                    try await sharedDatabase.databaseChanges(
+                        since: token, resultsLimit: configuration.fetchResultsLimit)
+                }
+            } catch CloudDatabaseError.changeTokenExpired where token != nil {
+                emit(.changeTokenExpired(nil))
+                token = nil
+                listed = []
+                continue
+            }
+            let deleted = changes.deletions.map(\.zoneID).filter(known.contains)
+            lost.formUnion(deleted)
+            lost.subtract(changes.modifiedZoneIDs)
+            listed?.formUnion(changes.modifiedZoneIDs)
+            // A deleted zone isn't acted on here: its local copy goes below, with an event, once the page's token
+            // is kept; a zone shared again in the same pages is fetched from nothing.
+            try await store.applyDatabaseChanges(
+                deletions: [], changedZones: changes.modifiedZoneIDs, token: changes.changeToken, scope: .shared)
+            token = changes.changeToken
+            if !changes.moreComing { break }
+        }
+        if let listed { lost.formUnion(known.subtracting(listed)) }
+        for zone in lost.sorted(by: { ($0.ownerName, $0.zoneName) < ($1.ownerName, $1.zoneName) }) {
+            try await lostAccess(to: zone)
+        }
+        for zone in try await store.sharedZones() {
+            let state = try await store.zoneState(zone)
+            if state.token == nil || state.needsFetch { try await fetchZoneChanges(zone) }
+        }
+    }
+
+    /// The user can no longer see a shared zone: its local copy and the changes queued for it go, with an event.
+    func lostAccess(to zoneID: CloudRecord.ZoneID) async throws {
+        let discarded = try await store.removeSharedZone(zoneID)
+        emit(.sharedZoneRemoved(zoneID, discardedChanges: discarded))
+    }
+
+    /// Saves the database subscription in the shared database too, so a push says when a share changed.
+    private func saveSharedSubscriptionIfNeeded(in sharedDatabase: any CloudDatabase) async throws {
+        guard let id = configuration.subscriptionID, try await !store.hasSavedSubscription(id, in: .shared) else {
+            return
+        }
+        let subscription = CloudSubscription(id: id, kind: .database)
+        do {
+            let results = try await withRetries {
+                try await sharedDatabase.modifySubscriptions(saving: [subscription], deleting: [])
+            }
+            if case .failure(let error)? = results.saveResults[id] { throw error }
+            try await store.setSavedSubscription(id, in: .shared)
+        } catch let error as CloudDatabaseError where !error.isRetryable {
+            // Pushes only make syncs sooner; a shared database without subscriptions still syncs (by polling).
+            return
+        }
+    }
+}

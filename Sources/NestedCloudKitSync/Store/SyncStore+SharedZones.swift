@@ -1,0 +1,79 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+// Zones others share with the user: the store holds them under their owners' names, with the shares that cover
+// them (fetched as records of type `cloudkit.share`), so it can tell what the user may change before a change is
+// queued.
+
+extension CloudRecord.ZoneID {
+    /// Whether the zone is another user's, shared with this one: it syncs with the shared database.
+    var isShared: Bool { ownerName != Self.currentUserOwnerName }
+}
+
+extension SyncStore {
+    /// Refuses an app's change to a record of a shared zone that the shares the store holds don't let the user
+    /// make: a read-only share, a new record outside the shared hierarchy, a change to the share itself. Checked
+    /// in the write's transaction, so a refused change leaves nothing queued. A zone whose shares the store hasn't
+    /// fetched yet, or a store that doesn't know its user yet, leaves the decision to the server.
+    ///
+    /// - Parameters:
+    ///   - record: The record to save; `nil` for a deletion of `id`.
+    static func checkShareAllows(saving record: CloudRecord?, id: CloudRecord.ID, in db: Database) throws {
+        let zone = id.zoneID
+        guard zone.isShared,
+            let user = try StoreTables.state(userKey, in: db).map({ String(decoding: $0, as: UTF8.self) })
+        else { return }
+        let shares = try StoreTables.records(ofType: CloudShare.recordType, in: zone, in: db).map(serverCopy)
+        guard !shares.isEmpty else { return }
+        if record?.recordType == CloudShare.recordType || shares.contains(where: { $0.id == id }) {
+            throw SyncError.sharePermissionDenied(
+                id, "only the share's owner changes it; leave a share from the shared database's zone instead")
+        }
+        let rules = LocalRecordStore(db: db)
+        let permission =
+            try record.map {
+                try ShareAccess.permission(of: user, forSaving: serverCopy($0), in: rules, shares: shares)
+            } ?? ShareAccess.permission(of: user, on: id, in: rules, shares: shares)
+        switch permission {
+        case .readWrite?:
+            return
+        case .readOnly?, CloudShare.Permission.none?:
+            throw SyncError.sharePermissionDenied(
+                id, "\(zone.ownerName) shared it with \(user) read-only; ask them for read-write permission")
+        case nil:
+            throw SyncError.sharePermissionDenied(
+                id,
+                "no share \(user) accepted covers it: give a new record a parent the share covers (its `parentID`)")
+        }
+    }
+}
+
+extension SyncStore {
+    /// The shared zones the store holds or was told of, by name.
+    func sharedZones() async throws -> [CloudRecord.ZoneID] {
+        try await zonesWithData().filter(\.isShared)
+    }
+
+    /// The user lost access to a shared zone: its local copy goes, with the changes queued for it, which can't
+    /// reach its owner any more and are never uploaded anywhere else.
+    ///
+    /// - Returns: How many changes were queued.
+    func removeSharedZone(_ zoneID: CloudRecord.ZoneID) async throws -> Int {
+        try await write { db in
+            let queued =
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ?",
+                    arguments: [zoneID.ownerName, zoneID.zoneName]) ?? 0
+            try Self.deleteLocalData(in: zoneID, db: db)
+            return queued
+        }
+    }
+}
+
+extension CloudDatabaseError {
+    /// Whether the server refused the change for the user's permission.
+    var isPermissionFailure: Bool {
+        if case .permissionFailure = self { true } else { false }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import NestedCloudKitCodable
+import Testing
+
+@testable import NestedCloudKitSync
+
+/// Alice shares a shopping list with bob; each has a device with a store and an engine on the simulated server,
+/// bob's syncing his shared database too.
+@Suite("Sync: sharing between users")
+struct SharingSyncTests {
+    struct ShoppingList: CKCodable, Identifiable, Equatable, Sendable {
+        var id: String
+        var name: String
+    }
+
+    struct Item: CKCodable, Identifiable, Equatable, Sendable {
+        var id: String
+        var name: String
+        var list: CloudLazyReference<ShoppingList>?
+        static let cloudKitFieldOptions = CloudFieldOptions(keyedBy: CodingKeys.self, parent: .list)
+    }
+
+    let clock = VirtualCloudClock()
+    let server: InMemoryCloudDatabase
+    let alice: Device
+    let bob: Device
+    /// Alice's zone as she names it, and as bob does.
+    let alicesZone = SyncStore.defaultZoneID
+    let bobsView: CloudRecord.ZoneID
+
+    init() async throws {
+        server = InMemoryCloudDatabase(userRecordName: "_alice", clock: clock)
+        alice = try await Device(
+            server: server.privateDatabase(of: "_alice"), sharedDatabase: server.sharedDatabase(of: "_alice"),
+            clock: clock)
+        bob = try await Device(
+            server: server.privateDatabase(of: "_bob"), sharedDatabase: server.sharedDatabase(of: "_bob"),
+            clock: clock)
+        bobsView = CloudRecord.ZoneID(zoneName: alicesZone.zoneName, ownerName: "_alice")
+    }
+
+    func item(_ id: String, in zone: CloudRecord.ZoneID) -> Item {
+        Item(
+            id: id, name: id,
+            list: CloudLazyReference(recordID: CloudRecord.ID(recordName: "groceries", zoneID: zone)))
+    }
+
+    /// Alice's list with milk, synced and shared with bob, who accepted and synced.
+    @discardableResult
+    func aliceSharesHerList(permission: CloudShare.Permission = .readWrite) async throws -> CloudShare {
+        try await alice.store.save(ShoppingList(id: "groceries", name: "Groceries"))
+        try await alice.store.save(item("milk", in: alicesZone))
+        try await alice.sync()
+        let database = server.privateDatabase(of: "_alice")
+        let root = try await database.record(for: CloudRecord.ID(recordName: "groceries", zoneID: alicesZone))
+        var share = try CloudShare(rootRecord: root)
+        try share.addParticipant(.init(userRecordName: "_bob", permission: permission))
+        let results = try await database.modifyRecords(
+            saving: [root, share.record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        let saved = try CloudShare(record: try #require(results.saveResults[share.id]).get())
+        _ = try await server.sharedDatabase(of: "_bob").acceptShare(shortGUID: try #require(saved.shortGUID))
+        try await bob.sync()
+        return saved
+    }
+
+    func names(in device: Device, zone: CloudRecord.ZoneID) async throws -> [String] {
+        try await device.store.records(ofType: "Item", in: zone).compactMap {
+            if case .string(let name)? = $0.fields["name"] { name } else { nil }
+        }.sorted()
+    }
+
+    @Test func bobSeesTheSharedListInHisStoreUnderAlicesName() async throws {
+        try await aliceSharesHerList()
+        let list = try await bob.store.fetch(ShoppingList.self, id: "groceries", in: bobsView)
+        #expect(list?.name == "Groceries")
+        #expect(try await names(in: bob, zone: bobsView) == ["milk"])
+        // Nothing of alice's arrived in bob's own zone, and nothing of hers was created in his private database.
+        #expect(try await bob.store.records(ofType: "Item", in: alicesZone).isEmpty)
+        #expect(try await server.privateDatabase(of: "_bob").allRecordZones().contains(bobsView) == false)
+    }
+
+    @Test func bothEditOfflineAndConverge() async throws {
+        try await aliceSharesHerList()
+        // Offline: alice renames the milk, bob renames the list and adds eggs to it.
+        var milk = try #require(try await alice.store.fetch(Item.self, id: "milk"))
+        milk.name = "oat milk"
+        try await alice.store.save(milk)
+        try await bob.store.save(ShoppingList(id: "groceries", name: "Weekend"), in: bobsView)
+        try await bob.store.save(item("eggs", in: bobsView), in: bobsView)
+
+        try await bob.sync()
+        try await alice.sync()
+        try await bob.sync()
+
+        #expect(try await names(in: alice, zone: alicesZone) == ["eggs", "oat milk"])
+        #expect(try await names(in: bob, zone: bobsView) == ["eggs", "oat milk"])
+        #expect(try await alice.store.fetch(ShoppingList.self, id: "groceries")?.name == "Weekend")
+        #expect(try await bob.store.fetch(ShoppingList.self, id: "groceries", in: bobsView)?.name == "Weekend")
+        let eggs = try await server.privateDatabase(of: "_alice").record(
+            for: CloudRecord.ID(recordName: "eggs", zoneID: alicesZone))
+        #expect(eggs.systemFields?.creatorUserRecordName == "_bob")
+        #expect(eggs.parentID == CloudRecord.ID(recordName: "groceries", zoneID: alicesZone))
+    }
+
+    @Test func aliceAddsAnItemAndBobSeesIt() async throws {
+        try await aliceSharesHerList()
+        try await alice.store.save(item("bread", in: alicesZone))
+        try await alice.sync()
+        try await bob.sync()
+        #expect(try await names(in: bob, zone: bobsView) == ["bread", "milk"])
+    }
+
+    @Test func aReadOnlyParticipantsWriteIsRefusedAndQueuesNothing() async throws {
+        try await aliceSharesHerList(permission: .readOnly)
+        await #expect {
+            try await bob.store.save(item("eggs", in: bobsView), in: bobsView)
+        } throws: { error in
+            guard case SyncError.sharePermissionDenied(let id, let reason) = error else { return false }
+            return id == CloudRecord.ID(recordName: "eggs", zoneID: bobsView) && reason.contains("read-only")
+        }
+        await #expect(throws: SyncError.self) {
+            try await bob.store.deleteRecords(withIDs: [CloudRecord.ID(recordName: "milk", zoneID: bobsView)])
+        }
+        #expect(try await bob.engine.status().pendingChanges == 0)
+        #expect(try await names(in: bob, zone: bobsView) == ["milk"])
+    }
+
+    @Test func aNewRecordOutsideTheSharedListIsRefusedBeforeItIsQueued() async throws {
+        try await aliceSharesHerList()
+        await #expect {
+            try await bob.store.save(Item(id: "loose", name: "loose", list: nil), in: bobsView)
+        } throws: { error in
+            guard case SyncError.sharePermissionDenied(_, let reason) = error else { return false }
+            return reason.contains("parent")
+        }
+        #expect(try await bob.engine.status().pendingChanges == 0)
+    }
+
+    @Test func aliceRemovesBobAndHisCopyGoesWithAnEvent() async throws {
+        let share = try await aliceSharesHerList()
+        // Bob's edit, not yet sent, can't reach alice any more: it goes with the zone, never uploaded elsewhere.
+        try await bob.store.save(item("eggs", in: bobsView), in: bobsView)
+        let database = server.privateDatabase(of: "_alice")
+        var current = try CloudShare(record: try await database.record(for: share.id))
+        let bobAsParticipant = try #require(current.participants.first { $0.userRecordName == "_bob" })
+        current.removeParticipant(bobAsParticipant)
+        try await database.save(current.record)
+
+        try await bob.sync()
+        #expect(bob.recorder.events.contains(.sharedZoneRemoved(bobsView, discardedChanges: 1)))
+        #expect(try await bob.store.records(ofType: "Item", in: bobsView).isEmpty)
+        #expect(try await bob.store.fetch(ShoppingList.self, id: "groceries", in: bobsView) == nil)
+        #expect(try await bob.engine.status().pendingChanges == 0)
+        // Alice's list is as she left it, and bob's own database holds none of it.
+        #expect(try await names(in: alice, zone: alicesZone) == ["milk"])
+        #expect(
+            try await server.privateDatabase(of: "_bob").allRecordZones().contains { $0.zoneName == "groceries" }
+                == false)
+    }
+
+    @Test func bobsQueuedEditToAShareMadeReadOnlyIsRefusedAloneAndHalted() async throws {
+        let share = try await aliceSharesHerList()
+        var milk = try #require(try await bob.store.fetch(Item.self, id: "milk", in: bobsView))
+        milk.name = "skimmed milk"
+        try await bob.store.save(milk, in: bobsView)
+        try await bob.store.save(ShoppingList(id: "mine", name: "Mine"))
+        // Alice makes bob read-only before his edit reaches her.
+        let database = server.privateDatabase(of: "_alice")
+        var current = try CloudShare(record: try await database.record(for: share.id))
+        try current.addParticipant(.init(userRecordName: "_bob", permission: .readOnly))
+        try await database.save(current.record)
+
+        // Bob's own changes go on; the refused edit waits, halted, with an event.
+        try await bob.sync()
+        #expect(
+            bob.recorder.events.contains {
+                if case .uploadFailed(let id, .permissionFailure, halted: true) = $0 {
+                    id.recordName == "milk"
+                } else {
+                    false
+                }
+            })
+        #expect(
+            try await server.privateDatabase(of: "_bob").record(
+                for: CloudRecord.ID(recordName: "mine", zoneID: alicesZone)
+            ).recordType == "ShoppingList")
+        #expect(try await names(in: alice, zone: alicesZone) == ["milk"])
+    }
+}
