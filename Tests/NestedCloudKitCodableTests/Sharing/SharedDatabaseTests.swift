@@ -283,4 +283,39 @@ struct SharedDatabaseTests {
                 $0.kind == .database && $0.databaseScope == .shared && $0.userRecordName == "_bob"
             })
     }
+
+    @Test func theMetadataTellsBobWhatHeIsInvitedToBeforeHeAccepts() async throws {
+        let share = try await aliceSharesHerList(accepts: false)
+        let metadata = try await bob.shareMetadata(shortGUID: try #require(share.shortGUID), fetchingRootRecord: true)
+        #expect(metadata.ownerUserRecordName == "_alice")
+        #expect(metadata.rootRecordID == Self.bobsID("groceries"))
+        #expect(metadata.rootRecord?.fields["name"] == .string("groceries"))
+        #expect(metadata.share.id == Self.bobsID(share.id.recordName))
+        #expect(metadata.participantRole == .privateUser)
+        #expect(metadata.participantStatus == .pending)
+        #expect(metadata.participantPermission == .readWrite)
+        // Resolving accepts nothing.
+        #expect(try await bob.allRecordZones() == [])
+    }
+
+    @Test func theMetadataOfAPublicShareOffersAStrangerItsPublicPermission() async throws {
+        let share = try await aliceSharesHerList(publicPermission: .readOnly)
+        let metadata = try await server.sharedDatabase(of: "_carol").shareMetadata(
+            shortGUID: try #require(share.shortGUID))
+        #expect(metadata.rootRecord == nil)
+        #expect(metadata.participantRole == .publicUser)
+        #expect(metadata.participantStatus == .unknown)
+        #expect(metadata.participantPermission == .readOnly)
+    }
+
+    @Test func aPrivateSharesMetadataIsRefusedToAStranger() async throws {
+        let privateShare = try await aliceSharesHerList()
+        await #expect {
+            _ = try await server.sharedDatabase(of: "_carol").shareMetadata(
+                shortGUID: try #require(privateShare.shortGUID))
+        } throws: { error in
+            guard case CloudDatabaseError.permissionFailure(let reason) = error else { return false }
+            return reason.contains("ask its owner to invite them")
+        }
+    }
 }

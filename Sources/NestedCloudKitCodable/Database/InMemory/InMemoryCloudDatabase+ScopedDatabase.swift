@@ -50,6 +50,21 @@ extension InMemoryCloudDatabase {
             try await server.acceptShare(shortGUID: shortGUID, as: caller)
         }
 
+        /// What a share's URL tells this database's user; see
+        /// ``InMemoryCloudDatabase/shareMetadata(shortGUID:fetchingRootRecord:)``.
+        public func shareMetadata(shortGUID: String, fetchingRootRecord: Bool = false) async throws
+            -> CloudShare.Metadata
+        {
+            try await server.shareMetadata(shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: caller)
+        }
+
+        /// Deletes a zone of this user's private database as the user (`.purged`) or CloudKit would; see
+        /// ``InMemoryCloudDatabase/deleteZone(_:reason:)``. Does nothing in a shared database.
+        public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async {
+            guard scope == .private, let user = caller.userRecordName else { return }
+            await server.deleteZone(zoneID, reason: reason, ofUser: user)
+        }
+
         /// Fetches records by ID; see ``CloudDatabase/records(for:desiredKeys:)``.
         public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
             try await server.records(for: ids, desiredKeys: desiredKeys, as: caller)

@@ -35,6 +35,36 @@ extension InMemoryCloudDatabase {
         return try respond(to: request, with: try CloudShare(record: shared))
     }
 
+    /// What a share's URL tells the signed-in user before they accept it, from its short GUID, as Web Services'
+    /// `records/resolve` and `CKFetchShareMetadataOperation` do.
+    ///
+    /// - Parameter fetchingRootRecord: Whether to include the root record (for a hierarchy share).
+    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a short GUID no share has;
+    ///   ``CloudDatabaseError/permissionFailure(_:)`` for a user a private share doesn't list.
+    public func shareMetadata(shortGUID: String, fetchingRootRecord: Bool = false) async throws -> CloudShare.Metadata {
+        try await shareMetadata(shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: .signedIn)
+    }
+
+    func shareMetadata(shortGUID: String, fetchingRootRecord: Bool, as caller: Caller) async throws
+        -> CloudShare.Metadata
+    {
+        let request = try await beginRequest(.fetch, items: 1)
+        let user = try user(of: caller)
+        guard let (owner, stored) = share(withShortGUID: shortGUID), let contents = stored.shareContents else {
+            throw CloudDatabaseError.invalidArguments(
+                "no share has the short GUID \(shortGUID): check the share's URL, or ask its owner for it again")
+        }
+        let standing = try ShareAccess.standing(of: user, in: contents, shareID: stored.id)
+        let shared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
+        let root = contents.rootRecordID.flatMap { fetchingRootRecord ? users[owner]?.storage.records[$0] : nil }
+        let metadata = CloudShare.Metadata(
+            share: try CloudShare(record: stored.movingZones(shared)),
+            rootRecordID: contents.rootRecordID?.movingZone(shared), rootRecord: root?.movingZones(shared),
+            ownerUserRecordName: owner, participantRole: standing.role, participantStatus: standing.status,
+            participantPermission: standing.permission)
+        return try respond(to: request, with: metadata)
+    }
+
     /// The share with this short GUID, and the user whose database holds it.
     private func share(withShortGUID shortGUID: String) -> (owner: String, record: CloudRecord)? {
         // Sorted, so that the same state always finds the same share (short GUIDs are unique anyway).

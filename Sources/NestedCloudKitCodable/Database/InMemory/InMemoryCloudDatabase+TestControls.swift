@@ -105,17 +105,39 @@ extension InMemoryCloudDatabase {
             .expireTokens(firstGeneration: first) + 1
     }
 
+    /// Expires every change token of every user, private and shared databases alike: what an emulator serving
+    /// several users does when asked to expire tokens.
+    public func expireEveryUsersChangeTokens() {
+        for user in users.keys.sorted() {
+            let first = takeGeneration()
+            nextGeneration =
+                users[user, default: InMemoryUserDatabase(generation: first)]
+                .expireTokens(firstGeneration: first) + 1
+        }
+        for user in sharedDatabases.keys.sorted() {
+            let first = takeGeneration()
+            nextGeneration =
+                sharedDatabases[user, default: .shared(generation: first)]
+                .expireTokens(firstGeneration: first) + 1
+        }
+    }
+
     /// Deletes a zone and its records as something other than the app would: the user deleting the app's data in
     /// Settings (``CloudZoneDeletion/Reason/purged``: requests for the zone then fail with
     /// ``CloudDatabaseError/userDeletedZone(_:)`` until the app creates it again), or an encrypted-data reset.
     /// Database changes report the deletion with its reason.
     public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) {
-        guard let currentUser, zoneID != .default, users[currentUser]?.storage.zones.contains(zoneID) == true else {
-            return
-        }
-        users[currentUser]?.deleteZone(zoneID, reason: reason)
-        notifySubscribers(of: currentUser, scope: .private, ofChangesIn: [zoneID])
-        refreshSharedDatabases(showingZones: [zoneID], ownedBy: currentUser)
+        guard let currentUser else { return }
+        deleteZone(zoneID, reason: reason, ofUser: currentUser)
+    }
+
+    /// Deletes a zone of a user's private database as something other than the app would; the users it was
+    /// shared with lose it.
+    func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason, ofUser user: String) {
+        guard zoneID != .default, users[user]?.storage.zones.contains(zoneID) == true else { return }
+        users[user]?.deleteZone(zoneID, reason: reason)
+        notifySubscribers(of: user, scope: .private, ofChangesIn: [zoneID])
+        refreshSharedDatabases(showingZones: [zoneID], ownedBy: user)
     }
 
     /// The pushes the database's subscriptions would have sent since the last call, oldest first: one per

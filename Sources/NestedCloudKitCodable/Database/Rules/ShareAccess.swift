@@ -39,6 +39,28 @@ package enum ShareAccess {
         return contents
     }
 
+    /// Where `user` stands in a share before accepting it, as its metadata says: the role, status and permission
+    /// of their invitation; for anyone else, a public user with the share's public permission.
+    ///
+    /// - Throws: ``CloudDatabaseError/permissionFailure(_:)`` for a user a private share doesn't list.
+    package static func standing(of user: String, in contents: CloudShare.Contents, shareID: CloudRecord.ID)
+        throws(CloudDatabaseError) -> (
+            role: CloudShare.Role, status: CloudShare.AcceptanceStatus,
+            permission: CloudShare.Permission
+        )
+    {
+        if let participant = contents.participants.first(where: { $0.userRecordName == user }),
+            participant.role != .publicUser || participant.acceptanceStatus == .accepted
+        {
+            return (participant.role, participant.acceptanceStatus, participant.permission)
+        }
+        guard contents.publicPermission != .none else {
+            throw .permissionFailure(
+                "share \(shareID) isn't public and \(user) isn't one of its participants: ask its owner to invite them")
+        }
+        return (.publicUser, .unknown, contents.publicPermission)
+    }
+
     /// What a user who isn't the zone's owner may do with a record of the zone: the permission of the share that
     /// covers it and that the user accepted, or `nil` when no such share covers it.
     ///
