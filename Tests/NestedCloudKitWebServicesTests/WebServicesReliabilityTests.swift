@@ -14,9 +14,12 @@ import Testing
 @Suite struct WebServicesReliabilityTests {
     typealias Harness = WebServicesHarness
 
-    /// A loopback address nothing listens on: a server's port, once that server has stopped.
+    /// A loopback address nothing listens on, and nothing can start listening on while the tests run: a port
+    /// bound by a socket that never listens, so a connection is refused at once. A stopped server's port would
+    /// do only until the system gave it to the next server a parallel test starts, which it may.
     static func closedServerURL() async throws -> URL {
-        try await LoopbackCloudKitServer.with({ _ in .json([:]) }) { $0.url }
+        let port = try ReservedPort.make()
+        return try #require(URL(string: "http://127.0.0.1:\(port)"))
     }
 
     static func configuration(
