@@ -178,7 +178,7 @@ public final class CloudKitEmulator: Service, Sendable {
         let key = DatabaseKey(container: container, environment: configuration.environment, scope: .private, user: user)
         do {
             let handle = try await state.registry.handle(for: key)
-            guard let memory = handle.database as? InMemoryCloudDatabase else {
+            guard let memory = handle.database as? InMemoryCloudDatabase.ScopedDatabase else {
                 throw EmulatorError(reason: "deleting a zone with a reason needs in-memory storage")
             }
             await memory.deleteZone(CloudRecord.ZoneID(zoneName: zoneName), reason: reason)

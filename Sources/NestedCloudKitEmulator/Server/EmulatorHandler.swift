@@ -227,6 +227,8 @@ struct EmulatorHandler: Sendable {
         case "assets/upload": result = try AssetsEndpoint.uploadURLs(context)
         case "users/caller": result = try UsersEndpoint.caller(context)
         case "users/current": result = try UsersEndpoint.current(context)
+        case "records/resolve": result = try await SharesEndpoint.resolve(context)
+        case "records/accept": result = try await SharesEndpoint.accept(context)
         default:
             throw ServerError(
                 .notFound,

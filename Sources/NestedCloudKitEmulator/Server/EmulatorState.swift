@@ -77,7 +77,7 @@ final class EmulatorState: Sendable {
         let key = handle.key
         let uploads = self.uploads
         let downloads = self.downloads
-        return WireCoding(
+        var coding = WireCoding(
             ownerRecordName: Self.ownerRecordName(of: key),
             databaseUserRecordName: handle.databaseUserRecordName,
             downloadURL: { id, field, index in
@@ -87,5 +87,7 @@ final class EmulatorState: Sendable {
             },
             uploadedAsset: { uploads.data(receipt: $0) }
         )
+        coding.keepsOtherOwners = key.scope == .shared
+        return coding
     }
 }

@@ -7,6 +7,9 @@ actor DatabaseRegistry {
     private let storage: EmulatorStorage
     private let clock: EmulatorClock
     private var handles: [DatabaseKey: DatabaseHandle] = [:]
+    /// In memory, one server per container and environment holds every user's private and shared databases, so
+    /// that what one user shares shows in another's shared database.
+    private var sharingServers: [SharingServerKey: InMemoryCloudDatabase] = [:]
     private let revisions = RevisionCounter()
 
     init(storage: EmulatorStorage, clock: EmulatorClock) {
@@ -63,6 +66,7 @@ actor DatabaseRegistry {
             try? (handle.database as? SQLiteCloudDatabase)?.close()
         }
         handles = [:]
+        sharingServers = [:]
         guard case .directory(let path) = storage else { return }
         let fileManager = FileManager.default
         let root = URL(fileURLWithPath: path)
@@ -89,6 +93,7 @@ actor DatabaseRegistry {
     /// Expires every change token: the in-memory database's directly, a SQLite file's by compacting away every
     /// tombstone a token could still need.
     func expireChangeTokens() async {
+        for server in sharingServers.values { await server.expireEveryUsersChangeTokens() }
         for handle in handles.values {
             if let memory = handle.database as? InMemoryCloudDatabase {
                 await memory.expireChangeTokens()
@@ -112,9 +117,16 @@ actor DatabaseRegistry {
         let clock = self.clock
         switch storage {
         case .inMemory:
-            // Web Services takes 200 operations a request; the emulator checks that itself, and lets the
-            // database take what a request may hold after the checks.
-            let database = InMemoryCloudDatabase(maximumItemsPerRequest: 10_000, clock: clock)
+            let database: any CloudRecordStoringDatabase
+            if key.scope != .public, let user = key.user {
+                let server = sharingServer(for: key)
+                let userRecordName = Caller.userRecordName(for: user)
+                database =
+                    key.scope == .shared
+                    ? server.sharedDatabase(of: userRecordName) : server.privateDatabase(of: userRecordName)
+            } else {
+                database = Self.makeInMemoryDatabase(clock: clock)
+            }
             return (database, SubscriptionStore(ownerRecordName: EmulatorState.ownerRecordName(of: key)))
         case .directory(let path):
             let file = key.fileName(in: URL(fileURLWithPath: path))
@@ -140,6 +152,33 @@ actor DatabaseRegistry {
                 )
             }
         }
+    }
+
+    /// The server that holds every user's private and shared databases of a container and environment, in memory.
+    func sharingServer(for key: DatabaseKey) -> InMemoryCloudDatabase {
+        let serverKey = SharingServerKey(container: key.container, environment: key.environment)
+        if let server = sharingServers[serverKey] { return server }
+        let server = Self.makeInMemoryDatabase(clock: clock)
+        sharingServers[serverKey] = server
+        return server
+    }
+
+    /// The server of a container's users' databases, if the storage is in memory: shares and the shared database
+    /// need one (FIDELITY.md).
+    func sharingServer(container: String, environment: EmulatorEnvironment) -> InMemoryCloudDatabase? {
+        guard case .inMemory = storage else { return nil }
+        return sharingServer(for: DatabaseKey(container: container, environment: environment, scope: .private))
+    }
+
+    private static func makeInMemoryDatabase(clock: EmulatorClock) -> InMemoryCloudDatabase {
+        // Web Services takes 200 operations a request; the emulator checks that itself, and lets the database take
+        // what a request may hold after the checks.
+        InMemoryCloudDatabase(maximumItemsPerRequest: 10_000, clock: clock)
+    }
+
+    private struct SharingServerKey: Hashable {
+        var container: String
+        var environment: EmulatorEnvironment
     }
 
     /// The databases an earlier run left under `directory`: `CONTAINER/ENVIRONMENT/SCOPE[-USER].sqlite`.

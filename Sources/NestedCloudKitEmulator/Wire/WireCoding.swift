@@ -17,6 +17,8 @@ struct WireCoding: Sendable {
     var uploadedAsset: @Sendable (String) -> Data?
     /// Whether assets carry their bytes in base64 as `data`: for the admin API's export and import only.
     var embedsAssetData = false
+    /// Whether zones of other users are named as they are: in a shared database, every zone is another user's.
+    var keepsOtherOwners = false
 
     // MARK: Zones
 
@@ -32,6 +34,9 @@ struct WireCoding: Sendable {
             throw .badRequest("a zoneID needs a zoneName")
         }
         let owner = value["ownerRecordName"]?.string
+        if let owner, keepsOtherOwners, owner != ownerRecordName, owner != CloudRecord.ZoneID.currentUserOwnerName {
+            return CloudRecord.ZoneID(zoneName: name, ownerName: owner)
+        }
         if let owner, owner != ownerRecordName, owner != CloudRecord.ZoneID.currentUserOwnerName {
             // Zones of other users are reached through the shared database, which holds none here.
             throw ServerError(.zoneNotFound, "zone \(name) of owner \(owner) is not in this database")
