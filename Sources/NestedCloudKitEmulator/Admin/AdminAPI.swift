@@ -28,6 +28,7 @@ struct AdminAPI: Sendable {
             return .json(["status": "reset"])
         case ("POST", "sign-in"): return .json(try await signIn(body))
         case ("GET", "databases"): return .json(await databases())
+        case ("GET", "shares"): return .json(try await shares(request.query, baseURL: request.baseURL))
         case ("GET", "records"):
             let limit = try Self.limit(request.query["limit"], default: Self.maximumPage)
             return .json(
@@ -138,6 +139,51 @@ struct AdminAPI: Sendable {
             "now": .string(ISO8601DateFormatter().string(from: state.clock.now())),
             "offsetSeconds": .double(state.clock.offsetSeconds),
         ]
+    }
+
+    /// `GET shares?container=NAME&user=NAME`: the shares a user owns and those they are invited to or joined,
+    /// each with its URL, what it shares and who takes part. Shares live in in-memory storage only (FIDELITY.md).
+    private func shares(_ query: [String: String], baseURL: String) async throws(ServerError) -> JSONValue {
+        guard let container = query["container"], let user = query["user"] else {
+            throw .badRequest("shares needs ?container=NAME&user=NAME[&environment=...]")
+        }
+        let environment =
+            query["environment"].flatMap(EmulatorEnvironment.init(rawValue:)) ?? state.configuration.environment
+        try DatabaseNames.check(
+            DatabaseKey(container: container, environment: environment, scope: .private, user: user))
+        guard let server = await state.registry.sharingServer(container: container, environment: environment) else {
+            return ["shares": []]
+        }
+        let userRecordName = Caller.userRecordName(for: user)
+        var items: [JSONValue] = []
+        for (owner, record) in await server.shares(involving: userRecordName) {
+            guard let share = try? CloudShare(record: record) else { continue }
+            var item: [String: JSONValue] = [
+                "owner": .string(owner),
+                "role": owner == userRecordName ? "OWNER" : "PARTICIPANT",
+                "zoneName": .string(record.id.zoneID.zoneName),
+                "recordName": .string(record.id.recordName),
+                "zoneWide": .bool(share.isZoneWide),
+                "publicPermission": .string(share.publicPermission.rawValue),
+                "participants": .array(
+                    share.participants.map { participant in
+                        [
+                            "userRecordName": participant.userRecordName.map(JSONValue.string) ?? .null,
+                            "type": .string(participant.role.rawValue),
+                            "permission": .string(participant.permission.rawValue),
+                            "acceptanceStatus": .string(participant.acceptanceStatus.rawValue),
+                        ]
+                    }),
+            ]
+            if let title = share.title { item["title"] = .string(title) }
+            if let root = share.rootRecordID { item["rootRecordName"] = .string(root.recordName) }
+            if let shortGUID = share.shortGUID {
+                item["shortGUID"] = .string(shortGUID)
+                item["url"] = .string(baseURL + SharePage.prefix + shortGUID)
+            }
+            items.append(.object(item))
+        }
+        return ["user": .string(user), "userRecordName": .string(userRecordName), "shares": .array(items)]
     }
 
     private func schemaKey(_ query: [String: String]) throws(ServerError) -> (String, EmulatorEnvironment) {

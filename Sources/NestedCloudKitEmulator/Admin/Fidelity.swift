@@ -45,12 +45,21 @@ public enum Fidelity {
         ),
         entry("Records", "records/changes", .done, "Custom zones only; tombstones as `deleted: true`."),
         entry(
-            "Records", "shares and parents in records/modify", .partial,
-            "A record's `parent` (`{recordName}`, in its zone) and a shared root's `share` are kept and answered. A `cloudkit.share` record saves with `publicPermission` and `participants` under the rules engine's share rules: the saving user becomes the `owner`, the share gets a `shortGUID` on its first save and keeps it, a participant's acceptance is the server's, public participants go with a `NONE` permission. A record share names its root by the root's `share` in the same request, as a share record on the wire doesn't name what it shares; deleting a share takes `share` off its root, deleting a root deletes its share. Only the owner's private database holds shares: nobody can accept them yet."
+            "Records", "shares and parents in records/modify", .done,
+            "A record's `parent` (`{recordName}`, in its zone) and a shared root's `share` are kept and answered. A `cloudkit.share` record saves with `publicPermission` and `participants` under the rules engine's share rules: the saving user becomes the `owner`, the share gets a `shortGUID` on its first save and keeps it, a participant's acceptance is the server's, public participants go with a `NONE` permission. A record share names its root by the root's `share` in the same request, as a share record on the wire doesn't name what it shares; deleting a share takes `share` off its root, deleting a root deletes its share. A share's answer adds `url`, where the emulator serves it (`/share/SHORT_GUID`): CloudKit's answers have none, and clients make an iCloud URL from `shortGUID`, which would lead away from the emulator."
         ),
         entry(
-            "Records", "records/resolve, records/accept (sharing)", .absent,
-            "The shared database holds no zones: shares can be made but not accepted."),
+            "Records", "records/resolve, records/accept (sharing)", .partial,
+            "Under any database's path (the reference's is `public`), for a signed-in user: `shortGUIDs` as `[{value, shouldFetchRootRecord, rootRecordDesiredKeys}]` (a plain string is read as `{value}`). Each result has `shortGUID`, `containerIdentifier`, `environment`, `databaseScope: SHARED`, `zoneID`, `rootRecordName`, `share`, `rootRecord` when asked, `ownerIdentity` and the user's `participantType`, `participantStatus` and `participantPermission`: the reference names the result dictionary without listing its keys, so the emulator uses CKToolJS's `CKDBResolvedRecord`'s. A short GUID no share has, the owner's own share and a private share the user isn't invited to fail alone, as an error dictionary beside the `shortGUID`. In-memory storage only: with a data directory each database is a file of its own, and the answer is a 400 saying so."
+        ),
+        entry(
+            "Sharing", "the shared database", .partial,
+            "Each user's `shared` database shows the zones others share with them, named by the owner's user record name, holding what the shares they accepted cover (a zone-wide share its zone, a record share its root and the records whose `parent` leads to it). Writes go to the owner's database under the user's permission (read-only is `ACCESS_DENIED`; only the owner changes a share); deleting a share or a zone from the shared database leaves it. Changes report a record the user no longer sees as deleted, and a zone they no longer see any record of as a deleted zone. In-memory storage only; assets of shared records can't be downloaded yet, and pushes go to the owner's subscriptions only."
+        ),
+        entry(
+            "Sharing", "share URLs and the admin list of shares", .done,
+            "`GET /share/SHORT_GUID` opens a page with the share's title and owner and how an app accepts it (no record, no cross-origin access; the short GUID, 122 random bits, is the URL's credential and stays out of the request log), and a 404 for a URL no share has. `GET /emulator/v1/shares?container=NAME&user=NAME` lists the shares a user owns and takes part in, with their URLs and participants."
+        ),
         entry(
             "Changes", "changes/zone", .done,
             "Per-zone tokens, `resultsLimit`, `desiredKeys`, `desiredRecordTypes`; private and shared databases only."),

@@ -79,10 +79,10 @@ struct EmulatorHandler: Sendable {
         return true
     }
 
-    /// The path as the request log shows it: a notification, upload or download URL's token is its credential,
-    /// so it is left out.
+    /// The path as the request log shows it: a notification, upload, download or share URL's token is its
+    /// credential, so it is left out.
     static func loggedPath(_ path: String) -> String {
-        for prefix in [courierPrefix, AssetsEndpoint.uploadPrefix, AssetsEndpoint.downloadPrefix]
+        for prefix in [courierPrefix, AssetsEndpoint.uploadPrefix, AssetsEndpoint.downloadPrefix, SharePage.prefix]
         where path.hasPrefix(prefix) {
             return prefix + "(token)"
         }
@@ -109,6 +109,12 @@ struct EmulatorHandler: Sendable {
         }
         if path.hasPrefix(Self.courierPrefix) {
             return (try await poll(String(path.dropFirst(Self.courierPrefix.count))), nil)
+        }
+        if path.hasPrefix(SharePage.prefix), request.method == "GET" {
+            return (
+                try await SharePage.respond(shortGUID: String(path.dropFirst(SharePage.prefix.count)), state: state),
+                nil
+            )
         }
         return try await database(request)
     }

@@ -88,6 +88,7 @@ final class EmulatorState: Sendable {
             uploadedAsset: { uploads.data(receipt: $0) }
         )
         coding.keepsOtherOwners = key.scope == .shared
+        coding.shareURL = { baseURL + SharePage.prefix + $0 }
         return coding
     }
 }

@@ -170,6 +170,18 @@ actor DatabaseRegistry {
         return sharingServer(for: DatabaseKey(container: container, environment: environment, scope: .private))
     }
 
+    /// The share with this short GUID in any container, with where it is and whose it is.
+    func share(shortGUID: String) async -> (
+        container: String, environment: EmulatorEnvironment, owner: String, record: CloudRecord
+    )? {
+        for (key, server) in sharingServers.sorted(by: { $0.key.container < $1.key.container }) {
+            if let (owner, record) = await server.share(withShortGUID: shortGUID) {
+                return (key.container, key.environment, owner, record)
+            }
+        }
+        return nil
+    }
+
     private static func makeInMemoryDatabase(clock: EmulatorClock) -> InMemoryCloudDatabase {
         // Web Services takes 200 operations a request; the emulator checks that itself, and lets the database take
         // what a request may hold after the checks.

@@ -53,7 +53,12 @@ extension WireCoding {
         object["publicPermission"] = .string(contents.publicPermission.rawValue)
         object["participants"] = .array(contents.participants.map(json))
         if let owner = contents.participants.first(where: { $0.role == .owner }) { object["owner"] = json(owner) }
-        if let shortGUID = contents.shortGUID { object["shortGUID"] = .string(shortGUID) }
+        if let shortGUID = contents.shortGUID {
+            object["shortGUID"] = .string(shortGUID)
+            // Where the emulator serves the share (SharePage): CloudKit's answers have no URL, and clients make an
+            // iCloud one from the short GUID, which would lead away from the emulator.
+            if let shareURL { object["url"] = .string(shareURL(shortGUID)) }
+        }
     }
 
     private func json(_ participant: CloudShare.Participant) -> JSONValue {

@@ -19,6 +19,8 @@ struct WireCoding: Sendable {
     var embedsAssetData = false
     /// Whether zones of other users are named as they are: in a shared database, every zone is another user's.
     var keepsOtherOwners = false
+    /// The URL the emulator serves a share at, from its short GUID; `nil` where no URL is given (an export).
+    var shareURL: (@Sendable (String) -> String)?
 
     // MARK: Zones
 

@@ -53,8 +53,8 @@ extension WireRecord {
         return record
     }
 
-    /// A share's state as the response gives it: the owner first, its URL made from its short GUID as CloudKit
-    /// makes share URLs. The response doesn't say which record a record share shares (its root's `share` does).
+    /// A share's state as the response gives it: the owner first, its URL the one the server gives or, as from
+    /// CloudKit, made from its short GUID as CloudKit makes share URLs. The response doesn't say which record a record share shares (its root's `share` does).
     private var shareContents: CloudShare.Contents {
         var participants = (participants ?? []).map(\.participant)
         if let owner = owner?.participant, !participants.contains(where: { $0.role == .owner }) {
@@ -63,7 +63,9 @@ extension WireRecord {
         return CloudShare.Contents(
             rootRecordID: nil,
             publicPermission: publicPermission.flatMap(CloudShare.Permission.init(rawValue:)) ?? .none,
-            participants: participants, url: shortGUID.flatMap(ShareRules.iCloudURL(shortGUID:)), shortGUID: shortGUID)
+            participants: participants,
+            url: url.flatMap(URL.init(string:)) ?? shortGUID.flatMap(ShareRules.iCloudURL(shortGUID:)),
+            shortGUID: shortGUID)
     }
 }
 

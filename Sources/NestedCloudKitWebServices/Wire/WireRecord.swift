@@ -25,6 +25,9 @@ struct WireRecord: Codable, Hashable, Sendable {
     var participants: [WireShareParticipant]?
     /// A share's owner, in responses.
     var owner: WireShareParticipant?
+    /// Where a server other than CloudKit serves a share (the emulator sends it); CloudKit's answers leave it out,
+    /// and the URL is made from ``shortGUID`` as CloudKit makes share URLs.
+    var url: String? = nil
 
     init(
         recordName: String, recordType: String? = nil, recordChangeTag: String? = nil,

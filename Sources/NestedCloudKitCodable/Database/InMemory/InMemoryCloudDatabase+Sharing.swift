@@ -65,8 +65,24 @@ extension InMemoryCloudDatabase {
         return try respond(to: request, with: metadata)
     }
 
-    /// The share with this short GUID, and the user whose database holds it.
-    private func share(withShortGUID shortGUID: String) -> (owner: String, record: CloudRecord)? {
+    /// Every share a user owns or takes part in (invited, accepted, removed), with its owner, by owner and name:
+    /// what an admin view of a user's shares lists.
+    package func shares(involving user: String) -> [(owner: String, record: CloudRecord)] {
+        var found: [(owner: String, record: CloudRecord)] = []
+        for owner in users.keys.sorted() {
+            guard let records = users[owner]?.storage.records.values else { continue }
+            for record in records where record.recordType == CloudShare.recordType {
+                let involved =
+                    owner == user || record.shareContents?.participants.contains { $0.userRecordName == user } == true
+                if involved { found.append((owner, record)) }
+            }
+        }
+        return found.sorted { ($0.owner, $0.record.id.recordName) < ($1.owner, $1.record.id.recordName) }
+    }
+
+    /// The share with this short GUID, and the user whose database holds it: what a server serving share URLs
+    /// looks up.
+    package func share(withShortGUID shortGUID: String) -> (owner: String, record: CloudRecord)? {
         // Sorted, so that the same state always finds the same share (short GUIDs are unique anyway).
         for owner in users.keys.sorted() {
             guard let records = users[owner]?.storage.records.values else { continue }

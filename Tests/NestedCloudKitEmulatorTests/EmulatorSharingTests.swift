@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+
+@testable import NestedCloudKitEmulator
+
+/// Sharing on the wire: alice shares a list from her private database, bob resolves and accepts its short GUID
+/// and reads it in his shared database; the share's URL is served by the emulator, and the admin API lists each
+/// user's shares. The request and answer shapes are the reference's, the resolved-share keys CKToolJS's
+/// `CKDBResolvedRecord`'s.
+@Suite struct EmulatorSharingTests {
+    let harness = EmulatorHandlerHarness()
+    static let lists: [String: String] = ["zoneName": "Lists"]
+
+    /// Alice's list and its share with bob (read-write), saved from her private database; the share's answer.
+    func aliceSharesHerList(_ alice: EmulatorHandlerHarness.Session) async throws -> [String: Any] {
+        _ = try await alice.call(
+            "zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": Self.lists]]]])
+        let share: [String: Any] = [
+            "recordName": "share-1", "recordType": "cloudkit.share",
+            "fields": ["cloudkit.title": ["value": "Groceries"]],
+            "publicPermission": "NONE",
+            "participants": [
+                [
+                    "userIdentity": ["userRecordName": Caller.userRecordName(for: "bob")],
+                    "permission": "READ_WRITE", "type": "PRIVATE_USER", "acceptanceStatus": "PENDING",
+                ]
+            ],
+        ]
+        let list: [String: Any] = [
+            "recordName": "groceries", "recordType": "List", "fields": ["name": ["value": "Groceries"]],
+            "share": ["recordName": "share-1"],
+        ]
+        let answer = try await alice.call(
+            "records/modify",
+            [
+                "zoneID": Self.lists, "atomic": true,
+                "operations": [
+                    ["operationType": "create", "record": list], ["operationType": "create", "record": share],
+                ],
+            ])
+        #expect(answer.status == 200, "\(answer.text)")
+        let records = try #require(answer.json["records"] as? [[String: Any]])
+        return try #require(records.first { $0["recordName"] as? String == "share-1" })
+    }
+
+    @Test func bobResolvesAcceptsAndReadsAlicesListInHisSharedDatabase() async throws {
+        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let bob = await EmulatorHandlerHarness.Session(harness, user: "bob")
+        let share = try await aliceSharesHerList(alice)
+        let shortGUID = try #require(share["shortGUID"] as? String)
+        #expect(share["url"] as? String == "http://\(EmulatorHandlerHarness.host)/share/\(shortGUID)")
+
+        let resolved = try await bob.call(
+            "records/resolve", ["shortGUIDs": [["value": shortGUID, "shouldFetchRootRecord": true]]], scope: "public")
+        #expect(resolved.status == 200, "\(resolved.text)")
+        let result = try #require((resolved.json["results"] as? [[String: Any]])?.first)
+        let alicesName = Caller.userRecordName(for: "alice")
+        #expect(result["shortGUID"] as? String == shortGUID)
+        #expect(result["databaseScope"] as? String == "SHARED")
+        #expect(result["containerIdentifier"] as? String == harness.container)
+        #expect(result["rootRecordName"] as? String == "groceries")
+        #expect((result["zoneID"] as? [String: Any])?["ownerRecordName"] as? String == alicesName)
+        #expect((result["ownerIdentity"] as? [String: Any])?["userRecordName"] as? String == alicesName)
+        #expect(result["participantType"] as? String == "PRIVATE_USER")
+        #expect(result["participantStatus"] as? String == "PENDING")
+        #expect(result["participantPermission"] as? String == "READ_WRITE")
+        #expect((result["rootRecord"] as? [String: Any])?["recordName"] as? String == "groceries")
+        #expect((result["share"] as? [String: Any])?["recordType"] as? String == "cloudkit.share")
+
+        let accepted = try await bob.call("records/accept", ["shortGUIDs": [["value": shortGUID]]], scope: "public")
+        let acceptance = try #require((accepted.json["results"] as? [[String: Any]])?.first)
+        #expect(acceptance["participantStatus"] as? String == "ACCEPTED")
+
+        let zones = try await bob.call("zones/list", [:], scope: "shared")
+        let zoneIDs = (zones.json["zones"] as? [[String: Any]])?.compactMap { $0["zoneID"] as? [String: Any] }
+        #expect(zoneIDs?.map { $0["ownerRecordName"] as? String } == [alicesName])
+        let lookup = try await bob.call(
+            "records/lookup",
+            [
+                "zoneID": ["zoneName": "Lists", "ownerRecordName": alicesName],
+                "records": [["recordName": "groceries"]],
+            ],
+            scope: "shared")
+        let record = try #require((lookup.json["records"] as? [[String: Any]])?.first)
+        #expect(
+            (record["fields"] as? [String: Any])?["name"] as? [String: String] == [
+                "value": "Groceries", "type": "STRING",
+            ])
+        // Bob's private database holds none of it.
+        let own = try await bob.call("zones/list", [:], scope: "private")
+        #expect((own.json["zones"] as? [[String: Any]])?.count == 1)
+    }
+
+    @Test func aForgedShortGUIDAndTheOwnersOwnShareAreRefusedPerItem() async throws {
+        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let share = try await aliceSharesHerList(alice)
+        let shortGUID = try #require(share["shortGUID"] as? String)
+        let answer = try await alice.call(
+            "records/accept", ["shortGUIDs": [["value": "forged"], ["value": shortGUID]]], scope: "public")
+        #expect(answer.status == 200)
+        let results = try #require(answer.json["results"] as? [[String: Any]])
+        #expect(results.map { $0["shortGUID"] as? String } == ["forged", shortGUID])
+        #expect(results.map { $0["serverErrorCode"] as? String } == ["BAD_REQUEST", "BAD_REQUEST"])
+        #expect((results[0]["reason"] as? String)?.contains("no share has the short GUID forged") == true)
+        #expect((results[1]["reason"] as? String)?.contains("only other users accept a share") == true)
+    }
+
+    @Test func resolvingNeedsASignedInUser() async throws {
+        let answer = try await harness.database(
+            "public", "records/resolve", token: nil, json: ["shortGUIDs": [["value": "x"]]])
+        #expect(answer.status == 421)
+        #expect(answer.json["serverErrorCode"] as? String == "AUTHENTICATION_REQUIRED")
+    }
+
+    @Test func theShareURLOpensAPageWithItsTitleAndAnUnknownOneIsAPlain404() async throws {
+        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let share = try await aliceSharesHerList(alice)
+        let shortGUID = try #require(share["shortGUID"] as? String)
+        let page = try await harness.send("GET", "/share/\(shortGUID)")
+        #expect(page.status == 200)
+        #expect(page.text.contains("“Groceries”"))
+        #expect(page.text.contains(shortGUID))
+        #expect(page.header("Access-Control-Allow-Origin") == nil)
+
+        let unknown = try await harness.send("GET", "/share/\(String(shortGUID.reversed()))")
+        #expect(unknown.status == 404)
+        #expect(unknown.text.contains("no share has this URL"))
+        #expect(!unknown.text.contains("/tmp") && !unknown.text.contains("Groceries"))
+        // The URL's short GUID is its credential: the request log leaves it out.
+        let log = try await harness.send("GET", "/emulator/v1/requests")
+        #expect(!log.text.contains(shortGUID))
+    }
+
+    @Test func theAdminAPIListsTheSharesAUserOwnsAndTakesPartIn() async throws {
+        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let share = try await aliceSharesHerList(alice)
+        let shortGUID = try #require(share["shortGUID"] as? String)
+        for (user, role) in [("alice", "OWNER"), ("bob", "PARTICIPANT")] {
+            let answer = try await harness.send(
+                "GET", "/emulator/v1/shares?container=\(harness.container)&user=\(user)")
+            #expect(answer.status == 200, "\(answer.text)")
+            let shares = try #require(answer.json["shares"] as? [[String: Any]])
+            #expect(shares.count == 1)
+            #expect(shares.first?["role"] as? String == role)
+            #expect(shares.first?["title"] as? String == "Groceries")
+            #expect(shares.first?["rootRecordName"] as? String == "groceries")
+            #expect(shares.first?["url"] as? String == "http://\(EmulatorHandlerHarness.host)/share/\(shortGUID)")
+        }
+        let carol = try await harness.send("GET", "/emulator/v1/shares?container=\(harness.container)&user=carol")
+        #expect((carol.json["shares"] as? [Any])?.isEmpty == true)
+    }
+}
