@@ -796,6 +796,102 @@ check(
         .sortDescriptors?.map(\.ascending) == [false],
     "a sort on a system field becomes a sort descriptor")
 
+// MARK: Shares
+
+let sharingContainer = CKContainer(identifier: "iCloud.sharing")
+let sharing = CloudKitDatabase(sharingContainer.privateCloudDatabase, container: sharingContainer)
+let lists = CloudRecord.ZoneID(zoneName: "Lists")
+_ = try await sharing.modifyRecordZones(saving: [lists], deleting: [])
+let groceries = CloudRecord(
+    recordType: "List", id: CloudRecord.ID(recordName: "groceries", zoneID: lists),
+    fields: ["name": .string("Groceries")])
+var milk = CloudRecord(recordType: "Item", id: CloudRecord.ID(recordName: "milk", zoneID: lists))
+milk.parentID = groceries.id
+var listShare = try CloudShare(rootRecord: groceries)
+listShare.title = "Groceries"
+listShare.publicPermission = .readOnly
+try listShare.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+try listShare.addParticipant(.init(emailAddress: "carol@example.com", permission: .readOnly))
+let sharedSave = try await sharing.modifyRecords(
+    saving: [groceries, milk, listShare.record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+let savedShare = try? sharedSave.saveResults[listShare.id]?.get()
+let savedRoot = try? sharedSave.saveResults[groceries.id]?.get()
+check(savedShare != nil, "a new share saves with its root as a CKShare")
+check(savedRoot?.systemFields?.shareID == listShare.id, "the root names its new share")
+check((try? sharedSave.saveResults[milk.id]?.get())?.parentID == groceries.id, "a child keeps its parent")
+let readShare = savedShare.flatMap { try? CloudShare(record: $0) }
+check(readShare?.publicPermission == .readOnly, "a share's public permission reaches CloudKit and back")
+check(readShare?.title == "Groceries", "a share's title is its cloudkit.title field")
+check(
+    readShare?.participants.map(\.role) == [.owner, .privateUser, .privateUser],
+    "the owner comes first, then the invited participants")
+check(
+    readShare?.participants.first { $0.userRecordName == "_bob" }?.permission == .readWrite,
+    "a participant asked of the container by user record ID gets the permission the share gives")
+check(
+    readShare?.participants.first { $0.emailAddress == "carol@example.com" }?.acceptanceStatus == .pending,
+    "a participant asked of the container by email address is invited")
+check(readShare?.url != nil && readShare?.shortGUID == readShare?.url?.lastPathComponent, "the URL and its short GUID")
+
+// Saved again from its archive: a participant removed goes, one whose permission changed keeps the change.
+if var changed = readShare {
+    let carol = changed.participants.first { $0.emailAddress == "carol@example.com" }
+    _ = carol.map { changed.removeParticipant($0) }
+    try? changed.addParticipant(.init(userRecordName: "_bob", permission: .readOnly))
+    let again = try? await saveResult(changed.record, in: sharing)?.get()
+    let reread = again.flatMap { try? CloudShare(record: $0) }
+    check(reread?.participants.count == 2, "a removed participant leaves the CKShare")
+    check(
+        reread?.participants.first { $0.userRecordName == "_bob" }?.permission == .readOnly,
+        "a changed permission reaches the CKShare")
+    check(reread?.url == readShare?.url, "a share keeps its URL")
+}
+
+// A new share without its root in the request is refused before CloudKit sees it.
+let orphanShare = try CloudShare(rootRecordID: CloudRecord.ID(recordName: "elsewhere", zoneID: lists))
+let orphan = try await saveResult(orphanShare.record, in: sharing)
+check(
+    {
+        if case .failure(.invalidArguments(let reason))? = orphan { return reason.contains("same request") }
+        return false
+    }(), "a new share of a root not in the request is refused with what to do")
+
+// A zone-wide share.
+let zoneShare = try CloudShare(zoneID: lists)
+let zoneSaved = try? await saveResult(zoneShare.record, in: sharing)?.get()
+check(
+    zoneSaved.flatMap { try? CloudShare(record: $0) }?.isZoneWide == true, "a zone-wide share is a CKShare of the zone")
+
+// Accepting from a URL: the metadata, then the share accepted.
+let offered = CKShare(recordZoneID: CKRecordZone.ID(zoneName: "Lists", ownerName: "_alice"))
+let offeredRoot = CKRecord(
+    recordType: "List", recordID: CKRecord.ID(recordName: "groceries", zoneID: offered.recordID.zoneID))
+let invitation = try await sharingContainer.shareParticipant(forUserRecordID: CKRecord.ID(recordName: "_stand-in-user"))
+offered.addParticipant(invitation)
+let offerURL = URL(string: "https://www.icloud.com/share/0123456789abcdef")!
+sharingContainer.standInOffer(offered, at: offerURL, rootRecord: offeredRoot)
+let metadata = try? await sharing.shareMetadata(for: offerURL, fetchingRootRecord: true)
+check(metadata?.participantStatus == .pending, "the metadata says the user is invited")
+check(metadata?.participantPermission == .readWrite, "the metadata gives the permission accepting would give")
+check(metadata?.rootRecord?.id.zoneID.ownerName == "_alice", "the root record is in the owner's zone")
+check(metadata?.share.shortGUID == "0123456789abcdef", "the share's short GUID comes from its URL")
+let accepted = try? await sharing.acceptShare(at: offerURL)
+check(
+    accepted?.participants.contains { $0.role == .privateUser && $0.acceptanceStatus == .accepted } == true,
+    "accepting from the URL accepts the share")
+let unknownURL = await thrownError { try await sharing.acceptShare(at: URL(string: "https://www.icloud.com/share/x")!) }
+check(
+    {
+        if case .invalidArguments(let reason)? = unknownURL as? CloudDatabaseError {
+            return reason.contains("no share is at")
+        }
+        return false
+    }(), "a URL no share has fails saying to check the URL")
+
+// The shared database is a CloudKitDatabase like any other.
+let sharedDatabase = CloudKitDatabase(sharingContainer.sharedCloudDatabase, container: sharingContainer)
+check(sharedDatabase.database.databaseScope == .shared, "the shared database wraps as any other")
+
 try? FileManager.default.removeItem(at: file)
 for failure in failures { print("FAILED: \(failure)") }
 print("Apple bridge: \(passed) passed, \(failures.count) failed")

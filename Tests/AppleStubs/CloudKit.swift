@@ -155,6 +155,14 @@ open class CKRecord: NSObject, CKRecordKeyValueSetting, @unchecked Sendable {
         self.recordID = recordID
     }
 
+    /// A record of the same class, ID and type, with the class's own state (a share's participants) and no fields.
+    func blankCopy() -> CKRecord {
+        let copy = CKRecord(recordType: recordType, recordID: recordID)
+        copy.parent = parent
+        copy.share = share
+        return copy
+    }
+
     public init?(coder: NSCoder) {
         guard let type = coder.decodeObject(of: NSString.self, forKey: "recordType") as String?,
             let name = coder.decodeObject(of: NSString.self, forKey: "recordName") as String?,
@@ -201,7 +209,7 @@ open class CKRecord: NSObject, CKRecordKeyValueSetting, @unchecked Sendable {
 
     /// A copy with the same system fields and values and nothing changed, as the server hands records out.
     func serverCopy(desiredKeys: [FieldKey]? = nil, assets: (CKAsset) -> CKAsset) -> CKRecord {
-        let copy = CKRecord(recordType: recordType, recordID: recordID)
+        let copy = blankCopy()
         copy.recordChangeTag = recordChangeTag
         copy.creationDate = creationDate
         copy.modificationDate = modificationDate
@@ -298,6 +306,7 @@ open class CKContainer: NSObject, @unchecked Sendable {
     public let publicCloudDatabase: CKDatabase
     public let sharedCloudDatabase: CKDatabase
     let account = StandInAccount()
+    let sharing = StandInSharing()
     public init(identifier containerIdentifier: String) {
         self.containerIdentifier = containerIdentifier
         privateCloudDatabase = CKDatabase(scope: .private)
@@ -483,9 +492,18 @@ open class CKDatabase: NSObject, @unchecked Sendable {
         }
         let record =
             savePolicy == .allKeys || server == nil
-            ? CKRecord(recordType: client.recordType, recordID: client.recordID)
-            : server?.serverCopy { $0 } ?? CKRecord(recordType: client.recordType, recordID: client.recordID)
+            ? client.blankCopy()
+            : server?.serverCopy { $0 } ?? client.blankCopy()
+        record.parent = client.parent
+        record.share = client.share
         record.creationDate = server?.creationDate
+        if let share = record as? CKShare, let sent = client as? CKShare {
+            // The share's state is the client's; the server gives a new share its URL.
+            share.publicPermission = sent.publicPermission
+            share.participants = sent.participants
+            share.url =
+                share.url ?? sent.url ?? URL(string: "https://www.icloud.com/share/\(UUID().uuidString.lowercased())")
+        }
         let keys: (FieldStore) -> [String] = { savePolicy == .allKeys ? $0.allKeys() : $0.changedKeys() }
         for key in keys(client.plain) { record.plain.values[key] = client.plain.values[key] }
         for key in keys(client.encrypted) { record.encrypted.values[key] = client.encrypted.values[key] }
@@ -982,5 +1000,244 @@ extension CKNotification {
         notification.recordFields = fields
         notification.databaseScope = scope
         return notification
+    }
+}
+
+// MARK: Sharing
+
+open class CKUserIdentity: NSObject, @unchecked Sendable {
+    open class LookupInfo: NSObject, @unchecked Sendable {
+        public let emailAddress: String?
+        public let userRecordID: CKRecord.ID?
+        public init(emailAddress: String) {
+            self.emailAddress = emailAddress
+            userRecordID = nil
+        }
+        public init(userRecordID: CKRecord.ID) {
+            emailAddress = nil
+            self.userRecordID = userRecordID
+        }
+    }
+
+    public let userRecordID: CKRecord.ID?
+    public let lookupInfo: LookupInfo?
+    init(userRecordID: CKRecord.ID?, lookupInfo: LookupInfo?) {
+        self.userRecordID = userRecordID
+        self.lookupInfo = lookupInfo
+    }
+}
+
+open class CKShare: CKRecord, @unchecked Sendable {
+    public enum ParticipantRole: Int, Sendable { case unknown = 0, owner = 1, privateUser = 3, publicUser = 4 }
+    public enum ParticipantPermission: Int, Sendable { case unknown = 0, none = 1, readOnly = 2, readWrite = 3 }
+    public enum ParticipantAcceptanceStatus: Int, Sendable {
+        case unknown = 0, pending = 1, accepted = 2, removed = 3
+    }
+
+    public enum SystemFieldKey {
+        public static let title: CKRecord.FieldKey = "cloudkit.title"
+        public static let thumbnailImageData: CKRecord.FieldKey = "cloudkit.thumbnailImageData"
+        public static let shareType: CKRecord.FieldKey = "cloudkit.type"
+    }
+
+    /// A participant: made by the container only (`shareParticipant(forUserRecordID:)`), never from its parts.
+    open class Participant: NSObject, @unchecked Sendable {
+        public internal(set) var userIdentity: CKUserIdentity
+        public var role: ParticipantRole
+        public var permission: ParticipantPermission
+        public internal(set) var acceptanceStatus: ParticipantAcceptanceStatus
+        init(
+            userIdentity: CKUserIdentity, role: ParticipantRole, permission: ParticipantPermission,
+            acceptanceStatus: ParticipantAcceptanceStatus
+        ) {
+            self.userIdentity = userIdentity
+            self.role = role
+            self.permission = permission
+            self.acceptanceStatus = acceptanceStatus
+        }
+    }
+
+    open class Metadata: NSObject, @unchecked Sendable {
+        public let containerIdentifier: String
+        public let share: CKShare
+        public let hierarchicalRootRecordID: CKRecord.ID?
+        public let rootRecord: CKRecord?
+        public let participantRole: ParticipantRole
+        public let participantStatus: ParticipantAcceptanceStatus
+        public let participantPermission: ParticipantPermission
+        public let ownerIdentity: CKUserIdentity
+        init(
+            containerIdentifier: String, share: CKShare, hierarchicalRootRecordID: CKRecord.ID?,
+            rootRecord: CKRecord?, participantRole: ParticipantRole, participantStatus: ParticipantAcceptanceStatus,
+            participantPermission: ParticipantPermission, ownerIdentity: CKUserIdentity
+        ) {
+            self.containerIdentifier = containerIdentifier
+            self.share = share
+            self.hierarchicalRootRecordID = hierarchicalRootRecordID
+            self.rootRecord = rootRecord
+            self.participantRole = participantRole
+            self.participantStatus = participantStatus
+            self.participantPermission = participantPermission
+            self.ownerIdentity = ownerIdentity
+        }
+    }
+
+    public var publicPermission: ParticipantPermission = .none
+    public internal(set) var participants: [Participant] = []
+    public internal(set) var url: URL?
+    public var owner: Participant {
+        participants.first { $0.role == .owner }
+            ?? Participant(
+                userIdentity: CKUserIdentity(userRecordID: nil, lookupInfo: nil), role: .owner,
+                permission: .readWrite, acceptanceStatus: .accepted)
+    }
+    public var currentUserParticipant: Participant? { owner }
+
+    public init(rootRecord: CKRecord, shareID: CKRecord.ID) {
+        super.init(recordType: "cloudkit.share", recordID: shareID)
+        rootRecord.share = CKRecord.Reference(recordID: shareID, action: .none)
+        participants = [Self.newOwner()]
+    }
+
+    public convenience init(rootRecord: CKRecord) {
+        self.init(
+            rootRecord: rootRecord,
+            shareID: CKRecord.ID(recordName: UUID().uuidString, zoneID: rootRecord.recordID.zoneID))
+    }
+
+    public init(recordZoneID: CKRecordZone.ID) {
+        super.init(
+            recordType: "cloudkit.share", recordID: CKRecord.ID(recordName: "cloudkit.zoneshare", zoneID: recordZoneID))
+        participants = [Self.newOwner()]
+    }
+
+    private static func newOwner() -> Participant {
+        Participant(
+            userIdentity: CKUserIdentity(
+                userRecordID: CKRecord.ID(recordName: CKCurrentUserDefaultName), lookupInfo: nil),
+            role: .owner, permission: .readWrite, acceptanceStatus: .accepted)
+    }
+
+    public override init?(coder: NSCoder) {
+        super.init(coder: coder)
+        if coder.containsValue(forKey: "publicPermission") {
+            publicPermission = ParticipantPermission(rawValue: coder.decodeInteger(forKey: "publicPermission")) ?? .none
+        }
+        if coder.containsValue(forKey: "url"), let text = coder.decodeObject(of: NSString.self, forKey: "url") {
+            url = URL(string: text as String)
+        }
+        let count = coder.containsValue(forKey: "participants") ? coder.decodeInteger(forKey: "participants") : 0
+        for index in 0..<count {
+            let name = coder.decodeObject(of: NSString.self, forKey: "participant\(index).name") as String?
+            participants.append(
+                Participant(
+                    userIdentity: CKUserIdentity(
+                        userRecordID: name.flatMap { $0.isEmpty ? nil : CKRecord.ID(recordName: $0) }, lookupInfo: nil),
+                    role: ParticipantRole(rawValue: coder.decodeInteger(forKey: "participant\(index).role"))
+                        ?? .unknown,
+                    permission: ParticipantPermission(
+                        rawValue: coder.decodeInteger(forKey: "participant\(index).permission")) ?? .unknown,
+                    acceptanceStatus: ParticipantAcceptanceStatus(
+                        rawValue: coder.decodeInteger(forKey: "participant\(index).status")) ?? .unknown))
+        }
+    }
+
+    open override func encodeSystemFields(with coder: NSCoder) {
+        super.encodeSystemFields(with: coder)
+        coder.encode(publicPermission.rawValue, forKey: "publicPermission")
+        if let url { coder.encode(url.absoluteString as NSString, forKey: "url") }
+        coder.encode(participants.count, forKey: "participants")
+        for (index, participant) in participants.enumerated() {
+            coder.encode(
+                (participant.userIdentity.userRecordID?.recordName ?? "") as NSString,
+                forKey: "participant\(index).name")
+            coder.encode(participant.role.rawValue, forKey: "participant\(index).role")
+            coder.encode(participant.permission.rawValue, forKey: "participant\(index).permission")
+            coder.encode(participant.acceptanceStatus.rawValue, forKey: "participant\(index).status")
+        }
+    }
+
+    override func blankCopy() -> CKRecord {
+        let copy = CKShare(recordZoneID: recordID.zoneID)
+        copy.recordID = recordID
+        copy.publicPermission = publicPermission
+        copy.participants = participants
+        copy.url = url
+        return copy
+    }
+
+    public func addParticipant(_ participant: Participant) {
+        if !participants.contains(where: { $0 === participant }) { participants.append(participant) }
+    }
+
+    public func removeParticipant(_ participant: Participant) {
+        participants.removeAll { $0 === participant }
+    }
+}
+
+extension CKContainer {
+    /// A participant for a user record ID, pending, read-only until the app sets its permission.
+    public func shareParticipant(forUserRecordID userRecordID: CKRecord.ID) async throws -> CKShare.Participant {
+        CKShare.Participant(
+            userIdentity: CKUserIdentity(
+                userRecordID: userRecordID, lookupInfo: CKUserIdentity.LookupInfo(userRecordID: userRecordID)),
+            role: .privateUser, permission: .readOnly, acceptanceStatus: .pending)
+    }
+
+    /// A participant for an email address; the stand-in knows no users, so the identity has no user record.
+    public func shareParticipant(forEmailAddress emailAddress: String) async throws -> CKShare.Participant {
+        guard emailAddress.contains("@") else { throw CKError(.invalidArguments) }
+        return CKShare.Participant(
+            userIdentity: CKUserIdentity(
+                userRecordID: nil, lookupInfo: CKUserIdentity.LookupInfo(emailAddress: emailAddress)),
+            role: .privateUser, permission: .readOnly, acceptanceStatus: .pending)
+    }
+
+    /// The metadata of a share the stand-in was told of (``standInOffer(_:at:rootRecord:)``); `unknownItem` else.
+    public func shareMetadata(
+        for url: URL, shouldFetchRootRecord: Bool = false, rootRecordDesiredKeys: [CKRecord.FieldKey]? = nil
+    ) async throws -> CKShare.Metadata {
+        guard let offer = sharing.offer(at: url) else { throw CKError(.unknownItem) }
+        return CKShare.Metadata(
+            containerIdentifier: containerIdentifier ?? "", share: offer.share,
+            hierarchicalRootRecordID: offer.rootRecord?.recordID,
+            rootRecord: shouldFetchRootRecord ? offer.rootRecord : nil, participantRole: .privateUser,
+            participantStatus: .pending, participantPermission: .readWrite,
+            ownerIdentity: CKUserIdentity(userRecordID: CKRecord.ID(recordName: "_owner"), lookupInfo: nil))
+    }
+
+    /// Accepts the share: the current user's participant becomes accepted.
+    public func accept(_ metadata: CKShare.Metadata) async throws -> CKShare {
+        let share = metadata.share
+        for participant in share.participants where participant.role == .privateUser {
+            participant.acceptanceStatus = .accepted
+        }
+        return share
+    }
+
+    // MARK: Test controls (not CloudKit's API)
+
+    /// Makes a share known at a URL, as another user's device would have shared it.
+    public func standInOffer(_ share: CKShare, at url: URL, rootRecord: CKRecord?) {
+        share.url = url
+        sharing.add(share, at: url, rootRecord: rootRecord)
+    }
+}
+
+/// The shares a stand-in container was told of, by URL.
+final class StandInSharing: @unchecked Sendable {
+    private let lock = NSLock()
+    private var offers: [URL: (share: CKShare, rootRecord: CKRecord?)] = [:]
+
+    func add(_ share: CKShare, at url: URL, rootRecord: CKRecord?) {
+        lock.lock()
+        defer { lock.unlock() }
+        offers[url] = (share, rootRecord)
+    }
+
+    func offer(at url: URL) -> (share: CKShare, rootRecord: CKRecord?)? {
+        lock.lock()
+        defer { lock.unlock() }
+        return offers[url]
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 
 extension CloudKitDatabase {
     /// The container asked for the user and the account status.
-    private var accountContainer: CKContainer { container ?? CKContainer.default() }
+    var accountContainer: CKContainer { container ?? CKContainer.default() }
 
     /// The current user's record name, through `CKContainer.userRecordID()` of ``container``.
     ///

@@ -166,7 +166,13 @@ public struct CloudKitDatabase: CloudDatabase {
             of: recordsToSave.filter { refusals[$0.id] == nil }, savePolicy: savePolicy,
             zoneID: zoneID, refusals: &refusals)
         var ckRecords: [CKRecord] = []
+        var shares: [CloudRecord] = []
         for record in recordsToSave where refusals[record.id] == nil {
+            // A share is a CKShare, made once the roots it may be made from are records.
+            if record.recordType == CloudShare.recordType {
+                shares.append(record)
+                continue
+            }
             do {
                 ckRecords.append(try record.ckRecord(onto: bases[record.id] ?? nil, assetFiles: assetFiles))
             } catch {
@@ -175,6 +181,11 @@ public struct CloudKitDatabase: CloudDatabase {
                 }
                 refusals[record.id] = .invalidArguments(error.description)
             }
+        }
+        if !shares.isEmpty {
+            let roots = Dictionary(ckRecords.map { (CloudRecord.ID($0.recordID), $0) }) { first, _ in first }
+            ckRecords += try await ckShares(
+                shares, bases: bases, roots: roots, assetFiles: assetFiles, refusals: &refusals)
         }
         return (ckRecords, refusals)
     }

@@ -88,6 +88,7 @@ extension CloudRecord {
         )
         setEncrypted(true, fieldsNamed: encryptedKeys)
         parentID = record.parent.map { ID($0.recordID) }
+        if let share = record as? CKShare { shareContents = CloudShare.Contents(share) }
     }
 }
 
@@ -128,7 +129,8 @@ extension CloudRecord {
     /// type) at this version (same change tag). An archive that isn't would silently win over a changed ID or type
     /// (a `CKRecord`'s are fixed) or save over another version.
     func restoredFromArchive() -> CKRecord? {
-        guard let archive = systemFields?.archivedData, let restored = Self.restoredRecord(from: archive),
+        guard let archive = systemFields?.archivedData,
+            let restored = Self.restoredRecord(from: archive, isShare: recordType == CloudShare.recordType),
             ID(restored.recordID) == id, restored.recordType == recordType,
             restored.recordChangeTag == systemFields?.changeTag
         else { return nil }
@@ -178,11 +180,15 @@ extension CloudRecord {
     /// A CloudKit record from its archived system fields, or `nil` for an archive that can't be read. The
     /// unarchiver's default policy raises an exception on a damaged archive, which would end the app; this one
     /// reports the failure instead.
-    static func restoredRecord(from archive: Data) -> CKRecord? {
+    ///
+    /// - Parameter isShare: Whether the archive is a share's, which makes a `CKShare`.
+    static func restoredRecord(from archive: Data, isShare: Bool = false) -> CKRecord? {
         guard let unarchiver = try? NSKeyedUnarchiver(forReadingFrom: archive) else { return nil }
         unarchiver.decodingFailurePolicy = .setErrorAndReturn
         defer { unarchiver.finishDecoding() }
-        guard let record = CKRecord(coder: unarchiver), unarchiver.error == nil else { return nil }
+        // A share's archive makes a CKShare, with its participants as CloudKit last gave them.
+        let record = isShare ? CKShare(coder: unarchiver) : CKRecord(coder: unarchiver)
+        guard let record, unarchiver.error == nil else { return nil }
         return record
     }
 }
