@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "cloudkit-emulator", targets: ["cloudkit-emulator"]),
         .executable(name: "Example", targets: ["Example"]),
         .executable(name: "SyncExample", targets: ["SyncExample"]),
+        .executable(name: "SharingExample", targets: ["SharingExample"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -160,6 +161,15 @@ let package = Package(
                 "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "SyncExample"
+        ),
+        // Alice shares a list with bob through Web Services and the emulator: swift run SharingExample.
+        .executableTarget(
+            name: "SharingExample",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitSync", "NestedCloudKitWebServices",
+                "NestedCloudKitEmulator", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "SharingExample"
         ),
         // A test target per module, each with the products it tests; what they share is in TestSupport and
         // BackendTestSupport.
