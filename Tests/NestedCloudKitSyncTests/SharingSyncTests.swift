@@ -17,6 +17,7 @@ struct SharingSyncTests {
         var id: String
         var name: String
         var list: CloudLazyReference<ShoppingList>?
+        var note: String = ""
         static let cloudKitFieldOptions = CloudFieldOptions(keyedBy: CodingKeys.self, parent: .list)
     }
 
@@ -100,6 +101,32 @@ struct SharingSyncTests {
             for: CloudRecord.ID(recordName: "eggs", zoneID: alicesZone))
         #expect(eggs.systemFields?.creatorUserRecordName == "_bob")
         #expect(eggs.parentID == CloudRecord.ID(recordName: "groceries", zoneID: alicesZone))
+    }
+
+    @Test func theOwnersAndTheParticipantsEditsOfOneRecordMergeByThePolicy() async throws {
+        try await aliceSharesHerList()
+        // Offline, both change the milk: alice its name, bob its note; then bob syncs first.
+        var alicesMilk = try #require(try await alice.store.fetch(Item.self, id: "milk"))
+        alicesMilk.name = "oat milk"
+        try await alice.store.save(alicesMilk)
+        var bobsMilk = try #require(try await bob.store.fetch(Item.self, id: "milk", in: bobsView))
+        bobsMilk.note = "the big carton"
+        try await bob.store.save(bobsMilk, in: bobsView)
+
+        try await bob.sync()
+        try await alice.sync()
+        try await bob.sync()
+
+        // Field by field, the default policy: each side's field is kept, on both devices and on the server.
+        let merged = Item(
+            id: "milk", name: "oat milk",
+            list: CloudLazyReference(recordID: CloudRecord.ID(recordName: "groceries", zoneID: alicesZone)),
+            note: "the big carton")
+        #expect(try await alice.store.fetch(Item.self, id: "milk") == merged)
+        var bobsView = merged
+        bobsView.list = CloudLazyReference(recordID: CloudRecord.ID(recordName: "groceries", zoneID: self.bobsView))
+        #expect(try await bob.store.fetch(Item.self, id: "milk", in: self.bobsView) == bobsView)
+        #expect(alice.recorder.resolutions.map(\.recordID.recordName) == ["milk"])
     }
 
     @Test func aliceAddsAnItemAndBobSeesIt() async throws {

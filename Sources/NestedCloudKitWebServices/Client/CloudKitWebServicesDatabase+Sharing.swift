@@ -9,7 +9,9 @@ extension CloudKitWebServicesDatabase {
     /// What a share's URL tells the signed-in user before they accept it, from the short GUID that ends the URL
     /// (`records/resolve`).
     ///
-    /// - Parameter fetchingRootRecord: Whether to include the root record of a shared hierarchy.
+    /// - Parameters:
+    ///   - shortGUID: The last part of the share's URL.
+    ///   - fetchingRootRecord: Whether to include the root record of a shared hierarchy.
     /// - Throws: `CloudDatabaseError`: the server's answer for a short GUID it doesn't know or a share the user
     ///   isn't invited to.
     public func shareMetadata(shortGUID: String, fetchingRootRecord: Bool = false) async throws

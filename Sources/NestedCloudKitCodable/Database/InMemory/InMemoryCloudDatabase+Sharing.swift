@@ -38,7 +38,9 @@ extension InMemoryCloudDatabase {
     /// What a share's URL tells the signed-in user before they accept it, from its short GUID, as Web Services'
     /// `records/resolve` and `CKFetchShareMetadataOperation` do.
     ///
-    /// - Parameter fetchingRootRecord: Whether to include the root record (for a hierarchy share).
+    /// - Parameters:
+    ///   - shortGUID: The last part of the share's URL.
+    ///   - fetchingRootRecord: Whether to include the root record (for a hierarchy share).
     /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a short GUID no share has;
     ///   ``CloudDatabaseError/permissionFailure(_:)`` for a user a private share doesn't list.
     public func shareMetadata(shortGUID: String, fetchingRootRecord: Bool = false) async throws -> CloudShare.Metadata {
