@@ -149,4 +149,38 @@ import Testing
         let carol = try await harness.send("GET", "/emulator/v1/shares?container=\(harness.container)&user=carol")
         #expect((carol.json["shares"] as? [Any])?.isEmpty == true)
     }
+
+    @Test func bobDownloadsTheAssetOfARecordAliceSharedWithHim() async throws {
+        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let bob = await EmulatorHandlerHarness.Session(harness, user: "bob")
+        let share = try await aliceSharesHerList(alice)
+        let shortGUID = try #require(share["shortGUID"] as? String)
+        // Alice adds a photo under her list.
+        let upload = try await alice.call(
+            "assets/upload", ["tokens": [["recordName": "photo", "recordType": "Photo", "fieldName": "image"]]])
+        let uploadURL = try #require((upload.json["tokens"] as? [[String: Any]])?.first?["url"] as? String)
+        let bytes = Data("a photo of the fridge".utf8)
+        let posted = try await harness.send("POST", try #require(URL(string: uploadURL)?.path), body: bytes)
+        let singleFile = try #require(posted.json["singleFile"] as? [String: Any])
+        let photo: [String: Any] = [
+            "recordName": "photo", "recordType": "Photo", "parent": ["recordName": "groceries"],
+            "fields": ["image": ["value": singleFile, "type": "ASSETID"]],
+        ]
+        let saved = try await alice.call(
+            "records/modify", ["zoneID": Self.lists, "operations": [["operationType": "create", "record": photo]]])
+        #expect(saved.status == 200, "\(saved.text)")
+
+        _ = try await bob.call("records/accept", ["shortGUIDs": [["value": shortGUID]]], scope: "public")
+        let alicesZone = ["zoneName": "Lists", "ownerRecordName": Caller.userRecordName(for: "alice")]
+        let lookup = try await bob.call(
+            "records/lookup", ["zoneID": alicesZone, "records": [["recordName": "photo"]]], scope: "shared")
+        let record = try #require((lookup.json["records"] as? [[String: Any]])?.first)
+        let image = (record["fields"] as? [String: Any])?["image"] as? [String: Any]
+        let download = try #require((image?["value"] as? [String: Any])?["downloadURL"] as? String)
+        let path = String(download.dropFirst("http://\(EmulatorHandlerHarness.host)".count))
+            .replacingOccurrences(of: "${f}", with: "photo.jpg")
+        let fetched = try await harness.send("GET", path)
+        #expect(fetched.status == 200)
+        #expect(fetched.body == bytes)
+    }
 }

@@ -11,6 +11,8 @@ enum AssetsEndpoint {
     struct Location: Codable, Sendable {
         var key: DatabaseKey
         var zoneName: String
+        /// The zone's owner when it is another user's (a shared database's zone); `nil` for the user's own.
+        var zoneOwner: String?
         var recordName: String
         var field: String
         var index: Int?
@@ -58,7 +60,10 @@ enum AssetsEndpoint {
             let handle = try await state.registry.existingHandle(for: location.key)
         else { throw unknown }
         let id = CloudRecord.ID(
-            recordName: location.recordName, zoneID: CloudRecord.ZoneID(zoneName: location.zoneName))
+            recordName: location.recordName,
+            zoneID: CloudRecord.ZoneID(
+                zoneName: location.zoneName,
+                ownerName: location.zoneOwner ?? CloudRecord.ZoneID.currentUserOwnerName))
         let results = try await RecordsEndpoint.call { try await handle.database.records(for: [id], desiredKeys: nil) }
         guard case .success(let record)? = results[id] else { throw unknown }
         let asset: CloudAsset? =

@@ -81,8 +81,11 @@ final class EmulatorState: Sendable {
             ownerRecordName: Self.ownerRecordName(of: key),
             databaseUserRecordName: handle.databaseUserRecordName,
             downloadURL: { id, field, index in
+                let owner = id.zoneID.ownerName
                 let location = AssetsEndpoint.Location(
-                    key: key, zoneName: id.zoneID.zoneName, recordName: id.recordName, field: field, index: index)
+                    key: key, zoneName: id.zoneID.zoneName,
+                    zoneOwner: owner == CloudRecord.ZoneID.currentUserOwnerName ? nil : owner,
+                    recordName: id.recordName, field: field, index: index)
                 return baseURL + AssetsEndpoint.downloadPrefix + downloads.token(for: location) + "/${f}"
             },
             uploadedAsset: { uploads.data(receipt: $0) }
