@@ -1,4 +1,5 @@
 import Foundation
+import NestedCloudKitEmulator
 import Testing
 
 @testable import NestedCloudKitEmulator
@@ -182,5 +183,42 @@ import Testing
         let fetched = try await harness.send("GET", path)
         #expect(fetched.status == 200)
         #expect(fetched.body == bytes)
+    }
+
+    @Test func bobsSharedDatabaseSubscriptionFiresWhenAliceChangesTheList() async throws {
+        let harness = EmulatorHandlerHarness(EmulatorConfiguration(notificationPollTimeout: .seconds(10)))
+        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let bob = await EmulatorHandlerHarness.Session(harness, user: "bob")
+        let share = try await aliceSharesHerList(alice)
+        _ = try await bob.call(
+            "records/accept", ["shortGUIDs": [["value": try #require(share["shortGUID"] as? String)]]],
+            scope: "public")
+        let subscribed = try await bob.call(
+            "subscriptions/modify",
+            [
+                "operations": [
+                    [
+                        "operationType": "create",
+                        "subscription": ["subscriptionID": "shared", "subscriptionType": "database"],
+                    ]
+                ]
+            ], scope: "shared")
+        #expect(subscribed.status == 200, "\(subscribed.text)")
+        let courier = try #require(
+            try await bob.call("tokens/create", ["apnsEnvironment": "development"], scope: "shared")
+                .json["webcourierURL"] as? String)
+        let path = String(courier.dropFirst("http://\(EmulatorHandlerHarness.host)".count))
+
+        async let push = harness.send("GET", path)
+        let item: [String: Any] = [
+            "recordName": "eggs", "recordType": "Item", "parent": ["recordName": "groceries"],
+            "fields": ["name": ["value": "Eggs"]],
+        ]
+        _ = try await alice.call(
+            "records/modify", ["zoneID": Self.lists, "operations": [["operationType": "create", "record": item]]])
+        let payload = try await push.json
+        let change = (payload["ck"] as? [String: Any])?["met"] as? [String: Any]
+        #expect(change?["sid"] as? String == "shared")
+        #expect(change?["dbs"] as? Int == 3)
     }
 }

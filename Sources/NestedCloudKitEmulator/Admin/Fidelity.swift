@@ -54,7 +54,7 @@ public enum Fidelity {
         ),
         entry(
             "Sharing", "the shared database", .partial,
-            "Each user's `shared` database shows the zones others share with them, named by the owner's user record name, holding what the shares they accepted cover (a zone-wide share its zone, a record share its root and the records whose `parent` leads to it). Writes go to the owner's database under the user's permission (read-only is `ACCESS_DENIED`; only the owner changes a share); deleting a share or a zone from the shared database leaves it. Changes report a record the user no longer sees as deleted, and a zone they no longer see any record of as a deleted zone. In-memory storage only; pushes go to the owner's subscriptions only."
+            "Each user's `shared` database shows the zones others share with them, named by the owner's user record name, holding what the shares they accepted cover (a zone-wide share its zone, a record share its root and the records whose `parent` leads to it). Writes go to the owner's database under the user's permission (read-only is `ACCESS_DENIED`; only the owner changes a share); deleting a share or a zone from the shared database leaves it. Changes report a record the user no longer sees as deleted, and a zone they no longer see any record of as a deleted zone. A change one user makes to another's databases (an owner's edit a participant sees, a participant's write, an acceptance) fires the other's database subscriptions too. In-memory storage only."
         ),
         entry(
             "Sharing", "share URLs and the admin list of shares", .done,

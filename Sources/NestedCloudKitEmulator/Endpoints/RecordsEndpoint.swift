@@ -129,6 +129,7 @@ enum RecordsEndpoint {
         if !notified.isEmpty {
             await context.state.notifications.recordsChanged(notified, in: context.handle, coding: context.coding)
         }
+        await context.state.notifyDatabasesChangedByOthers(after: context.handle)
         return answers
     }
 

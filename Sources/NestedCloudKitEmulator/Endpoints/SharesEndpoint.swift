@@ -67,6 +67,7 @@ enum SharesEndpoint {
             }
         }
         shared.noteWrite()
+        await context.state.notifyDatabasesChangedByOthers(after: shared)
         return ["results": .array(results)]
     }
 

@@ -97,6 +97,7 @@ enum ZonesEndpoint {
         }
         if !deleted.isEmpty || !saves.isEmpty {
             await context.state.notifications.zonesChanged(in: context.handle)
+            await context.state.notifyDatabasesChangedByOthers(after: context.handle)
         }
         return [
             "zones": .array(

@@ -184,6 +184,7 @@ public final class CloudKitEmulator: Service, Sendable {
             await memory.deleteZone(CloudRecord.ZoneID(zoneName: zoneName), reason: reason)
             handle.noteWrite()
             await state.notifications.zonesChanged(in: handle)
+            await state.notifyDatabasesChangedByOthers(after: handle)
         } catch let error as ServerError {
             throw EmulatorError(reason: error.reason)
         }

@@ -72,6 +72,17 @@ final class EmulatorState: Sendable {
         key.user.map(Caller.userRecordName(for:)) ?? "_defaultOwner"
     }
 
+    /// Fires the database subscriptions of every open database another user's request just changed (shares let
+    /// one user's write change another's databases), and marks them written for the dashboard.
+    func notifyDatabasesChangedByOthers(after handle: DatabaseHandle) async {
+        let changed = await registry.handlesChangedByOthers(
+            container: handle.key.container, environment: handle.key.environment)
+        for other in changed {
+            other.noteWrite()
+            await notifications.zonesChanged(in: other)
+        }
+    }
+
     /// The wire coding for one database, reached at `baseURL`.
     func coding(for handle: DatabaseHandle, baseURL: String) -> WireCoding {
         let key = handle.key

@@ -48,6 +48,25 @@ actor DatabaseRegistry {
         handles[key]
     }
 
+    /// The open databases whose records another user's request changed, through the in-memory server that holds
+    /// them (a participant's write to an owner's zone, an owner's change to what a participant sees): the
+    /// subscriptions of these must fire too.
+    func handlesChangedByOthers(container: String, environment: EmulatorEnvironment) async -> [DatabaseHandle] {
+        guard let server = sharingServers[SharingServerKey(container: container, environment: environment)] else {
+            return []
+        }
+        let changed = await server.takeDatabasesChangedByOthers()
+        guard !changed.isEmpty else { return [] }
+        return handles.values.filter { handle in
+            guard let user = handle.key.user, handle.key.container == container,
+                handle.key.environment == environment
+            else { return false }
+            let scope: CloudNotification.DatabaseScope = handle.key.scope == .shared ? .shared : .private
+            return changed.contains(.init(userRecordName: Caller.userRecordName(for: user), scope: scope))
+        }
+        .sorted { $0.key.description < $1.key.description }
+    }
+
     /// The databases that exist: those opened since the start, and under a data directory those left by an
     /// earlier run.
     func keys() -> [DatabaseKey] {

@@ -65,6 +65,7 @@ extension InMemoryCloudDatabase {
             database.logRecordChanges(written: written, removed: removed)
         }
         sharedDatabases[viewer] = database
+        databasesChangedByOthers.insert(ChangedDatabase(userRecordName: viewer, scope: .shared))
         notifySubscribers(of: viewer, scope: .shared, ofChangesIn: [zone])
     }
 
@@ -178,9 +179,29 @@ extension InMemoryCloudDatabase {
         guard !written.isEmpty else { return }
         users[owner]?.storage.apply(writing: written, removing: [])
         users[owner]?.logRecordChanges(written: written, removed: [])
+        databasesChangedByOthers.insert(ChangedDatabase(userRecordName: owner, scope: .private))
         let zones = written.map(\.id.zoneID)
         notifySubscribers(of: owner, scope: .private, ofChangesIn: zones)
         refreshSharedDatabases(showingZones: zones, ownedBy: owner)
+    }
+
+    /// The databases other users' requests changed since the last call: an owner's private database a
+    /// participant wrote to or accepted a share of, a user's shared database that an owner's change (or their own
+    /// share being accepted or left) changed. For a server that sends pushes of its own.
+    package func takeDatabasesChangedByOthers() -> Set<ChangedDatabase> {
+        defer { databasesChangedByOthers = [] }
+        return databasesChangedByOthers
+    }
+
+    /// A user's private or shared database.
+    package struct ChangedDatabase: Hashable, Sendable {
+        package var userRecordName: String
+        package var scope: CloudNotification.DatabaseScope
+
+        package init(userRecordName: String, scope: CloudNotification.DatabaseScope) {
+            self.userRecordName = userRecordName
+            self.scope = scope
+        }
     }
 
     // MARK: Zones of the shared database

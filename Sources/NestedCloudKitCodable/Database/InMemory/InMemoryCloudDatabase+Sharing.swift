@@ -29,6 +29,7 @@ extension InMemoryCloudDatabase {
         accepted.systemFields?.modificationDate = CloudValue.normalizedDate(clock.now())
         users[owner]?.storage.apply(writing: [accepted], removing: [])
         users[owner]?.logRecordChanges(written: [accepted], removed: [])
+        databasesChangedByOthers.insert(ChangedDatabase(userRecordName: owner, scope: .private))
         notifySubscribers(of: owner, scope: .private, ofChangesIn: [accepted.id.zoneID])
         refreshSharedDatabases(showingZones: [accepted.id.zoneID], ownedBy: owner)
         let shared = accepted.movingZones { $0.sharedName(ownedBy: owner) }

@@ -41,6 +41,9 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     /// Each user's shared database: a copy of the records others share with them, in zones named by their owners,
     /// with change logs of its own (see ``refreshSharedDatabases(showingZones:ownedBy:)``).
     var sharedDatabases: [String: InMemoryUserDatabase] = [:]
+    /// The databases another user's request changed since ``takeDatabasesChangedByOthers()`` was last asked: a
+    /// server that sends pushes of its own (the emulator) tells their subscribers.
+    var databasesChangedByOthers: Set<ChangedDatabase> = []
     /// The signed-in user, or `nil` when signed out.
     var currentUser: String?
     var accountStatusOverride: CloudAccountStatus?
@@ -174,6 +177,9 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         users[owner]?.logRecordChanges(written: plan.recordsToWrite, removed: removed)
         notifySubscribers(of: owner, scope: .private, ofChangesIn: changedZones)
         refreshSharedDatabases(showingZones: changedZones, ownedBy: owner)
+        if user != owner, !plan.recordsToWrite.isEmpty || !removed.isEmpty {
+            databasesChangedByOthers.insert(ChangedDatabase(userRecordName: owner, scope: .private))
+        }
         statistics.recordsSaved += plan.saveResults.values.count { !$0.failed }
         statistics.recordsDeleted += plan.deleteResults.values.count { !$0.failed }
         return (plan.saveResults, plan.deleteResults)
