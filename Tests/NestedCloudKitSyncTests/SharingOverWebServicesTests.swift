@@ -101,6 +101,82 @@ struct SharingOverWebServicesTests {
         #expect(try await names(in: bob, zone: bobsView) == [])
     }
 
+    @Test func carolJoinsAZoneWidePublicShareFromItsURLAndHerReadOnlyWriteIsRefusedOnHerDevice() async throws {
+        let alice = try await device("alice")
+        let carol = try await device("carol")
+        let zone = alice.store.zoneID
+        try await alice.store.save(ShoppingList(id: "groceries", name: "Groceries"))
+        try await alice.store.save(Item(id: "loose", name: "loose", list: nil))
+        try await alice.sync()
+
+        // The whole zone, to anyone with the URL, read-only.
+        let alicesDatabase = try await database("alice", .private)
+        var share = try CloudShare(zoneID: zone)
+        share.publicPermission = .readOnly
+        let saved = try await alicesDatabase.save(share.record)
+        let url = try #require(try CloudShare(record: saved).url)
+        #expect(url.absoluteString.hasPrefix(emulator.url.absoluteString + "/share/"))
+
+        let carolsShared = try await database("carol", .shared)
+        let metadata = try await carolsShared.shareMetadata(shortGUID: url.lastPathComponent)
+        #expect(metadata.participantRole == .publicUser)
+        #expect(metadata.participantPermission == .readOnly)
+        try await carolsShared.acceptShare(shortGUID: url.lastPathComponent)
+        try await carol.sync()
+        let carolsView = CloudRecord.ZoneID(
+            zoneName: zone.zoneName, ownerName: try await alicesDatabase.userRecordName())
+        // A zone-wide share covers records without a parent too.
+        #expect(try await names(in: carol, zone: carolsView) == ["loose"])
+        #expect(try await carol.store.fetch(ShoppingList.self, id: "groceries", in: carolsView)?.name == "Groceries")
+
+        await #expect {
+            try await carol.store.save(ShoppingList(id: "groceries", name: "Mine now"), in: carolsView)
+        } throws: { error in
+            guard case SyncError.sharePermissionDenied(let id, let reason) = error else { return false }
+            return id.recordName == "groceries" && reason.contains("read-only")
+        }
+        #expect(try await carol.engine.status().pendingChanges == 0)
+        try await carol.sync()
+        #expect(try await alice.store.fetch(ShoppingList.self, id: "groceries")?.name == "Groceries")
+    }
+
+    @Test func bothEditOfflineThroughWebServicesAndConverge() async throws {
+        let alice = try await device("alice")
+        let bob = try await device("bob")
+        let zone = alice.store.zoneID
+        try await alice.store.save(ShoppingList(id: "groceries", name: "Groceries"))
+        try await alice.store.save(item("milk", in: zone))
+        try await alice.sync()
+        let alicesDatabase = try await database("alice", .private)
+        let root = try await alicesDatabase.record(for: CloudRecord.ID(recordName: "groceries", zoneID: zone))
+        var share = try CloudShare(rootRecord: root)
+        try share.addParticipant(
+            .init(userRecordName: try await database("bob", .private).userRecordName(), permission: .readWrite))
+        let saved = try await alicesDatabase.modifyRecords(
+            saving: [root, share.record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        let savedShare = try CloudShare(record: try #require(saved.saveResults[share.id]).get())
+        let shortGUID = try #require(savedShare.shortGUID)
+        try await database("bob", .shared).acceptShare(shortGUID: shortGUID)
+        try await bob.sync()
+        let bobsView = CloudRecord.ZoneID(zoneName: zone.zoneName, ownerName: try await alicesDatabase.userRecordName())
+
+        // Offline: alice adds bread and renames the milk; bob renames the list and adds eggs.
+        try await alice.store.save(item("bread", in: zone))
+        var milk = try #require(try await alice.store.fetch(Item.self, id: "milk"))
+        milk.name = "oat milk"
+        try await alice.store.save(milk)
+        try await bob.store.save(ShoppingList(id: "groceries", name: "Weekend"), in: bobsView)
+        try await bob.store.save(item("eggs", in: bobsView), in: bobsView)
+        try await alice.sync()
+        try await bob.sync()
+        try await alice.sync()
+
+        #expect(try await names(in: alice, zone: zone) == ["bread", "eggs", "oat milk"])
+        #expect(try await names(in: bob, zone: bobsView) == ["bread", "eggs", "oat milk"])
+        #expect(try await alice.store.fetch(ShoppingList.self, id: "groceries")?.name == "Weekend")
+        #expect(try await bob.store.fetch(ShoppingList.self, id: "groceries", in: bobsView)?.name == "Weekend")
+    }
+
     @Test func aForgedShortGUIDAndTheOwnersOwnShareAreRefusedClearly() async throws {
         let alicesShared = try await database("alice", .shared)
         await #expect {
