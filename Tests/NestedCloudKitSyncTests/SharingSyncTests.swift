@@ -21,6 +21,22 @@ struct SharingSyncTests {
         static let cloudKitFieldOptions = CloudFieldOptions(keyedBy: CodingKeys.self, parent: .list)
     }
 
+    /// A folder of a list, with notes whose parent is the folder: saved together, the notes' records come first.
+    struct Folder: CKCodable, Identifiable, Equatable, Sendable {
+        var id: String
+        var name: String
+        var list: CloudLazyReference<ShoppingList>?
+        var notes: [Note]
+        static let cloudKitFieldOptions = CloudFieldOptions(keyedBy: CodingKeys.self, parent: .list)
+    }
+
+    struct Note: CKCodable, Identifiable, Equatable, Sendable {
+        var id: String
+        var text: String
+        var folder: CloudLazyReference<Folder>?
+        static let cloudKitFieldOptions = CloudFieldOptions(keyedBy: CodingKeys.self, parent: .folder)
+    }
+
     let clock = VirtualCloudClock()
     let server: InMemoryCloudDatabase
     let alice: Device
@@ -127,6 +143,24 @@ struct SharingSyncTests {
         bobsView.list = CloudLazyReference(recordID: CloudRecord.ID(recordName: "groceries", zoneID: self.bobsView))
         #expect(try await bob.store.fetch(Item.self, id: "milk", in: self.bobsView) == bobsView)
         #expect(alice.recorder.resolutions.map(\.recordID.recordName) == ["milk"])
+    }
+
+    @Test func bobAddsAFolderWithItsNotesInOneSaveUnderTheSharedList() async throws {
+        try await aliceSharesHerList()
+        let folderID = CloudRecord.ID(recordName: "dairy", zoneID: bobsView)
+        let folder = Folder(
+            id: "dairy", name: "Dairy",
+            list: CloudLazyReference(recordID: CloudRecord.ID(recordName: "groceries", zoneID: bobsView)),
+            notes: [Note(id: "cold", text: "keep cold", folder: CloudLazyReference(recordID: folderID))])
+        // The note's parent is the folder, new in the same save (and written after it): the share covers both.
+        try await bob.store.save(folder, in: bobsView)
+        try await bob.sync()
+        try await alice.sync()
+        let alicesFolder = try await alice.store.fetch(Folder.self, id: "dairy")
+        #expect(alicesFolder?.notes.map(\.text) == ["keep cold"])
+        let note = try await server.privateDatabase(of: "_alice").record(
+            for: CloudRecord.ID(recordName: "cold", zoneID: alicesZone))
+        #expect(note.parentID == CloudRecord.ID(recordName: "dairy", zoneID: alicesZone))
     }
 
     @Test func aliceAddsAnItemAndBobSeesIt() async throws {

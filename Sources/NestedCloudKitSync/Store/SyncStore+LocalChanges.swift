@@ -4,8 +4,12 @@ import NestedCloudKitCodable
 
 extension SyncStore {
     /// Writes one record the app saved and queues it; `false` if it holds what the store already has.
+    ///
+    /// - Parameter batch: The records saved in the same transaction, by ID: a new child in a shared zone is allowed
+    ///   through a new parent saved with it.
     static func applyLocalSave(
-        _ incoming: CloudRecord, at now: Int64, assets: AssetFiles, in db: Database
+        _ incoming: CloudRecord, at now: Int64, assets: AssetFiles, batch: [CloudRecord.ID: CloudRecord] = [:],
+        in db: Database
     ) throws -> Bool {
         var record = SyncMetadataFields.split(incoming).record
         record.clearedFieldNames = []
@@ -18,7 +22,7 @@ extension SyncStore {
         if var stored = existing {
             let changed = changedFieldNames(from: stored.record, to: record)
             guard !changed.isEmpty || stored.record.recordType != record.recordType else { return false }
-            try checkShareAllows(saving: record, id: record.id, in: db)
+            try checkShareAllows(saving: record, id: record.id, batch: batch, in: db)
             record.systemFields = stored.record.systemFields
             // A cleared field keeps its time too: a merge must know that clearing it was the newer change.
             for name in changed { stored.fieldEditTimes[name] = now }
@@ -28,7 +32,7 @@ extension SyncStore {
             try StoreTables.enqueue(
                 .save, id: record.id, recordType: record.recordType, version: version, keepingSentCopies: true, in: db)
         } else {
-            try checkShareAllows(saving: record, id: record.id, in: db)
+            try checkShareAllows(saving: record, id: record.id, batch: batch, in: db)
             // Saved again after a delete that hasn't reached the server: the save updates the server's copy,
             // so that the delete and the new record don't race (and the delete alone doesn't win).
             let pending = try StoreTables.outboxEntry(record.id, in: db)

@@ -19,7 +19,10 @@ extension SyncStore {
     ///
     /// - Parameters:
     ///   - record: The record to save; `nil` for a deletion of `id`.
-    static func checkShareAllows(saving record: CloudRecord?, id: CloudRecord.ID, in db: Database) throws {
+    ///   - batch: The records saved in the same transaction, by ID (a new parent of a new child).
+    static func checkShareAllows(
+        saving record: CloudRecord?, id: CloudRecord.ID, batch: [CloudRecord.ID: CloudRecord] = [:], in db: Database
+    ) throws {
         let zone = id.zoneID
         guard zone.isShared,
             let user = try StoreTables.state(userKey, in: db).map({ String(decoding: $0, as: UTF8.self) })
@@ -33,7 +36,8 @@ extension SyncStore {
         let rules = LocalRecordStore(db: db)
         let permission =
             try record.map {
-                try ShareAccess.permission(of: user, forSaving: serverCopy($0), in: rules, shares: shares)
+                try ShareAccess.permission(
+                    of: user, forSaving: serverCopy($0), in: rules, shares: shares, batch: batch.mapValues(serverCopy))
             } ?? ShareAccess.permission(of: user, on: id, in: rules, shares: shares)
         switch permission {
         case .readWrite?:

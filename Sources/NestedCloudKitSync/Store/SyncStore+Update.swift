@@ -44,14 +44,16 @@ extension SyncStore {
                     try encoder.encodeRecords(original).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
                 let now = self.nextEditTime()
                 var changed = false
-                for record in try encoder.encodeRecords(model) {
+                let records = try encoder.encodeRecords(model)
+                let batch = Dictionary(records.map { ($0.id, $0) }) { _, last in last }
+                for record in records {
                     var merged = record
                     if let base = before[record.id], let stored = try StoreTables.record(record.id, in: db) {
                         let names = Self.changedFieldNames(from: base, to: record)
                         guard !names.isEmpty else { continue }
                         merged = Self.applying(names, of: record, to: stored.record)
                     }
-                    if try Self.applyLocalSave(merged, at: now, assets: assets, in: db) { changed = true }
+                    if try Self.applyLocalSave(merged, at: now, assets: assets, batch: batch, in: db) { changed = true }
                 }
                 return Transfer(value: (model, changed))
             }

@@ -111,6 +111,23 @@ struct SharedDatabaseTests {
         #expect(alicesEggs.systemFields?.creatorUserRecordName == "_bob")
     }
 
+    @Test func aNewChildOfANewParentInTheSameRequestIsCoveredThroughIt() async throws {
+        try await aliceSharesHerList()
+        var section = Self.record("dairy", type: "Section")
+        section.id = Self.bobsID("dairy")
+        section.parentID = Self.bobsID("groceries")
+        var cheese = Self.record("cheese")
+        cheese.id = Self.bobsID("cheese")
+        cheese.parentID = section.id
+        // The child first: its parent is new too, in the same request.
+        let results = try await bob.modifyRecords(
+            saving: [cheese, section], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        #expect(throws: Never.self) { try results.saveResults[cheese.id]?.get() }
+        #expect(throws: Never.self) { try results.saveResults[section.id]?.get() }
+        let alicesCheese = try await alice.record(for: CloudRecord.ID(recordName: "cheese", zoneID: Self.lists))
+        #expect(alicesCheese.parentID == CloudRecord.ID(recordName: "dairy", zoneID: Self.lists))
+    }
+
     @Test func aNewRecordOutsideTheShareIsRefused() async throws {
         try await aliceSharesHerList()
         var orphan = Self.record("orphan", parent: nil)

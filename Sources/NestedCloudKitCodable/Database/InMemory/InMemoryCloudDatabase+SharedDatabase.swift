@@ -92,7 +92,10 @@ extension InMemoryCloudDatabase {
             var leaving: [CloudRecord.ID] = []
             do {
                 let storage = users[owner]?.storage ?? InMemoryRecordStore()
-                for operation in operations.map({ $0.movingZones(toOwner) }) {
+                let owned = operations.map { $0.movingZones(toOwner) }
+                // A new child's new parent, saved in the same request, leads to the share as a stored one would.
+                let batch = Dictionary(owned.compactMap(\.recordToSave).map { ($0.id, $0) }) { first, _ in first }
+                for operation in owned {
                     let id = operation.id
                     if let failure = failures[id.movingZone(toShared)] { refusals[id] = failure.movingZones(toOwner) }
                     if !shownZones.contains(id.zoneID.sharedName(ownedBy: owner)) || owner == user {
@@ -104,7 +107,8 @@ extension InMemoryCloudDatabase {
                         continue
                     } else if refusals[id] == nil {
                         refusals[id] = try Self.sharedWriteRefusal(
-                            operation, by: user, in: storage, shares: storage.shares(in: id.zoneID))
+                            operation, by: user, named: id.movingZone(toShared), in: storage,
+                            shares: storage.shares(in: id.zoneID), batch: batch)
                     }
                     planned.append(operation)
                 }
@@ -127,19 +131,24 @@ extension InMemoryCloudDatabase {
 
     /// Why the shares `user` accepted don't let them make this change to the owner's record, or `nil` when they
     /// do.
+    ///
+    /// - Parameter shownID: The record's ID as the user names it, for the messages.
     private static func sharedWriteRefusal(
-        _ operation: CloudRecordOperation, by user: String, in storage: InMemoryRecordStore, shares: [CloudRecord]
+        _ operation: CloudRecordOperation, by user: String, named shownID: CloudRecord.ID,
+        in storage: InMemoryRecordStore, shares: [CloudRecord],
+        batch: [CloudRecord.ID: CloudRecord]
     ) throws -> CloudDatabaseError? {
         let id = operation.id
         let stored = storage.records[id]
         if stored?.recordType == CloudShare.recordType || operation.recordToSave?.recordType == CloudShare.recordType {
             return .permissionFailure(
-                "\(user) can't save share \(id): only its owner changes a share's participants and permissions; a "
+                "\(user) can't save share \(shownID): only its owner changes a share's participants and permissions; a "
                     + "participant leaves a share by deleting it from their shared database")
         }
         let permission: CloudShare.Permission?
         if let record = operation.recordToSave {
-            permission = try ShareAccess.permission(of: user, forSaving: record, in: storage, shares: shares)
+            permission = try ShareAccess.permission(
+                of: user, forSaving: record, in: storage, shares: shares, batch: batch)
         } else if stored != nil {
             permission = try ShareAccess.permission(of: user, on: id, in: storage, shares: shares)
         } else {
@@ -150,17 +159,17 @@ extension InMemoryCloudDatabase {
             return nil
         case .readOnly?, CloudShare.Permission.none?:
             return .permissionFailure(
-                "\(user) has read-only access to \(id) through the share: ask its owner for read-write permission")
+                "\(user) has read-only access to \(shownID) through the share: ask its owner for read-write permission")
         case nil where stored == nil:
             return .permissionFailure(
-                "new record \(id) isn't in a hierarchy shared with \(user): set its parent to a shared record, so "
+                "new record \(shownID) isn't in a hierarchy shared with \(user): set its parent to a shared record, so "
                     + "that the share covers it")
         case nil:
             // The record exists, but no share the user accepted covers it: they can't know of it.
             return operation.recordToSave == nil
                 ? .unknownItem(id)
                 : .permissionFailure(
-                    "\(user) can't write \(id): no share they accepted covers it")
+                    "\(user) can't write \(shownID): no share they accepted covers it")
         }
     }
 

@@ -102,11 +102,17 @@ package enum ShareAccess {
     /// What a user who isn't the zone's owner may do when saving this version of a record: the lesser of their
     /// permission on the stored record, if there is one, and on the new version, whose parent may lead elsewhere.
     /// `nil` when no share the user accepted covers the new version (a new record whose parent isn't shared).
+    ///
+    /// - Parameter batch: The other records saved with it, as they will be: a new child's new parent, saved in the
+    ///   same request, leads to the share as the stored one would.
     package static func permission(
-        of user: String, forSaving record: CloudRecord, in store: some CloudRecordStore, shares: [CloudRecord]
+        of user: String, forSaving record: CloudRecord, in store: some CloudRecordStore, shares: [CloudRecord],
+        batch: [CloudRecord.ID: CloudRecord] = [:]
     ) throws -> CloudShare.Permission? {
+        var saving = batch
+        saving[record.id] = record
         let saved = try permission(
-            of: user, on: record.id, in: StoreWithRecord(base: store, record: record), shares: shares)
+            of: user, on: record.id, in: StoreWithRecords(base: store, records: saving), shares: shares)
         guard try store.record(withID: record.id) != nil else { return saved }
         switch try permission(of: user, on: record.id, in: store, shares: shares) {
         case .readWrite?: return saved
@@ -127,13 +133,13 @@ package enum ShareAccess {
         return contents
     }
 
-    /// A store with one record replaced by the version being saved, so that a permission follows the new parent.
-    private struct StoreWithRecord<Base: CloudRecordStore>: CloudRecordStore {
+    /// A store with records replaced by the versions being saved, so that a permission follows the new parents.
+    private struct StoreWithRecords<Base: CloudRecordStore>: CloudRecordStore {
         let base: Base
-        let record: CloudRecord
+        let records: [CloudRecord.ID: CloudRecord]
 
         func record(withID id: CloudRecord.ID) throws -> CloudRecord? {
-            id == record.id ? record : try base.record(withID: id)
+            try records[id] ?? base.record(withID: id)
         }
 
         func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord? {
