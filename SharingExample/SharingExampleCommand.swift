@@ -46,15 +46,11 @@ struct SharingExampleCommand: AsyncParsableCommand {
         try await alice.sync()
 
         print("\n2. She shares it with bob, read-write, and sends him the link.")
-        let aliceDatabase = try await alice.database(.private)
         let bobRecordName = try await bob.database(.private).userRecordName()
-        let root = try await aliceDatabase.record(for: CloudRecord.ID(recordName: "groceries", zoneID: zone))
-        var share = try CloudShare(rootRecord: root)
-        share.title = "Groceries"
-        try share.addParticipant(.init(userRecordName: bobRecordName, permission: .readWrite))
-        let saved = try await aliceDatabase.modifyRecords(
-            saving: [root, share.record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-        share = try CloudShare(record: try Self.saved(saved.saveResults[share.id], "the share"))
+        let share = try await alice.engine.share(CloudRecord.ID(recordName: "groceries", zoneID: zone)) { share in
+            share.title = "Groceries"
+            try share.addParticipant(.init(userRecordName: bobRecordName, permission: .readWrite))
+        }
         guard let url = share.url, let shortGUID = share.shortGUID else {
             throw ValidationError("the emulator gave the share no URL")
         }
@@ -89,9 +85,9 @@ struct SharingExampleCommand: AsyncParsableCommand {
         guard converged else { throw ExitCode.failure }
 
         print("\n5. Alice makes bob read-only: his next change is refused on his device, and nothing is queued.")
-        var current = try CloudShare(record: try await aliceDatabase.record(for: share.id))
-        try current.addParticipant(.init(userRecordName: bobRecordName, permission: .readOnly))
-        _ = try await aliceDatabase.save(current.record)
+        try await alice.engine.updateShare(share.id) { share in
+            try share.addParticipant(.init(userRecordName: bobRecordName, permission: .readOnly))
+        }
         try await bob.sync()
         do {
             try await bob.store.update(Item.self, id: "bread", in: bobsView) { $0.done = true }
@@ -103,7 +99,7 @@ struct SharingExampleCommand: AsyncParsableCommand {
         print("   bob's pending changes: \(try await bob.engine.status().pendingChanges)")
 
         print("\n6. Alice stops sharing: bob's copy goes, and his app is told.")
-        try await aliceDatabase.deleteRecord(withID: share.id)
+        try await alice.engine.stopSharing(share.id)
         for case .sharedZoneRemoved(let removed, let discarded) in try await bob.sync() {
             print(
                 "   event: shared zone \(removed.zoneName) of \(removed.ownerName) removed, \(discarded) changes discarded"
@@ -117,11 +113,6 @@ struct SharingExampleCommand: AsyncParsableCommand {
 
     static func list(in zone: CloudRecord.ZoneID) -> CloudLazyReference<ShoppingList> {
         CloudLazyReference(recordID: CloudRecord.ID(recordName: "groceries", zoneID: zone))
-    }
-
-    static func saved(_ result: Result<CloudRecord, CloudDatabaseError>?, _ what: String) throws -> CloudRecord {
-        guard let result else { throw ValidationError("the server didn't answer for \(what)") }
-        return try result.get()
     }
 
     static func describe(_ permission: CloudShare.Permission) -> String {

@@ -247,4 +247,61 @@ struct SharingSyncTests {
             ).recordType == "ShoppingList")
         #expect(try await names(in: alice, zone: alicesZone) == ["milk"])
     }
+
+    // MARK: Sharing from the engine
+
+    @Test func aliceSharesChangesAndStopsSharingFromHerEngine() async throws {
+        try await alice.store.save(ShoppingList(id: "groceries", name: "Groceries"))
+        try await alice.store.save(item("milk", in: alicesZone))
+        try await alice.sync()
+        let share = try await alice.engine.share(CloudRecord.ID(recordName: "groceries", zoneID: alicesZone)) {
+            $0.title = "Groceries"
+            try $0.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        }
+        #expect(share.owner?.userRecordName == "_alice")
+        // The store has the share and the root's link to it, without a sync.
+        #expect(try await alice.store.records(ofType: CloudShare.recordType).map(\.id) == [share.id])
+        let root = try #require(
+            try await alice.store.records(ofType: "ShoppingList").first { $0.id.recordName == "groceries" })
+        #expect(root.systemFields?.shareID == share.id)
+
+        _ = try await server.sharedDatabase(of: "_bob").acceptShare(shortGUID: try #require(share.shortGUID))
+        try await bob.sync()
+        #expect(try await names(in: bob, zone: bobsView) == ["milk"])
+
+        try await alice.engine.updateShare(share.id) {
+            try $0.addParticipant(.init(userRecordName: "_bob", permission: .readOnly))
+        }
+        try await bob.sync()
+        await #expect(throws: SyncError.self) {
+            try await bob.store.save(item("eggs", in: bobsView), in: bobsView)
+        }
+
+        try await alice.engine.stopSharing(share.id)
+        #expect(try await alice.store.records(ofType: CloudShare.recordType).isEmpty)
+        try await bob.sync()
+        #expect(bob.recorder.events.contains(.sharedZoneRemoved(bobsView, discardedChanges: 0)))
+        try await alice.sync()
+        #expect(try await names(in: alice, zone: alicesZone) == ["milk"])
+    }
+
+    @Test func bobLeavesTheShareFromHisEngine() async throws {
+        let share = try await aliceSharesHerList()
+        try await bob.engine.leaveShare(CloudRecord.ID(recordName: share.id.recordName, zoneID: bobsView))
+        try await bob.sync()
+        #expect(bob.recorder.events.contains(.sharedZoneRemoved(bobsView, discardedChanges: 0)))
+        let alicesCopy = try CloudShare(record: try await server.privateDatabase(of: "_alice").record(for: share.id))
+        #expect(alicesCopy.participants.first { $0.userRecordName == "_bob" }?.acceptanceStatus == .removed)
+    }
+
+    @Test func sharingARootTheServerDoesntHaveYetSaysToSyncFirst() async throws {
+        try await alice.store.save(ShoppingList(id: "groceries", name: "Groceries"))
+        _ = try await alice.engine.status()
+        _ = try await server.privateDatabase(of: "_alice").modifyRecordZones(saving: [alicesZone], deleting: [])
+        await #expect(
+            throws: CloudDatabaseError.unknownItem(CloudRecord.ID(recordName: "groceries", zoneID: alicesZone))
+        ) {
+            try await alice.engine.share(CloudRecord.ID(recordName: "groceries", zoneID: alicesZone))
+        }
+    }
 }
