@@ -1129,10 +1129,13 @@ open class CKShare: CKRecord, @unchecked Sendable {
         let count = coder.containsValue(forKey: "participants") ? coder.decodeInteger(forKey: "participants") : 0
         for index in 0..<count {
             let name = coder.decodeObject(of: NSString.self, forKey: "participant\(index).name") as String?
+            let email = coder.decodeObject(of: NSString.self, forKey: "participant\(index).email") as String?
+            let lookup = email.flatMap { $0.isEmpty ? nil : CKUserIdentity.LookupInfo(emailAddress: $0) }
             participants.append(
                 Participant(
                     userIdentity: CKUserIdentity(
-                        userRecordID: name.flatMap { $0.isEmpty ? nil : CKRecord.ID(recordName: $0) }, lookupInfo: nil),
+                        userRecordID: name.flatMap { $0.isEmpty ? nil : CKRecord.ID(recordName: $0) },
+                        lookupInfo: lookup),
                     role: ParticipantRole(rawValue: coder.decodeInteger(forKey: "participant\(index).role"))
                         ?? .unknown,
                     permission: ParticipantPermission(
@@ -1151,6 +1154,9 @@ open class CKShare: CKRecord, @unchecked Sendable {
             coder.encode(
                 (participant.userIdentity.userRecordID?.recordName ?? "") as NSString,
                 forKey: "participant\(index).name")
+            coder.encode(
+                (participant.userIdentity.lookupInfo?.emailAddress ?? "") as NSString,
+                forKey: "participant\(index).email")
             coder.encode(participant.role.rawValue, forKey: "participant\(index).role")
             coder.encode(participant.permission.rawValue, forKey: "participant\(index).permission")
             coder.encode(participant.acceptanceStatus.rawValue, forKey: "participant\(index).status")

@@ -61,13 +61,14 @@ extension CloudKitDatabase {
     /// Makes a `CKShare`'s invited participants the portable share's: permissions changed, the missing ones asked
     /// of the container and added, the others removed. The owner and public users are the server's.
     private func matchParticipants(of share: CKShare, to participants: [CloudShare.Participant]) async throws {
-        let invited = participants.filter { $0.role == .privateUser }
+        let invited = participants.filter { $0.role == .privateUser && $0.hasIdentity }
         for existing in share.participants where existing.role == .privateUser {
             if let wanted = invited.first(where: { $0.isSame(as: existing) }) {
                 existing.permission = wanted.permission.ckPermission
-            } else {
+            } else if CloudShare.Participant(existing).hasIdentity {
                 share.removeParticipant(existing)
             }
+            // A participant the portable model can't name (invited by phone number) stays as CloudKit has them.
         }
         for wanted in invited where !share.participants.contains(where: { wanted.isSame(as: $0) }) {
             let participant = try await request(zoneID: CloudRecord.ID(share.recordID).zoneID, items: 1) {

@@ -61,6 +61,9 @@ extension CloudShare.Participant {
             acceptanceStatus: CloudShare.AcceptanceStatus(participant.acceptanceStatus))
     }
 
+    /// Whether the participant has an identity the portable model keeps: a user record name or an email address.
+    var hasIdentity: Bool { userRecordName != nil || emailAddress != nil }
+
     /// Whether a CloudKit participant is this one: by user record name, else by email address.
     func isSame(as participant: CKShare.Participant) -> Bool {
         isSameUser(as: CloudShare.Participant(participant))

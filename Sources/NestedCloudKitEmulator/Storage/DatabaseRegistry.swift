@@ -26,6 +26,12 @@ actor DatabaseRegistry {
         let user = try? await opened.database.userRecordName()
         // Another request may have opened it while this one asked for the user.
         if let handle = handles[key] { return handle }
+        // A reset while this one asked made a new server for the container: this database is the old one's.
+        if let scoped = opened.database as? InMemoryCloudDatabase.ScopedDatabase,
+            sharingServers[SharingServerKey(container: key.container, environment: key.environment)] !== scoped.server
+        {
+            return try await handle(for: key)
+        }
         let handle = DatabaseHandle(
             key: key, database: opened.database, subscriptions: opened.subscriptions, databaseUserRecordName: user,
             revisions: revisions)

@@ -27,7 +27,7 @@ extension SyncEngine {
         // Starting from nothing (the first sync, an expired token), the changes list every zone shared now: a zone
         // the store holds that isn't among them was lost while the device wasn't looking.
         var listed: Set<CloudRecord.ZoneID>? = token == nil ? [] : nil
-        var lost: Set<CloudRecord.ZoneID> = []
+        var removed: Set<CloudRecord.ZoneID> = []
         while true {
             let changes: CloudDatabaseChanges
             do {
@@ -41,20 +41,20 @@ extension SyncEngine {
                 listed = []
                 continue
             }
-            let deleted = changes.deletions.map(\.zoneID).filter(known.contains)
-            lost.formUnion(deleted)
-            lost.subtract(changes.modifiedZoneIDs)
             listed?.formUnion(changes.modifiedZoneIDs)
-            // A deleted zone isn't acted on here: its local copy goes below, with an event, once the page's token
-            // is kept; a zone shared again in the same pages is fetched from nothing.
-            try await store.applyDatabaseChanges(
-                deletions: [], changedZones: changes.modifiedZoneIDs, token: changes.changeToken, scope: .shared)
+            var lost = changes.deletions.map(\.zoneID).filter { known.contains($0) && !removed.contains($0) }
+            if !changes.moreComing, let listed {
+                lost += known.subtracting(listed).subtracting(removed).subtracting(lost)
+                    .sorted { ($0.ownerName, $0.zoneName) < ($1.ownerName, $1.zoneName) }
+            }
+            // The losses and the page's token in one transaction: a loss is never behind the stored token with its
+            // local copy still there. A zone shared again later in the pages is fetched from nothing.
+            let discarded = try await store.applySharedDatabaseChanges(
+                lost: lost, changedZones: changes.modifiedZoneIDs, token: changes.changeToken)
+            removed.formUnion(lost)
+            for (zone, count) in discarded { emit(.sharedZoneRemoved(zone, discardedChanges: count)) }
             token = changes.changeToken
             if !changes.moreComing { break }
-        }
-        if let listed { lost.formUnion(known.subtracting(listed)) }
-        for zone in lost.sorted(by: { ($0.ownerName, $0.zoneName) < ($1.ownerName, $1.zoneName) }) {
-            try await lostAccess(to: zone)
         }
         for zone in try await store.sharedZones() {
             let state = try await store.zoneState(zone)

@@ -128,6 +128,72 @@ struct SharedDatabaseTests {
         #expect(alicesCheese.parentID == CloudRecord.ID(recordName: "dairy", zoneID: Self.lists))
     }
 
+    @Test func aRefusedParentCoversNoNewChild() async throws {
+        try await aliceSharesHerList()
+        try await alice.save(Self.record("diary", type: "Note", parent: nil))
+        // Bob tries to pull alice's private diary under the shared list, and to hang a new page under it.
+        var diary = Self.record("diary", type: "Note", parent: "groceries")
+        diary.id = Self.bobsID("diary")
+        diary.parentID = Self.bobsID("groceries")
+        var page = Self.record("page", type: "Page")
+        page.id = Self.bobsID("page")
+        page.parentID = diary.id
+        let results = try await bob.modifyRecords(
+            saving: [diary, page], deleting: [], savePolicy: .changedKeys, atomically: false)
+        #expect(throws: CloudDatabaseError.self) { try results.saveResults[diary.id]?.get() }
+        #expect(throws: CloudDatabaseError.self) { try results.saveResults[page.id]?.get() }
+        await #expect(throws: CloudDatabaseError.unknownItem(CloudRecord.ID(recordName: "page", zoneID: Self.lists))) {
+            _ = try await alice.record(for: CloudRecord.ID(recordName: "page", zoneID: Self.lists))
+        }
+    }
+
+    @Test func aParticipantCantMoveTheSharedRootUnderAnUnsharedRecord() async throws {
+        try await aliceSharesHerList()
+        try await alice.save(Self.record("diary", type: "Note", parent: nil))
+        var root = try await bob.record(for: Self.bobsID("groceries"))
+        root.parentID = Self.bobsID("diary")
+        await #expect {
+            try await bob.save(root)
+        } throws: { error in
+            guard case CloudDatabaseError.permissionFailure = error else { return false }
+            return true
+        }
+        #expect(
+            try await alice.record(for: CloudRecord.ID(recordName: "groceries", zoneID: Self.lists)).parentID == nil)
+    }
+
+    @Test func deletingAShareBobDidntJoinIsRefusedAndChangesNothing() async throws {
+        _ = try await alice.modifyRecordZones(saving: [Self.lists], deleting: [])
+        var zoneShare = try CloudShare(zoneID: Self.lists)
+        try zoneShare.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        let list = Self.record("groceries", type: "List", parent: nil)
+        var carols = try CloudShare(rootRecord: list)
+        try carols.addParticipant(.init(userRecordName: "_carol", permission: .readOnly))
+        let results = try await alice.modifyRecords(
+            saving: [list, zoneShare.record, carols.record], deleting: [], savePolicy: .ifServerRecordUnchanged,
+            atomically: true)
+        let saved = try CloudShare(record: try #require(results.saveResults[zoneShare.id]).get())
+        _ = try await bob.acceptShare(shortGUID: try #require(saved.shortGUID))
+        let before = try await alice.record(for: carols.id)
+
+        // Bob sees carol's share through the zone-wide one, but it isn't his to leave.
+        await #expect(throws: CloudDatabaseError.self) {
+            try await bob.deleteRecord(withID: Self.bobsID(carols.id.recordName))
+        }
+        #expect(try await alice.record(for: carols.id) == before)
+    }
+
+    @Test func aParticipantWhoLeftStandsAsAStrangerAgain() async throws {
+        let share = try await aliceSharesHerList()
+        try await bob.deleteRecord(withID: Self.bobsID(share.id.recordName))
+        await #expect {
+            _ = try await bob.shareMetadata(shortGUID: try #require(share.shortGUID), fetchingRootRecord: true)
+        } throws: { error in
+            guard case CloudDatabaseError.permissionFailure(let reason) = error else { return false }
+            return !reason.contains("Lists")
+        }
+    }
+
     @Test func aNewRecordOutsideTheShareIsRefused() async throws {
         try await aliceSharesHerList()
         var orphan = Self.record("orphan", parent: nil)

@@ -93,25 +93,45 @@ extension InMemoryCloudDatabase {
             do {
                 let storage = users[owner]?.storage ?? InMemoryRecordStore()
                 let owned = operations.map { $0.movingZones(toOwner) }
-                // A new child's new parent, saved in the same request, leads to the share as a stored one would.
-                let batch = Dictionary(owned.compactMap(\.recordToSave).map { ($0.id, $0) }) { first, _ in first }
+                var toCheck: [CloudRecordOperation] = []
                 for operation in owned {
                     let id = operation.id
                     if let failure = failures[id.movingZone(toShared)] { refusals[id] = failure.movingZones(toOwner) }
                     if !shownZones.contains(id.zoneID.sharedName(ownedBy: owner)) || owner == user {
                         refusals[id] = refusals[id] ?? .zoneNotFound(id.zoneID)
-                    } else if operation.recordToSave == nil, storage.records[id]?.recordType == CloudShare.recordType,
-                        refusals[id] == nil
+                    } else if refusals[id] == nil, operation.recordToSave == nil,
+                        let share = storage.records[id], Self.hasAccepted(share, user)
                     {
+                        // A participant deleting a share they joined leaves it; any other change to a share is
+                        // the owner's, refused below.
                         leaving.append(id)
                         continue
                     } else if refusals[id] == nil {
-                        refusals[id] = try Self.sharedWriteRefusal(
-                            operation, by: user, named: id.movingZone(toShared), in: storage,
-                            shares: storage.shares(in: id.zoneID), batch: batch)
+                        toCheck.append(operation)
                     }
                     planned.append(operation)
                 }
+                // A new child's new parent, saved in the same request, leads to the share as a stored one would,
+                // unless the parent's own save is refused: checked again until no refusal uncovers another.
+                let created = Dictionary(
+                    owned.compactMap(\.recordToSave).filter { storage.records[$0.id] == nil }.map { ($0.id, $0) }
+                ) { first, _ in first }
+                var permissionRefusals: [CloudRecord.ID: CloudDatabaseError] = [:]
+                var refusedMore = true
+                while refusedMore {
+                    refusedMore = false
+                    let batch = created.filter { refusals[$0.key] == nil && permissionRefusals[$0.key] == nil }
+                    for operation in toCheck where permissionRefusals[operation.id] == nil {
+                        let refusal = try Self.sharedWriteRefusal(
+                            operation, by: user, named: operation.id.movingZone(toShared), in: storage,
+                            shares: storage.shares(in: operation.id.zoneID), batch: batch)
+                        if let refusal {
+                            permissionRefusals[operation.id] = refusal
+                            refusedMore = true
+                        }
+                    }
+                }
+                refusals.merge(permissionRefusals) { earlier, _ in earlier }
             }
             let (saved, deleted) = try applyModification(
                 planned, atomically: atomically, failing: refusals, toZonesOf: owner,
@@ -127,6 +147,13 @@ extension InMemoryCloudDatabase {
             leaveShares(leaving, ownedBy: owner, as: user)
         }
         return (saveResults, deleteResults)
+    }
+
+    /// Whether `user` joined this share: an accepted participant, not its owner.
+    private static func hasAccepted(_ share: CloudRecord, _ user: String) -> Bool {
+        share.shareContents?.participants.contains {
+            $0.userRecordName == user && $0.role != .owner && $0.acceptanceStatus == .accepted
+        } == true
     }
 
     /// Why the shares `user` accepted don't let them make this change to the owner's record, or `nil` when they
@@ -235,9 +262,8 @@ extension InMemoryCloudDatabase {
             }
             let owner = zone.ownerName
             let shares = users[owner]?.storage.shares(in: zone.ownersName(ownedBy: owner)) ?? []
-            let joined = shares.filter { share in
-                share.shareContents?.participants.contains { $0.userRecordName == user && $0.role != .owner } == true
-            }
+            // Only the shares the user joined: an invitation they haven't accepted stays open.
+            let joined = shares.filter { Self.hasAccepted($0, user) }
             leaveShares(joined.map(\.id), ownedBy: owner, as: user)
             deleteResults[zone] = .success(())
         }

@@ -29,7 +29,7 @@ package enum ShareAccess {
         }
         guard contents.publicPermission != .none else {
             throw .permissionFailure(
-                "share \(shareID) isn't public and \(user) isn't one of its participants: ask its owner to invite them")
+                "this share isn't public and \(user) isn't one of its participants: ask its owner to invite them")
         }
         contents.participants.removeAll { $0.userRecordName == user && $0.role != .owner }
         contents.participants.append(
@@ -49,14 +49,16 @@ package enum ShareAccess {
             permission: CloudShare.Permission
         )
     {
+        // A participant who left, or was removed, stands as anyone else would.
         if let participant = contents.participants.first(where: { $0.userRecordName == user }),
+            participant.acceptanceStatus != .removed,
             participant.role != .publicUser || participant.acceptanceStatus == .accepted
         {
             return (participant.role, participant.acceptanceStatus, participant.permission)
         }
         guard contents.publicPermission != .none else {
             throw .permissionFailure(
-                "share \(shareID) isn't public and \(user) isn't one of its participants: ask its owner to invite them")
+                "this share isn't public and \(user) isn't one of its participants: ask its owner to invite them")
         }
         return (.publicUser, .unknown, contents.publicPermission)
     }
@@ -64,37 +66,43 @@ package enum ShareAccess {
     /// What a user who isn't the zone's owner may do with a record of the zone: the permission of the share that
     /// covers it and that the user accepted, or `nil` when no such share covers it.
     ///
-    /// A zone-wide share covers every record of its zone; a record share covers its root and every record whose
-    /// parent leads to the root. A share covers itself. With several shares, the most permissive wins.
+    /// A zone-wide share (named `cloudkit.zoneshare`) covers every record of its zone; a record share covers its
+    /// root and every record whose parent leads to the root. A share covers itself. With several shares, the most
+    /// permissive wins. A share read back from CloudKit doesn't name its root: the root is then the record of the
+    /// line whose `shareID` names the share.
     ///
     /// - Parameter shares: The share records of the record's zone.
     package static func permission(
         of user: String, on id: CloudRecord.ID, in store: some CloudRecordStore, shares: [CloudRecord]
     ) throws -> CloudShare.Permission? {
-        let accepted = shares.compactMap { record -> (share: CloudShare.Contents, permission: CloudShare.Permission)? in
-            guard let share = record.shareContents,
-                let participant = share.participants.first(where: {
+        let accepted = shares.compactMap { record -> (share: CloudRecord, permission: CloudShare.Permission)? in
+            guard
+                let participant = record.shareContents?.participants.first(where: {
                     $0.userRecordName == user && $0.acceptanceStatus == .accepted && $0.role != .owner
-                })
+                }), participant.permission != .none
             else { return nil }
-            // A share covers itself: its participants read it.
-            if record.id == id { return (CloudShare.Contents(rootRecordID: nil), participant.permission) }
-            return (share, participant.permission)
+            return (record, participant.permission)
         }
         guard !accepted.isEmpty else { return nil }
         var best: CloudShare.Permission?
         func grant(_ permission: CloudShare.Permission) {
-            if best != .readWrite { best = permission == .none ? best : permission }
+            if best != .readWrite { best = permission }
         }
-        for (share, permission) in accepted where share.rootRecordID == nil { grant(permission) }
         // The record's line of parents, up to the first record that isn't there, each once (a cycle ends it).
         var line: Set<CloudRecord.ID> = []
+        var sharesInLine: Set<CloudRecord.ID> = []
         var next: CloudRecord.ID? = id
         while let current = next, line.insert(current).inserted {
-            next = try store.record(withID: current)?.parentID
+            let record = try store.record(withID: current)
+            if let shareID = record?.systemFields?.shareID { sharesInLine.insert(shareID) }
+            next = record?.parentID
         }
         for (share, permission) in accepted {
-            if let root = share.rootRecordID, line.contains(root) { grant(permission) }
+            let covers =
+                share.id == id  // a share covers itself: its participants read it
+                || share.id.recordName == CloudShare.zoneWideRecordName
+                || share.shareContents?.rootRecordID.map(line.contains) ?? sharesInLine.contains(share.id)
+            if covers { grant(permission) }
         }
         return best
     }
@@ -111,9 +119,16 @@ package enum ShareAccess {
     ) throws -> CloudShare.Permission? {
         var saving = batch
         saving[record.id] = record
-        let saved = try permission(
-            of: user, on: record.id, in: StoreWithRecords(base: store, records: saving), shares: shares)
-        guard try store.record(withID: record.id) != nil else { return saved }
+        let future = StoreWithRecords(base: store, records: saving)
+        let saved = try permission(of: user, on: record.id, in: future, shares: shares)
+        guard let stored = try store.record(withID: record.id) else { return saved }
+        // Moving a record (a shared root, say) under another parent needs write permission there too: else a
+        // participant could carry what is shared with them under a record shared with someone else.
+        if let parent = record.parentID, parent != stored.parentID,
+            try permission(of: user, on: parent, in: future, shares: shares) != .readWrite
+        {
+            return saved == nil ? nil : .readOnly
+        }
         switch try permission(of: user, on: record.id, in: store, shares: shares) {
         case .readWrite?: return saved
         case nil: return nil
@@ -138,8 +153,16 @@ package enum ShareAccess {
         let base: Base
         let records: [CloudRecord.ID: CloudRecord]
 
+        /// The version being saved, with the stored version's share: the server keeps a root's `shareID`, which a
+        /// client's new version (a model encoded again) doesn't carry.
         func record(withID id: CloudRecord.ID) throws -> CloudRecord? {
-            try records[id] ?? base.record(withID: id)
+            guard var saving = records[id] else { return try base.record(withID: id) }
+            if saving.systemFields?.shareID == nil, let shareID = try base.record(withID: id)?.systemFields?.shareID {
+                var fields = saving.systemFields ?? CloudRecord.SystemFields()
+                fields.shareID = shareID
+                saving.systemFields = fields
+            }
+            return saving
         }
 
         func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord? {
