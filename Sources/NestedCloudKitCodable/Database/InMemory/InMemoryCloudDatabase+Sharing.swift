@@ -88,11 +88,7 @@ extension InMemoryCloudDatabase {
     package func share(withShortGUID shortGUID: String) -> (owner: String, record: CloudRecord)? {
         // Sorted, so that the same state always finds the same share (short GUIDs are unique anyway).
         for owner in users.keys.sorted() {
-            guard let records = users[owner]?.storage.records.values else { continue }
-            for record in records
-            where record.recordType == CloudShare.recordType && record.shareContents?.shortGUID == shortGUID {
-                return (owner, record)
-            }
+            if let record = users[owner]?.storage.share(withShortGUID: shortGUID) { return (owner, record) }
         }
         return nil
     }

@@ -7,6 +7,8 @@ struct InMemoryRecordStore: CloudRecordStore {
     private var holders: [CloudRecord.ID: [CloudRecord.ID: Set<CloudReference.Action>]] = [:]
     /// The shares of each zone, so that a change in a zone nobody shares costs nothing more.
     private var shareIDs: [CloudRecord.ZoneID: Set<CloudRecord.ID>] = [:]
+    /// The shares by the short GUID of their URL: a URL is looked up without reading every record.
+    private var sharesByShortGUID: [String: CloudRecord.ID] = [:]
     /// Earlier versions of each record, newest last.
     private var history: [CloudRecord.ID: [CloudRecord]] = [:]
     private static let versionsKept = 8
@@ -16,6 +18,11 @@ struct InMemoryRecordStore: CloudRecordStore {
     /// The share records of a zone, by record name.
     func shares(in zone: CloudRecord.ZoneID) -> [CloudRecord] {
         (shareIDs[zone] ?? []).compactMap { records[$0] }.sorted { $0.id.recordName < $1.id.recordName }
+    }
+
+    /// The share with this short GUID, if the store has it.
+    func share(withShortGUID shortGUID: String) -> CloudRecord? {
+        sharesByShortGUID[shortGUID].flatMap { records[$0] }
     }
 
     /// Every record of a zone. It reads the whole store: only zones with shares ask.
@@ -38,6 +45,7 @@ struct InMemoryRecordStore: CloudRecordStore {
         for record in recordsToWrite {
             if let previous = records[record.id] {
                 unindex(previous)
+                if let shortGUID = previous.shareContents?.shortGUID { sharesByShortGUID[shortGUID] = nil }
                 history[record.id, default: []].append(previous)
                 if let count = history[record.id]?.count, count > Self.versionsKept {
                     history[record.id]?.removeFirst(count - Self.versionsKept)
@@ -46,11 +54,13 @@ struct InMemoryRecordStore: CloudRecordStore {
             records[record.id] = record
             index(record)
             if record.recordType == CloudShare.recordType { shareIDs[record.id.zoneID, default: []].insert(record.id) }
+            if let shortGUID = record.shareContents?.shortGUID { sharesByShortGUID[shortGUID] = record.id }
         }
         for id in recordIDsToRemove {
             guard let removed = records.removeValue(forKey: id) else { continue }
             unindex(removed)
             shareIDs[id.zoneID]?.remove(id)
+            if let shortGUID = removed.shareContents?.shortGUID { sharesByShortGUID[shortGUID] = nil }
             history[id] = nil
         }
     }
