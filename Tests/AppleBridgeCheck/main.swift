@@ -870,10 +870,10 @@ let invitation = try await sharingContainer.shareParticipant(forUserRecordID: CK
 offered.addParticipant(invitation)
 let offerURL = URL(string: "https://www.icloud.com/share/0123456789abcdef")!
 sharingContainer.standInOffer(offered, at: offerURL, rootRecord: offeredRoot)
-let metadata = try? await sharing.shareMetadata(for: offerURL, fetchingRootRecord: true)
+let metadata = try? await sharing.shareMetadata(for: offerURL)
 check(metadata?.participantStatus == .pending, "the metadata says the user is invited")
 check(metadata?.participantPermission == .readWrite, "the metadata gives the permission accepting would give")
-check(metadata?.rootRecord?.id.zoneID.ownerName == "_alice", "the root record is in the owner's zone")
+check(metadata?.rootRecordID?.zoneID.ownerName == "_alice", "the root is in the owner's zone")
 check(metadata?.share.shortGUID == "0123456789abcdef", "the share's short GUID comes from its URL")
 let accepted = try? await sharing.acceptShare(at: offerURL)
 check(

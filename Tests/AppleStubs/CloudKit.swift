@@ -1200,14 +1200,13 @@ extension CKContainer {
     }
 
     /// The metadata of a share the stand-in was told of (``standInOffer(_:at:rootRecord:)``); `unknownItem` else.
-    public func shareMetadata(
-        for url: URL, shouldFetchRootRecord: Bool = false, rootRecordDesiredKeys: [CKRecord.FieldKey]? = nil
-    ) async throws -> CKShare.Metadata {
+    /// As Apple's async call, it doesn't fetch the root record (the operation's `shouldFetchRootRecord` does).
+    public func shareMetadata(for url: URL) async throws -> CKShare.Metadata {
         guard let offer = sharing.offer(at: url) else { throw CKError(.unknownItem) }
         return CKShare.Metadata(
             containerIdentifier: containerIdentifier ?? "", share: offer.share,
             hierarchicalRootRecordID: offer.rootRecord?.recordID,
-            rootRecord: shouldFetchRootRecord ? offer.rootRecord : nil, participantRole: .privateUser,
+            rootRecord: nil, participantRole: .privateUser,
             participantStatus: .pending, participantPermission: .readWrite,
             ownerIdentity: CKUserIdentity(userRecordID: CKRecord.ID(recordName: "_owner"), lookupInfo: nil))
     }

@@ -83,10 +83,11 @@ extension CloudKitDatabase {
         }
     }
 
-    /// What a share's URL tells the signed-in user before they accept it, through
-    /// `CKContainer.shareMetadata(for:shouldFetchRootRecord:rootRecordDesiredKeys:)` of ``container``.
-    public func shareMetadata(for url: URL, fetchingRootRecord: Bool = false) async throws -> CloudShare.Metadata {
-        let metadata = try await ckShareMetadata(for: url, fetchingRootRecord: fetchingRootRecord)
+    /// What a share's URL tells the signed-in user before they accept it, through `CKContainer.shareMetadata(for:)`
+    /// of ``container``: the share, its root's ID (CloudKit's async call doesn't fetch the root record itself, so
+    /// ``CloudShare/Metadata/rootRecord`` is `nil`), its owner and the user's standing.
+    public func shareMetadata(for url: URL) async throws -> CloudShare.Metadata {
+        let metadata = try await ckShareMetadata(for: url)
         do {
             return try CloudShare.Metadata(metadata)
         } catch {
@@ -98,7 +99,7 @@ extension CloudKitDatabase {
     /// shares then shows in the user's shared database (`container.sharedCloudDatabase`).
     @discardableResult
     public func acceptShare(at url: URL) async throws -> CloudShare {
-        try await acceptShare(try await ckShareMetadata(for: url, fetchingRootRecord: false))
+        try await acceptShare(try await ckShareMetadata(for: url))
     }
 
     /// Accepts a share from the metadata CloudKit handed the app (the scene delegate's
@@ -117,10 +118,9 @@ extension CloudKitDatabase {
 
     /// The metadata of the share at a URL; a URL no share has is ``CloudDatabaseError/invalidArguments(_:)``, as
     /// a forged short GUID is on every backend.
-    private func ckShareMetadata(for url: URL, fetchingRootRecord: Bool) async throws -> CKShare.Metadata {
+    private func ckShareMetadata(for url: URL) async throws -> CKShare.Metadata {
         do {
-            return try await accountContainer.shareMetadata(
-                for: url, shouldFetchRootRecord: fetchingRootRecord, rootRecordDesiredKeys: nil)
+            return try await accountContainer.shareMetadata(for: url)
         } catch let error as CKError where error.code == .unknownItem {
             throw CloudDatabaseError.invalidArguments(
                 "no share is at \(url): check the URL, or ask the share's owner to send it again")
