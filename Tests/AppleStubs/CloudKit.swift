@@ -1190,13 +1190,23 @@ extension CKContainer {
             role: .privateUser, permission: .readOnly, acceptanceStatus: .pending)
     }
 
-    /// A participant for an email address; the stand-in knows no users, so the identity has no user record.
-    public func shareParticipant(forEmailAddress emailAddress: String) async throws -> CKShare.Participant {
-        guard emailAddress.contains("@") else { throw CKError(.invalidArguments) }
-        return CKShare.Participant(
-            userIdentity: CKUserIdentity(
-                userRecordID: nil, lookupInfo: CKUserIdentity.LookupInfo(emailAddress: emailAddress)),
-            role: .privateUser, permission: .readOnly, acceptanceStatus: .pending)
+    /// Participants for email addresses; the stand-in knows no users, so an identity has no user record.
+    public func shareParticipants(forEmailAddresses emails: [String]) async throws -> [String: Result<
+        CKShare.Participant, any Error
+    >] {
+        var found: [String: Result<CKShare.Participant, any Error>] = [:]
+        for email in emails {
+            guard email.contains("@") else {
+                found[email] = .failure(CKError(.invalidArguments))
+                continue
+            }
+            found[email] = .success(
+                CKShare.Participant(
+                    userIdentity: CKUserIdentity(
+                        userRecordID: nil, lookupInfo: CKUserIdentity.LookupInfo(emailAddress: email)),
+                    role: .privateUser, permission: .readOnly, acceptanceStatus: .pending))
+        }
+        return found
     }
 
     /// The metadata of a share the stand-in was told of (``standInOffer(_:at:rootRecord:)``); `unknownItem` else.

@@ -9,7 +9,7 @@ extension CloudKitDatabase {
     /// participants CloudKit last gave it), or made new from its root record, saved in the same request as CloudKit
     /// requires, or its zone; then its participants made the portable share's, asking the container for the users
     /// CloudKit doesn't list yet (a participant comes only from `CKContainer.shareParticipant(forUserRecordID:)` or
-    /// `shareParticipant(forEmailAddress:)`). A share that can't be made gets a refusal instead.
+    /// `shareParticipants(forEmailAddresses:)`). A share that can't be made gets a refusal instead.
     func ckShares(
         _ shares: [CloudRecord], bases: [CloudRecord.ID: CKRecord?], roots: [CloudRecord.ID: CKRecord],
         assetFiles: TemporaryAssetFiles, refusals: inout [CloudRecord.ID: CloudDatabaseError]
@@ -76,7 +76,11 @@ extension CloudKitDatabase {
                     return try await accountContainer.shareParticipant(
                         forUserRecordID: CKRecord.ID(recordName: name))
                 }
-                return try await accountContainer.shareParticipant(forEmailAddress: wanted.emailAddress ?? "")
+                // CloudKit's async call by email address takes a list: one address, one result.
+                let email = wanted.emailAddress ?? ""
+                let found = try await accountContainer.shareParticipants(forEmailAddresses: [email])
+                guard let result = found[email] else { throw CKError(.unknownItem) }
+                return try result.get()
             }
             participant.permission = wanted.permission.ckPermission
             share.addParticipant(participant)
