@@ -31,7 +31,7 @@ extension SyncStore {
         guard !shares.isEmpty else { return }
         if record?.recordType == CloudShare.recordType || shares.contains(where: { $0.id == id }) {
             throw SyncError.sharePermissionDenied(
-                id, "only the share's owner changes it; leave a share from the shared database's zone instead")
+                id, "only the share's owner changes it; a participant leaves it with SyncEngine.leaveShare(_:)")
         }
         let rules = LocalRecordStore(db: db)
         let permission =
