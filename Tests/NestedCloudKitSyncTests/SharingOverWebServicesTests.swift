@@ -147,16 +147,13 @@ struct SharingOverWebServicesTests {
         try await alice.store.save(ShoppingList(id: "groceries", name: "Groceries"))
         try await alice.store.save(item("milk", in: zone))
         try await alice.sync()
+        // This time through alice's engine, which saves the share over Web Services and stores the answer.
         let alicesDatabase = try await database("alice", .private)
-        let root = try await alicesDatabase.record(for: CloudRecord.ID(recordName: "groceries", zoneID: zone))
-        var share = try CloudShare(rootRecord: root)
-        try share.addParticipant(
-            .init(userRecordName: try await database("bob", .private).userRecordName(), permission: .readWrite))
-        let saved = try await alicesDatabase.modifyRecords(
-            saving: [root, share.record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-        let savedShare = try CloudShare(record: try #require(saved.saveResults[share.id]).get())
-        let shortGUID = try #require(savedShare.shortGUID)
-        try await database("bob", .shared).acceptShare(shortGUID: shortGUID)
+        let bobRecordName = try await database("bob", .private).userRecordName()
+        let share = try await alice.engine.share(CloudRecord.ID(recordName: "groceries", zoneID: zone)) {
+            try $0.addParticipant(.init(userRecordName: bobRecordName, permission: .readWrite))
+        }
+        try await database("bob", .shared).acceptShare(shortGUID: try #require(share.shortGUID))
         try await bob.sync()
         let bobsView = CloudRecord.ZoneID(zoneName: zone.zoneName, ownerName: try await alicesDatabase.userRecordName())
 
