@@ -66,7 +66,7 @@ public struct LocalCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
                 try operations.map { try Self.local($0, store: rules) }, atomically: atomically, store: rules,
                 failures: unreadable, now: store.clock.now(), makeChangeTag: { "" })
             var changed = false
-            let batch = Dictionary(plan.recordsToWrite.map { ($0.id, $0) }) { _, last in last }
+            let batch = SyncStore.sharedZoneBatch(plan.recordsToWrite)
             for var record in plan.recordsToWrite {
                 // The plan's fields are the record's new fields; its system fields stay the server's.
                 record.systemFields = nil

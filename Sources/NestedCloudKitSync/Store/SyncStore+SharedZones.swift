@@ -12,6 +12,14 @@ extension CloudRecord.ZoneID {
 }
 
 extension SyncStore {
+    /// The records of a write by ID, for ``checkShareAllows(saving:id:batch:in:)``; empty when none is in a shared
+    /// zone, so that a write to the user's own zones (nearly all of them) hashes nothing more. Only a record's
+    /// parent and share are read from it, which the engine's own fields don't touch.
+    static func sharedZoneBatch(_ records: [CloudRecord]) -> [CloudRecord.ID: CloudRecord] {
+        guard records.contains(where: { $0.id.zoneID.isShared }) else { return [:] }
+        return Dictionary(records.map { ($0.id, $0) }) { _, last in last }
+    }
+
     /// Refuses an app's change to a record of a shared zone that the shares the store holds don't let the user
     /// make: a read-only share, a new record outside the shared hierarchy, a change to the share itself. Checked
     /// in the write's transaction, so a refused change leaves nothing queued. A zone whose shares the store hasn't
@@ -37,7 +45,7 @@ extension SyncStore {
         let permission =
             try record.map {
                 try ShareAccess.permission(
-                    of: user, forSaving: serverCopy($0), in: rules, shares: shares, batch: batch.mapValues(serverCopy))
+                    of: user, forSaving: serverCopy($0), in: rules, shares: shares, batch: batch)
             } ?? ShareAccess.permission(of: user, on: id, in: rules, shares: shares)
         switch permission {
         case .readWrite?:

@@ -45,7 +45,7 @@ extension SyncStore {
                 let now = self.nextEditTime()
                 var changed = false
                 let records = try encoder.encodeRecords(model)
-                let batch = Dictionary(records.map { ($0.id, $0) }) { _, last in last }
+                let batch = Self.sharedZoneBatch(records)
                 for record in records {
                     var merged = record
                     if let base = before[record.id], let stored = try StoreTables.record(record.id, in: db) {

@@ -136,7 +136,7 @@ public final class SyncStore: Sendable {
         let changed = try await write { db in
             let now = self.editClock.next()
             var changed = 0
-            let batch = Dictionary(records.map { ($0.id, $0) }) { _, last in last }
+            let batch = Self.sharedZoneBatch(records)
             for record in records
             where try Self.applyLocalSave(record, at: now, assets: assets, batch: batch, in: db) {
                 changed += 1

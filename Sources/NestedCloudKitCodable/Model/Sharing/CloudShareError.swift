@@ -13,6 +13,7 @@ public enum CloudShareError: Error, Sendable, Hashable, CustomStringConvertible 
     /// Only private users are invited; the server makes the owner and the public users.
     case participantRoleNotInvitable(CloudShare.Role)
 
+    /// What is wrong, and how to fix the call.
     public var description: String {
         switch self {
         case .defaultZoneCannotBeShared(let zone):
