@@ -20,13 +20,7 @@ extension InMemoryCloudDatabase {
             let sharedZone = zone.sharedName(ownedBy: owner)
             let storage = users[owner]?.storage ?? InMemoryRecordStore()
             let shares = storage.shares(in: zone)
-            var viewers = Set(
-                shares.flatMap { share in
-                    (share.shareContents?.participants ?? []).compactMap { participant in
-                        participant.role != .owner && participant.acceptanceStatus == .accepted
-                            ? participant.userRecordName : nil
-                    }
-                })
+            var viewers = SharedDatabaseRules.participants(of: shares)
             for (viewer, database) in sharedDatabases where database.storage.zones.contains(sharedZone) {
                 viewers.insert(viewer)
             }
@@ -34,10 +28,9 @@ extension InMemoryCloudDatabase {
             guard !viewers.isEmpty else { continue }
             let records = shares.isEmpty ? [] : storage.records(in: zone)
             for viewer in viewers.sorted() {
-                let visible = records.filter { record in
-                    (try? ShareAccess.permission(of: viewer, on: record.id, in: storage, shares: shares)) != nil
-                }
-                show(visible.map { $0.movingZones { $0.sharedName(ownedBy: owner) } }, in: sharedZone, to: viewer)
+                let visible = SharedDatabaseRules.recordsShown(
+                    to: viewer, of: records, ownedBy: owner, shares: shares, in: storage)
+                show(visible, in: sharedZone, to: viewer)
             }
         }
     }
@@ -85,119 +78,22 @@ extension InMemoryCloudDatabase {
         let shownZones = sharedDatabases[user]?.storage.zones ?? []
         let byOwner = Dictionary(grouping: operations) { $0.id.zoneID.ownerName }
         for (owner, operations) in byOwner.sorted(by: { $0.key < $1.key }) {
-            let toOwner = { (zone: CloudRecord.ZoneID) in zone.ownersName(ownedBy: owner) }
-            let toShared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
-            var refusals: [CloudRecord.ID: CloudDatabaseError] = [:]
-            var planned: [CloudRecordOperation] = []
-            var leaving: [CloudRecord.ID] = []
+            let request: SharedDatabaseRules.OwnerRequest
             do {
+                // In a scope of its own: a copy of the store still alive when it is changed below would copy it whole.
                 let storage = users[owner]?.storage ?? InMemoryRecordStore()
-                let owned = operations.map { $0.movingZones(toOwner) }
-                var toCheck: [CloudRecordOperation] = []
-                for operation in owned {
-                    let id = operation.id
-                    if let failure = failures[id.movingZone(toShared)] { refusals[id] = failure.movingZones(toOwner) }
-                    if !shownZones.contains(id.zoneID.sharedName(ownedBy: owner)) || owner == user {
-                        refusals[id] = refusals[id] ?? .zoneNotFound(id.zoneID)
-                    } else if refusals[id] == nil, operation.recordToSave == nil,
-                        let share = storage.records[id], Self.hasAccepted(share, user)
-                    {
-                        // A participant deleting a share they joined leaves it; any other change to a share is
-                        // the owner's, refused below.
-                        leaving.append(id)
-                        continue
-                    } else if refusals[id] == nil {
-                        toCheck.append(operation)
-                    }
-                    planned.append(operation)
-                }
-                // A new child's new parent, saved in the same request, leads to the share as a stored one would,
-                // unless the parent's own save is refused: checked again until no refusal uncovers another.
-                let created = Dictionary(
-                    owned.compactMap(\.recordToSave).filter { storage.records[$0.id] == nil }.map { ($0.id, $0) }
-                ) { first, _ in first }
-                var permissionRefusals: [CloudRecord.ID: CloudDatabaseError] = [:]
-                var refusedMore = true
-                while refusedMore {
-                    refusedMore = false
-                    let batch = created.filter { refusals[$0.key] == nil && permissionRefusals[$0.key] == nil }
-                    for operation in toCheck where permissionRefusals[operation.id] == nil {
-                        let refusal = try Self.sharedWriteRefusal(
-                            operation, by: user, named: operation.id.movingZone(toShared), in: storage,
-                            shares: storage.shares(in: operation.id.zoneID), batch: batch)
-                        if let refusal {
-                            permissionRefusals[operation.id] = refusal
-                            refusedMore = true
-                        }
-                    }
-                }
-                refusals.merge(permissionRefusals) { earlier, _ in earlier }
+                request = try SharedDatabaseRules.OwnerRequest(
+                    operations, by: user, to: owner, failing: failures, shownZones: shownZones, store: storage,
+                    shares: { storage.shares(in: $0) })
             }
-            let (saved, deleted) = try applyModification(
-                planned, atomically: atomically, failing: refusals, toZonesOf: owner,
-                madeBy: user)
-            for (id, result) in saved {
-                saveResults[id.movingZone(toShared)] = result.map { $0.movingZones(toShared) }
-                    .mapError { $0.movingZones(toShared) }
-            }
-            for (id, result) in deleted {
-                deleteResults[id.movingZone(toShared)] = result.mapError { $0.movingZones(toShared) }
-            }
-            for id in leaving { deleteResults[id.movingZone(toShared)] = .success(()) }
-            leaveShares(leaving, ownedBy: owner, as: user)
+            let results = try applyModification(
+                request.operations, atomically: atomically, failing: request.refusals, toZonesOf: owner, madeBy: user)
+            let shared = request.sharedResults(results, ownedBy: owner)
+            saveResults.merge(shared.saveResults) { first, _ in first }
+            deleteResults.merge(shared.deleteResults) { first, _ in first }
+            leaveShares(request.sharesLeft, ownedBy: owner, as: user)
         }
         return (saveResults, deleteResults)
-    }
-
-    /// Whether `user` joined this share: an accepted participant, not its owner.
-    private static func hasAccepted(_ share: CloudRecord, _ user: String) -> Bool {
-        share.shareContents?.participants.contains {
-            $0.userRecordName == user && $0.role != .owner && $0.acceptanceStatus == .accepted
-        } == true
-    }
-
-    /// Why the shares `user` accepted don't let them make this change to the owner's record, or `nil` when they
-    /// do.
-    ///
-    /// - Parameter shownID: The record's ID as the user names it, for the messages.
-    private static func sharedWriteRefusal(
-        _ operation: CloudRecordOperation, by user: String, named shownID: CloudRecord.ID,
-        in storage: InMemoryRecordStore, shares: [CloudRecord],
-        batch: [CloudRecord.ID: CloudRecord]
-    ) throws -> CloudDatabaseError? {
-        let id = operation.id
-        let stored = storage.records[id]
-        if stored?.recordType == CloudShare.recordType || operation.recordToSave?.recordType == CloudShare.recordType {
-            return .permissionFailure(
-                "\(user) can't save share \(shownID): only its owner changes a share's participants and permissions; a "
-                    + "participant leaves a share by deleting it from their shared database")
-        }
-        let permission: CloudShare.Permission?
-        if let record = operation.recordToSave {
-            permission = try ShareAccess.permission(
-                of: user, forSaving: record, in: storage, shares: shares, batch: batch)
-        } else if stored != nil {
-            permission = try ShareAccess.permission(of: user, on: id, in: storage, shares: shares)
-        } else {
-            return .unknownItem(id)
-        }
-        switch permission {
-        case .readWrite?:
-            return nil
-        case .readOnly?, CloudShare.Permission.none?:
-            return .permissionFailure(
-                "\(user) has read-only access to \(shownID) through the share: ask its owner for read-write permission")
-        case nil where stored == nil:
-            return .permissionFailure(
-                "new record \(shownID) isn't in a hierarchy shared with \(user): set its parent to a shared record, so "
-                    + "that the share covers it")
-        case nil:
-            // The record exists, but no share the user accepted covers it: they can't know of it.
-            return operation.recordToSave == nil
-                ? .unknownItem(id)
-                : .permissionFailure(
-                    "\(user) can't write \(shownID): no share they accepted covers it")
-        }
     }
 
     /// Takes `user` out of these shares of `owner` (by the owner's IDs), each a new version in the owner's
@@ -250,10 +146,7 @@ extension InMemoryCloudDatabase {
         var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         for zone in zonesToSave {
-            saveResults[zone] = .failure(
-                .permissionFailure(
-                    "zone \(zone) can't be created in the shared database, which shows only the zones others share "
-                        + "with \(user): create it in the private database and share it from there"))
+            saveResults[zone] = .failure(SharedDatabaseRules.zoneCreationRefusal(zone, by: user))
         }
         for zone in zonesToDelete {
             guard sharedDatabases[user]?.storage.zones.contains(zone) == true else {
@@ -263,7 +156,7 @@ extension InMemoryCloudDatabase {
             let owner = zone.ownerName
             let shares = users[owner]?.storage.shares(in: zone.ownersName(ownedBy: owner)) ?? []
             // Only the shares the user joined: an invitation they haven't accepted stays open.
-            let joined = shares.filter { Self.hasAccepted($0, user) }
+            let joined = shares.filter { SharedDatabaseRules.hasAccepted($0, user) }
             leaveShares(joined.map(\.id), ownedBy: owner, as: user)
             deleteResults[zone] = .success(())
         }

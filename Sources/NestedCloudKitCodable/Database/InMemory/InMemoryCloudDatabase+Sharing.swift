@@ -20,8 +20,7 @@ extension InMemoryCloudDatabase {
         let request = try await beginRequest(.modify, items: 1)
         let user = try user(of: caller)
         guard let (owner, stored) = share(withShortGUID: shortGUID), let contents = stored.shareContents else {
-            throw CloudDatabaseError.invalidArguments(
-                "no share has the short GUID \(shortGUID): check the share's URL, or ask its owner for it again")
+            throw SharedDatabaseRules.unknownShortGUID(shortGUID)
         }
         var accepted = stored
         accepted.shareContents = try ShareAccess.accepting(contents, by: user, shareID: stored.id)
@@ -54,8 +53,7 @@ extension InMemoryCloudDatabase {
         let request = try await beginRequest(.fetch, items: 1)
         let user = try user(of: caller)
         guard let (owner, stored) = share(withShortGUID: shortGUID), let contents = stored.shareContents else {
-            throw CloudDatabaseError.invalidArguments(
-                "no share has the short GUID \(shortGUID): check the share's URL, or ask its owner for it again")
+            throw SharedDatabaseRules.unknownShortGUID(shortGUID)
         }
         let standing = try ShareAccess.standing(of: user, in: contents, shareID: stored.id)
         let shared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
