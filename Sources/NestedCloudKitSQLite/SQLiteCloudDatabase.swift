@@ -126,36 +126,43 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
     package func modifyRecords(
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError]
     ) async throws -> CloudModifyResults {
+        try await modifyRecords(
+            operations, atomically: atomically, failing: failures, madeBy: CloudRecord.ZoneID.currentUserOwnerName
+        ).results
+    }
+
+    /// Applies a modify request made by `user`, and returns the zones it changed too.
+    func modifyRecords(
+        _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
+        madeBy user: String
+    ) async throws -> (results: CloudModifyResults, changedZones: Set<CloudRecord.ZoneID>) {
         try checkLimit(operations.count)
         // Asset files are read before the transaction, so the writer never waits on them.
         let files = AssetFileContents(readingFilesOf: operations.compactMap(\.recordToSave))
+        let failures = files.failures.merging(failures) { fileFailure, _ in fileFailure }
+        return try await modify { database, transaction in
+            try transaction.apply(
+                operations, atomically: atomically, failing: failures, contents: files.contents, madeBy: user)
+        }
+    }
+
+    /// Runs `body` in a write transaction that applies modify requests under the rules, and removes the asset files
+    /// of the records it deleted once it commits.
+    func modify<T: Sendable>(
+        _ body: @escaping @Sendable (Database, inout ModifyTransaction) throws -> T
+    ) async throws -> T {
         let now = clock.now()
         let assets = assets
         let maximumTombstones = maximumTombstones
-        let (results, deletedRows) = try await write { database in
-            let store = SQLiteRecordStore(database: database, assets: assets)
-            var counter =
-                try Int.fetchOne(database, sql: "SELECT value FROM metadata WHERE key = 'change_counter'") ?? 0
-            let plan = try CloudModificationPlan(
-                operations, atomically: atomically, store: store,
-                failures: files.failures.merging(failures) { fileFailure, _ in fileFailure }, now: now
-            ) {
-                counter += 1
-                return String(counter, radix: 36)
-            }
-            let removed = try plan.recordIDsToRemove.compactMap { id in
-                try store.storedRecord(withID: id).map { (id: id, recordType: $0["record_type"] as String) }
-            }
-            let deletedRows = try store.apply(plan, contents: files.contents)
-            try database.execute(
-                sql: "UPDATE metadata SET value = ? WHERE key = 'change_counter'", arguments: [counter])
-            let log = SQLiteChangeLog(database: database)
-            try log.logRecordChanges(written: plan.recordsToWrite.map(\.id), removed: removed)
-            if !removed.isEmpty { try log.compact(keepingTombstones: maximumTombstones) }
-            return ((plan.saveResults, plan.deleteResults), deletedRows)
+        let (result, deletedRows) = try await write { database in
+            var transaction = try ModifyTransaction(
+                store: SQLiteRecordStore(database: database, assets: assets), now: now)
+            let result = try body(database, &transaction)
+            try transaction.finish(keepingTombstones: maximumTombstones)
+            return (result, transaction.deletedRows)
         }
         assets.removeFiles(ofRows: deletedRows)
-        return results
+        return result
     }
 
     /// Creates and deletes zones; deleting a zone deletes its records.

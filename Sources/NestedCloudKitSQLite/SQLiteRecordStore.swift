@@ -158,14 +158,80 @@ struct SQLiteRecordStore: CloudRecordStore {
         }
     }
 
+    // MARK: Reading a zone (for the shared databases of a server)
+
+    /// The share records of a zone, by name.
+    func shares(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
+        try records(sql: "WHERE zone_name = ? AND owner_name = ? AND record_type = ?", [
+            zone.zoneName, zone.ownerName, CloudShare.recordType,
+        ])
+    }
+
+    /// Every share record of the file, by zone and name.
+    func allShares() throws -> [CloudRecord] {
+        try records(sql: "WHERE record_type = ?", [CloudShare.recordType])
+    }
+
+    /// Every record of a zone, as the rules read them (assets without contents), by name.
+    func records(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
+        try records(sql: "WHERE zone_name = ? AND owner_name = ?", [zone.zoneName, zone.ownerName])
+    }
+
+    /// The change tag of each record of a zone, by record name.
+    func changeTags(in zone: CloudRecord.ZoneID) throws -> [String: String] {
+        try Row.fetchAll(
+            database, sql: "SELECT record_name, change_tag FROM record WHERE zone_name = ? AND owner_name = ?",
+            arguments: [zone.zoneName, zone.ownerName]
+        )
+        .reduce(into: [:]) { $0[$1[0]] = $1[1] }
+    }
+
+    /// The stored contents of these records' assets, by where each is.
+    func assetContents(of ids: [CloudRecord.ID]) throws -> [AssetKey: Data] {
+        var contents: [AssetKey: Data] = [:]
+        for id in ids {
+            guard let rowID = try rowID(of: id) else { continue }
+            for row in try Row.fetchAll(
+                database, sql: "SELECT field, position, content FROM asset WHERE record_id = ?", arguments: [rowID])
+            {
+                contents[AssetKey(recordID: id, field: row[0], position: row[1])] = row[2]
+            }
+        }
+        return contents
+    }
+
+    private func records(sql condition: String, _ arguments: StatementArguments) throws -> [CloudRecord] {
+        try Row.fetchAll(
+            database,
+            sql: "SELECT \(Self.columns), zone_name, owner_name, record_name FROM record \(condition) "
+                + "ORDER BY zone_name, owner_name, record_name",
+            arguments: arguments
+        )
+        .map { row in
+            let id = CloudRecord.ID(
+                recordName: row["record_name"],
+                zoneID: CloudRecord.ZoneID(zoneName: row["zone_name"], ownerName: row["owner_name"]))
+            return try decode(row, id: id, withAssets: false)
+        }
+    }
+
     // MARK: Writing
 
     /// Writes a plan's changes; `contents` holds the contents of assets that came as files, read beforehand.
     /// Returns the rows of the deleted records, whose asset files can go.
     func apply(_ plan: CloudModificationPlan, contents: [AssetKey: Data]) throws -> [Int64] {
+        try write(plan.recordsToWrite, removing: plan.recordIDsToRemove, contents: contents)
+    }
+
+    /// Writes these records as they are, system fields included, and removes others; `contents` holds the
+    /// contents of assets that have none in memory. Returns the rows of the deleted records, whose asset files
+    /// can go.
+    func write(_ records: [CloudRecord], removing removedIDs: [CloudRecord.ID], contents: [AssetKey: Data]) throws
+        -> [Int64]
+    {
         var deletedRows: [Int64] = []
         defer { memo.rows.removeAll() }
-        for record in plan.recordsToWrite {
+        for record in records {
             let rowID: Int64
             if let existing = try storedRecord(withID: record.id) {
                 rowID = existing["id"]
@@ -189,7 +255,7 @@ struct SQLiteRecordStore: CloudRecordStore {
             try writeReferences(of: record, rowID: rowID)
             try writeAssets(of: record, rowID: rowID, contents: contents)
         }
-        for id in plan.recordIDsToRemove {
+        for id in removedIDs {
             guard let rowID = try rowID(of: id) else { continue }
             try database.execute(sql: "DELETE FROM record WHERE id = ?", arguments: [rowID])
             deletedRows.append(rowID)
