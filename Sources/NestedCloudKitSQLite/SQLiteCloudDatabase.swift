@@ -36,7 +36,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
     public let maximumTombstones: Int
 
     private let pool: DatabasePool
-    private let assets: AssetFiles
+    let assets: AssetFiles
     private let clock: any CloudClock
 
     /// Opens the database file at `path`, creating it if it doesn't exist.
@@ -397,6 +397,31 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         } catch let error as DatabaseError {
             throw CloudDatabaseError.internalError(
                 "SQLite failed reading \(path): \(error.message ?? "\(error.resultCode)")")
+        }
+    }
+
+    /// Runs a read transaction now, blocking the caller: for a server's work that must not be interleaved with
+    /// another of its kind (``SQLiteCloudServer`` brings shared databases up to date one at a time).
+    func readNow<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as CloudDatabaseError {
+            throw error
+        } catch let error as DatabaseError {
+            throw CloudDatabaseError.internalError(
+                "SQLite failed reading \(path): \(error.message ?? "\(error.resultCode)")")
+        }
+    }
+
+    /// Runs a write transaction now, blocking the caller; see ``readNow(_:)``.
+    func writeNow<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.write(body)
+        } catch let error as CloudDatabaseError {
+            throw error
+        } catch let error as DatabaseError {
+            throw CloudDatabaseError.internalError(
+                "SQLite failed writing \(path): \(error.message ?? "\(error.resultCode)")")
         }
     }
 

@@ -162,9 +162,11 @@ struct SQLiteRecordStore: CloudRecordStore {
 
     /// The share records of a zone, by name.
     func shares(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
-        try records(sql: "WHERE zone_name = ? AND owner_name = ? AND record_type = ?", [
-            zone.zoneName, zone.ownerName, CloudShare.recordType,
-        ])
+        try records(
+            sql: "WHERE zone_name = ? AND owner_name = ? AND record_type = ?",
+            [
+                zone.zoneName, zone.ownerName, CloudShare.recordType,
+            ])
     }
 
     /// Every share record of the file, by zone and name.

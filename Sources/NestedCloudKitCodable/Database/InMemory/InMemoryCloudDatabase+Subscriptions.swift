@@ -26,11 +26,7 @@ extension InMemoryCloudDatabase {
             if let refusal = subscription.refusal {
                 saveResults[subscription.id] = .failure(refusal)
             } else if caller.scope == .shared, case .zone = subscription.kind {
-                // CloudKit's shared database takes database subscriptions only: its zones come and go with shares.
-                saveResults[subscription.id] = .failure(
-                    .invalidArguments(
-                        "subscription \(subscription.id) watches a zone of the shared database, which takes database "
-                            + "subscriptions only: subscribe to the whole shared database instead"))
+                saveResults[subscription.id] = .failure(SharedDatabaseRules.zoneSubscriptionRefusal(subscription))
             } else if case .zone(let zoneID) = subscription.kind,
                 let missing = Self.missingZoneError(zoneID, in: database)
             {

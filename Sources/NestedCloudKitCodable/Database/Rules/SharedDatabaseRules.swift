@@ -182,6 +182,14 @@ package enum SharedDatabaseRules {
                 + "\(user): create it in the private database and share it from there")
     }
 
+    /// Why `user`'s shared database doesn't take this subscription to one of its zones: CloudKit's shared database
+    /// takes database subscriptions only, as its zones come and go with shares.
+    package static func zoneSubscriptionRefusal(_ subscription: CloudSubscription) -> CloudDatabaseError {
+        .invalidArguments(
+            "subscription \(subscription.id) watches a zone of the shared database, which takes database "
+                + "subscriptions only: subscribe to the whole shared database instead")
+    }
+
     /// Why the short GUID names no share.
     package static func unknownShortGUID(_ shortGUID: String) -> CloudDatabaseError {
         .invalidArguments(

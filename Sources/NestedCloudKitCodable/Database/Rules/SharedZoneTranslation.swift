@@ -48,6 +48,13 @@ extension CloudRecord {
     }
 }
 
+extension AssetKey {
+    /// The same asset of the record named in the zone `move` gives.
+    package func movingZone(_ move: (CloudRecord.ZoneID) -> CloudRecord.ZoneID) -> AssetKey {
+        AssetKey(recordID: recordID.movingZone(move), field: field, position: position)
+    }
+}
+
 extension CloudRecordOperation {
     /// The item with its record, or the ID it deletes, moved to the zone `move` gives.
     package func movingZones(_ move: (CloudRecord.ZoneID) -> CloudRecord.ZoneID) -> CloudRecordOperation {

@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+import NestedCloudKitCodable
+
+// What a SQLiteCloudServer asks of the files it keeps: whose each file is, and a shared database's copy of what
+// others share.
+
+extension SQLiteCloudDatabase {
+    /// Whose database a file of a ``SQLiteCloudServer`` is: stored in the file, so that a server finds its users'
+    /// files again whatever their names.
+    struct ServerStamp: Hashable, Sendable {
+        var userRecordName: String
+        var scope: CloudNotification.DatabaseScope
+    }
+
+    /// The stamp of a server's file, or `nil` for a file no server made.
+    func serverStamp() throws -> ServerStamp? {
+        try readNow { database in
+            let values = try Row.fetchAll(
+                database,
+                sql: "SELECT key, value FROM text_metadata WHERE key IN ('server_user', 'server_scope')"
+            )
+            .reduce(into: [String: String]()) { $0[$1[0]] = $1[1] }
+            guard let user = values["server_user"], let scope = values["server_scope"] else { return nil }
+            switch scope {
+            case "private": return ServerStamp(userRecordName: user, scope: .private)
+            case "shared": return ServerStamp(userRecordName: user, scope: .shared)
+            default: return nil
+            }
+        }
+    }
+
+    /// Marks the file as `stamp`'s database; its user record name becomes theirs. A shared database has no
+    /// default zone: it shows only zones others share.
+    func stamp(_ stamp: ServerStamp) throws {
+        try writeNow { database in
+            try database.execute(
+                sql: """
+                    INSERT OR REPLACE INTO text_metadata (key, value) VALUES ('server_user', ?), ('server_scope', ?),
+                        ('user_record_name', ?)
+                    """,
+                arguments: [stamp.userRecordName, stamp.scope == .shared ? "shared" : "private", stamp.userRecordName])
+            if stamp.scope == .shared {
+                try database.execute(
+                    sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?",
+                    arguments: [CloudRecord.ZoneID.default.zoneName, CloudRecord.ZoneID.default.ownerName])
+            }
+        }
+    }
+
+    /// Makes a zone of this shared database hold exactly `visible`, as another user's database has them (their
+    /// change tags and dates kept), logging what changed: the zone appears with its first record and is deleted
+    /// with its last, as CloudKit reports gaining and losing access.
+    ///
+    /// - Parameters:
+    ///   - contents: The contents of the assets of the records that are new or changed here.
+    /// - Returns: Whether anything changed.
+    func show(
+        _ visible: [CloudRecord], in zone: CloudRecord.ZoneID, contents: [AssetKey: Data], now: Date
+    ) throws -> Bool {
+        let assets = assets
+        let (changed, deletedRows) = try writeNow { database -> (Bool, [Int64]) in
+            let store = SQLiteRecordStore(database: database, assets: assets)
+            let log = SQLiteChangeLog(database: database)
+            let shown = try store.containsZone(zone)
+            if visible.isEmpty {
+                guard shown else { return (false, []) }
+                let rows = try Int64.fetchAll(
+                    database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
+                    arguments: [zone.zoneName, zone.ownerName])
+                try database.execute(
+                    sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?",
+                    arguments: [zone.zoneName, zone.ownerName])
+                try log.logZoneDeleted(zone, reason: .deleted)
+                return (true, rows)
+            }
+            if !shown {
+                try database.execute(
+                    sql: "INSERT INTO zone (zone_name, owner_name) VALUES (?, ?)",
+                    arguments: [zone.zoneName, zone.ownerName])
+                try log.logZoneCreated(zone)
+            }
+            let tags = try store.changeTags(in: zone)
+            let visibleNames = Set(visible.map(\.id.recordName))
+            let written = visible.filter { tags[$0.id.recordName] != $0.systemFields?.changeTag }
+            let removed = try tags.keys.filter { !visibleNames.contains($0) }.sorted().compactMap { name in
+                let id = CloudRecord.ID(recordName: name, zoneID: zone)
+                return try store.storedRecord(withID: id).map { (id: id, recordType: $0["record_type"] as String) }
+            }
+            guard !shown || !written.isEmpty || !removed.isEmpty else { return (false, []) }
+            var transaction = try ModifyTransaction(store: store, now: now)
+            try transaction.write(written, removed: removed, contents: contents)
+            try transaction.finish(keepingTombstones: maximumTombstones)
+            return (true, transaction.deletedRows)
+        }
+        assets.removeFiles(ofRows: deletedRows)
+        return changed
+    }
+}

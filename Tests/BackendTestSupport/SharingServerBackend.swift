@@ -1,0 +1,52 @@
+import Foundation
+import NestedCloudKitCodable
+import NestedCloudKitSQLite
+import TestSupport
+import Testing
+
+/// A database of one user on a server that holds several users' databases: what a user's device reads and
+/// writes, and where they accept shares.
+package protocol SharingUserDatabase: CloudDatabase {
+    func acceptShare(shortGUID: String) async throws -> CloudShare
+    func shareMetadata(shortGUID: String, fetchingRootRecord: Bool) async throws -> CloudShare.Metadata
+}
+
+extension SharingUserDatabase {
+    package func shareMetadata(shortGUID: String) async throws -> CloudShare.Metadata {
+        try await shareMetadata(shortGUID: shortGUID, fetchingRootRecord: false)
+    }
+}
+
+extension InMemoryCloudDatabase.ScopedDatabase: SharingUserDatabase {}
+extension SQLiteCloudServer.UserDatabase: SharingUserDatabase {}
+
+/// A server with several users, for the tests of the shared database, which run against each: the simulated
+/// server in memory and the directory of SQLite files.
+package struct SharingServerBackend: Sendable, CustomTestStringConvertible {
+    package let name: String
+    /// Makes an empty server, and returns how to reach each user's private and shared database on it.
+    package let make: @Sendable () throws -> SharingServerUsers
+
+    package var testDescription: String { name }
+
+    package static let all: [SharingServerBackend] = [.inMemory, .sqlite]
+
+    package static let inMemory = SharingServerBackend(name: "in-memory") {
+        let server = InMemoryCloudDatabase(userRecordName: "_alice")
+        return SharingServerUsers(
+            privateDatabase: { server.privateDatabase(of: $0) }, sharedDatabase: { server.sharedDatabase(of: $0) })
+    }
+
+    package static let sqlite = SharingServerBackend(name: "SQLite") {
+        let server = try SQLiteCloudServer(directory: temporaryDatabasePath())
+        return SharingServerUsers(
+            privateDatabase: { try server.privateDatabase(of: $0) },
+            sharedDatabase: { try server.sharedDatabase(of: $0) })
+    }
+}
+
+/// Each user's databases on one server.
+package struct SharingServerUsers: Sendable {
+    package let privateDatabase: @Sendable (String) throws -> any SharingUserDatabase
+    package let sharedDatabase: @Sendable (String) throws -> any SharingUserDatabase
+}

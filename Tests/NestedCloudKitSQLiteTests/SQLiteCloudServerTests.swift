@@ -1,0 +1,105 @@
+import Foundation
+import NestedCloudKitCodable
+import NestedCloudKitSQLite
+import TestSupport
+import Testing
+
+/// What only the directory of SQLite files adds to the shared database's rules (which run against every server in
+/// `SharedDatabaseConformanceTests`): it survives restarts, its shared copies catch up after a crash, and a shared
+/// record's assets are copied with it.
+@Suite("SQLite server: users sharing through files")
+struct SQLiteCloudServerTests {
+    static let lists = CloudRecord.ZoneID(zoneName: "Lists")
+    static let alicesLists = CloudRecord.ZoneID(zoneName: "Lists", ownerName: "_alice")
+    let directory = temporaryDatabasePath("server")
+
+    static func item(_ name: String, fields: CloudRecord.Fields = [:]) -> CloudRecord {
+        var record = CloudRecord(
+            recordType: "Item", id: CloudRecord.ID(recordName: name, zoneID: lists), fields: fields)
+        record.parentID = CloudRecord.ID(recordName: "groceries", zoneID: lists)
+        return record
+    }
+
+    /// Alice's list with milk, shared with bob, who accepted.
+    func aliceSharesHerList(on server: SQLiteCloudServer) async throws {
+        let alice = try server.privateDatabase(of: "_alice")
+        _ = try await alice.modifyRecordZones(saving: [Self.lists], deleting: [])
+        let list = CloudRecord(recordType: "List", id: CloudRecord.ID(recordName: "groceries", zoneID: Self.lists))
+        var share = try CloudShare(rootRecord: list)
+        try share.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        let results = try await alice.modifyRecords(
+            saving: [list, Self.item("milk"), share.record], deleting: [], savePolicy: .ifServerRecordUnchanged,
+            atomically: true)
+        let saved = try CloudShare(record: try #require(results.saveResults[share.id]).get())
+        _ = try await server.sharedDatabase(of: "_bob").acceptShare(shortGUID: try #require(saved.shortGUID))
+    }
+
+    @Test func everyUsersDatabasesSurviveARestart() async throws {
+        let server = try SQLiteCloudServer(directory: directory)
+        try await aliceSharesHerList(on: server)
+        let token = try await server.sharedDatabase(of: "_bob").recordZoneChanges(
+            inZoneWith: Self.alicesLists, since: nil
+        ).changeToken
+        try server.close()
+
+        let reopened = try SQLiteCloudServer(directory: directory)
+        let bob = try reopened.sharedDatabase(of: "_bob")
+        #expect(try await bob.allRecordZones() == [Self.alicesLists])
+        #expect(try await bob.userRecordName() == "_bob")
+        _ = try await bob.save(
+            Self.item("eggs").movingZones { $0.sharedName(ownedBy: "_alice") }, savePolicy: .ifServerRecordUnchanged)
+        let changes = try await bob.recordZoneChanges(inZoneWith: Self.alicesLists, since: token)
+        #expect(changes.modifications.map(\.id.recordName) == ["eggs"])
+        let eggs = try await reopened.privateDatabase(of: "_alice").record(
+            for: CloudRecord.ID(recordName: "eggs", zoneID: Self.lists))
+        #expect(eggs.systemFields?.lastModifiedUserRecordName == "_bob")
+    }
+
+    @Test func aSharedCopyLeftBehindByACrashCatchesUpWhenTheServerOpens() async throws {
+        let server = try SQLiteCloudServer(directory: directory)
+        try await aliceSharesHerList(on: server)
+        try server.close()
+        // A write to alice's file whose refresh of bob's copy never ran, as if the process died between the two.
+        let alicesFile = try SQLiteCloudDatabase(
+            path: URL(fileURLWithPath: directory).appendingPathComponent("private-_alice.sqlite").path)
+        _ = try await alicesFile.save(Self.item("bread"))
+        try alicesFile.close()
+
+        let reopened = try SQLiteCloudServer(directory: directory)
+        let bread = try await reopened.sharedDatabase(of: "_bob").record(
+            for: CloudRecord.ID(recordName: "bread", zoneID: Self.alicesLists))
+        #expect(bread.parentID == CloudRecord.ID(recordName: "groceries", zoneID: Self.alicesLists))
+    }
+
+    @Test func aSharedRecordsAssetIsCopiedForTheParticipant() async throws {
+        let server = try SQLiteCloudServer(directory: directory)
+        try await aliceSharesHerList(on: server)
+        let photo = Data("a photo of the milk".utf8)
+        _ = try await server.privateDatabase(of: "_alice").save(
+            Self.item("photo", fields: ["image": .asset(CloudAsset(data: photo))]))
+
+        let shared = try await server.sharedDatabase(of: "_bob").record(
+            for: CloudRecord.ID(recordName: "photo", zoneID: Self.alicesLists))
+        guard case .asset(let asset) = shared.fields["image"] else {
+            Issue.record("the shared photo has no asset: \(shared.fields)")
+            return
+        }
+        #expect(try asset.contents() == photo)
+    }
+
+    @Test func aSingleUsersFileUnderAUsersNameBecomesTheirsWithItsRecords() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = URL(fileURLWithPath: directory).appendingPathComponent("private-_bob.sqlite").path
+        let file = try SQLiteCloudDatabase(path: path)
+        _ = try await file.save(CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: "mine")))
+        try file.close()
+
+        let server = try SQLiteCloudServer(directory: directory)
+        let bob = try server.privateDatabase(of: "_bob")
+        #expect(try await bob.record(for: CloudRecord.ID(recordName: "mine")).recordType == "Note")
+        #expect(try await bob.userRecordName() == "_bob")
+        #expect(
+            try await server.privateDatabase(of: "_alice").records(for: [CloudRecord.ID(recordName: "mine")])
+                .values.first.map { (try? $0.get()) == nil } == true)
+    }
+}
