@@ -19,7 +19,7 @@ struct SharedDatabaseConformanceTests {
         let bob: any SharingUserDatabase
 
         init(_ backend: SharingServerBackend) throws {
-            server = try backend.make()
+            server = try backend.make(SystemCloudClock())
             alice = try server.privateDatabase("_alice")
             bob = try server.sharedDatabase("_bob")
         }

@@ -1,11 +1,12 @@
+import BackendTestSupport
 import Foundation
 import NestedCloudKitCodable
 import Testing
 
 @testable import NestedCloudKitSync
 
-/// Alice shares a shopping list with bob; each has a device with a store and an engine on the simulated server,
-/// bob's syncing his shared database too.
+/// Alice shares a shopping list with bob; each has a device with a store and an engine on a server with several
+/// users (the simulated one, and the directory of SQLite files), bob's syncing his shared database too.
 @Suite("Sync: sharing between users")
 struct SharingSyncTests {
     struct ShoppingList: CKCodable, Identifiable, Equatable, Sendable {
@@ -38,20 +39,25 @@ struct SharingSyncTests {
     }
 
     let clock = VirtualCloudClock()
-    let server: InMemoryCloudDatabase
+    let server: SharingServerUsers
     let alice: Device
     let bob: Device
     /// Alice's zone as she names it, and as bob does.
     let alicesZone = SyncStore.defaultZoneID
     let bobsView: CloudRecord.ZoneID
 
+    /// On the simulated server: what Swift Testing makes before it calls each test below, which makes its own.
     init() async throws {
-        server = InMemoryCloudDatabase(userRecordName: "_alice", clock: clock)
+        try await self.init(.inMemory)
+    }
+
+    init(_ backend: SharingServerBackend) async throws {
+        server = try backend.make(clock)
         alice = try await Device(
-            server: server.privateDatabase(of: "_alice"), sharedDatabase: server.sharedDatabase(of: "_alice"),
+            server: try server.privateDatabase("_alice"), sharedDatabase: try server.sharedDatabase("_alice"),
             clock: clock)
         bob = try await Device(
-            server: server.privateDatabase(of: "_bob"), sharedDatabase: server.sharedDatabase(of: "_bob"),
+            server: try server.privateDatabase("_bob"), sharedDatabase: try server.sharedDatabase("_bob"),
             clock: clock)
         bobsView = CloudRecord.ZoneID(zoneName: alicesZone.zoneName, ownerName: "_alice")
     }
@@ -68,14 +74,14 @@ struct SharingSyncTests {
         try await alice.store.save(ShoppingList(id: "groceries", name: "Groceries"))
         try await alice.store.save(item("milk", in: alicesZone))
         try await alice.sync()
-        let database = server.privateDatabase(of: "_alice")
+        let database = try server.privateDatabase("_alice")
         let root = try await database.record(for: CloudRecord.ID(recordName: "groceries", zoneID: alicesZone))
         var share = try CloudShare(rootRecord: root)
         try share.addParticipant(.init(userRecordName: "_bob", permission: permission))
         let results = try await database.modifyRecords(
             saving: [root, share.record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
         let saved = try CloudShare(record: try #require(results.saveResults[share.id]).get())
-        _ = try await server.sharedDatabase(of: "_bob").acceptShare(shortGUID: try #require(saved.shortGUID))
+        _ = try await server.sharedDatabase("_bob").acceptShare(shortGUID: try #require(saved.shortGUID))
         try await bob.sync()
         return saved
     }
@@ -86,17 +92,17 @@ struct SharingSyncTests {
         }.sorted()
     }
 
-    @Test func bobSeesTheSharedListInHisStoreUnderAlicesName() async throws {
+    func bobSeesTheSharedListInHisStoreUnderAlicesName() async throws {
         try await aliceSharesHerList()
         let list = try await bob.store.fetch(ShoppingList.self, id: "groceries", in: bobsView)
         #expect(list?.name == "Groceries")
         #expect(try await names(in: bob, zone: bobsView) == ["milk"])
         // Nothing of alice's arrived in bob's own zone, and nothing of hers was created in his private database.
         #expect(try await bob.store.records(ofType: "Item", in: alicesZone).isEmpty)
-        #expect(try await server.privateDatabase(of: "_bob").allRecordZones().contains(bobsView) == false)
+        #expect(try await server.privateDatabase("_bob").allRecordZones().contains(bobsView) == false)
     }
 
-    @Test func bothEditOfflineAndConverge() async throws {
+    func bothEditOfflineAndConverge() async throws {
         try await aliceSharesHerList()
         // Offline: alice renames the milk, bob renames the list and adds eggs to it.
         var milk = try #require(try await alice.store.fetch(Item.self, id: "milk"))
@@ -113,13 +119,13 @@ struct SharingSyncTests {
         #expect(try await names(in: bob, zone: bobsView) == ["eggs", "oat milk"])
         #expect(try await alice.store.fetch(ShoppingList.self, id: "groceries")?.name == "Weekend")
         #expect(try await bob.store.fetch(ShoppingList.self, id: "groceries", in: bobsView)?.name == "Weekend")
-        let eggs = try await server.privateDatabase(of: "_alice").record(
+        let eggs = try await server.privateDatabase("_alice").record(
             for: CloudRecord.ID(recordName: "eggs", zoneID: alicesZone))
         #expect(eggs.systemFields?.creatorUserRecordName == "_bob")
         #expect(eggs.parentID == CloudRecord.ID(recordName: "groceries", zoneID: alicesZone))
     }
 
-    @Test func theOwnersAndTheParticipantsEditsOfOneRecordMergeByThePolicy() async throws {
+    func theOwnersAndTheParticipantsEditsOfOneRecordMergeByThePolicy() async throws {
         try await aliceSharesHerList()
         // Offline, both change the milk: alice its name, bob its note; then bob syncs first.
         var alicesMilk = try #require(try await alice.store.fetch(Item.self, id: "milk"))
@@ -145,7 +151,7 @@ struct SharingSyncTests {
         #expect(alice.recorder.resolutions.map(\.recordID.recordName) == ["milk"])
     }
 
-    @Test func bobAddsAFolderWithItsNotesInOneSaveUnderTheSharedList() async throws {
+    func bobAddsAFolderWithItsNotesInOneSaveUnderTheSharedList() async throws {
         try await aliceSharesHerList()
         let folderID = CloudRecord.ID(recordName: "dairy", zoneID: bobsView)
         let folder = Folder(
@@ -158,12 +164,12 @@ struct SharingSyncTests {
         try await alice.sync()
         let alicesFolder = try await alice.store.fetch(Folder.self, id: "dairy")
         #expect(alicesFolder?.notes.map(\.text) == ["keep cold"])
-        let note = try await server.privateDatabase(of: "_alice").record(
+        let note = try await server.privateDatabase("_alice").record(
             for: CloudRecord.ID(recordName: "cold", zoneID: alicesZone))
         #expect(note.parentID == CloudRecord.ID(recordName: "dairy", zoneID: alicesZone))
     }
 
-    @Test func aliceAddsAnItemAndBobSeesIt() async throws {
+    func aliceAddsAnItemAndBobSeesIt() async throws {
         try await aliceSharesHerList()
         try await alice.store.save(item("bread", in: alicesZone))
         try await alice.sync()
@@ -171,7 +177,7 @@ struct SharingSyncTests {
         #expect(try await names(in: bob, zone: bobsView) == ["bread", "milk"])
     }
 
-    @Test func aReadOnlyParticipantsWriteIsRefusedAndQueuesNothing() async throws {
+    func aReadOnlyParticipantsWriteIsRefusedAndQueuesNothing() async throws {
         try await aliceSharesHerList(permission: .readOnly)
         await #expect {
             try await bob.store.save(item("eggs", in: bobsView), in: bobsView)
@@ -186,7 +192,7 @@ struct SharingSyncTests {
         #expect(try await names(in: bob, zone: bobsView) == ["milk"])
     }
 
-    @Test func aNewRecordOutsideTheSharedListIsRefusedBeforeItIsQueued() async throws {
+    func aNewRecordOutsideTheSharedListIsRefusedBeforeItIsQueued() async throws {
         try await aliceSharesHerList()
         await #expect {
             try await bob.store.save(Item(id: "loose", name: "loose", list: nil), in: bobsView)
@@ -197,11 +203,11 @@ struct SharingSyncTests {
         #expect(try await bob.engine.status().pendingChanges == 0)
     }
 
-    @Test func aliceRemovesBobAndHisCopyGoesWithAnEvent() async throws {
+    func aliceRemovesBobAndHisCopyGoesWithAnEvent() async throws {
         let share = try await aliceSharesHerList()
         // Bob's edit, not yet sent, can't reach alice any more: it goes with the zone, never uploaded elsewhere.
         try await bob.store.save(item("eggs", in: bobsView), in: bobsView)
-        let database = server.privateDatabase(of: "_alice")
+        let database = try server.privateDatabase("_alice")
         var current = try CloudShare(record: try await database.record(for: share.id))
         let bobAsParticipant = try #require(current.participants.first { $0.userRecordName == "_bob" })
         current.removeParticipant(bobAsParticipant)
@@ -215,18 +221,18 @@ struct SharingSyncTests {
         // Alice's list is as she left it, and bob's own database holds none of it.
         #expect(try await names(in: alice, zone: alicesZone) == ["milk"])
         #expect(
-            try await server.privateDatabase(of: "_bob").allRecordZones().contains { $0.zoneName == "groceries" }
+            try await server.privateDatabase("_bob").allRecordZones().contains { $0.zoneName == "groceries" }
                 == false)
     }
 
-    @Test func bobsQueuedEditToAShareMadeReadOnlyIsRefusedAloneAndHalted() async throws {
+    func bobsQueuedEditToAShareMadeReadOnlyIsRefusedAloneAndHalted() async throws {
         let share = try await aliceSharesHerList()
         var milk = try #require(try await bob.store.fetch(Item.self, id: "milk", in: bobsView))
         milk.name = "skimmed milk"
         try await bob.store.save(milk, in: bobsView)
         try await bob.store.save(ShoppingList(id: "mine", name: "Mine"))
         // Alice makes bob read-only before his edit reaches her.
-        let database = server.privateDatabase(of: "_alice")
+        let database = try server.privateDatabase("_alice")
         var current = try CloudShare(record: try await database.record(for: share.id))
         try current.addParticipant(.init(userRecordName: "_bob", permission: .readOnly))
         try await database.save(current.record)
@@ -242,7 +248,7 @@ struct SharingSyncTests {
                 }
             })
         #expect(
-            try await server.privateDatabase(of: "_bob").record(
+            try await server.privateDatabase("_bob").record(
                 for: CloudRecord.ID(recordName: "mine", zoneID: alicesZone)
             ).recordType == "ShoppingList")
         #expect(try await names(in: alice, zone: alicesZone) == ["milk"])
@@ -250,7 +256,7 @@ struct SharingSyncTests {
 
     // MARK: Sharing from the engine
 
-    @Test func aliceSharesChangesAndStopsSharingFromHerEngine() async throws {
+    func aliceSharesChangesAndStopsSharingFromHerEngine() async throws {
         try await alice.store.save(ShoppingList(id: "groceries", name: "Groceries"))
         try await alice.store.save(item("milk", in: alicesZone))
         try await alice.sync()
@@ -265,7 +271,7 @@ struct SharingSyncTests {
             try await alice.store.records(ofType: "ShoppingList").first { $0.id.recordName == "groceries" })
         #expect(root.systemFields?.shareID == share.id)
 
-        _ = try await server.sharedDatabase(of: "_bob").acceptShare(shortGUID: try #require(share.shortGUID))
+        _ = try await server.sharedDatabase("_bob").acceptShare(shortGUID: try #require(share.shortGUID))
         try await bob.sync()
         #expect(try await names(in: bob, zone: bobsView) == ["milk"])
 
@@ -285,23 +291,85 @@ struct SharingSyncTests {
         #expect(try await names(in: alice, zone: alicesZone) == ["milk"])
     }
 
-    @Test func bobLeavesTheShareFromHisEngine() async throws {
+    func bobLeavesTheShareFromHisEngine() async throws {
         let share = try await aliceSharesHerList()
         try await bob.engine.leaveShare(CloudRecord.ID(recordName: share.id.recordName, zoneID: bobsView))
         try await bob.sync()
         #expect(bob.recorder.events.contains(.sharedZoneRemoved(bobsView, discardedChanges: 0)))
-        let alicesCopy = try CloudShare(record: try await server.privateDatabase(of: "_alice").record(for: share.id))
+        let alicesCopy = try CloudShare(record: try await server.privateDatabase("_alice").record(for: share.id))
         #expect(alicesCopy.participants.first { $0.userRecordName == "_bob" }?.acceptanceStatus == .removed)
     }
 
-    @Test func sharingARootTheServerDoesntHaveYetSaysToSyncFirst() async throws {
+    func sharingARootTheServerDoesntHaveYetSaysToSyncFirst() async throws {
         try await alice.store.save(ShoppingList(id: "groceries", name: "Groceries"))
         _ = try await alice.engine.status()
-        _ = try await server.privateDatabase(of: "_alice").modifyRecordZones(saving: [alicesZone], deleting: [])
+        _ = try await server.privateDatabase("_alice").modifyRecordZones(saving: [alicesZone], deleting: [])
         await #expect(
             throws: CloudDatabaseError.unknownItem(CloudRecord.ID(recordName: "groceries", zoneID: alicesZone))
         ) {
             try await alice.engine.share(CloudRecord.ID(recordName: "groceries", zoneID: alicesZone))
         }
+    }
+
+    // MARK: Each scenario on each server
+
+    @Test(arguments: SharingServerBackend.all)
+    func bobSeesTheSharedListInHisStoreUnderAlicesName(backend: SharingServerBackend) async throws {
+        try await Self(backend).bobSeesTheSharedListInHisStoreUnderAlicesName()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func bothEditOfflineAndConverge(backend: SharingServerBackend) async throws {
+        try await Self(backend).bothEditOfflineAndConverge()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func theOwnersAndTheParticipantsEditsOfOneRecordMergeByThePolicy(backend: SharingServerBackend) async throws {
+        try await Self(backend).theOwnersAndTheParticipantsEditsOfOneRecordMergeByThePolicy()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func bobAddsAFolderWithItsNotesInOneSaveUnderTheSharedList(backend: SharingServerBackend) async throws {
+        try await Self(backend).bobAddsAFolderWithItsNotesInOneSaveUnderTheSharedList()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func aliceAddsAnItemAndBobSeesIt(backend: SharingServerBackend) async throws {
+        try await Self(backend).aliceAddsAnItemAndBobSeesIt()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func aReadOnlyParticipantsWriteIsRefusedAndQueuesNothing(backend: SharingServerBackend) async throws {
+        try await Self(backend).aReadOnlyParticipantsWriteIsRefusedAndQueuesNothing()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func aNewRecordOutsideTheSharedListIsRefusedBeforeItIsQueued(backend: SharingServerBackend) async throws {
+        try await Self(backend).aNewRecordOutsideTheSharedListIsRefusedBeforeItIsQueued()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func aliceRemovesBobAndHisCopyGoesWithAnEvent(backend: SharingServerBackend) async throws {
+        try await Self(backend).aliceRemovesBobAndHisCopyGoesWithAnEvent()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func bobsQueuedEditToAShareMadeReadOnlyIsRefusedAloneAndHalted(backend: SharingServerBackend) async throws {
+        try await Self(backend).bobsQueuedEditToAShareMadeReadOnlyIsRefusedAloneAndHalted()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func aliceSharesChangesAndStopsSharingFromHerEngine(backend: SharingServerBackend) async throws {
+        try await Self(backend).aliceSharesChangesAndStopsSharingFromHerEngine()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func bobLeavesTheShareFromHisEngine(backend: SharingServerBackend) async throws {
+        try await Self(backend).bobLeavesTheShareFromHisEngine()
+    }
+
+    @Test(arguments: SharingServerBackend.all)
+    func sharingARootTheServerDoesntHaveYetSaysToSyncFirst(backend: SharingServerBackend) async throws {
+        try await Self(backend).sharingARootTheServerDoesntHaveYetSaysToSyncFirst()
     }
 }
