@@ -6,19 +6,13 @@ import Testing
 
 /// A database of one user on a server that holds several users' databases: what a user's device reads and
 /// writes, and where they accept shares.
-package protocol SharingUserDatabase: CloudDatabase {
-    func acceptShare(shortGUID: String) async throws -> CloudShare
-    func shareMetadata(shortGUID: String, fetchingRootRecord: Bool) async throws -> CloudShare.Metadata
-}
+package typealias SharingUserDatabase = ShareAcceptingDatabase
 
-extension SharingUserDatabase {
+extension ShareAcceptingDatabase {
     package func shareMetadata(shortGUID: String) async throws -> CloudShare.Metadata {
         try await shareMetadata(shortGUID: shortGUID, fetchingRootRecord: false)
     }
 }
-
-extension InMemoryCloudDatabase.ScopedDatabase: SharingUserDatabase {}
-extension SQLiteCloudServer.UserDatabase: SharingUserDatabase {}
 
 /// A server with several users, for the tests of the shared database, which run against each: the simulated
 /// server in memory and the directory of SQLite files.

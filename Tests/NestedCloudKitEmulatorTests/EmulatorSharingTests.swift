@@ -221,4 +221,55 @@ import Testing
         #expect(change?["sid"] as? String == "shared")
         #expect(change?["dbs"] as? Int == 3)
     }
+
+    // MARK: Under a data directory
+
+    @Test func underADataDirectorySharingWorksAndSurvivesARestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sharing-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = EmulatorConfiguration(storage: .directory(directory.path))
+        let first = EmulatorHandlerHarness(configuration)
+        let alice = await EmulatorHandlerHarness.Session(first, user: "alice")
+        let shortGUID = try #require(try await aliceSharesHerList(alice)["shortGUID"] as? String)
+        let bob = await EmulatorHandlerHarness.Session(first, user: "bob")
+        let accepted = try await bob.call("records/accept", ["shortGUIDs": [["value": shortGUID]]], scope: "public")
+        #expect(
+            (accepted.json["results"] as? [[String: Any]])?.first?["participantStatus"] as? String == "ACCEPTED",
+            "\(accepted.text)")
+        await first.state.registry.close()
+        // Each user's databases are the emulator's files, named by the user, in the container's folder.
+        let folder = directory.appendingPathComponent(first.container).appendingPathComponent("development")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sqlite") }
+        #expect(Set(files) == ["private-alice.sqlite", "shared-bob.sqlite", "public.sqlite"])
+
+        let restarted = EmulatorHandlerHarness(configuration)
+        let alicesName = Caller.userRecordName(for: "alice")
+        let bobAgain = await EmulatorHandlerHarness.Session(restarted, user: "bob")
+        let zones = try await bobAgain.call("zones/list", [:], scope: "shared")
+        let zoneIDs = (zones.json["zones"] as? [[String: Any]])?.compactMap { $0["zoneID"] as? [String: Any] }
+        #expect(zoneIDs?.map { $0["ownerRecordName"] as? String } == [alicesName], "\(zones.text)")
+
+        // Alice adds an item after the restart; bob reads it in her zone, and the share's page is still served.
+        let aliceAgain = await EmulatorHandlerHarness.Session(restarted, user: "alice")
+        let item: [String: Any] = [
+            "recordName": "milk", "recordType": "Item", "fields": ["name": ["value": "Milk"]],
+            "parent": ["recordName": "groceries"],
+        ]
+        let saved = try await aliceAgain.call(
+            "records/modify", ["zoneID": Self.lists, "operations": [["operationType": "create", "record": item]]])
+        #expect(saved.status == 200, "\(saved.text)")
+        let lookup = try await bobAgain.call(
+            "records/lookup",
+            ["zoneID": ["zoneName": "Lists", "ownerRecordName": alicesName], "records": [["recordName": "milk"]]],
+            scope: "shared")
+        let milk = try #require((lookup.json["records"] as? [[String: Any]])?.first)
+        #expect(
+            (milk["fields"] as? [String: Any])?["name"] as? [String: String] == ["value": "Milk", "type": "STRING"])
+        let page = try await restarted.send("GET", "/share/\(shortGUID)")
+        #expect(page.status == 200)
+        let listed = try await restarted.send(
+            "GET", "/emulator/v1/shares?container=\(restarted.container)&user=bob")
+        #expect((listed.json["shares"] as? [[String: Any]])?.first?["role"] as? String == "PARTICIPANT")
+        await restarted.state.registry.close()
+    }
 }

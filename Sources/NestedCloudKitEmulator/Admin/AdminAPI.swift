@@ -142,7 +142,7 @@ struct AdminAPI: Sendable {
     }
 
     /// `GET shares?container=NAME&user=NAME`: the shares a user owns and those they are invited to or joined,
-    /// each with its URL, what it shares and who takes part. Shares live in in-memory storage only (FIDELITY.md).
+    /// each with its URL, what it shares and who takes part.
     private func shares(_ query: [String: String], baseURL: String) async throws(ServerError) -> JSONValue {
         guard let container = query["container"], let user = query["user"] else {
             throw .badRequest("shares needs ?container=NAME&user=NAME[&environment=...]")
@@ -151,12 +151,20 @@ struct AdminAPI: Sendable {
             query["environment"].flatMap(EmulatorEnvironment.init(rawValue:)) ?? state.configuration.environment
         try DatabaseNames.check(
             DatabaseKey(container: container, environment: environment, scope: .private, user: user))
-        guard let server = await state.registry.sharingServer(container: container, environment: environment) else {
+        guard
+            let server = try await state.registry.existingSharingServer(container: container, environment: environment)
+        else {
             return ["shares": []]
         }
         let userRecordName = Caller.userRecordName(for: user)
+        let shares: [(owner: String, record: CloudRecord)]
+        do {
+            shares = try await server.shares(involving: userRecordName)
+        } catch {
+            throw ServerError(.internalError, "couldn't read the shares: \(FilePaths.removed(from: "\(error)"))")
+        }
         var items: [JSONValue] = []
-        for (owner, record) in await server.shares(involving: userRecordName) {
+        for (owner, record) in shares {
             guard let share = try? CloudShare(record: record) else { continue }
             var item: [String: JSONValue] = [
                 "owner": .string(owner),

@@ -34,26 +34,19 @@ enum SharesEndpoint {
 
     private static func results(
         _ context: DatabaseRequest, endpoint: String,
-        _ body: @Sendable (InMemoryCloudDatabase.ScopedDatabase, String, Item) async throws -> CloudShare.Metadata
+        _ body: @Sendable (any ShareAcceptingDatabase, String, Item) async throws -> CloudShare.Metadata
     ) async throws(ServerError) -> JSONValue {
         guard let user = context.caller.userName else {
             throw context.state.authenticationRequired(context.request, reason: "\(endpoint) needs a signed-in user")
         }
         let items = try self.items(context.body, endpoint: endpoint)
         let key = context.key
-        guard
-            let server = await context.state.registry.sharingServer(
-                container: key.container, environment: key.environment)
-        else {
-            throw ServerError(
-                .badRequest,
-                "\(endpoint): shares need the emulator's in-memory storage; start it without --data-directory "
-                    + "to share between users (FIDELITY.md)")
-        }
         let shared = try await context.state.registry.handle(
             for: DatabaseKey(container: key.container, environment: key.environment, scope: .shared, user: user))
         let coding = context.state.coding(for: shared, baseURL: context.request.baseURL)
-        let database = server.sharedDatabase(of: Caller.userRecordName(for: user))
+        guard let database = shared.database as? any ShareAcceptingDatabase else {
+            throw ServerError(.internalError, "\(endpoint): the shared database of \(user) takes no shares")
+        }
         var results: [JSONValue] = []
         for item in items {
             let identifying: [String: JSONValue] = ["shortGUID": .string(item.value)]

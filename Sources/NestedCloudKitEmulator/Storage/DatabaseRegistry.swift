@@ -7,9 +7,9 @@ actor DatabaseRegistry {
     private let storage: EmulatorStorage
     private let clock: EmulatorClock
     private var handles: [DatabaseKey: DatabaseHandle] = [:]
-    /// In memory, one server per container and environment holds every user's private and shared databases, so
-    /// that what one user shares shows in another's shared database.
-    private var sharingServers: [SharingServerKey: InMemoryCloudDatabase] = [:]
+    /// One server per container and environment holds every user's private and shared databases, so that what one
+    /// user shares shows in another's shared database.
+    private var sharingServers: [SharingServerKey: SharingServer] = [:]
     private let revisions = RevisionCounter()
 
     init(storage: EmulatorStorage, clock: EmulatorClock) {
@@ -27,8 +27,9 @@ actor DatabaseRegistry {
         // Another request may have opened it while this one asked for the user.
         if let handle = handles[key] { return handle }
         // A reset while this one asked made a new server for the container: this database is the old one's.
-        if let scoped = opened.database as? InMemoryCloudDatabase.ScopedDatabase,
-            sharingServers[SharingServerKey(container: key.container, environment: key.environment)] !== scoped.server
+        if opened.fromSharingServer,
+            sharingServers[SharingServerKey(container: key.container, environment: key.environment)]?.holds(
+                opened.database) != true
         {
             return try await handle(for: key)
         }
@@ -87,11 +88,7 @@ actor DatabaseRegistry {
     /// (`CONTAINER/development`, `CONTAINER/production`), and a container folder left empty. Nothing else under the
     /// data directory is touched, in case it is shared with other files.
     func reset() throws(ServerError) {
-        for handle in handles.values {
-            try? (handle.database as? SQLiteCloudDatabase)?.close()
-        }
-        handles = [:]
-        sharingServers = [:]
+        close()
         guard case .directory(let path) = storage else { return }
         let fileManager = FileManager.default
         let root = URL(fileURLWithPath: path)
@@ -118,7 +115,7 @@ actor DatabaseRegistry {
     /// Expires every change token: the in-memory database's directly, a SQLite file's by compacting away every
     /// tombstone a token could still need.
     func expireChangeTokens() async {
-        for server in sharingServers.values { await server.expireEveryUsersChangeTokens() }
+        for server in sharingServers.values { await server.expireChangeTokens() }
         for handle in handles.values {
             if let memory = handle.database as? InMemoryCloudDatabase {
                 await memory.expireChangeTokens()
@@ -133,74 +130,125 @@ actor DatabaseRegistry {
         for handle in handles.values {
             try? (handle.database as? SQLiteCloudDatabase)?.close()
         }
+        for server in sharingServers.values { server.close() }
         handles = [:]
+        sharingServers = [:]
     }
 
     private func open(_ key: DatabaseKey) throws(ServerError) -> (
-        database: any CloudRecordStoringDatabase, subscriptions: SubscriptionStore
+        database: any CloudRecordStoringDatabase, subscriptions: SubscriptionStore, fromSharingServer: Bool
     ) {
         let clock = self.clock
+        let userRecordName = key.user.map(Caller.userRecordName(for:))
         switch storage {
         case .inMemory:
-            let database: any CloudRecordStoringDatabase
-            if key.scope != .public, let user = key.user {
-                let server = sharingServer(for: key)
-                let userRecordName = Caller.userRecordName(for: user)
-                database =
-                    key.scope == .shared
-                    ? server.sharedDatabase(of: userRecordName) : server.privateDatabase(of: userRecordName)
-            } else {
-                database = Self.makeInMemoryDatabase(clock: clock)
+            let subscriptions = SubscriptionStore(ownerRecordName: EmulatorState.ownerRecordName(of: key))
+            guard key.scope != .public, let userRecordName else {
+                return (Self.makeInMemoryDatabase(clock: clock), subscriptions, false)
             }
-            return (database, SubscriptionStore(ownerRecordName: EmulatorState.ownerRecordName(of: key)))
+            let database = try database(of: userRecordName, key: key, file: nil)
+            return (database, subscriptions, true)
         case .directory(let path):
             let file = key.fileName(in: URL(fileURLWithPath: path))
             do {
                 try FileManager.default.createDirectory(
                     at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-                let database = try SQLiteCloudDatabase(
-                    path: file.path, maximumItemsPerRequest: 10_000, clock: clock)
                 let subscriptions = try SubscriptionStore(
                     file: URL(fileURLWithPath: file.path + ".subscriptions.json"),
                     ownerRecordName: EmulatorState.ownerRecordName(of: key))
-                return (database, subscriptions)
+                guard key.scope != .public, let userRecordName else {
+                    let database = try SQLiteCloudDatabase(
+                        path: file.path, maximumItemsPerRequest: 10_000, clock: clock)
+                    return (database, subscriptions, false)
+                }
+                let database = try database(of: userRecordName, key: key, file: file)
+                return (database, subscriptions, true)
             } catch let damaged as SubscriptionStore.DamagedFile {
                 throw ServerError(
                     .internalError,
                     "the subscriptions of the database \(key) can't be read (\(damaged.reason)); move its "
                         + "\(file.lastPathComponent).subscriptions.json file aside to open it without them, or put "
                         + "back a good copy")
+            } catch let error as ServerError {
+                throw error
             } catch {
-                throw ServerError(
-                    .internalError,
-                    "couldn't open the database \(key) under the data directory: \(FilePaths.removed(from: "\(error)")); check that the directory can be written"
-                )
+                throw Self.cannotOpen(key, error)
             }
         }
     }
 
-    /// The server that holds every user's private and shared databases of a container and environment, in memory.
-    func sharingServer(for key: DatabaseKey) -> InMemoryCloudDatabase {
+    /// A user's private or shared database, from the server of their container.
+    private func database(of userRecordName: String, key: DatabaseKey, file: URL?) throws(ServerError)
+        -> any CloudRecordStoringDatabase
+    {
+        let server = try sharingServer(for: key)
+        do {
+            return try server.database(
+                of: userRecordName, scope: key.scope == .shared ? .shared : .private, file: file)
+        } catch {
+            throw Self.cannotOpen(key, error)
+        }
+    }
+
+    private static func cannotOpen(_ key: DatabaseKey, _ error: any Error) -> ServerError {
+        ServerError(
+            .internalError,
+            "couldn't open the database \(key) under the data directory: \(FilePaths.removed(from: "\(error)")); check that the directory can be written"
+        )
+    }
+
+    /// The server that holds every user's private and shared databases of a container and environment: in memory,
+    /// or the SQLite files of the environment's folder under the data directory.
+    func sharingServer(for key: DatabaseKey) throws(ServerError) -> SharingServer {
         let serverKey = SharingServerKey(container: key.container, environment: key.environment)
         if let server = sharingServers[serverKey] { return server }
-        let server = Self.makeInMemoryDatabase(clock: clock)
+        let server: SharingServer
+        switch storage {
+        case .inMemory:
+            server = .memory(Self.makeInMemoryDatabase(clock: clock))
+        case .directory(let path):
+            let folder = key.fileName(in: URL(fileURLWithPath: path)).deletingLastPathComponent()
+            do {
+                server = .files(
+                    try SQLiteCloudServer(directory: folder.path, maximumItemsPerRequest: 10_000, clock: clock))
+            } catch {
+                throw Self.cannotOpen(key, error)
+            }
+        }
         sharingServers[serverKey] = server
         return server
     }
 
-    /// The server of a container's users' databases, if the storage is in memory: shares and the shared database
-    /// need one (FIDELITY.md).
-    func sharingServer(container: String, environment: EmulatorEnvironment) -> InMemoryCloudDatabase? {
-        guard case .inMemory = storage else { return nil }
-        return sharingServer(for: DatabaseKey(container: container, environment: environment, scope: .private))
+    /// The server of a container's users' databases.
+    func sharingServer(container: String, environment: EmulatorEnvironment) throws(ServerError) -> SharingServer {
+        try sharingServer(for: DatabaseKey(container: container, environment: environment, scope: .private))
     }
 
-    /// The share with this short GUID in any container, with where it is and whose it is.
+    /// The server of a container's users' databases if it has any: open, in memory, or with a folder an earlier
+    /// run left under the data directory. For reads that mustn't make one, such as the admin API's.
+    func existingSharingServer(container: String, environment: EmulatorEnvironment) throws(ServerError)
+        -> SharingServer?
+    {
+        let key = DatabaseKey(container: container, environment: environment, scope: .private)
+        if let server = sharingServers[SharingServerKey(container: container, environment: environment)] {
+            return server
+        }
+        guard case .directory(let path) = storage else { return nil }
+        let folder = key.fileName(in: URL(fileURLWithPath: path)).deletingLastPathComponent()
+        guard FileManager.default.fileExists(atPath: folder.path) else { return nil }
+        return try sharingServer(for: key)
+    }
+
+    /// The share with this short GUID in any container, with where it is and whose it is. Under a data directory,
+    /// the containers an earlier run left are looked in too.
     func share(shortGUID: String) async -> (
         container: String, environment: EmulatorEnvironment, owner: String, record: CloudRecord
     )? {
+        if case .directory = storage {
+            for key in keys() where key.user != nil { _ = try? sharingServer(for: key) }
+        }
         for (key, server) in sharingServers.sorted(by: { $0.key.container < $1.key.container }) {
-            if let (owner, record) = await server.share(withShortGUID: shortGUID) {
+            if let (owner, record) = try? await server.share(withShortGUID: shortGUID) {
                 return (key.container, key.environment, owner, record)
             }
         }

@@ -28,6 +28,7 @@ extension SQLiteCloudServer {
             try transaction.write([accepted], removed: [], contents: [:])
             return accepted
         }
+        copies.noteChangedByOthers(.init(userRecordName: owner, scope: .private))
         refreshSharedDatabases(showing: [accepted.id.zoneID], ownedBy: owner)
         return try CloudShare(record: accepted.movingZones { $0.sharedName(ownedBy: owner) })
     }
@@ -129,6 +130,7 @@ extension SQLiteCloudServer {
             }
             saveResults.merge(results.saveResults) { first, _ in first }
             deleteResults.merge(results.deleteResults) { first, _ in first }
+            if !changedZones.isEmpty { copies.noteChangedByOthers(.init(userRecordName: owner, scope: .private)) }
             refreshSharedDatabases(showing: changedZones, ownedBy: owner)
         }
         return (saveResults, deleteResults)
@@ -184,6 +186,7 @@ extension SQLiteCloudServer {
                     .filter { SharedDatabaseRules.hasAccepted($0, user) }
                 return try Self.leaving(joined.map(\.id), as: user, in: &transaction)
             }
+            if !left.isEmpty { copies.noteChangedByOthers(.init(userRecordName: owner, scope: .private)) }
             refreshSharedDatabases(showing: left.union([ownersZone]), ownedBy: owner)
             deleteResults[zone] = .success(())
         }

@@ -136,3 +136,5 @@ extension SQLiteCloudServer {
         }
     }
 }
+
+extension SQLiteCloudServer.UserDatabase: ShareAcceptingDatabase {}

@@ -81,6 +81,29 @@ public final class SQLiteCloudServer: Sendable {
         UserDatabase(server: self, userRecordName: userRecordName, scope: .shared)
     }
 
+    /// One user's private or shared database in a file of the caller's choice, for a server that names its files
+    /// itself (the emulator's data directory): the file is the user's from then on, and found again by its mark
+    /// when the server opens the directory.
+    package func database(of userRecordName: String, scope: CloudNotification.DatabaseScope, at path: String) throws
+        -> UserDatabase
+    {
+        _ = try files.file(of: userRecordName, scope, path: path)
+        return UserDatabase(server: self, userRecordName: userRecordName, scope: scope)
+    }
+
+    /// The databases other users' requests changed since the last call: an owner's private database a participant
+    /// wrote to or accepted a share of, a user's shared database that an owner's change (or their own share being
+    /// accepted or left) changed. For a server that sends pushes of its own.
+    package func takeDatabasesChangedByOthers() -> Set<SharedDatabaseRules.ChangedDatabase> {
+        copies.takeChangedByOthers()
+    }
+
+    /// Compacts every file's change log down to `limit` tombstones; see
+    /// ``SQLiteCloudDatabase/compactChangeLog(keepingTombstones:)``.
+    package func compactChangeLogs(keepingTombstones limit: Int) async throws {
+        for file in files.all() { try await file.compactChangeLog(keepingTombstones: limit) }
+    }
+
     /// Closes every file. Requests made afterwards fail.
     public func close() throws {
         try files.closeAll()

@@ -18,13 +18,17 @@ final class SQLiteServerFiles: @unchecked Sendable {
         self.clock = clock
     }
 
-    /// A user's file, opened (and made) now if it isn't yet.
-    func file(of user: String, _ scope: CloudNotification.DatabaseScope) throws -> SQLiteCloudDatabase {
+    /// A user's file, opened (and made) now if it isn't yet: at `path` if given, else under its own name in the
+    /// directory.
+    func file(of user: String, _ scope: CloudNotification.DatabaseScope, path: String? = nil) throws
+        -> SQLiteCloudDatabase
+    {
         let stamp = SQLiteCloudDatabase.ServerStamp(userRecordName: user, scope: scope)
         return try lock.withLock {
             if let file = open[stamp] { return file }
             let name = (scope == .shared ? "shared-" : "private-") + Self.safe(user) + ".sqlite"
-            let file = try makeDatabase(path: URL(fileURLWithPath: directory).appendingPathComponent(name).path)
+            let file = try makeDatabase(
+                path: path ?? URL(fileURLWithPath: directory).appendingPathComponent(name).path)
             if try file.serverStamp() != stamp { try file.stamp(stamp) }
             open[stamp] = file
             return file
@@ -47,6 +51,11 @@ final class SQLiteServerFiles: @unchecked Sendable {
             }
             lock.withLock { open[stamp] = file }
         }
+    }
+
+    /// Every open file.
+    func all() -> [SQLiteCloudDatabase] {
+        lock.withLock { Array(open.values) }
     }
 
     func closeAll() throws {

@@ -13,6 +13,21 @@ final class SQLiteSharedCopies: @unchecked Sendable {
     /// The users whose shared database shows each zone, as they name it: those a refresh must look at even once no
     /// share lists them any more.
     private var viewers: [CloudRecord.ZoneID: Set<String>] = [:]
+    /// The databases another user's request changed since ``takeChangedByOthers()`` was last called.
+    private var changedByOthers: Set<SharedDatabaseRules.ChangedDatabase> = []
+
+    /// Notes a database another user's request changed.
+    func noteChangedByOthers(_ database: SharedDatabaseRules.ChangedDatabase) {
+        lock.withLock { _ = changedByOthers.insert(database) }
+    }
+
+    /// The databases other users' requests changed since the last call.
+    func takeChangedByOthers() -> Set<SharedDatabaseRules.ChangedDatabase> {
+        lock.withLock {
+            defer { changedByOthers = [] }
+            return changedByOthers
+        }
+    }
 
     /// Learns which zones the shared databases left by an earlier run show, and brings every copy up to date: a
     /// process killed between an owner's write and its refresh left them behind.
@@ -109,7 +124,9 @@ final class SQLiteSharedCopies: @unchecked Sendable {
             let sharedContents = Dictionary(
                 contents.map { ($0.key.movingZone { $0.sharedName(ownedBy: owner) }, $0.value) },
                 uniquingKeysWith: { first, _ in first })
-            _ = try viewerFile.show(visible, in: sharedZone, contents: sharedContents, now: now)
+            if try viewerFile.show(visible, in: sharedZone, contents: sharedContents, now: now) {
+                changedByOthers.insert(.init(userRecordName: viewer, scope: .shared))
+            }
             if visible.isEmpty {
                 viewers[sharedZone]?.remove(viewer)
             } else {

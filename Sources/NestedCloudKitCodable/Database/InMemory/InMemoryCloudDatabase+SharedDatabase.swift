@@ -126,15 +126,7 @@ extension InMemoryCloudDatabase {
     }
 
     /// A user's private or shared database.
-    package struct ChangedDatabase: Hashable, Sendable {
-        package var userRecordName: String
-        package var scope: CloudNotification.DatabaseScope
-
-        package init(userRecordName: String, scope: CloudNotification.DatabaseScope) {
-            self.userRecordName = userRecordName
-            self.scope = scope
-        }
-    }
+    package typealias ChangedDatabase = SharedDatabaseRules.ChangedDatabase
 
     // MARK: Zones of the shared database
 
