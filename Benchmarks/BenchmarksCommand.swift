@@ -48,6 +48,7 @@ struct BenchmarksCommand: AsyncParsableCommand {
         if wanted("resolve.chain") { results.append(try await workloads.resolveChain()) }
         if wanted("resolve.wide") { results.append(try await workloads.resolveWide()) }
         if wanted("sqlite") { results += try await workloads.sqlite() }
+        if wanted("sqlite.shared-save") { results += try await workloads.sharedSave() }
         if wanted("changes") { results += try await workloads.changes() }
         if wanted("sync") || only?.hasPrefix("sync.") == true {
             results += try await workloads.sync { name in only.map { name.hasPrefix($0) || $0.hasPrefix(name) } ?? true

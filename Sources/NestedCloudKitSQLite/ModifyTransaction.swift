@@ -12,10 +12,14 @@ struct ModifyTransaction {
     /// The rows of the records deleted, whose asset files can go once the transaction commits.
     private(set) var deletedRows: [Int64] = []
     private var removedAny = false
+    /// How the transaction changed each zone, kept only for a server of several users (`tracksZoneChanges`).
+    private(set) var zoneChanges: [CloudRecord.ZoneID: SharedZoneChange] = [:]
+    private let tracksZoneChanges: Bool
 
-    init(store: SQLiteRecordStore, now: Date) throws {
+    init(store: SQLiteRecordStore, now: Date, tracksZoneChanges: Bool = false) throws {
         self.store = store
         self.now = now
+        self.tracksZoneChanges = tracksZoneChanges
         counter =
             try Int.fetchOne(store.database, sql: "SELECT value FROM metadata WHERE key = 'change_counter'") ?? 0
     }
@@ -26,12 +30,11 @@ struct ModifyTransaction {
         return String(counter, radix: 36)
     }
 
-    /// Plans a modify request made by `user` and writes it, with its change log; returns its results and the
-    /// zones it changed.
+    /// Plans a modify request made by `user` and writes it, with its change log; returns its results.
     mutating func apply(
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
         contents: [AssetKey: Data], madeBy user: String
-    ) throws -> (results: CloudModifyResults, changedZones: Set<CloudRecord.ZoneID>) {
+    ) throws -> CloudModifyResults {
         var counter = self.counter
         let plan = try CloudModificationPlan(
             operations, atomically: atomically, store: store, failures: failures, now: now, userRecordName: user
@@ -44,18 +47,53 @@ struct ModifyTransaction {
             try store.storedRecord(withID: id).map { (id: id, recordType: $0["record_type"] as String) }
         }
         try write(plan.recordsToWrite, removed: removed, contents: contents)
-        let changedZones = Set(plan.recordsToWrite.map(\.id.zoneID) + removed.map(\.id.zoneID))
-        return ((plan.saveResults, plan.deleteResults), changedZones)
+        return (plan.saveResults, plan.deleteResults)
     }
 
     /// Writes records as they are (their change tags given by ``nextChangeTag()`` or copied from elsewhere) and
     /// removes others, with the change log.
+    ///
+    /// - Parameter asCopy: Whether the records are a copy of another file's (a server's shared database), which
+    ///   keeps no earlier versions.
     mutating func write(
-        _ records: [CloudRecord], removed: [(id: CloudRecord.ID, recordType: String)], contents: [AssetKey: Data]
+        _ records: [CloudRecord], removed: [(id: CloudRecord.ID, recordType: String)], contents: [AssetKey: Data],
+        asCopy: Bool = false
     ) throws {
-        deletedRows += try store.write(records, removing: removed.map(\.id), contents: contents)
+        if tracksZoneChanges { try track(records, removed: removed.map(\.id)) }
+        deletedRows += try store.write(
+            records, removing: removed.map(\.id), contents: contents, keepingVersions: !asCopy)
         try SQLiteChangeLog(database: store.database).logRecordChanges(written: records.map(\.id), removed: removed)
         removedAny = removedAny || !removed.isEmpty
+    }
+
+    /// Notes how a write about to happen changes each zone: which records, and whether it may change who sees
+    /// records it doesn't write (read before the write, from the records as stored).
+    private mutating func track(_ records: [CloudRecord], removed: [CloudRecord.ID]) throws {
+        for record in records {
+            var change = zoneChanges[record.id.zoneID] ?? SharedZoneChange()
+            change.written.insert(record.id.recordName)
+            if !change.reshaped {
+                let stored = try store.skeleton(of: record.id)
+                if record.recordType == CloudShare.recordType || stored?.recordType == CloudShare.recordType
+                    || record.systemFields?.shareID != stored?.systemFields?.shareID
+                {
+                    change.reshaped = true
+                } else if stored == nil || stored?.parentID != record.parentID {
+                    // A new record may be the parent orphans were waiting for; a moved one takes its children along.
+                    change.reshaped = try store.hasChildren(record.id)
+                }
+            }
+            zoneChanges[record.id.zoneID] = change
+        }
+        for id in removed {
+            var change = zoneChanges[id.zoneID] ?? SharedZoneChange()
+            change.removed.insert(id.recordName)
+            if !change.reshaped {
+                change.reshaped =
+                    try store.skeleton(of: id)?.recordType == CloudShare.recordType || store.hasChildren(id)
+            }
+            zoneChanges[id.zoneID] = change
+        }
     }
 
     /// Stores the change tag counter and compacts the log if records were deleted.

@@ -127,36 +127,43 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError]
     ) async throws -> CloudModifyResults {
         try await modifyRecords(
-            operations, atomically: atomically, failing: failures, madeBy: CloudRecord.ZoneID.currentUserOwnerName
+            operations, atomically: atomically, failing: failures, madeBy: CloudRecord.ZoneID.currentUserOwnerName,
+            trackingZoneChanges: false
         ).results
     }
 
-    /// Applies a modify request made by `user`, and returns the zones it changed too.
+    /// Applies a modify request made by `user`, and returns how it changed each zone too when asked (for a
+    /// server's shared copies; empty otherwise).
     func modifyRecords(
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
-        madeBy user: String
-    ) async throws -> (results: CloudModifyResults, changedZones: Set<CloudRecord.ZoneID>) {
+        madeBy user: String, trackingZoneChanges: Bool
+    ) async throws -> (results: CloudModifyResults, zoneChanges: [CloudRecord.ZoneID: SharedZoneChange]) {
         try checkLimit(operations.count)
         // Asset files are read before the transaction, so the writer never waits on them.
         let files = AssetFileContents(readingFilesOf: operations.compactMap(\.recordToSave))
         let failures = files.failures.merging(failures) { fileFailure, _ in fileFailure }
-        return try await modify { database, transaction in
-            try transaction.apply(
+        return try await modify(trackingZoneChanges: trackingZoneChanges) { _, transaction in
+            let results = try transaction.apply(
                 operations, atomically: atomically, failing: failures, contents: files.contents, madeBy: user)
+            return (results, transaction.zoneChanges)
         }
     }
 
     /// Runs `body` in a write transaction that applies modify requests under the rules, and removes the asset files
     /// of the records it deleted once it commits.
+    ///
+    /// - Parameter trackingZoneChanges: Whether the transaction notes how it changes each zone
+    ///   (``ModifyTransaction/zoneChanges``), for a server's shared copies.
     func modify<T: Sendable>(
-        _ body: @escaping @Sendable (Database, inout ModifyTransaction) throws -> T
+        trackingZoneChanges: Bool = false, _ body: @escaping @Sendable (Database, inout ModifyTransaction) throws -> T
     ) async throws -> T {
         let now = clock.now()
         let assets = assets
         let maximumTombstones = maximumTombstones
         let (result, deletedRows) = try await write { database in
             var transaction = try ModifyTransaction(
-                store: SQLiteRecordStore(database: database, assets: assets), now: now)
+                store: SQLiteRecordStore(database: database, assets: assets), now: now,
+                tracksZoneChanges: trackingZoneChanges)
             let result = try body(database, &transaction)
             try transaction.finish(keepingTombstones: maximumTombstones)
             return (result, transaction.deletedRows)

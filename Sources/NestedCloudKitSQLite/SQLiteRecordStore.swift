@@ -169,14 +169,70 @@ struct SQLiteRecordStore: CloudRecordStore {
             ])
     }
 
-    /// Every share record of the file, by zone and name.
+    /// Every share record of the file, by zone and name: zone by zone, so that each is one lookup in the index of
+    /// record types rather than a scan of every record.
     func allShares() throws -> [CloudRecord] {
-        try records(sql: "WHERE record_type = ?", [CloudShare.recordType])
+        try Row.fetchAll(database, sql: "SELECT zone_name, owner_name FROM zone ORDER BY zone_name, owner_name")
+            .flatMap { try shares(in: CloudRecord.ZoneID(zoneName: $0[0], ownerName: $0[1])) }
     }
 
     /// Every record of a zone, as the rules read them (assets without contents), by name.
     func records(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
         try records(sql: "WHERE zone_name = ? AND owner_name = ?", [zone.zoneName, zone.ownerName])
+    }
+
+    /// Every record of a zone as the share rules see it: its ID, type, change tag, parent and share, without its
+    /// fields. Read by SQLite from the stored JSON, without decoding a record in Swift: a shared zone's viewers
+    /// are worked out from these after every write to it.
+    func skeletons(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
+        try skeletons(where: "zone_name = ? AND owner_name = ?", [zone.zoneName, zone.ownerName], zone: zone)
+    }
+
+    /// One record as the share rules see it; see ``skeletons(in:)``.
+    func skeleton(of id: CloudRecord.ID) throws -> CloudRecord? {
+        try skeletons(
+            where: "zone_name = ? AND owner_name = ? AND record_name = ?",
+            [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName], zone: id.zoneID
+        ).first
+    }
+
+    /// Whether any record of the record's zone has it as its parent (from the `record_by_parent` index).
+    func hasChildren(_ id: CloudRecord.ID) throws -> Bool {
+        try Bool.fetchOne(
+            database,
+            sql: """
+                SELECT EXISTS (SELECT 1 FROM record WHERE zone_name = ? AND owner_name = ?
+                    AND json_extract(body, '$.parentID.recordName') = ?)
+                """, arguments: [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName]) ?? false
+    }
+
+    private func skeletons(where condition: String, _ arguments: StatementArguments, zone: CloudRecord.ZoneID) throws
+        -> [CloudRecord]
+    {
+        let rows = try Row.fetchAll(
+            database,
+            sql: """
+                SELECT record_name, record_type, change_tag,
+                    json_extract(body, '$.parentID.recordName'), json_extract(body, '$.parentID.zoneID.zoneName'),
+                    json_extract(body, '$.parentID.zoneID.ownerName'),
+                    json_extract(body, '$.systemFields.shareID.recordName'),
+                    json_extract(body, '$.systemFields.shareID.zoneID.zoneName'),
+                    json_extract(body, '$.systemFields.shareID.zoneID.ownerName')
+                FROM record WHERE \(condition)
+                """, arguments: arguments)
+        func id(_ row: Row, _ start: Int) -> CloudRecord.ID? {
+            guard let name: String = row[start], let zoneName: String = row[start + 1],
+                let ownerName: String = row[start + 2]
+            else { return nil }
+            return CloudRecord.ID(
+                recordName: name, zoneID: CloudRecord.ZoneID(zoneName: zoneName, ownerName: ownerName))
+        }
+        return rows.map { row in
+            var record = CloudRecord(recordType: row[1], id: CloudRecord.ID(recordName: row[0], zoneID: zone))
+            record.parentID = id(row, 3)
+            record.systemFields = CloudRecord.SystemFields(changeTag: row[2], shareID: id(row, 6))
+            return record
+        }
     }
 
     /// The change tag of each record of a zone, by record name.
@@ -228,16 +284,20 @@ struct SQLiteRecordStore: CloudRecordStore {
     /// Writes these records as they are, system fields included, and removes others; `contents` holds the
     /// contents of assets that have none in memory. Returns the rows of the deleted records, whose asset files
     /// can go.
-    func write(_ records: [CloudRecord], removing removedIDs: [CloudRecord.ID], contents: [AssetKey: Data]) throws
-        -> [Int64]
-    {
+    ///
+    /// - Parameter keepingVersions: Whether a record's earlier version is kept for the ancestor of a conflict.
+    ///   A server's shared copy keeps none: writes to it go to the owner's file, which has them.
+    func write(
+        _ records: [CloudRecord], removing removedIDs: [CloudRecord.ID], contents: [AssetKey: Data],
+        keepingVersions: Bool = true
+    ) throws -> [Int64] {
         var deletedRows: [Int64] = []
         defer { memo.rows.removeAll() }
         for record in records {
             let rowID: Int64
             if let existing = try storedRecord(withID: record.id) {
                 rowID = existing["id"]
-                try keepVersion(existing)
+                if keepingVersions { try keepVersion(existing) }
                 try database.execute(
                     sql: """
                         UPDATE record SET record_type = ?, change_tag = ?, created_at = ?, created_by = ?, modified_at = ?,

@@ -48,15 +48,18 @@ extension SQLiteCloudDatabase {
         }
     }
 
-    /// Makes a zone of this shared database hold exactly `visible`, as another user's database has them (their
-    /// change tags and dates kept), logging what changed: the zone appears with its first record and is deleted
-    /// with its last, as CloudKit reports gaining and losing access.
+    /// Makes a zone of this shared database hold exactly the records named `visible`, as another user's database
+    /// has them (their change tags and dates kept), logging what changed: the zone appears with its first record and
+    /// is deleted with its last, as CloudKit reports gaining and losing access.
     ///
     /// - Parameters:
-    ///   - contents: The contents of the assets of the records that are new or changed here.
+    ///   - visible: The names of every record the zone shows.
+    ///   - written: The records among them that are new or changed here.
+    ///   - contents: The contents of the assets of `written`.
     /// - Returns: Whether anything changed.
     func show(
-        _ visible: [CloudRecord], in zone: CloudRecord.ZoneID, contents: [AssetKey: Data], now: Date
+        _ visible: Set<String>, writing written: [CloudRecord], in zone: CloudRecord.ZoneID,
+        contents: [AssetKey: Data], now: Date
     ) throws -> Bool {
         let assets = assets
         let (changed, deletedRows) = try writeNow { database -> (Bool, [Int64]) in
@@ -81,19 +84,72 @@ extension SQLiteCloudDatabase {
                 try log.logZoneCreated(zone)
             }
             let tags = try store.changeTags(in: zone)
-            let visibleNames = Set(visible.map(\.id.recordName))
-            let written = visible.filter { tags[$0.id.recordName] != $0.systemFields?.changeTag }
-            let removed = try tags.keys.filter { !visibleNames.contains($0) }.sorted().compactMap { name in
+            let removed = try tags.keys.filter { !visible.contains($0) }.sorted().compactMap { name in
                 let id = CloudRecord.ID(recordName: name, zoneID: zone)
                 return try store.storedRecord(withID: id).map { (id: id, recordType: $0["record_type"] as String) }
             }
             guard !shown || !written.isEmpty || !removed.isEmpty else { return (false, []) }
             var transaction = try ModifyTransaction(store: store, now: now)
-            try transaction.write(written, removed: removed, contents: contents)
+            try transaction.write(written, removed: removed, contents: contents, asCopy: true)
             try transaction.finish(keepingTombstones: maximumTombstones)
             return (true, transaction.deletedRows)
         }
         assets.removeFiles(ofRows: deletedRows)
         return changed
+    }
+
+    /// Writes and removes some records of a zone of this shared database, as another user's database has them,
+    /// logging what changed: the zone appears with its first record and is deleted with its last.
+    ///
+    /// - Parameters:
+    ///   - written: Records the zone shows now, written where their change tag differs.
+    ///   - removed: Names of records the zone no longer shows, removed where it has them.
+    ///   - contents: The contents of the assets of `written`.
+    /// - Returns: Whether anything changed, and whether the zone is shown afterwards.
+    func update(
+        writing written: [CloudRecord], removing removed: Set<String>, in zone: CloudRecord.ZoneID,
+        contents: [AssetKey: Data], now: Date
+    ) throws -> (changed: Bool, shown: Bool) {
+        let assets = assets
+        let (result, deletedRows) = try writeNow { database -> ((Bool, Bool), [Int64]) in
+            let store = SQLiteRecordStore(database: database, assets: assets)
+            let log = SQLiteChangeLog(database: database)
+            let shown = try store.containsZone(zone)
+            if !shown {
+                guard !written.isEmpty else { return ((false, false), []) }
+                try database.execute(
+                    sql: "INSERT INTO zone (zone_name, owner_name) VALUES (?, ?)",
+                    arguments: [zone.zoneName, zone.ownerName])
+                try log.logZoneCreated(zone)
+            }
+            let changed = try written.filter { record in
+                try store.storedRecord(withID: record.id)?["change_tag"] != record.systemFields?.changeTag
+            }
+            let gone = try removed.sorted().compactMap { name in
+                let id = CloudRecord.ID(recordName: name, zoneID: zone)
+                return try store.storedRecord(withID: id).map { (id: id, recordType: $0["record_type"] as String) }
+            }
+            guard !changed.isEmpty || !gone.isEmpty else { return ((!shown, true), []) }
+            var transaction = try ModifyTransaction(store: store, now: now)
+            try transaction.write(changed, removed: gone, contents: contents, asCopy: true)
+            try transaction.finish(keepingTombstones: maximumTombstones)
+            var rows = transaction.deletedRows
+            // A zone left without a record is one the user no longer sees anything of.
+            let empty =
+                try Bool.fetchOne(
+                    database, sql: "SELECT NOT EXISTS (SELECT 1 FROM record WHERE zone_name = ? AND owner_name = ?)",
+                    arguments: [zone.zoneName, zone.ownerName]) ?? false
+            guard empty else { return ((true, true), rows) }
+            rows += try Int64.fetchAll(
+                database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
+                arguments: [zone.zoneName, zone.ownerName])
+            try database.execute(
+                sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?",
+                arguments: [zone.zoneName, zone.ownerName])
+            try log.logZoneDeleted(zone, reason: .deleted)
+            return ((true, false), rows)
+        }
+        assets.removeFiles(ofRows: deletedRows)
+        return result
     }
 }

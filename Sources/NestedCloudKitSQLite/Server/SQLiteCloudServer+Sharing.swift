@@ -117,27 +117,29 @@ extension SQLiteCloudServer {
                 files.contents.filter { $0.key.recordID.zoneID.ownerName == owner }
                     .map { ($0.key.movingZone { $0.ownersName(ownedBy: owner) }, $0.value) },
                 uniquingKeysWith: { first, _ in first })
-            let (results, changedZones) = try await self.files.file(of: owner, .private).modify {
-                _, transaction in
+            let (results, zoneChanges) = try await self.files.file(of: owner, .private).modify(
+                trackingZoneChanges: true
+            ) { _, transaction in
                 let request = try SharedDatabaseRules.OwnerRequest(
                     operations, by: user, to: owner, failing: failures, shownZones: shownZones,
                     store: transaction.store, shares: { try transaction.store.shares(in: $0) })
-                let (results, changedZones) = try transaction.apply(
+                let results = try transaction.apply(
                     request.operations, atomically: atomically, failing: request.refusals, contents: contents,
                     madeBy: user)
-                let left = try Self.leaving(request.sharesLeft, as: user, in: &transaction)
-                return (request.sharedResults(results, ownedBy: owner), changedZones.union(left))
+                try Self.leaving(request.sharesLeft, as: user, in: &transaction)
+                return (request.sharedResults(results, ownedBy: owner), transaction.zoneChanges)
             }
             saveResults.merge(results.saveResults) { first, _ in first }
             deleteResults.merge(results.deleteResults) { first, _ in first }
-            if !changedZones.isEmpty { copies.noteChangedByOthers(.init(userRecordName: owner, scope: .private)) }
-            refreshSharedDatabases(showing: changedZones, ownedBy: owner)
+            if !zoneChanges.isEmpty { copies.noteChangedByOthers(.init(userRecordName: owner, scope: .private)) }
+            refreshSharedDatabases(after: zoneChanges, ownedBy: owner)
         }
         return (saveResults, deleteResults)
     }
 
     /// Takes `user` out of these shares (by the owner's IDs), each a new version in the owner's file; returns
     /// their zones.
+    @discardableResult
     private static func leaving(
         _ shareIDs: [CloudRecord.ID], as user: String, in transaction: inout ModifyTransaction
     ) throws -> Set<CloudRecord.ZoneID> {

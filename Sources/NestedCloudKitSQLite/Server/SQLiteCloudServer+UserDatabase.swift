@@ -49,9 +49,10 @@ extension SQLiteCloudServer {
                 return try await server.modifySharedRecords(
                     operations, atomically: atomically, failing: failures, as: userRecordName)
             }
-            let (results, changedZones) = try await file().modifyRecords(
-                operations, atomically: atomically, failing: failures, madeBy: userRecordName)
-            server.refreshSharedDatabases(showing: changedZones, ownedBy: userRecordName)
+            let (results, zoneChanges) = try await file().modifyRecords(
+                operations, atomically: atomically, failing: failures, madeBy: userRecordName,
+                trackingZoneChanges: true)
+            server.refreshSharedDatabases(after: zoneChanges, ownedBy: userRecordName)
             return results
         }
 

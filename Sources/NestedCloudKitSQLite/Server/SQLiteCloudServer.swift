@@ -109,8 +109,15 @@ public final class SQLiteCloudServer: Sendable {
         try files.closeAll()
     }
 
-    /// Brings up to date the shared database of every user who may see one of these zones of `owner`.
+    /// Brings up to date, whole, the shared database of every user who may see one of these zones of `owner`.
     func refreshSharedDatabases(showing zones: some Sequence<CloudRecord.ZoneID>, ownedBy owner: String) {
-        copies.refresh(zones: Array(zones), ownedBy: owner, files: files, now: clock.now())
+        refreshSharedDatabases(
+            after: Dictionary(zones.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 }),
+            ownedBy: owner)
+    }
+
+    /// Brings up to date the shared database of every user who may see a zone of `owner` that a write changed.
+    func refreshSharedDatabases(after changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) {
+        copies.refresh(changes, ownedBy: owner, files: files, now: clock.now())
     }
 }

@@ -53,23 +53,37 @@ final class SQLiteSharedCopies: @unchecked Sendable {
             zonesByOwner[owner, default: []].formUnion(shared)
         }
         for (owner, zones) in zonesByOwner.sorted(by: { $0.key < $1.key }) {
-            refresh(zones: Array(zones), ownedBy: owner, files: files, now: now)
+            refresh(
+                Dictionary(zones.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 }), ownedBy: owner,
+                files: files, now: now)
         }
     }
 
     /// Brings up to date the shared database of every user who may see one of these zones of `owner`: the
-    /// participants who accepted one of its shares, and the users whose shared database shows it now.
+    /// participants who accepted one of its shares, and the users whose shared database shows it now. Each zone's
+    /// change says what the write changed there; a zone without one is refreshed whole.
     ///
-    /// A zone whose refresh fails (a file that can't be written just now) is tried again with the next refresh,
+    /// A zone whose refresh fails (a file that can't be written just now) is refreshed whole with the next refresh,
     /// and at the next open: the owner's write it follows has succeeded, and the copy catches up.
-    func refresh(zones: [CloudRecord.ZoneID], ownedBy owner: String, files: SQLiteServerFiles, now: Date) {
+    func refresh(
+        _ changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String, files: SQLiteServerFiles, now: Date
+    ) {
         lock.withLock {
-            var due = pending
+            var due = Dictionary(pending.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 })
             pending = []
-            for zone in zones where zone != .default { due.insert(OwnedZone(owner: owner, zone: zone)) }
-            for owned in due.sorted(by: { ($0.owner, $0.zone.zoneName) < ($1.owner, $1.zone.zoneName) }) {
+            for (zone, change) in changes where zone != .default {
+                let owned = OwnedZone(owner: owner, zone: zone)
+                due[owned] = due[owned] == nil ? change : .everything
+            }
+            for (owned, change) in due.sorted(by: {
+                ($0.key.owner, $0.key.zone.zoneName) < ($1.key.owner, $1.key.zone.zoneName)
+            }) {
                 do {
-                    try refresh(owned.zone, ownedBy: owned.owner, files: files, now: now)
+                    if change.reshaped {
+                        try refreshWhole(owned.zone, ownedBy: owned.owner, files: files, now: now)
+                    } else {
+                        try refresh(owned.zone, ownedBy: owned.owner, after: change, files: files, now: now)
+                    }
                 } catch {
                     pending.insert(owned)
                 }
@@ -85,48 +99,127 @@ final class SQLiteSharedCopies: @unchecked Sendable {
         var zone: CloudRecord.ZoneID
     }
 
-    private func refresh(_ zone: CloudRecord.ZoneID, ownedBy owner: String, files: SQLiteServerFiles, now: Date)
+    /// Brings one zone of `owner` up to date in its viewers' copies after a write that changed who sees only the
+    /// records it wrote: only those are looked at, so a write to a large shared zone costs what it wrote.
+    private func refresh(
+        _ zone: CloudRecord.ZoneID, ownedBy owner: String, after change: SharedZoneChange, files: SQLiteServerFiles,
+        now: Date
+    ) throws {
+        let sharedZone = zone.sharedName(ownedBy: owner)
+        let toShared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
+        let ownerFile = try files.file(of: owner, .private)
+        let showing = viewers[sharedZone] ?? []
+        let update = try ownerFile.readNow { database -> IncrementalUpdate? in
+            let store = SQLiteRecordStore(database: database, assets: ownerFile.assets)
+            let shares = try store.shares(in: zone)
+            // Without shares the whole refresh is cheap: it reads no record and empties the copies.
+            guard !shares.isEmpty else { return nil }
+            var viewers = SharedDatabaseRules.participants(of: shares).union(showing)
+            viewers.remove(owner)
+            guard !viewers.isEmpty else { return IncrementalUpdate() }
+            // A record written and then deleted by a later write is gone here: it is removed from the copies.
+            let records = try change.written.sorted().compactMap {
+                try store.record(withID: CloudRecord.ID(recordName: $0, zoneID: zone))
+            }
+            let lines = SkeletonLookup(store: store)
+            var update = IncrementalUpdate()
+            for viewer in viewers {
+                update.visible[viewer] = Set(
+                    try records.filter {
+                        try ShareAccess.permission(of: viewer, on: $0.id, in: lines, shares: shares) != nil
+                    }.map(\.id.recordName))
+            }
+            update.records = records
+            let withAssets = records.filter { record in record.fields.contains { !$0.value.assets.isEmpty } }
+            update.contents = try store.assetContents(of: withAssets.map(\.id))
+            return update
+        }
+        // A viewer whose copy doesn't show the zone yet gets all of it, not only what this write touched.
+        guard let update, update.visible.allSatisfy({ $0.value.isEmpty || showing.contains($0.key) }) else {
+            return try refreshWhole(zone, ownedBy: owner, files: files, now: now)
+        }
+        let touched = change.written.union(change.removed)
+        for (viewer, visible) in update.visible.sorted(by: { $0.key < $1.key }) {
+            let viewerFile = try files.file(of: viewer, .shared)
+            let shown = update.records.filter { visible.contains($0.id.recordName) }
+            let contents = update.contents.filter { visible.contains($0.key.recordID.recordName) }
+            let (changed, zoneShown) = try viewerFile.update(
+                writing: shown.map { $0.movingZones(toShared) }, removing: touched.subtracting(visible),
+                in: sharedZone,
+                contents: Dictionary(
+                    contents.map { ($0.key.movingZone(toShared), $0.value) }, uniquingKeysWith: { first, _ in first }),
+                now: now)
+            if changed { changedByOthers.insert(.init(userRecordName: viewer, scope: .shared)) }
+            if zoneShown {
+                viewers[sharedZone, default: []].insert(viewer)
+            } else {
+                viewers[sharedZone]?.remove(viewer)
+            }
+        }
+    }
+
+    /// What an incremental refresh writes: the names each viewer sees among the records written, those records,
+    /// and their assets' contents.
+    private struct IncrementalUpdate {
+        var visible: [String: Set<String>] = [:]
+        var records: [CloudRecord] = []
+        var contents: [AssetKey: Data] = [:]
+    }
+
+    /// Brings one zone of `owner` up to date in its viewers' copies, whole.
+    ///
+    /// Who sees what is worked out from the zone's skeletons (parents and shares, read by SQLite from the stored
+    /// JSON), and only the records new or changed in a copy are decoded and written: a write to a large shared
+    /// zone costs a scan of it, not a decoding of it.
+    private func refreshWhole(_ zone: CloudRecord.ZoneID, ownedBy owner: String, files: SQLiteServerFiles, now: Date)
         throws
     {
         let sharedZone = zone.sharedName(ownedBy: owner)
+        let toShared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
         let ownerFile = try files.file(of: owner, .private)
         let showing = viewers[sharedZone] ?? []
-        let shown = try ownerFile.readNow { database -> [String: [CloudRecord]] in
+        let shown = try ownerFile.readNow { database -> [String: [String: String]] in
             let store = SQLiteRecordStore(database: database, assets: ownerFile.assets)
             let shares = try store.shares(in: zone)
             var viewers = SharedDatabaseRules.participants(of: shares).union(showing)
             viewers.remove(owner)
-            let records = shares.isEmpty ? [] : try store.records(in: zone)
-            return Dictionary(
-                uniqueKeysWithValues: viewers.map { viewer in
-                    (
-                        viewer,
-                        SharedDatabaseRules.recordsShown(
-                            to: viewer, of: records, ownedBy: owner, shares: shares, in: store)
-                    )
-                })
+            guard !viewers.isEmpty else { return [:] }
+            let skeletons = shares.isEmpty ? [] : try store.skeletons(in: zone)
+            let lines = SkeletonStore(skeletons)
+            var shown: [String: [String: String]] = [:]
+            for viewer in viewers {
+                var visible: [String: String] = [:]
+                for record in skeletons
+                where (try? ShareAccess.permission(of: viewer, on: record.id, in: lines, shares: shares)) != nil {
+                    visible[record.id.recordName] = record.systemFields?.changeTag ?? ""
+                }
+                shown[viewer] = visible
+            }
+            return shown
         }
         for (viewer, visible) in shown.sorted(by: { $0.key < $1.key }) {
             let viewerFile = try files.file(of: viewer, .shared)
-            // Only the assets of records new or changed in the copy are read from the owner's file. Only this
-            // refresh writes the copy, so its tags can't change before the write below.
+            // Only this refresh writes the copy, so its tags can't change before the write below.
             let tags = try viewerFile.readNow { database in
                 try SQLiteRecordStore(database: database, assets: viewerFile.assets).changeTags(in: sharedZone)
             }
-            let needingContents = visible.filter { record in
-                tags[record.id.recordName] != record.systemFields?.changeTag
-                    && record.fields.contains { !$0.value.assets.isEmpty }
-            }
-            let contents = try ownerFile.readNow { database in
-                try SQLiteRecordStore(database: database, assets: ownerFile.assets)
-                    .assetContents(of: needingContents.map { $0.id.movingZone { $0.ownersName(ownedBy: owner) } })
+            let changed = visible.filter { tags[$0.key] != $0.value }.keys.sorted()
+            // Read after the skeletons: a record changed since is written in its newer version, and one deleted
+            // since is left to the refresh that follows its deletion.
+            let (records, contents) = try ownerFile.readNow { database in
+                let store = SQLiteRecordStore(database: database, assets: ownerFile.assets)
+                let records = try changed.compactMap {
+                    try store.record(withID: CloudRecord.ID(recordName: $0, zoneID: zone))
+                }
+                let withAssets = records.filter { record in record.fields.contains { !$0.value.assets.isEmpty } }
+                return (records, try store.assetContents(of: withAssets.map(\.id)))
             }
             let sharedContents = Dictionary(
-                contents.map { ($0.key.movingZone { $0.sharedName(ownedBy: owner) }, $0.value) },
-                uniquingKeysWith: { first, _ in first })
-            if try viewerFile.show(visible, in: sharedZone, contents: sharedContents, now: now) {
-                changedByOthers.insert(.init(userRecordName: viewer, scope: .shared))
-            }
+                contents.map { ($0.key.movingZone(toShared), $0.value) }, uniquingKeysWith: { first, _ in first })
+            let wasChanged = try viewerFile.show(
+                Set(visible.keys), writing: records.map { $0.movingZones(toShared) }, in: sharedZone,
+                contents: sharedContents, now: now)
+            if wasChanged { changedByOthers.insert(.init(userRecordName: viewer, scope: .shared)) }
             if visible.isEmpty {
                 viewers[sharedZone]?.remove(viewer)
             } else {
@@ -134,4 +227,40 @@ final class SQLiteSharedCopies: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A zone's records as the share rules read them (``SQLiteRecordStore/skeletons(in:)``), for the lines of parents.
+private struct SkeletonStore: CloudRecordStore {
+    let records: [CloudRecord.ID: CloudRecord]
+
+    init(_ skeletons: [CloudRecord]) {
+        records = Dictionary(skeletons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func record(withID id: CloudRecord.ID) -> CloudRecord? { records[id] }
+    func ancestor(of id: CloudRecord.ID, changeTag: String) -> CloudRecord? { nil }
+    func referenceHolders(of id: CloudRecord.ID) -> [(holder: CloudRecord.ID, action: CloudReference.Action)] { [] }
+    func containsZone(_ zoneID: CloudRecord.ZoneID) -> Bool { true }
+}
+
+/// Records as the share rules read them, one at a time from the file (``SQLiteRecordStore/skeleton(of:)``), for
+/// the lines of parents of a few records.
+private final class SkeletonLookup: CloudRecordStore {
+    let store: SQLiteRecordStore
+    private var known: [CloudRecord.ID: CloudRecord?] = [:]
+
+    init(store: SQLiteRecordStore) {
+        self.store = store
+    }
+
+    func record(withID id: CloudRecord.ID) throws -> CloudRecord? {
+        if let record = known[id] { return record }
+        let record = try store.skeleton(of: id)
+        known[id] = .some(record)
+        return record
+    }
+
+    func ancestor(of id: CloudRecord.ID, changeTag: String) -> CloudRecord? { nil }
+    func referenceHolders(of id: CloudRecord.ID) -> [(holder: CloudRecord.ID, action: CloudReference.Action)] { [] }
+    func containsZone(_ zoneID: CloudRecord.ZoneID) -> Bool { true }
 }
