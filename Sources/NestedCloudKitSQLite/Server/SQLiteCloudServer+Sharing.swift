@@ -4,14 +4,14 @@ import NestedCloudKitCodable
 extension SQLiteCloudServer {
     // MARK: Accepting shares
 
-    /// Accepts a share as `user`, from the short GUID of its URL (``CloudShare/shortGUID``), as CloudKit Web
+    /// Accepts a share as `user`, from the short GUID of its URL (`CloudShare.shortGUID`), as CloudKit Web
     /// Services' `records/accept` does: an invited participant becomes accepted; anyone else joins a public share
     /// as a public user with its public permission. The share's new version is in its owner's database, and what
     /// it covers appears in the user's shared database.
     ///
     /// - Returns: The share as it is once accepted, in the owner's zone as the user's shared database names it.
-    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a short GUID no share has (a forged or mistyped
-    ///   URL) and for the owner accepting their own share; ``CloudDatabaseError/permissionFailure(_:)`` for a user
+    /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a short GUID no share has (a forged or mistyped
+    ///   URL) and for the owner accepting their own share; `CloudDatabaseError.permissionFailure(_:)` for a user
     ///   a private share doesn't list.
     public func acceptShare(shortGUID: String, as user: String) async throws -> CloudShare {
         guard let (owner, found) = try share(withShortGUID: shortGUID) else {
@@ -40,8 +40,8 @@ extension SQLiteCloudServer {
     ///   - shortGUID: The last part of the share's URL.
     ///   - fetchingRootRecord: Whether to include the root record (for a hierarchy share).
     ///   - user: Who asks.
-    /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a short GUID no share has;
-    ///   ``CloudDatabaseError/permissionFailure(_:)`` for a user a private share doesn't list.
+    /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a short GUID no share has;
+    ///   `CloudDatabaseError.permissionFailure(_:)` for a user a private share doesn't list.
     public func shareMetadata(shortGUID: String, fetchingRootRecord: Bool = false, as user: String) async throws
         -> CloudShare.Metadata
     {

@@ -36,7 +36,7 @@ extension SQLiteCloudServer {
                 shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: userRecordName)
         }
 
-        /// Fetches records by ID; see ``CloudDatabase/records(for:desiredKeys:)``.
+        /// Fetches records by ID; see `CloudDatabase.records(for:desiredKeys:)`.
         public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
             try await file().records(for: ids, desiredKeys: desiredKeys)
         }
@@ -62,7 +62,7 @@ extension SQLiteCloudServer {
             try await file().queryPage(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         }
 
-        /// Creates and deletes zones; see ``CloudDatabase/modifyRecordZones(saving:deleting:)``. In a shared
+        /// Creates and deletes zones; see `CloudDatabase.modifyRecordZones(saving:deleting:)`. In a shared
         /// database no zone can be created, and deleting one leaves every share of it the user joined.
         public func modifyRecordZones(
             saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
@@ -76,13 +76,13 @@ extension SQLiteCloudServer {
             return results
         }
 
-        /// Every zone of the database; see ``CloudDatabase/allRecordZones()``.
+        /// Every zone of the database; see `CloudDatabase.allRecordZones()`.
         public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
             try await file().allRecordZones()
         }
 
         /// The changes of a zone since a token; see
-        /// ``CloudDatabase/recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)``.
+        /// `CloudDatabase.recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)`.
         public func recordZoneChanges(
             inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
             resultsLimit: Int?
@@ -91,14 +91,14 @@ extension SQLiteCloudServer {
                 inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         }
 
-        /// The zones changed since a token; see ``CloudDatabase/databaseChanges(since:resultsLimit:)``.
+        /// The zones changed since a token; see `CloudDatabase.databaseChanges(since:resultsLimit:)`.
         public func databaseChanges(
             since token: CloudChangeToken?, resultsLimit: Int?
         ) async throws -> CloudDatabaseChanges {
             try await file().databaseChanges(since: token, resultsLimit: resultsLimit)
         }
 
-        /// The user's record name; see ``CloudDatabase/userRecordName()``.
+        /// The user's record name; see `CloudDatabase.userRecordName()`.
         public func userRecordName() async throws -> String {
             userRecordName
         }
@@ -108,7 +108,7 @@ extension SQLiteCloudServer {
             .available
         }
 
-        /// Saves and deletes subscriptions; see ``CloudDatabase/modifySubscriptions(saving:deleting:)``. A shared
+        /// Saves and deletes subscriptions; see `CloudDatabase.modifySubscriptions(saving:deleting:)`. A shared
         /// database takes database subscriptions only, as CloudKit's.
         public func modifySubscriptions(
             saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
@@ -131,7 +131,7 @@ extension SQLiteCloudServer {
             return results
         }
 
-        /// Every subscription of the database; see ``CloudDatabase/allSubscriptions()``.
+        /// Every subscription of the database; see `CloudDatabase.allSubscriptions()`.
         public func allSubscriptions() async throws -> [CloudSubscription] {
             try await file().allSubscriptions()
         }

@@ -16,7 +16,7 @@ import NestedCloudKitCodable
 /// shared zone, whoever makes it, so that losing access shows as deletions since a token, as in CloudKit. A write
 /// in a shared database goes to the owner's file, under the shares' permissions, in one transaction with the check.
 ///
-/// The rules are the in-memory server's (``InMemoryCloudDatabase/sharedDatabase(of:)``), from one implementation.
+/// The rules are the in-memory server's (`InMemoryCloudDatabase.sharedDatabase(of:)`), from one implementation.
 ///
 /// - **Files.** `private-USER.sqlite` and `shared-USER.sqlite`, the user record name percent-encoded. Each file is
 ///   marked with its user and scope, so a server opened on the directory again finds them.
@@ -75,7 +75,7 @@ public final class SQLiteCloudServer: Sendable {
     /// cover.
     ///
     /// Writes go to the owner's database under the user's permission: read-write to change or add a record (a new
-    /// one through a parent the share covers), read-only refused with ``CloudDatabaseError/permissionFailure(_:)``.
+    /// one through a parent the share covers), read-only refused with `CloudDatabaseError.permissionFailure(_:)`.
     /// Deleting a share, or a zone, leaves it. No zone can be created, and only database subscriptions saved.
     public func sharedDatabase(of userRecordName: String) throws -> UserDatabase {
         UserDatabase(server: self, userRecordName: userRecordName, scope: .shared)

@@ -62,3 +62,5 @@ extension CloudKitWebServicesDatabase {
             participantPermission: value(resolution.participantPermission, CloudShare.Permission.none))
     }
 }
+
+extension CloudKitWebServicesDatabase: ShareAcceptingDatabase {}
