@@ -102,4 +102,70 @@ struct SQLiteCloudServerTests {
             try await server.privateDatabase(of: "_alice").records(for: [CloudRecord.ID(recordName: "mine")])
                 .values.first.map { (try? $0.get()) == nil } == true)
     }
+
+    @Test func aWriteToAZoneNoShareShowsOpensNoFileForTheOwnerItNames() async throws {
+        let server = try SQLiteCloudServer(directory: directory)
+        let madeUp = CloudRecord.ZoneID(zoneName: "Lists", ownerName: "zzz")
+        let record = CloudRecord(recordType: "Item", id: CloudRecord.ID(recordName: "x", zoneID: madeUp))
+        let results = try await server.sharedDatabase(of: "_bob").modifyRecords(
+            saving: [record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        #expect(throws: CloudDatabaseError.zoneNotFound(madeUp)) { try results.saveResults[record.id]?.get() }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(!files.contains { $0.contains("zzz") }, "\(files)")
+    }
+
+    @Test func otherFilesInTheDirectoryAreLeftAloneAndDontKeepItFromOpening() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let notes = URL(fileURLWithPath: directory).appendingPathComponent("notes.sqlite")
+        try Data("not a database".utf8).write(to: notes)
+        let server = try SQLiteCloudServer(directory: directory)
+        try await aliceSharesHerList(on: server)
+        #expect(try Data(contentsOf: notes) == Data("not a database".utf8))
+    }
+
+    @Test func twoFilesOfOneUserKeepTheServerFromOpeningRatherThanHideOne() async throws {
+        let server = try SQLiteCloudServer(directory: directory)
+        _ = try await server.privateDatabase(of: "_alice").save(
+            CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: "note")))
+        try server.close()
+        let folder = URL(fileURLWithPath: directory)
+        for suffix in ["", "-wal"]
+        where FileManager.default.fileExists(
+            atPath: folder.appendingPathComponent("private-_alice.sqlite\(suffix)").path)
+        {
+            try FileManager.default.copyItem(
+                at: folder.appendingPathComponent("private-_alice.sqlite\(suffix)"),
+                to: folder.appendingPathComponent("private-copy.sqlite\(suffix)"))
+        }
+        #expect {
+            _ = try SQLiteCloudServer(directory: directory)
+        } throws: { error in
+            guard case SQLiteCloudDatabase.OpenError.cannotOpen(_, let reason) = error else { return false }
+            return reason.contains("_alice's private database too")
+        }
+    }
+
+    @Test func aSharedFileFromBeforeTheServerStartsEmpty() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = URL(fileURLWithPath: directory).appendingPathComponent("shared-_bob.sqlite").path
+        let file = try SQLiteCloudDatabase(path: path)
+        _ = try await file.modifyRecordZones(saving: [Self.lists], deleting: [])
+        _ = try await file.save(Self.item("stray"))
+        try file.close()
+
+        let server = try SQLiteCloudServer(directory: directory)
+        let bob = try server.sharedDatabase(of: "_bob")
+        #expect(try await bob.allRecordZones() == [])
+        #expect(try await bob.databaseChanges(since: nil).modifiedZoneIDs == [])
+    }
+
+    @Test func aClosedServerOpensNoFileAgain() async throws {
+        let server = try SQLiteCloudServer(directory: directory)
+        try server.close()
+        await #expect(throws: CloudDatabaseError.self) {
+            _ = try await server.privateDatabase(of: "_carol").allRecordZones()
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(!files.contains { $0.contains("_carol") })
+    }
 }

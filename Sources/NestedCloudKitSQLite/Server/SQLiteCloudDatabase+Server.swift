@@ -31,7 +31,7 @@ extension SQLiteCloudDatabase {
     }
 
     /// Marks the file as `stamp`'s database; its user record name becomes theirs. A shared database has no
-    /// default zone: it shows only zones others share.
+    /// default zone, and no zone of its own: it shows only zones others share.
     func stamp(_ stamp: ServerStamp) throws {
         try writeNow { database in
             try database.execute(
@@ -40,10 +40,15 @@ extension SQLiteCloudDatabase {
                         ('user_record_name', ?)
                     """,
                 arguments: [stamp.userRecordName, stamp.scope == .shared ? "shared" : "private", stamp.userRecordName])
+            // A shared database shows only what the shares its user accepted cover: a file made before it was a
+            // server's (an earlier emulator's `shared` file, where zones could be made) starts empty, its zones
+            // deleted as a client sees a zone it lost.
             if stamp.scope == .shared {
-                try database.execute(
-                    sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?",
-                    arguments: [CloudRecord.ZoneID.default.zoneName, CloudRecord.ZoneID.default.ownerName])
+                let zones = try Row.fetchAll(database, sql: "SELECT zone_name, owner_name FROM zone")
+                    .map { CloudRecord.ZoneID(zoneName: $0[0], ownerName: $0[1]) }
+                try database.execute(sql: "DELETE FROM zone")
+                let log = SQLiteChangeLog(database: database)
+                for zone in zones where zone != .default { try log.logZoneDeleted(zone, reason: .deleted) }
             }
         }
     }

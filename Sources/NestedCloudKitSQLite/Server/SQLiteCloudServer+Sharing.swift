@@ -19,7 +19,8 @@ extension SQLiteCloudServer {
         }
         let accepted = try await files.file(of: owner, .private).modify { _, transaction in
             // Read again in the transaction that writes it: the owner may have changed it since.
-            guard let stored = try transaction.store.record(withID: found.id), let contents = stored.shareContents
+            guard let stored = try transaction.store.record(withID: found.id), let contents = stored.shareContents,
+                contents.shortGUID == shortGUID
             else { throw SharedDatabaseRules.unknownShortGUID(shortGUID) }
             var accepted = stored
             accepted.shareContents = try ShareAccess.accepting(contents, by: user, shareID: stored.id)
@@ -113,6 +114,18 @@ extension SQLiteCloudServer {
         var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
         let byOwner = Dictionary(grouping: operations) { $0.id.zoneID.ownerName }
         for (owner, operations) in byOwner.sorted(by: { $0.key < $1.key }) {
+            // An owner none of whose zones the user sees gets no file opened, whatever name the request makes up.
+            guard owner != user, operations.contains(where: { shownZones.contains($0.id.zoneID) }) else {
+                for operation in operations {
+                    let failure = failures[operation.id] ?? .zoneNotFound(operation.id.zoneID)
+                    if operation.recordToSave != nil {
+                        saveResults[operation.id] = .failure(failure)
+                    } else {
+                        deleteResults[operation.id] = .failure(failure)
+                    }
+                }
+                continue
+            }
             let contents = Dictionary(
                 files.contents.filter { $0.key.recordID.zoneID.ownerName == owner }
                     .map { ($0.key.movingZone { $0.ownersName(ownedBy: owner) }, $0.value) },

@@ -19,7 +19,9 @@ extension SQLiteCloudServer {
         public var maximumItemsPerRequest: Int { server.maximumItemsPerRequest }
 
         private func file() throws -> SQLiteCloudDatabase {
-            try server.files.file(of: userRecordName, scope)
+            // A copy a failed refresh left behind is brought up to date before it is read.
+            if scope == .shared { server.copies.retryPending(files: server.files, now: server.clock.now()) }
+            return try server.files.file(of: userRecordName, scope)
         }
 
         /// Accepts a share as this database's user; see ``SQLiteCloudServer/acceptShare(shortGUID:as:)``.

@@ -62,7 +62,7 @@ public final class SQLiteCloudServer: Sendable {
             maximumTombstones: maximumTombstones, clock: clock)
         copies = SQLiteSharedCopies()
         try files.openExisting()
-        try copies.recover(files: files, now: clock.now())
+        copies.recover(files: files, now: clock.now())
     }
 
     /// One user's private database: their own zones and records, and the shares they own.

@@ -7,9 +7,12 @@ final class SQLiteServerFiles: @unchecked Sendable {
     private let maximumItemsPerRequest: Int
     private let maximumTombstones: Int
     private let clock: any CloudClock
-    // Guards `open`; held only while a file is looked up or opened, never across a request.
+    // Guards `open` and `closed`; held only while a file is looked up or opened, never across a request.
     private let lock = NSLock()
     private var open: [SQLiteCloudDatabase.ServerStamp: SQLiteCloudDatabase] = [:]
+    /// Set by ``closeAll()``: a closed server opens no file again, so a request still running after a reset can't
+    /// make one in a folder a new server owns.
+    private var closed = false
 
     init(directory: String, maximumItemsPerRequest: Int, maximumTombstones: Int, clock: any CloudClock) {
         self.directory = directory
@@ -26,6 +29,9 @@ final class SQLiteServerFiles: @unchecked Sendable {
         let stamp = SQLiteCloudDatabase.ServerStamp(userRecordName: user, scope: scope)
         return try lock.withLock {
             if let file = open[stamp] { return file }
+            guard !closed else {
+                throw CloudDatabaseError.internalError("the server of \(directory) is closed: open it again")
+            }
             let name = (scope == .shared ? "shared-" : "private-") + Self.safe(user) + ".sqlite"
             let file = try makeDatabase(
                 path: path ?? URL(fileURLWithPath: directory).appendingPathComponent(name).path)
@@ -40,16 +46,35 @@ final class SQLiteServerFiles: @unchecked Sendable {
         lock.withLock { open.keys.filter { $0.scope == scope }.map(\.userRecordName).sorted() }
     }
 
-    /// Opens the files an earlier run left, by the stamps they carry; files without one aren't the server's.
+    /// Opens the files an earlier run left, by the stamps they carry. Only the server's kind of names are looked at
+    /// (`private-*.sqlite`, `shared-*.sqlite`), and a file without a stamp isn't the server's yet: other files in
+    /// the directory are left alone. A file that can't be opened is skipped here, and fails its user's requests,
+    /// not everyone's.
+    ///
+    /// - Throws: When two files carry the same user's stamp: which one is theirs can't be told, and picking one
+    ///   would hide the other's records.
     func openExisting() throws {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names.sorted() where name.hasSuffix(".sqlite") {
-            let file = try makeDatabase(path: URL(fileURLWithPath: directory).appendingPathComponent(name).path)
-            guard let stamp = try file.serverStamp() else {
-                try file.close()
+        for name in names.sorted()
+        where name.hasSuffix(".sqlite") && (name.hasPrefix("private-") || name.hasPrefix("shared-")) {
+            let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
+            guard let file = try? makeDatabase(path: path) else { continue }
+            guard let stamp = try? file.serverStamp() else {
+                try? file.close()
                 continue
             }
-            lock.withLock { open[stamp] = file }
+            let duplicate = lock.withLock {
+                if open[stamp] != nil { return true }
+                open[stamp] = file
+                return false
+            }
+            if duplicate {
+                try? file.close()
+                throw SQLiteCloudDatabase.OpenError.cannotOpen(
+                    path: path,
+                    reason: "another file of \(directory) is \(stamp.userRecordName)'s \(stamp.scope) database too; "
+                        + "move the one that isn't theirs out of the directory")
+            }
         }
     }
 
@@ -60,7 +85,10 @@ final class SQLiteServerFiles: @unchecked Sendable {
 
     func closeAll() throws {
         let files = lock.withLock {
-            defer { open = [:] }
+            defer {
+                open = [:]
+                closed = true
+            }
             return Array(open.values)
         }
         for file in files { try file.close() }

@@ -13,32 +13,52 @@ final class SQLiteSharedCopies: @unchecked Sendable {
     /// The users whose shared database shows each zone, as they name it: those a refresh must look at even once no
     /// share lists them any more.
     private var viewers: [CloudRecord.ZoneID: Set<String>] = [:]
+    // Guards `changedByOthers` and `pending`, briefly: taken inside `lock`, never the other way round, so that a
+    // caller asking what changed doesn't wait for a refresh.
+    private let stateLock = NSLock()
     /// The databases another user's request changed since ``takeChangedByOthers()`` was last called.
     private var changedByOthers: Set<SharedDatabaseRules.ChangedDatabase> = []
+    /// Zones a refresh failed for, refreshed whole with the next refresh or read of a shared database.
+    private var pending: Set<OwnedZone> = []
+
+    private struct OwnedZone: Hashable {
+        var owner: String
+        var zone: CloudRecord.ZoneID
+    }
 
     /// Notes a database another user's request changed.
     func noteChangedByOthers(_ database: SharedDatabaseRules.ChangedDatabase) {
-        lock.withLock { _ = changedByOthers.insert(database) }
+        stateLock.withLock { _ = changedByOthers.insert(database) }
     }
 
     /// The databases other users' requests changed since the last call.
     func takeChangedByOthers() -> Set<SharedDatabaseRules.ChangedDatabase> {
-        lock.withLock {
+        stateLock.withLock {
             defer { changedByOthers = [] }
             return changedByOthers
         }
     }
 
+    /// Refreshes the zones whose refresh failed, if any: a shared database's reads ask first, so that a copy a
+    /// failure left behind isn't read as it is.
+    func retryPending(files: SQLiteServerFiles, now: Date) {
+        guard stateLock.withLock({ !pending.isEmpty }) else { return }
+        refresh([:], ownedBy: "", files: files, now: now)
+    }
+
     /// Learns which zones the shared databases left by an earlier run show, and brings every copy up to date: a
     /// process killed between an owner's write and its refresh left them behind.
-    func recover(files: SQLiteServerFiles, now: Date) throws {
+    func recover(files: SQLiteServerFiles, now: Date) {
         var zonesByOwner: [String: Set<CloudRecord.ZoneID>] = [:]
-        try lock.withLock {
+        // A file that can't be read here is skipped: it fails its own user's requests, not everyone's.
+        lock.withLock {
             for viewer in files.users(.shared) {
-                let zones = try files.file(of: viewer, .shared).readNow { database in
-                    try Row.fetchAll(database, sql: "SELECT zone_name, owner_name FROM zone")
-                        .map { CloudRecord.ZoneID(zoneName: $0[0], ownerName: $0[1]) }
-                }
+                guard let file = try? files.file(of: viewer, .shared),
+                    let zones = try? file.readNow({ database in
+                        try Row.fetchAll(database, sql: "SELECT zone_name, owner_name FROM zone")
+                            .map { CloudRecord.ZoneID(zoneName: $0[0], ownerName: $0[1]) }
+                    })
+                else { continue }
                 for zone in zones {
                     viewers[zone, default: []].insert(viewer)
                     zonesByOwner[zone.ownerName, default: []].insert(zone.ownersName(ownedBy: zone.ownerName))
@@ -46,10 +66,11 @@ final class SQLiteSharedCopies: @unchecked Sendable {
             }
         }
         for owner in files.users(.private) {
-            let file = try files.file(of: owner, .private)
-            let shared = try file.readNow { database in
-                try SQLiteRecordStore(database: database, assets: file.assets).allShares().map(\.id.zoneID)
-            }
+            guard let file = try? files.file(of: owner, .private),
+                let shared = try? file.readNow({ database in
+                    try SQLiteRecordStore(database: database, assets: file.assets).allShares().map(\.id.zoneID)
+                })
+            else { continue }
             zonesByOwner[owner, default: []].formUnion(shared)
         }
         for (owner, zones) in zonesByOwner.sorted(by: { $0.key < $1.key }) {
@@ -68,10 +89,15 @@ final class SQLiteSharedCopies: @unchecked Sendable {
     func refresh(
         _ changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String, files: SQLiteServerFiles, now: Date
     ) {
+        let relevant = changes.filter { $0.key != .default }
+        guard !relevant.isEmpty || stateLock.withLock({ !pending.isEmpty }) else { return }
         lock.withLock {
-            var due = Dictionary(pending.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 })
-            pending = []
-            for (zone, change) in changes where zone != .default {
+            let failed = stateLock.withLock {
+                defer { pending = [] }
+                return pending
+            }
+            var due = Dictionary(failed.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 })
+            for (zone, change) in relevant {
                 let owned = OwnedZone(owner: owner, zone: zone)
                 due[owned] = due[owned] == nil ? change : .everything
             }
@@ -85,18 +111,10 @@ final class SQLiteSharedCopies: @unchecked Sendable {
                         try refresh(owned.zone, ownedBy: owned.owner, after: change, files: files, now: now)
                     }
                 } catch {
-                    pending.insert(owned)
+                    stateLock.withLock { _ = pending.insert(owned) }
                 }
             }
         }
-    }
-
-    /// Zones whose last refresh failed, tried again with the next.
-    private var pending: Set<OwnedZone> = []
-
-    private struct OwnedZone: Hashable {
-        var owner: String
-        var zone: CloudRecord.ZoneID
     }
 
     /// Brings one zone of `owner` up to date in its viewers' copies after a write that changed who sees only the
@@ -139,7 +157,7 @@ final class SQLiteSharedCopies: @unchecked Sendable {
             return try refreshWhole(zone, ownedBy: owner, files: files, now: now)
         }
         let touched = change.written.union(change.removed)
-        for (viewer, visible) in update.visible.sorted(by: { $0.key < $1.key }) {
+        try eachViewer(update.visible) { viewer, visible in
             let viewerFile = try files.file(of: viewer, .shared)
             let shown = update.records.filter { visible.contains($0.id.recordName) }
             let contents = update.contents.filter { visible.contains($0.key.recordID.recordName) }
@@ -149,13 +167,30 @@ final class SQLiteSharedCopies: @unchecked Sendable {
                 contents: Dictionary(
                     contents.map { ($0.key.movingZone(toShared), $0.value) }, uniquingKeysWith: { first, _ in first }),
                 now: now)
-            if changed { changedByOthers.insert(.init(userRecordName: viewer, scope: .shared)) }
+            if changed { noteChangedByOthers(.init(userRecordName: viewer, scope: .shared)) }
             if zoneShown {
                 viewers[sharedZone, default: []].insert(viewer)
             } else {
                 viewers[sharedZone]?.remove(viewer)
             }
         }
+    }
+
+    /// Runs `body` for each viewer, in order, going on past one that fails (a copy that can't be written mustn't keep
+    /// the others from losing what they no longer see); throws the first failure at the end, so that the zone is
+    /// refreshed again.
+    private func eachViewer<Visible>(
+        _ visible: [String: Visible], _ body: (String, Visible) throws -> Void
+    ) throws {
+        var failure: (any Error)?
+        for (viewer, shown) in visible.sorted(by: { $0.key < $1.key }) {
+            do {
+                try body(viewer, shown)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// What an incremental refresh writes: the names each viewer sees among the records written, those records,
@@ -197,7 +232,7 @@ final class SQLiteSharedCopies: @unchecked Sendable {
             }
             return shown
         }
-        for (viewer, visible) in shown.sorted(by: { $0.key < $1.key }) {
+        try eachViewer(shown) { viewer, visible in
             let viewerFile = try files.file(of: viewer, .shared)
             // Only this refresh writes the copy, so its tags can't change before the write below.
             let tags = try viewerFile.readNow { database in
@@ -219,7 +254,7 @@ final class SQLiteSharedCopies: @unchecked Sendable {
             let wasChanged = try viewerFile.show(
                 Set(visible.keys), writing: records.map { $0.movingZones(toShared) }, in: sharedZone,
                 contents: sharedContents, now: now)
-            if wasChanged { changedByOthers.insert(.init(userRecordName: viewer, scope: .shared)) }
+            if wasChanged { noteChangedByOthers(.init(userRecordName: viewer, scope: .shared)) }
             if visible.isEmpty {
                 viewers[sharedZone]?.remove(viewer)
             } else {
