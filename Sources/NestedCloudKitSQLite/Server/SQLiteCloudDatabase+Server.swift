@@ -69,24 +69,13 @@ extension SQLiteCloudDatabase {
         let assets = assets
         let (changed, deletedRows) = try writeNow { database -> (Bool, [Int64]) in
             let store = SQLiteRecordStore(database: database, assets: assets)
-            let log = SQLiteChangeLog(database: database)
             let shown = try store.containsZone(zone)
             if visible.isEmpty {
                 guard shown else { return (false, []) }
-                let rows = try Int64.fetchAll(
-                    database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
-                    arguments: [zone.zoneName, zone.ownerName])
-                try database.execute(
-                    sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?",
-                    arguments: [zone.zoneName, zone.ownerName])
-                try log.logZoneDeleted(zone, reason: .deleted)
-                return (true, rows)
+                return (true, try Self.removeZone(zone, in: database))
             }
             if !shown {
-                try database.execute(
-                    sql: "INSERT INTO zone (zone_name, owner_name) VALUES (?, ?)",
-                    arguments: [zone.zoneName, zone.ownerName])
-                try log.logZoneCreated(zone)
+                try Self.showZone(zone, in: database)
             }
             let tags = try store.changeTags(in: zone)
             let removed = try tags.keys.filter { !visible.contains($0) }.sorted().compactMap { name in
@@ -118,14 +107,10 @@ extension SQLiteCloudDatabase {
         let assets = assets
         let (result, deletedRows) = try writeNow { database -> ((Bool, Bool), [Int64]) in
             let store = SQLiteRecordStore(database: database, assets: assets)
-            let log = SQLiteChangeLog(database: database)
             let shown = try store.containsZone(zone)
             if !shown {
                 guard !written.isEmpty else { return ((false, false), []) }
-                try database.execute(
-                    sql: "INSERT INTO zone (zone_name, owner_name) VALUES (?, ?)",
-                    arguments: [zone.zoneName, zone.ownerName])
-                try log.logZoneCreated(zone)
+                try Self.showZone(zone, in: database)
             }
             let changed = try written.filter { record in
                 try store.storedRecord(withID: record.id)?["change_tag"] != record.systemFields?.changeTag
@@ -145,16 +130,29 @@ extension SQLiteCloudDatabase {
                     database, sql: "SELECT NOT EXISTS (SELECT 1 FROM record WHERE zone_name = ? AND owner_name = ?)",
                     arguments: [zone.zoneName, zone.ownerName]) ?? false
             guard empty else { return ((true, true), rows) }
-            rows += try Int64.fetchAll(
-                database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
-                arguments: [zone.zoneName, zone.ownerName])
-            try database.execute(
-                sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?",
-                arguments: [zone.zoneName, zone.ownerName])
-            try log.logZoneDeleted(zone, reason: .deleted)
+            rows += try Self.removeZone(zone, in: database)
             return ((true, false), rows)
         }
         assets.removeFiles(ofRows: deletedRows)
         return result
+    }
+
+    /// Adds a zone to a shared database, logged as a zone created: the user sees something of it now.
+    private static func showZone(_ zone: CloudRecord.ZoneID, in database: Database) throws {
+        try database.execute(
+            sql: "INSERT INTO zone (zone_name, owner_name) VALUES (?, ?)", arguments: [zone.zoneName, zone.ownerName])
+        try SQLiteChangeLog(database: database).logZoneCreated(zone)
+    }
+
+    /// Removes a zone and its records from a shared database, logged as a zone deleted: the user sees nothing of it
+    /// any more. Returns the rows of its records, whose asset files can go.
+    private static func removeZone(_ zone: CloudRecord.ZoneID, in database: Database) throws -> [Int64] {
+        let rows = try Int64.fetchAll(
+            database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
+            arguments: [zone.zoneName, zone.ownerName])
+        try database.execute(
+            sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?", arguments: [zone.zoneName, zone.ownerName])
+        try SQLiteChangeLog(database: database).logZoneDeleted(zone, reason: .deleted)
+        return rows
     }
 }
