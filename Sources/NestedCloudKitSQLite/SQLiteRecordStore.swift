@@ -196,7 +196,8 @@ struct SQLiteRecordStore: CloudRecordStore {
         ).first
     }
 
-    /// Whether any record of the record's zone has it as its parent (from the `record_by_parent` index).
+    /// Whether any record of the record's zone has it as its parent (from the `record_by_parent` index, which a
+    /// server's files have).
     func hasChildren(_ id: CloudRecord.ID) throws -> Bool {
         try Bool.fetchOne(
             database,

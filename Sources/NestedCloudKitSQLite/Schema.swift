@@ -10,7 +10,7 @@ enum Schema {
 
     /// `PRAGMA user_version`: the schema version this library writes, the number of ``migrator()``'s migrations.
     /// A release that finds a larger one refuses the file rather than write to a layout it doesn't know.
-    static let currentVersion = 3
+    static let currentVersion = 2
 
     /// Creates the schema in a new file, or migrates an earlier version's, after checking that the file is new or
     /// this library's.
@@ -36,16 +36,6 @@ enum Schema {
             }
             try database.execute(sql: "PRAGMA user_version = 2")
         }
-        // A server of several users asks whether a record has children (records whose parent it is) after each
-        // write to a shared zone; the parent is in the record's JSON, so the index is on the expression.
-        migrator.registerMigration("v3: parent index") { database in
-            try database.execute(
-                sql: """
-                    CREATE INDEX IF NOT EXISTS record_by_parent
-                    ON record (zone_name, owner_name, json_extract(body, '$.parentID.recordName'));
-                    PRAGMA user_version = 3;
-                    """)
-        }
         return migrator
     }
 
@@ -63,6 +53,18 @@ enum Schema {
             throw SQLiteCloudDatabase.OpenError.unsupportedSchemaVersion(
                 path: path, found: version, supported: currentVersion)
         }
+    }
+
+    /// Adds the index of each record's parent, which only a server of several users reads (to tell whether a
+    /// record has children after a write to a shared zone): a plain file doesn't pay for it on every save. The
+    /// parent is in the record's JSON, so the index is on the expression; files without it stay readable by every
+    /// release of the same schema version.
+    static func addParentIndex(_ database: Database) throws {
+        try database.execute(
+            sql: """
+                CREATE INDEX IF NOT EXISTS record_by_parent
+                ON record (zone_name, owner_name, json_extract(body, '$.parentID.recordName'))
+                """)
     }
 
     private static func create(_ database: Database) throws {

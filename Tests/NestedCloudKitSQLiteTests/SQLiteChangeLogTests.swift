@@ -111,8 +111,7 @@ struct SQLiteChangeLogTests {
     }
 
     private static let currentLayout = Layout(
-        migrations: ["v1: zones, records, references, assets, versions", "v2: change log", "v3: parent index"],
-        version: 3)
+        migrations: ["v1: zones, records, references, assets, versions", "v2: change log"], version: 2)
 
     private static func layout(of path: String) throws -> Layout {
         let queue = try DatabaseQueue(path: path)

@@ -30,6 +30,11 @@ extension SQLiteCloudDatabase {
         }
     }
 
+    /// Prepares a server's file: the index of parents the server reads (``Schema/addParentIndex(_:)``).
+    func prepareForServer() throws {
+        try writeNow { try Schema.addParentIndex($0) }
+    }
+
     /// Marks the file as `stamp`'s database; its user record name becomes theirs. A shared database has no
     /// default zone, and no zone of its own: it shows only zones others share.
     func stamp(_ stamp: ServerStamp) throws {

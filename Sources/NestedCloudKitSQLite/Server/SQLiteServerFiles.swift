@@ -36,6 +36,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
             let file = try makeDatabase(
                 path: path ?? URL(fileURLWithPath: directory).appendingPathComponent(name).path)
             if try file.serverStamp() != stamp { try file.stamp(stamp) }
+            try file.prepareForServer()
             open[stamp] = file
             return file
         }
@@ -59,7 +60,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
         where name.hasSuffix(".sqlite") && (name.hasPrefix("private-") || name.hasPrefix("shared-")) {
             let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
             guard let file = try? makeDatabase(path: path) else { continue }
-            guard let stamp = try? file.serverStamp() else {
+            guard let stamp = try? file.serverStamp(), (try? file.prepareForServer()) != nil else {
                 try? file.close()
                 continue
             }
