@@ -176,11 +176,6 @@ struct SQLiteRecordStore: CloudRecordStore {
             .flatMap { try shares(in: CloudRecord.ZoneID(zoneName: $0[0], ownerName: $0[1])) }
     }
 
-    /// Every record of a zone, as the rules read them (assets without contents), by name.
-    func records(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
-        try records(sql: "WHERE zone_name = ? AND owner_name = ?", [zone.zoneName, zone.ownerName])
-    }
-
     /// Every record of a zone as the share rules see it: its ID, type, change tag, parent and share, without its
     /// fields. Read by SQLite from the stored JSON, without decoding a record in Swift: a shared zone's viewers
     /// are worked out from these after every write to it.
