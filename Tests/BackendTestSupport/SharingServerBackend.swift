@@ -4,10 +4,6 @@ import NestedCloudKitSQLite
 import TestSupport
 import Testing
 
-/// A database of one user on a server that holds several users' databases: what a user's device reads and
-/// writes, and where they accept shares.
-package typealias SharingUserDatabase = ShareAcceptingDatabase
-
 extension ShareAcceptingDatabase {
     package func shareMetadata(shortGUID: String) async throws -> CloudShare.Metadata {
         try await shareMetadata(shortGUID: shortGUID, fetchingRootRecord: false)
@@ -41,6 +37,6 @@ package struct SharingServerBackend: Sendable, CustomTestStringConvertible {
 
 /// Each user's databases on one server.
 package struct SharingServerUsers: Sendable {
-    package let privateDatabase: @Sendable (String) throws -> any SharingUserDatabase
-    package let sharedDatabase: @Sendable (String) throws -> any SharingUserDatabase
+    package let privateDatabase: @Sendable (String) throws -> any ShareAcceptingDatabase
+    package let sharedDatabase: @Sendable (String) throws -> any ShareAcceptingDatabase
 }

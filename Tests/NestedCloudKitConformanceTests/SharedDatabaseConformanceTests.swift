@@ -15,8 +15,8 @@ struct SharedDatabaseConformanceTests {
     /// Alice's private database and bob's shared one on a new server.
     struct Users {
         let server: SharingServerUsers
-        let alice: any SharingUserDatabase
-        let bob: any SharingUserDatabase
+        let alice: any ShareAcceptingDatabase
+        let bob: any ShareAcceptingDatabase
 
         init(_ backend: SharingServerBackend) throws {
             server = try backend.make(SystemCloudClock())

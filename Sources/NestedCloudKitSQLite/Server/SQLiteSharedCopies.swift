@@ -130,8 +130,9 @@ final class SQLiteSharedCopies: @unchecked Sendable {
         let update = try ownerFile.readNow { database -> IncrementalUpdate? in
             let store = SQLiteRecordStore(database: database, assets: ownerFile.assets)
             let shares = try store.shares(in: zone)
-            // Without shares the whole refresh is cheap: it reads no record and empties the copies.
-            guard !shares.isEmpty else { return nil }
+            // A zone nobody else sees (most of a user's zones) needs nothing more. Without shares but with copies
+            // left, the whole refresh is cheap: it reads no record and empties them.
+            if shares.isEmpty { return showing.subtracting([owner]).isEmpty ? IncrementalUpdate() : nil }
             var viewers = SharedDatabaseRules.participants(of: shares).union(showing)
             viewers.remove(owner)
             guard !viewers.isEmpty else { return IncrementalUpdate() }
