@@ -77,11 +77,17 @@ extension CloudRecord {
         /// The value of the named field, looking first at position `hint` and moving `hint` past the field found:
         /// models read fields in the order they wrote them, so a decoder finds each where the last one ended.
         func value(named name: String, hint: inout Int) -> CloudValue? {
-            // Through the buffer, the name at the hint is compared in place: `entries[hint]` copies the whole entry
-            // (a retain of its name and of its value) only to compare the name.
+            // The name at the hint is compared where it is stored, as its two words: reading
+            // `entries[hinted].name`, even through the buffer, copies the whole entry (a retain and a release of its
+            // name and of its value) only to compare the name, a fifth of a mapped model's field read. A model's keys
+            // are the literals the record was written with, so the words nearly always match; when they don't, the
+            // bytes are compared.
             let hinted = hint
-            let isAtHint = entries.withUnsafeBufferPointer { entries in
-                hinted >= 0 && hinted < entries.count && entries[hinted].name.hasSameBytes(as: name)
+            let isAtHint = entries.withUnsafeBufferPointer { entries -> Bool in
+                guard hinted >= 0, hinted < entries.count, let base = entries.baseAddress else { return false }
+                // A tuple is laid out as a struct is: its first element, the name, is at its start.
+                if name.hasSameRepresentation(asStringAt: UnsafeRawPointer(base + hinted)) { return true }
+                return entries[hinted].name.hasSameBytes(as: name)
             }
             if isAtHint {
                 hint = hinted + 1

@@ -37,4 +37,17 @@ extension String {
             }
         }
     }
+
+    /// Whether the string stored at `stored` is this same string value in memory (see
+    /// `hasSameRepresentation(as:)`), read as its two words where it is, without copying it out: a copy would
+    /// retain it. `stored` must point at an initialized `String`.
+    @inline(__always)
+    func hasSameRepresentation(asStringAt stored: UnsafeRawPointer) -> Bool {
+        withUnsafeBytes(of: self) { mine in
+            guard mine.count == 16, MemoryLayout<String>.size == 16 else { return false }
+            return mine.loadUnaligned(as: UInt64.self) == stored.loadUnaligned(as: UInt64.self)
+                && mine.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                    == stored.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        }
+    }
 }
