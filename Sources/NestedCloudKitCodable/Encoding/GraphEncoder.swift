@@ -257,16 +257,18 @@ final class GraphEncoder {
         let typeKey = ObjectIdentifier(Value.self)
         let (type, template) = modelType(of: Value.self, key: typeKey)
         let fieldOptions = RecordFieldOptions.of(value, type: type)
+        // The record is moved, never copied, from the writer to ``records``: each copy retained every part of it,
+        // and released them again.
         let record: CloudRecord
         var keysOutsideTemplate: [String]?
         if let mapped = try mappedRecord(
             of: value, pending, mapping: type.mapping, fieldOptions: fieldOptions, template: template,
             keysOutsideTemplate: &keysOutsideTemplate)
         {
-            record = mapped
             if let keys = keysOutsideTemplate {
-                remember(RecordTemplate(keys: keys, fieldNames: record.fields.names), for: typeKey)
+                remember(RecordTemplate(keys: keys, fieldNames: mapped.fields.names), for: typeKey)
             }
+            record = consume mapped
         } else {
             let encoder = RecordEncoder(
                 graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
@@ -282,7 +284,7 @@ final class GraphEncoder {
         if !isEncodingRoot, recordsAreInQueueOrder, record.hasReferences { recordsAreInQueueOrder = false }
         // The root, when it queued no nested value: the only record.
         if isRootIndexPending {
-            records.append(record)
+            records.append(consume record)
             return
         }
         // A value reached again (a shared child, a diamond) gives one record; a different value with the same ID
@@ -301,7 +303,7 @@ final class GraphEncoder {
             return
         }
         recordIndexOfQueued.append(records.count)
-        records.append(record)
+        records.append(consume record)
     }
 
     /// The record of a value whose type has a record mapping, written through it, with the keys it wrote in

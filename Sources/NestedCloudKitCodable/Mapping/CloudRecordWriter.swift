@@ -14,14 +14,17 @@ import Foundation
 ///
 /// The common types have methods of their own, which the compiler picks statically; anything else `Encodable`
 /// goes through the generic `encode(_:forKey:)` and is stored as the `Codable` path stores it.
-public struct CloudRecordWriter {
+///
+/// A writer can't be copied: it is the one record being made, which the encoder moves out of it once the model is
+/// done, without copying it.
+public struct CloudRecordWriter: ~Copyable {
     private let graph: GraphEncoder
     private let path: CodingPath
     private let fieldOptions: RecordFieldOptions
     private let mapper: FieldMapper
     private var fields: FieldWriter
     /// The keys written, in order, to find a key written twice and to check options given by name against: kept
-    /// only once the record stops following the keys the type's last record wrote (see ``noteWritten(_:at:)``).
+    /// only once the record stops following the keys the type's last record wrote (see ``noteWritten(_:)``).
     private var keysWritten: [String] = []
     /// The keys the last record of the value's type wrote, in order, none twice.
     private let knownKeys: [String]
@@ -180,7 +183,7 @@ public struct CloudRecordWriter {
         // field is written; if it isn't, they are dropped.
         let mark = graph.stagingMark
         do {
-            try noteWritten(key, at: fieldPath)
+            try noteWritten(key)
             let action = fieldOptions.referenceAction(forField: key)
             let listPath = fieldPath.path
             var references: [CloudReference] = []
@@ -239,10 +242,11 @@ public struct CloudRecordWriter {
     /// bytes, non-empty string lists).
     private mutating func set(_ value: CloudValue, forKey key: String) throws {
         guard !isIgnored(key) else { return }
+        // No field path is made, nor captured in a closure: only an error needs it, and retaining the path and
+        // the key for each field cost a fifth of writing a small record's fields.
         do {
-            let parent = path
-            try noteWritten(key, at: FieldPath(parent: parent, key: NamedKey(key)))
-            try fields.set(value, named: key, at: FieldPath(parent: parent, key: NamedKey(key)))
+            try noteWritten(key)
+            try fields.set(value, named: key, under: path)
         } catch let error as CKCodableError {
             throw located(error, field: key)
         }
@@ -255,7 +259,7 @@ public struct CloudRecordWriter {
         let context = NodeContext(graph: graph, referenceAction: fieldOptions.referenceAction(forField: key))
         let fieldPath = FieldPath(parent: path, key: NamedKey(key))
         do {
-            try noteWritten(key, at: fieldPath)
+            try noteWritten(key)
             let node = try makeNode(context, fieldPath)
             try mapper.write(node, named: key, at: fieldPath, into: &fields)
         } catch let error as CKCodableError {
@@ -265,11 +269,11 @@ public struct CloudRecordWriter {
 
     /// Notes a key about to be written; a key written before is an error, not a second field (or, flattened, a
     /// second set of fields). Only a name the filter may have seen is looked up.
-    private mutating func noteWritten(_ key: String, at fieldPath: @autoclosure () -> FieldPath) throws {
+    private mutating func noteWritten(_ key: String) throws {
         // Nearly every record of a type writes the keys its last one wrote, in the same order: while this one does,
         // each key is new, with nothing to look up or keep.
         if followsKnownKeys {
-            if knownKeysFollowed < knownKeys.count, knownKeys[knownKeysFollowed].hasSameBytes(as: key) {
+            if knownKeys.hasSameBytes(at: knownKeysFollowed, as: key) {
                 knownKeysFollowed += 1
                 return
             }
@@ -278,7 +282,7 @@ public struct CloudRecordWriter {
             for written in keysWritten { writtenNames.insert(written) }
         }
         if writtenNames.mayContain(key), keysWritten.contains(where: { $0.hasSameBytes(as: key) }) {
-            throw CKCodableError.keyWrittenTwice(key, recordID: recordID, at: fieldPath().path)
+            throw CKCodableError.keyWrittenTwice(key, recordID: recordID, at: path.appending(NamedKey(key)))
         }
         writtenNames.insert(key)
         keysWritten.append(key)
@@ -291,13 +295,14 @@ public struct CloudRecordWriter {
 
     /// The finished record: within CloudKit's size limit, its encrypted fields marked, the options given by name
     /// checked against what the value wrote.
-    mutating func finish<Value: CKEncodable>(_ value: Value) throws -> CloudRecord {
+    consuming func finish<Value: CKEncodable>(_ value: Value) throws -> CloudRecord {
+        // The keys are only needed to check options given by name; most types have none.
+        let keysToCheck = fieldOptions.namesToCheck.isEmpty ? nil : writtenKeys
         var record = try fields.finish(at: path)
         try fieldOptions.apply(to: &record, at: path)
-        // The keys are only needed to check options given by name; most types have none.
-        if !fieldOptions.namesToCheck.isEmpty {
+        if let keysToCheck {
             try fieldOptions.checkNames(
-                encoded: writtenKeys, ignored: ignoredKeysWritten, record: record, value: value, at: path)
+                encoded: keysToCheck, ignored: ignoredKeysWritten, record: record, value: value, at: path)
         }
         return record
     }

@@ -51,3 +51,17 @@ extension String {
         }
     }
 }
+
+extension Array where Element == String {
+    /// Whether the string at `index` has the same bytes as `name`; `false` past the end. Compared where the array
+    /// stores it first: `self[index]` copies the string out (a retain and a release) only to compare it, a good part
+    /// of checking a mapped model's key against the one its type's last record wrote there.
+    @inline(__always)
+    func hasSameBytes(at index: Int, as name: String) -> Bool {
+        withUnsafeBufferPointer { strings in
+            guard index >= 0, index < strings.count, let base = strings.baseAddress else { return false }
+            if name.hasSameRepresentation(asStringAt: UnsafeRawPointer(base + index)) { return true }
+            return strings[index].hasSameBytes(as: name)
+        }
+    }
+}
