@@ -426,4 +426,70 @@ struct RecordMappingTests {
         #expect(error.path == ["raw"])
         #expect(error.recordID == missing.id)
     }
+
+    /// Long field names, so that a literal and a name made at run time are the same bytes in different storage.
+    struct LongNames: CKCodable, CloudRecordMappable, Identifiable, Equatable {
+        static let yearKey = "publicationYearOfTheVolume"
+        static let titleKey = "fullTitleOfTheVolumeAsPrinted"
+        var id: String
+        var year: Int
+        var title: String
+        /// Writes its keys as copies made at run time, not the literals: the encoder's check of a record against
+        /// the last one of its type must compare their bytes.
+        var writesCopiedKeys = false
+
+        func encodeFields(to record: inout CloudRecordWriter) throws {
+            try record.encode(year, forKey: writesCopiedKeys ? Self.madeAtRunTime(Self.yearKey) : Self.yearKey)
+            try record.encode(title, forKey: writesCopiedKeys ? Self.madeAtRunTime(Self.titleKey) : Self.titleKey)
+        }
+
+        init(id: String, year: Int, title: String, writesCopiedKeys: Bool = false) {
+            self.id = id
+            self.year = year
+            self.title = title
+            self.writesCopiedKeys = writesCopiedKeys
+        }
+
+        init(fields record: CloudRecordReader) throws {
+            id = try record.decode(String.self, forKey: "id")
+            year = try record.decode(Int.self, forKey: Self.yearKey)
+            title = try record.decode(String.self, forKey: Self.titleKey)
+        }
+
+        static func madeAtRunTime(_ name: String) -> String { String(decoding: Array(name.utf8), as: UTF8.self) }
+
+        static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.id == rhs.id && lhs.year == rhs.year && lhs.title == rhs.title
+        }
+    }
+
+    @Test func fieldNamesAreComparedByTheirBytesWhereverTheyAreStored() throws {
+        // Names read from a store are made at run time: the same bytes as the model's literals, elsewhere.
+        let stored = CloudRecord(
+            recordType: "LongNames", id: CloudRecord.ID(recordName: "v1"),
+            fields: [
+                LongNames.madeAtRunTime(LongNames.titleKey): .string("Ulysses"),
+                LongNames.madeAtRunTime(LongNames.yearKey): .int64(1922),
+            ])
+        #expect(
+            try CKRecordDecoder().decode(LongNames.self, from: stored)
+                == LongNames(id: "v1", year: 1922, title: "Ulysses"))
+
+        // A name one byte off is another field, however alike the two look.
+        let misspelt = CloudRecord(
+            recordType: "LongNames", id: CloudRecord.ID(recordName: "v2"),
+            fields: ["publicationYearOfTheVolumf": .int64(1922), LongNames.titleKey: .string("Ulysses")])
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(LongNames.self, from: misspelt)
+        }
+        #expect(error.code == .missingField(LongNames.yearKey))
+
+        // Records of one type, the second writing copies of the first's keys: the same fields either way.
+        let list = RecordsOfOneTypeTests.Parent(children: [
+            LongNames(id: "a", year: 1, title: "A"), LongNames(id: "b", year: 2, title: "B", writesCopiedKeys: true),
+        ])
+        let records = try CKRecordEncoder().encodeRecords(list)
+        #expect(records[0].fields == [LongNames.yearKey: .int64(1), LongNames.titleKey: .string("A")])
+        #expect(records[1].fields == [LongNames.yearKey: .int64(2), LongNames.titleKey: .string("B")])
+    }
 }
