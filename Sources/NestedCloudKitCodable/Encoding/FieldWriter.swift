@@ -1,7 +1,12 @@
 /// Writes validated fields into the record being made, and keeps the tally for the record's size limit.
-struct FieldWriter: ~Copyable {
-    var record: CloudRecord
+///
+/// The record is made where it ends up, at the end of the graph's records: made in the writer, it was copied out
+/// of it, and into the graph's list, and each copy retained every part of it (a fifth of encoding a small mapped
+/// record). The optimizer copies a record this large whenever it moves one, even where the source code moves it.
+struct FieldWriter {
     let graph: GraphEncoder
+    /// The record's index in the graph's ``GraphEncoder/records``.
+    let recordIndex: Int
     private var clearedFieldNames: [String] = []
     private var fieldDataSize = 0
     /// Whether a flattened nested value has written fields: from then on a name may repeat another field's, so
@@ -13,16 +18,20 @@ struct FieldWriter: ~Copyable {
     /// Whether every name so far was the known name at its position.
     private var followsKnownNames = true
 
-    /// Starts an empty record with room for `capacity` fields. The record is made here, in place: made by the
-    /// caller and passed in, it was copied and the caller's released.
+    /// Starts an empty record with room for `capacity` fields, at the end of the graph's records.
     init(
         recordType: String, id: CloudRecord.ID, capacity: Int, systemFields: CloudRecord.SystemFields? = nil,
         graph: GraphEncoder, knownNames: [String] = []
     ) {
-        record = CloudRecord(
-            recordType: recordType, id: id, fields: CloudRecord.Fields(capacity: capacity), systemFields: systemFields)
+        recordIndex = graph.startRecord(recordType: recordType, id: id, capacity: capacity, systemFields: systemFields)
         self.graph = graph
         self.knownNames = knownNames
+    }
+
+    /// The record being made, read and changed where the graph keeps it.
+    var record: CloudRecord {
+        _read { yield graph.records[recordIndex] }
+        nonmutating _modify { yield &graph.records[recordIndex] }
     }
 
     /// Whether each of the record's field names was the known name at its position: the template needn't change.
@@ -78,9 +87,9 @@ struct FieldWriter: ~Copyable {
         clearedFieldNames.append(name)
     }
 
-    /// The record, once it is known to fit CloudKit's size limit. A record that exists on the server clears the
-    /// fields whose values are `nil`; a new record has nothing to clear.
-    consuming func finish(at path: CodingPath) throws -> CloudRecord {
+    /// Checks that the record fits CloudKit's size limit. A record that exists on the server clears the fields
+    /// whose values are `nil`; a new record has nothing to clear.
+    func finish(at path: CodingPath) throws {
         let total = fieldDataSize
         guard total <= RecordValidator.maximumRecordSize else {
             let sizes = record.fields.map {
@@ -93,6 +102,5 @@ struct FieldWriter: ~Copyable {
             )
         }
         if record.hasSystemFields { record.clearedFieldNames = clearedFieldNames }
-        return record
     }
 }

@@ -49,8 +49,10 @@ extension Array: NestedValueList where Element: CKEncodable {
 /// it, on one thread, and no access to it is held across a call into a model.
 final class GraphEncoder {
     let options: EncodingOptions
-    /// The finished records, in the order they were finished.
-    @exclusivity(unchecked) private var records: [CloudRecord] = []
+    /// The finished records, in the order they were finished, and last the one being made, which its
+    /// ``FieldWriter`` writes in place. Records are made one at a time: a nested value is queued, not encoded
+    /// inside its parent.
+    @exclusivity(unchecked) var records: [CloudRecord] = []
     /// For each record ID: how often it was queued, and where it was queued first. Looked up once per value,
     /// when it is queued: the queue carries the answer to where the value's record goes. Keyed by record name, as
     /// every record an encode makes is in the encoder's zone: a key is one string to copy and compare, not three.
@@ -172,6 +174,17 @@ final class GraphEncoder {
         return RecordIdentity(recordID: id, recordType: recordType, path: path, instance: instance)
     }
 
+    /// Starts a record at the end of ``records``, empty, with room for `capacity` fields; returns its index.
+    func startRecord(
+        recordType: String, id: CloudRecord.ID, capacity: Int, systemFields: CloudRecord.SystemFields?
+    ) -> Int {
+        records.append(
+            CloudRecord(
+                recordType: recordType, id: id, fields: CloudRecord.Fields(capacity: capacity),
+                systemFields: systemFields))
+        return records.count - 1
+    }
+
     /// Where the values a reference list stages (``stage(_:at:_:)``) start in the queue.
     var stagingMark: Int { queue.count }
 
@@ -257,36 +270,32 @@ final class GraphEncoder {
         let typeKey = ObjectIdentifier(Value.self)
         let (type, template) = modelType(of: Value.self, key: typeKey)
         let fieldOptions = RecordFieldOptions.of(value, type: type)
-        // The record is moved, never copied, from the writer to ``records``: each copy retained every part of it,
-        // and released them again.
-        let record: CloudRecord
+        // The record is made in place, at the end of ``records`` (see ``FieldWriter``), and dropped from there if
+        // it repeats one made before.
         var keysOutsideTemplate: [String]?
-        if let mapped = try mappedRecord(
-            of: value, pending, mapping: type.mapping, fieldOptions: fieldOptions, template: template,
+        if try encodeMapped(
+            value, pending, mapping: type.mapping, fieldOptions: fieldOptions, template: template,
             keysOutsideTemplate: &keysOutsideTemplate)
         {
             if let keys = keysOutsideTemplate {
-                remember(RecordTemplate(keys: keys, fieldNames: mapped.fields.names), for: typeKey)
+                remember(RecordTemplate(keys: keys, fieldNames: records[records.count - 1].fields.names), for: typeKey)
             }
-            record = consume mapped
         } else {
             let encoder = RecordEncoder(
                 graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
                 fieldOptions: fieldOptions, template: template)
             try value.encode(to: encoder)
-            record = try encoder.makeRecord()
-            try encoder.checkFieldOptions(of: value, record: record)
+            try encoder.makeRecord()
+            try encoder.checkFieldOptions(of: value)
             if !encoder.followedKnownNames {
-                remember(RecordTemplate(fieldNames: record.fields.names), for: typeKey)
+                remember(RecordTemplate(fieldNames: records[records.count - 1].fields.names), for: typeKey)
             }
         }
+        let made = records.count - 1
 
-        if !isEncodingRoot, recordsAreInQueueOrder, record.hasReferences { recordsAreInQueueOrder = false }
+        if !isEncodingRoot, recordsAreInQueueOrder, records[made].hasReferences { recordsAreInQueueOrder = false }
         // The root, when it queued no nested value: the only record.
-        if isRootIndexPending {
-            records.append(consume record)
-            return
-        }
+        if isRootIndexPending { return }
         // A value reached again (a shared child, a diamond) gives one record; a different value with the same ID
         // would silently overwrite the first on save, so it is an error. The first value with the ID was queued,
         // and so encoded, before any other.
@@ -294,32 +303,36 @@ final class GraphEncoder {
         if firstQueued < position {
             let index = recordIndexOfQueued[firstQueued]
             recordIndexOfQueued.append(index)
-            let existing = records[index]
-            guard existing == record else {
+            guard records[index] == records[made] else {
                 throw CKCodableError.conflictingRecordID(
-                    pending.recordID, recordTypes: (existing.recordType, record.recordType), at: pending.path
-                )
+                    pending.recordID, recordTypes: (records[index].recordType, records[made].recordType),
+                    at: pending.path)
             }
+            records.removeLast()
             return
         }
-        recordIndexOfQueued.append(records.count)
-        records.append(consume record)
+        recordIndexOfQueued.append(made)
     }
 
-    /// The record of a value whose type has a record mapping, written through it, with the keys it wrote in
-    /// `keysOutsideTemplate` if they didn't follow the template; `nil` for any other value. (The keys aren't
-    /// returned with the record: taking the record out of a tuple copied it.)
-    private func mappedRecord<Value: CKEncodable>(
-        of value: Value, _ pending: RecordIdentity, mapping: (any CloudRecordEncodable.Type)?,
+    /// Makes the record of a value whose type has a record mapping, written through it, at the end of ``records``,
+    /// with the keys it wrote in `keysOutsideTemplate` if they didn't follow the template; `false`, making nothing,
+    /// for any other value.
+    private func encodeMapped<Value: CKEncodable>(
+        _ value: Value, _ pending: RecordIdentity, mapping: (any CloudRecordEncodable.Type)?,
         fieldOptions: RecordFieldOptions, template: RecordTemplate, keysOutsideTemplate: inout [String]?
-    ) throws -> CloudRecord? {
-        guard let mapping else { return nil }
+    ) throws -> Bool {
+        guard let mapping else { return false }
         var writer = CloudRecordWriter(
             graph: self, recordID: pending.recordID, recordType: pending.recordType, path: pending.path,
             fieldOptions: fieldOptions, template: template)
-        guard try mapping.encodeFields(of: value, to: &writer) else { return nil }
+        guard try mapping.encodeFields(of: value, to: &writer) else {
+            // The writer started a record the value didn't write.
+            records.removeLast()
+            return false
+        }
         if !writer.followedTemplate { keysOutsideTemplate = writer.writtenKeys }
-        return try writer.finish(value)
+        try writer.finish(value)
+        return true
     }
 
     /// The model type met last: what it declares, and the template of its last record.

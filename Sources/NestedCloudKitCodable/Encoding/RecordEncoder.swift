@@ -117,8 +117,8 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
         try withLocation(field: key.stringValue) { try context(forField: "").node(for: value, at: path.appending(key)) }
     }
 
-    /// The finished record: every slot mapped onto fields, validated.
-    func makeRecord() throws -> CloudRecord {
+    /// Makes the record at the end of the graph's records: every slot mapped onto fields, validated.
+    func makeRecord() throws {
         if isNotKeyed { throw CKCodableError.recordNotKeyed(recordType: recordType, recordID: recordID, at: path) }
         var writer = FieldWriter(
             recordType: recordType, id: recordID, capacity: slots.count, systemFields: systemFields, graph: graph,
@@ -135,16 +135,18 @@ final class RecordEncoder: Encoder, SingleValueEncodingContainer {
             }
         }
         followedKnownNames = writer.followedKnownNames
-        var record = try writer.finish(at: path)
-        try fieldOptions.apply(to: &record, at: path)
-        return record
+        try writer.finish(at: path)
+        try fieldOptions.apply(to: &writer.record, at: path)
     }
 
     /// Refuses options given by name that name nothing the value has: most likely a misspelt key.
-    func checkFieldOptions<Value: CKEncodable>(of value: Value, record: CloudRecord) throws {
+    /// The record is the one ``makeRecord()`` made, read only when there are names to check: passing it in would
+    /// copy it out of the graph's list.
+    func checkFieldOptions<Value: CKEncodable>(of value: Value) throws {
         guard !fieldOptions.namesToCheck.isEmpty else { return }
         try fieldOptions.checkNames(
-            encoded: slots.map(\.name), ignored: ignoredKeysWritten, record: record, value: value, at: path)
+            encoded: slots.map(\.name), ignored: ignoredKeysWritten, record: graph.records[graph.records.count - 1],
+            value: value, at: path)
     }
 
     /// Runs `body`, adding this record and the field to a ``CKCodableError`` that doesn't name a record yet.

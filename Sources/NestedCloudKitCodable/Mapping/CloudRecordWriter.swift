@@ -14,10 +14,7 @@ import Foundation
 ///
 /// The common types have methods of their own, which the compiler picks statically; anything else `Encodable`
 /// goes through the generic `encode(_:forKey:)` and is stored as the `Codable` path stores it.
-///
-/// A writer can't be copied: it is the one record being made, which the encoder moves out of it once the model is
-/// done, without copying it.
-public struct CloudRecordWriter: ~Copyable {
+public struct CloudRecordWriter {
     private let graph: GraphEncoder
     private let path: CodingPath
     private let fieldOptions: RecordFieldOptions
@@ -293,18 +290,16 @@ public struct CloudRecordWriter: ~Copyable {
         error.recordID == nil ? error.located(recordID: fields.record.id, field: error.field ?? field) : error
     }
 
-    /// The finished record: within CloudKit's size limit, its encrypted fields marked, the options given by name
-    /// checked against what the value wrote.
-    consuming func finish<Value: CKEncodable>(_ value: Value) throws -> CloudRecord {
+    /// Finishes the record, where the graph keeps it: within CloudKit's size limit, its encrypted fields marked, the
+    /// options given by name checked against what the value wrote.
+    mutating func finish<Value: CKEncodable>(_ value: Value) throws {
+        try fields.finish(at: path)
+        try fieldOptions.apply(to: &fields.record, at: path)
         // The keys are only needed to check options given by name; most types have none.
-        let keysToCheck = fieldOptions.namesToCheck.isEmpty ? nil : writtenKeys
-        var record = try fields.finish(at: path)
-        try fieldOptions.apply(to: &record, at: path)
-        if let keysToCheck {
+        if !fieldOptions.namesToCheck.isEmpty {
             try fieldOptions.checkNames(
-                encoded: keysToCheck, ignored: ignoredKeysWritten, record: record, value: value, at: path)
+                encoded: writtenKeys, ignored: ignoredKeysWritten, record: fields.record, value: value, at: path)
         }
-        return record
     }
 
     /// Whether the record wrote the template's keys and field names, or the first of them: the template needn't
