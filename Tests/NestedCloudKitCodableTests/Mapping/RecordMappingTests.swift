@@ -492,4 +492,23 @@ struct RecordMappingTests {
         #expect(records[0].fields == [LongNames.yearKey: .int64(1), LongNames.titleKey: .string("A")])
         #expect(records[1].fields == [LongNames.yearKey: .int64(2), LongNames.titleKey: .string("B")])
     }
+
+    @Test func aMappedValueReachedTwiceIsOneRecordAndTwoValuesWithOneIDAreAnError() throws {
+        // The encoder makes each record in place and drops a repeat once it has compared it with the first.
+        let same = RecordsOfOneTypeTests.Parent(children: [
+            LongNames(id: "a", year: 1, title: "A"), LongNames(id: "b", year: 2, title: "B"),
+            LongNames(id: "a", year: 1, title: "A"),
+        ])
+        let records = try CKRecordEncoder().encodeRecords(same)
+        #expect(records.map(\.id.recordName) == ["a", "b", "parent"])
+        #expect(records[0].fields == [LongNames.yearKey: .int64(1), LongNames.titleKey: .string("A")])
+        #expect(records[1].fields == [LongNames.yearKey: .int64(2), LongNames.titleKey: .string("B")])
+
+        let conflicting = RecordsOfOneTypeTests.Parent(children: [
+            LongNames(id: "a", year: 1, title: "A"), LongNames(id: "a", year: 2, title: "A"),
+        ])
+        let error = try encodingError(of: conflicting)
+        #expect(error.code == .conflictingRecordID(CloudRecord.ID(recordName: "a")))
+        #expect(error.path == ["children", "Index 1"])
+    }
 }
