@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Times work as the median of several repetitions after a warm-up: single timings on a shared machine are
 /// noise, medians taken in the same run, interleaved, are not.
 // The async `median` is the synchronous one's twin; a caller's closure picks the right one by its own effects.
@@ -105,6 +109,18 @@ extension Duration {
 enum ResidentMemory {
     static func current() -> Int? { value(of: "VmRSS") }
     static func peak() -> Int? { value(of: "VmHWM") }
+
+    /// Gives the pages of freed memory back to the system, so that the next growth is measured from a heap with
+    /// no free pages to reuse: after a warm-up, the body's allocations fit in what the warm-up freed, and its
+    /// growth read as nothing.
+    static func releaseFreedPages() {
+        #if canImport(Glibc)
+        // glibc's `malloc_trim`, which its module doesn't export (it is declared in `malloc.h`).
+        typealias MallocTrim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(nil, "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
+        #endif
+    }
 
     /// Resets the peak to the current size (`/proc/self/clear_refs`, Linux 4.0 and later).
     static func resetPeak() {

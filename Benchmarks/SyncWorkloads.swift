@@ -127,6 +127,7 @@ extension Workloads {
         }
         for size in [small * 10, large] where wanted("sync.memory") {
             let source = size == large ? try await server() : try await Self.server(holding: size)
+            ResidentMemory.releaseFreedPages()
             let before = ResidentMemory.current() ?? 0
             ResidentMemory.resetPeak()
             let store = try SyncStore(path: newPath())

@@ -221,6 +221,7 @@ struct Workloads {
         func growth(_ body: () throws -> Void) rethrows -> Double {
             // Warm up once, so allocator caches and lazily loaded code don't count.
             try body()
+            ResidentMemory.releaseFreedPages()
             let before = ResidentMemory.current() ?? 0
             ResidentMemory.resetPeak()
             try body()
