@@ -395,6 +395,11 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         }
     }
 
+    /// SQLite's failure while reading or writing this file, as the error the database answers with.
+    private func failure(_ error: DatabaseError, _ doing: String) -> CloudDatabaseError {
+        .internalError("SQLite failed \(doing) \(path): \(error.message ?? "\(error.resultCode)")")
+    }
+
     /// Runs a read transaction, mapping SQLite's failures to ``CloudDatabaseError``.
     private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
@@ -402,8 +407,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         } catch let error as CloudDatabaseError {
             throw error
         } catch let error as DatabaseError {
-            throw CloudDatabaseError.internalError(
-                "SQLite failed reading \(path): \(error.message ?? "\(error.resultCode)")")
+            throw failure(error, "reading")
         }
     }
 
@@ -415,8 +419,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         } catch let error as CloudDatabaseError {
             throw error
         } catch let error as DatabaseError {
-            throw CloudDatabaseError.internalError(
-                "SQLite failed reading \(path): \(error.message ?? "\(error.resultCode)")")
+            throw failure(error, "reading")
         }
     }
 
@@ -427,8 +430,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         } catch let error as CloudDatabaseError {
             throw error
         } catch let error as DatabaseError {
-            throw CloudDatabaseError.internalError(
-                "SQLite failed writing \(path): \(error.message ?? "\(error.resultCode)")")
+            throw failure(error, "writing")
         }
     }
 
@@ -439,8 +441,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         } catch let error as CloudDatabaseError {
             throw error
         } catch let error as DatabaseError {
-            throw CloudDatabaseError.internalError(
-                "SQLite failed writing \(path): \(error.message ?? "\(error.resultCode)")")
+            throw failure(error, "writing")
         }
     }
 }
