@@ -55,7 +55,7 @@ enum ConflictResolver {
             case .keepServer: return keepServer(sides)
             case .keepClient: return keepClient(sides)
             case .merged(let merged):
-                var outcome = withFields(merged.fields, sides, decision: .keptClient)
+                var outcome = withFields(merged.fields, parent: merged.parentID, sides, decision: .keptClient)
                 let fromClient = SyncStore.changedFieldNames(from: sides.server, to: outcome.record)
                 outcome.decision = .merged(
                     fromServer: sides.server.fields.names.filter { !fromClient.contains($0) }, fromClient: fromClient)
@@ -71,17 +71,20 @@ enum ConflictResolver {
     }
 
     static func keepClient(_ sides: ConflictSides) -> ConflictOutcome {
-        withFields(sides.local.record.fields, sides, decision: .keptClient)
+        withFields(sides.local.record.fields, parent: sides.local.record.parentID, sides, decision: .keptClient)
     }
 
-    /// The server's record with other fields: every field of the server's the fields don't hold is cleared.
+    /// The server's record with other fields and parent: every field of the server's the fields don't hold is
+    /// cleared.
     private static func withFields(
-        _ fields: CloudRecord.Fields, _ sides: ConflictSides, decision: ConflictResolution.Decision
+        _ fields: CloudRecord.Fields, parent: CloudRecord.ID?, _ sides: ConflictSides,
+        decision: ConflictResolution.Decision
     ) -> ConflictOutcome {
         var record = sides.server
         record.fields = fields
+        record.parentID = parent
         record.clearedFieldNames = []
-        let needsUpload = record.fields != sides.server.fields
+        let needsUpload = !RecordEdits(from: sides.server, to: record).isEmpty
         return ConflictOutcome(
             record: record, editTime: max(sides.local.editTime, sides.serverEditTime ?? Int64.min),
             fieldTimes: newest(sides.local.fieldEditTimes, sides.serverFieldTimes), decision: decision,
@@ -121,10 +124,30 @@ enum ConflictResolver {
             if serverValue != clientValue { takeClient ? fromClient.append(name) : fromServer.append(name) }
             if let value { merged[name] = value }
         }
-        var outcome = withFields(merged, sides, decision: .merged(fromServer: fromServer, fromClient: fromClient))
+        var outcome = withFields(
+            merged, parent: mergedParent(sides), sides,
+            decision: .merged(fromServer: fromServer, fromClient: fromClient))
         if fromClient.isEmpty { outcome.decision = .keptServer }
         if fromServer.isEmpty, !fromClient.isEmpty { outcome.decision = .keptClient }
         return outcome
+    }
+
+    /// The parent a field-by-field merge keeps, by the rule of a field: a move one side made wins, and when both
+    /// moved the record, the newer move (the time of the field that names the parent) does. A record's parent
+    /// decides who a share reaches, so a move out of a shared list survives a conflict as the field that made it.
+    static func mergedParent(_ sides: ConflictSides) -> CloudRecord.ID? {
+        let (server, client) = (sides.server.parentID, sides.local.record.parentID)
+        if server == client { return server }
+        if let ancestor = sides.ancestor {
+            if client == ancestor.parentID { return server }
+            if server == ancestor.parentID { return client }
+        }
+        let clientField = sides.local.record.parentFieldName ?? sides.ancestor?.parentFieldName
+        let serverField = sides.server.parentFieldName ?? clientField
+        let clientTime = clientField.flatMap { sides.local.fieldEditTimes[$0] } ?? sides.local.editTime
+        let serverTime =
+            serverField.flatMap { sides.serverFieldTimes[$0] } ?? sides.serverEditTime ?? Int64.min
+        return clientTime > serverTime ? client : server
     }
 
     static func changedKeys(from ancestor: CloudRecord?, to record: CloudRecord) -> [String] {

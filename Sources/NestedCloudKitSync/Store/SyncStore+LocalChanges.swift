@@ -14,18 +14,19 @@ extension SyncStore {
         var record = SyncMetadataFields.split(incoming).record
         record.clearedFieldNames = []
         let existing = try StoreTables.record(record.id, in: db)
+        if let existing { record.followParentField(of: existing.record) }
         if let existing, let readAt = incoming.systemFields?.changeTag {
             record = try mergedWithNewerServerCopy(record, readAt: readAt, stored: existing, in: db)
         }
         // An asset with the contents the store holds keeps the store's copy: saving a model again changes nothing.
         record = try assets.adopt(record, reusing: [existing?.record, existing?.ancestor].compactMap { $0 })
         if var stored = existing {
-            let changed = changedFieldNames(from: stored.record, to: record)
-            guard !changed.isEmpty || stored.record.recordType != record.recordType else { return false }
+            let edits = RecordEdits(from: stored.record, to: record)
+            guard !edits.isEmpty || stored.record.recordType != record.recordType else { return false }
             try checkShareAllows(saving: record, id: record.id, batch: batch, in: db)
             record.systemFields = stored.record.systemFields
             // A cleared field keeps its time too: a merge must know that clearing it was the newer change.
-            for name in changed { stored.fieldEditTimes[name] = now }
+            for name in edits.fieldNames { stored.fieldEditTimes[name] = now }
             stored.record = record
             stored.editTime = now
             let version = try StoreTables.write(stored, epoch: try registerZone(record.id.zoneID, in: db), in: db)
@@ -67,20 +68,7 @@ extension SyncStore {
         }
         let server = SyncMetadataFields.split(earlier.server).record
         let local = SyncMetadataFields.split(earlier.local).record
-        let changed = changedFieldNames(from: server, to: record).filter { local.fields[$0] != record.fields[$0] }
-        return applying(changed, of: record, to: stored.record)
-    }
-
-    /// `target` with the named fields as `source` has them (a field `source` lacks is removed), encrypted or not
-    /// as there.
-    static func applying(_ names: [String], of source: CloudRecord, to target: CloudRecord) -> CloudRecord {
-        var merged = target
-        for name in names {
-            merged.fields[name] = source.fields[name]
-            merged.setEncrypted(source.encryptedFieldNames.contains(name), fieldsNamed: [name])
-        }
-        merged.clearedFieldNames = []
-        return merged
+        return RecordEdits(from: server, to: record, notAlreadyIn: local).applied(from: record, to: stored.record)
     }
 
     /// An earlier server copy of a record the store kept, by its change tag, with the local record of that time.

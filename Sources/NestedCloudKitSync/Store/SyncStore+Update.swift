@@ -49,9 +49,9 @@ extension SyncStore {
                 for record in records {
                     var merged = record
                     if let base = before[record.id], let stored = try StoreTables.record(record.id, in: db) {
-                        let names = Self.changedFieldNames(from: base, to: record)
-                        guard !names.isEmpty else { continue }
-                        merged = Self.applying(names, of: record, to: stored.record)
+                        let edits = RecordEdits(from: base, to: record)
+                        guard !edits.isEmpty else { continue }
+                        merged = edits.applied(from: record, to: stored.record)
                     }
                     if try Self.applyLocalSave(merged, at: now, assets: assets, batch: batch, in: db) { changed = true }
                 }
