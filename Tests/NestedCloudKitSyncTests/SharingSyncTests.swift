@@ -51,11 +51,12 @@ struct SharingSyncTests {
         try await self.init(.inMemory)
     }
 
-    init(_ backend: SharingServerBackend) async throws {
+    init(_ backend: SharingServerBackend, alicesPolicy: ConflictPolicy = .fieldByField) async throws {
         server = try backend.make(clock)
         alice = try await Device(
             server: try server.privateDatabase("_alice"), sharedDatabase: try server.sharedDatabase("_alice"),
-            clock: clock)
+            clock: clock,
+            configuration: SyncConfiguration(conflictPolicy: alicesPolicy, retry: SyncRetryPolicy(jitter: 0)))
         bob = try await Device(
             server: try server.privateDatabase("_bob"), sharedDatabase: try server.sharedDatabase("_bob"),
             clock: clock)
@@ -225,33 +226,112 @@ struct SharingSyncTests {
                 == false)
     }
 
-    func bobsQueuedEditToAShareMadeReadOnlyIsRefusedAloneAndHalted() async throws {
+    /// Bob's queued edit, new record and deletion reach a share alice made read-only meanwhile: each is refused
+    /// and reverted to what the server has (the edit undone, the new record gone, the deleted one back), with an
+    /// event carrying what bob had saved; his own changes go on, and nothing is left queued or halted.
+    func bobsQueuedChangesToAShareMadeReadOnlyAreRevertedWithEvents() async throws {
         let share = try await aliceSharesHerList()
+        try await alice.store.save(item("bread", in: alicesZone))
+        try await alice.sync()
+        try await bob.sync()
         var milk = try #require(try await bob.store.fetch(Item.self, id: "milk", in: bobsView))
         milk.name = "skimmed milk"
         try await bob.store.save(milk, in: bobsView)
+        try await bob.store.save(item("eggs", in: bobsView), in: bobsView)
+        try await bob.store.delete(Item.self, id: "bread", in: bobsView)
         try await bob.store.save(ShoppingList(id: "mine", name: "Mine"))
-        // Alice makes bob read-only before his edit reaches her.
+        // Alice makes bob read-only before his changes reach her.
         let database = try server.privateDatabase("_alice")
         var current = try CloudShare(record: try await database.record(for: share.id))
         try current.addParticipant(.init(userRecordName: "_bob", permission: .readOnly))
         try await database.save(current.record)
 
-        // Bob's own changes go on; the refused edit waits, halted, with an event.
         try await bob.sync()
-        #expect(
-            bob.recorder.events.contains {
-                if case .uploadFailed(let id, .permissionFailure, halted: true) = $0 {
-                    id.recordName == "milk"
-                } else {
-                    false
-                }
-            })
+        let reverted = bob.recorder.events.compactMap { event -> (String, CloudRecord?)? in
+            guard case .changeReverted(let id, .permissionFailure, let discarded) = event else { return nil }
+            return (id.recordName, discarded)
+        }
+        #expect(reverted.map(\.0).sorted() == ["bread", "eggs", "milk"])
+        let discardedMilk = try #require(reverted.first { $0.0 == "milk" }?.1)
+        #expect(discardedMilk["name"] == .string("skimmed milk"))
+        #expect(reverted.first { $0.0 == "bread" }.map { $0.1 == nil } == true, "a deletion carries no record")
+        // Bob's store shows what alice's does; his own list reached his database.
+        #expect(try await names(in: bob, zone: bobsView) == ["bread", "milk"])
+        #expect(try await bob.store.pendingChanges().isEmpty)
         #expect(
             try await server.privateDatabase("_bob").record(
                 for: CloudRecord.ID(recordName: "mine", zoneID: alicesZone)
             ).recordType == "ShoppingList")
-        #expect(try await names(in: alice, zone: alicesZone) == ["milk"])
+        #expect(try await names(in: alice, zone: alicesZone) == ["bread", "milk"])
+        // Reverted, not halted: the next sync sends nothing and reports nothing refused.
+        let next = try await bob.engine.sync()
+        #expect(next.refusedChanges.isEmpty)
+    }
+
+    /// The ways an app writes a record locally; each must move a record's parent with its parent field.
+    enum WritePath: String, CaseIterable, Sendable {
+        case saveModel, updateModel, saveRecords, localDatabase
+    }
+
+    /// Alice moves the milk from her shared list to her own hardware list through one of the store's write paths:
+    /// its record's parent moves with the field, so the share no longer covers it and bob loses it, in his store
+    /// and on the server.
+    func aliceMovesAnItemOutOfTheSharedList(by path: WritePath) async throws {
+        try await aliceSharesHerList()
+        try await alice.store.save(ShoppingList(id: "hardware", name: "Hardware"))
+        let hardware = CloudRecord.ID(recordName: "hardware", zoneID: alicesZone)
+        let milkID = CloudRecord.ID(recordName: "milk", zoneID: alicesZone)
+        let toHardware = CloudValue.reference(CloudReference(recordID: hardware, action: .none))
+        switch path {
+        case .saveModel:
+            var milk = try #require(try await alice.store.fetch(Item.self, id: "milk"))
+            milk.list = CloudLazyReference(recordID: hardware)
+            try await alice.store.save(milk)
+        case .updateModel:
+            try await alice.store.update(Item.self, id: "milk") { $0.list = CloudLazyReference(recordID: hardware) }
+        case .saveRecords:
+            // Only the field changes: the parent follows the field that named it.
+            var record = try #require(try await alice.store.record(withID: milkID))
+            record["list"] = toHardware
+            try await alice.store.save([record])
+        case .localDatabase:
+            var record = try await alice.store.localDatabase.record(for: milkID)
+            record["list"] = toHardware
+            try await alice.store.localDatabase.save(record)
+        }
+        #expect(try await alice.store.record(withID: milkID)?.parentID == hardware)
+
+        try await alice.sync()
+        try await bob.sync()
+        #expect(try await server.privateDatabase("_alice").record(for: milkID).parentID == hardware)
+        #expect(try await names(in: bob, zone: bobsView).isEmpty)
+        let bobsMilk = CloudRecord.ID(recordName: "milk", zoneID: bobsView)
+        let results = try await server.sharedDatabase("_bob").records(for: [bobsMilk], desiredKeys: nil)
+        let result = try #require(results[bobsMilk])
+        #expect(throws: CloudDatabaseError.unknownItem(bobsMilk)) { try result.get() }
+        // The list stays shared: what is still in it, bob still sees.
+        #expect(try await bob.store.fetch(ShoppingList.self, id: "groceries", in: bobsView)?.name == "Groceries")
+    }
+
+    /// Alice moves the milk out of the shared list while bob renames it: the conflict keeps alice's move (the
+    /// record's parent with the field), whichever side the policy takes for the name.
+    func aMoveOutOfTheSharedListSurvivesAConflict() async throws {
+        try await aliceSharesHerList()
+        try await alice.store.save(ShoppingList(id: "hardware", name: "Hardware"))
+        let hardware = CloudRecord.ID(recordName: "hardware", zoneID: alicesZone)
+        var bobsMilk = try #require(try await bob.store.fetch(Item.self, id: "milk", in: bobsView))
+        bobsMilk.note = "the big carton"
+        try await bob.store.save(bobsMilk, in: bobsView)
+        try await bob.sync()
+        // Alice's device hasn't seen bob's note: her move conflicts with it.
+        try await alice.store.update(Item.self, id: "milk") { $0.list = CloudLazyReference(recordID: hardware) }
+        try await alice.sync()
+        try await bob.sync()
+        let milkID = CloudRecord.ID(recordName: "milk", zoneID: alicesZone)
+        let onServer = try await server.privateDatabase("_alice").record(for: milkID)
+        #expect(onServer.parentID == hardware)
+        #expect(onServer["list"] == .reference(CloudReference(recordID: hardware, action: .none)))
+        #expect(try await names(in: bob, zone: bobsView).isEmpty)
     }
 
     // MARK: Sharing from the engine
@@ -354,8 +434,20 @@ struct SharingSyncTests {
     }
 
     @Test(arguments: SharingServerBackend.all)
-    func bobsQueuedEditToAShareMadeReadOnlyIsRefusedAloneAndHalted(backend: SharingServerBackend) async throws {
-        try await Self(backend).bobsQueuedEditToAShareMadeReadOnlyIsRefusedAloneAndHalted()
+    func bobsQueuedChangesToAShareMadeReadOnlyAreRevertedWithEvents(backend: SharingServerBackend) async throws {
+        try await Self(backend).bobsQueuedChangesToAShareMadeReadOnlyAreRevertedWithEvents()
+    }
+
+    @Test(arguments: SharingServerBackend.all, WritePath.allCases)
+    func aliceMovesAnItemOutOfTheSharedList(backend: SharingServerBackend, path: WritePath) async throws {
+        try await Self(backend).aliceMovesAnItemOutOfTheSharedList(by: path)
+    }
+
+    @Test(arguments: SharingServerBackend.all, [ConflictPolicy.fieldByField, .clientWins])
+    func aMoveOutOfTheSharedListSurvivesAConflict(backend: SharingServerBackend, policy: ConflictPolicy)
+        async throws
+    {
+        try await Self(backend, alicesPolicy: policy).aMoveOutOfTheSharedListSurvivesAConflict()
     }
 
     @Test(arguments: SharingServerBackend.all)

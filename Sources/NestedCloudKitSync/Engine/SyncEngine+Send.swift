@@ -133,10 +133,38 @@ extension SyncEngine {
     /// Notes a change the server refused; after ``SyncConfiguration/maximumRecordFailures`` in a row it is halted
     /// until the app saves the record again or calls ``SyncStore/retryHaltedChanges()``.
     private func refuse(_ upload: Upload, error: CloudDatabaseError) async throws {
+        if error.isPermissionFailure, upload.entry.id.zoneID.isShared, try await revert(upload, because: error) {
+            return
+        }
         // A permission the share doesn't give is no better on the next attempt: halted at once.
         let halted = upload.entry.failures + 1 >= configuration.maximumRecordFailures || error.isPermissionFailure
         try await store.recordUploadFailure(upload, error: error, halt: halted)
         emit(.uploadFailed(upload.entry.id, error, halted: halted))
+    }
+
+    /// Puts the server's copy of a record back in place of a change to another user's shared record that the
+    /// share no longer allows (made read-only, or narrowed, since the change was queued), and discards the change
+    /// with an event that carries it: the user sees what the owner and every other participant see, and the app
+    /// can tell them what didn't reach the owner. `false` if the server's copy can't be read now: the change is
+    /// halted instead, as any refused change.
+    private func revert(_ upload: Upload, because error: CloudDatabaseError) async throws -> Bool {
+        let id = upload.entry.id
+        let server: CloudRecord?
+        do {
+            let results = try await withRetries {
+                try await (sharedDatabase ?? database).records(for: [id], desiredKeys: nil)
+            }
+            switch results[id] {
+            case .success(let record)?: server = record
+            case .failure(.unknownItem)?: server = nil
+            default: return false
+            }
+        } catch is CloudDatabaseError {
+            return false
+        }
+        let outcome = try await store.revertRefusedChange(upload, toServerCopy: server)
+        if outcome.reverted { emit(.changeReverted(id, because: error, discarded: outcome.discarded)) }
+        return true
     }
 
     private static func isTooLarge(_ error: CloudDatabaseError) -> Bool {

@@ -15,6 +15,11 @@ public enum SyncEvent: Sendable, Hashable {
     case conflictResolved(ConflictResolution)
     /// The server refused a change; `halted` if the engine stopped sending it until the app acts.
     case uploadFailed(CloudRecord.ID, CloudDatabaseError, halted: Bool)
+    /// The server refused, for good, a change to a record another user shares with this one: the share no longer
+    /// lets the user make it (made read-only, or narrowed, since the change was queued). The record was put back
+    /// as the server has it (removed, if the server has none) and the change discarded; `discarded` is the record
+    /// as the user had saved it (`nil` for a deletion), so the app can tell them what didn't reach the owner.
+    case changeReverted(CloudRecord.ID, because: CloudDatabaseError, discarded: CloudRecord?)
     /// A record the server changed couldn't be applied: the server couldn't give it (a record this client can't
     /// read), or the conflict policy failed on it. The sync went on without it; the local copy stays, a pending
     /// change of it is halted, and it is listed in ``SyncStore/skippedRecords()`` until the app fixes the cause and

@@ -52,13 +52,23 @@ public struct SyncSummary: Sendable, Hashable {
         events.compactMap { if case .conflictResolved(let resolution) = $0 { resolution } else { nil } }
     }
 
-    /// The changes the server refused, each once; ``SyncStore/pendingChanges()`` says which are halted.
+    /// The changes the server refused, each once: those it may take later (``SyncStore/pendingChanges()`` says
+    /// which are halted) and those discarded for good (``revertedChanges``).
     public var refusedChanges: [CloudRecord.ID] {
         var ids: [CloudRecord.ID] = []
         for event in events {
-            if case .uploadFailed(let id, _, _) = event, !ids.contains(id) { ids.append(id) }
+            switch event {
+            case .uploadFailed(let id, _, _), .changeReverted(let id, _, _): if !ids.contains(id) { ids.append(id) }
+            default: continue
+            }
         }
         return ids
+    }
+
+    /// The changes to others' shared records that their shares no longer allowed: discarded, with the server's
+    /// copy put back (``SyncEvent/changeReverted(_:because:discarded:)``).
+    public var revertedChanges: [CloudRecord.ID] {
+        events.compactMap { if case .changeReverted(let id, _, _) = $0 { id } else { nil } }
     }
 
     /// The records a fetch couldn't apply (``SyncEvent/recordSkipped(_:reason:)``).

@@ -238,6 +238,39 @@ extension SyncStore {
         }
     }
 
+    /// Puts the server's copy of a record back in place of a change the server refused for good (a share that no
+    /// longer lets the user make it), and discards the change: the record as the server has it, or none if the
+    /// server has none. Nothing happens if the record changed locally since the change was read: that newer change
+    /// is sent, and answered, on its own.
+    ///
+    /// - Returns: Whether the change was discarded, and the record as the user had saved it (`nil` for a deletion).
+    func revertRefusedChange(_ upload: Upload, toServerCopy server: CloudRecord?) async throws
+        -> (reverted: Bool, discarded: CloudRecord?)
+    {
+        let assets = assetFiles
+        return try await write { db in
+            let id = upload.entry.id
+            guard let entry = try StoreTables.outboxEntry(id, in: db), entry.version == upload.entry.version else {
+                return (false, nil)
+            }
+            let stored = try StoreTables.record(id, in: db)
+            try StoreTables.dequeue(id, in: db)
+            if let server {
+                let split = SyncMetadataFields.split(server)
+                let held = [stored?.record, stored?.ancestor, entry.ancestor].compactMap { $0 }
+                let record = try assets.adopt(split.record, reusing: held)
+                try StoreTables.write(
+                    StoredRecord(
+                        record: record, ancestor: record, editTime: split.editTime ?? stored?.editTime ?? 0,
+                        fieldEditTimes: split.fieldTimes, version: 0),
+                    epoch: try Self.registerZone(id.zoneID, in: db), in: db)
+            } else if stored != nil {
+                try StoreTables.deleteRecord(id, in: db)
+            }
+            return (true, stored?.record)
+        }
+    }
+
     /// Notes a failed upload; a halted change waits for the app.
     func recordUploadFailure(_ upload: Upload, error: CloudDatabaseError, halt: Bool) async throws {
         try await write { db in
