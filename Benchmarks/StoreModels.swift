@@ -20,7 +20,10 @@ struct StoreNote: CKCodable, Identifiable, Equatable, Sendable, QueryableModel {
         case id, title, body, author, category, isDone, priority, score, created, updated
     }
 
-    static let storeIndexes = [StoreIndex(StoreNote.self, on: .isDone, .created)]
+    // The screen's order, newest first: the index gives it without a sort (ties by record name, ascending).
+    static let storeIndexes = [
+        StoreIndex(StoreNote.self, on: [.key(.isDone)], sortedBy: [.descending(.created)], named: "openByNewest")
+    ]
 
     static func make(_ index: Int) -> StoreNote {
         StoreNote(

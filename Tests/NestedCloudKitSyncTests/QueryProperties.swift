@@ -165,7 +165,8 @@ enum InMemoryQuery {
             case .greaterThanOrEquals: return order >= 0
             }
         case .isIn(let target, let clouds, let negated):
-            guard let stored = field(target, of: record) else { return clouds.isEmpty && !negated ? false : nil }
+            // A record without the field matches no comparison, negated or not, an empty list's included.
+            guard let stored = field(target, of: record) else { return nil }
             let found = clouds.contains { value($0).map { compare(stored, $0) == 0 } ?? false }
             return negated ? !found : found
         case .beginsWith(let target, let prefix):
@@ -200,7 +201,6 @@ enum InMemoryQuery {
 
     static func run(_ query: ModelQuery<Chore>, on records: [CloudRecord]) -> [CloudRecord] {
         var found = records.filter { record in query.filter.map { matches($0.node, record) == true } ?? true }
-        let lastDescending = query.sortOrder.last?.descending ?? false
         found.sort { lhs, rhs in
             for key in query.sortOrder {
                 let (a, b) = (field(key.field.target, of: lhs), field(key.field.target, of: rhs))
@@ -213,8 +213,8 @@ enum InMemoryQuery {
                 }
                 if order != 0 { return key.descending ? order > 0 : order < 0 }
             }
-            let order = compare(.text(lhs.id.recordName), .text(rhs.id.recordName))
-            return lastDescending ? order > 0 : order < 0
+            // Equal keys by record name, ascending whatever the keys' direction.
+            return compare(.text(lhs.id.recordName), .text(rhs.id.recordName)) < 0
         }
         let start = min(query.offset, found.count)
         let end = query.limit.map { min(found.count, start + $0) } ?? found.count

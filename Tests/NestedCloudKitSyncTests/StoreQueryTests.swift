@@ -81,12 +81,12 @@ struct StoreQueryTests {
         let store = try await Self.store()
         let all = ModelQuery(Chore.self)
         #expect(
-            try await ids(all.sorted(by: .descending(.priority)), in: store) == ["c3", "c5", "c1", "c2", "c4", "c6"])
+            try await ids(all.sorted(by: .descending(.priority)), in: store) == ["c3", "c1", "c5", "c2", "c4", "c6"])
         #expect(
             try await ids(all.sorted(by: .ascending(.priority)), in: store) == ["c6", "c4", "c2", "c1", "c5", "c3"])
         // Records without the field sort first ascending, last descending.
         #expect(try await ids(all.sorted(by: .ascending(.due)), in: store) == ["c2", "c4", "c6", "c3", "c5", "c1"])
-        #expect(try await ids(all.sorted(by: .descending(.due)), in: store) == ["c1", "c5", "c3", "c6", "c4", "c2"])
+        #expect(try await ids(all.sorted(by: .descending(.due)), in: store) == ["c1", "c5", "c3", "c2", "c4", "c6"])
         // Strings by their bytes: upper case before lower, accented letters after both.
         #expect(try await ids(all.sorted(by: .ascending(.title)), in: store) == ["c2", "c1", "c3", "c6", "c4", "c5"])
         let page = all.sorted(by: .ascending(.score)).limit(2, offset: 1)
@@ -123,15 +123,94 @@ struct StoreQueryTests {
         let indexed = ModelQuery(Chore.self).filter(.equals(.isDone, false)).sorted(by: .descending(.priority))
             .limit(2)
         let plan = try await store.queryPlan(indexed)
-        #expect(plan.contains { $0.contains("USING INDEX ncs_index_") }, "\(plan)")
+        #expect(plan.contains { $0.contains("USING INDEX ncs_index_openByPriority_") }, "\(plan)")
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "the index gives the order: \(plan)")
         #expect(try await ids(indexed, in: store) == ["c3", "c1"])
+        // The other direction narrows on the same index, and sorts each run of equal keys by name.
+        let ascending = ModelQuery(Chore.self).filter(.equals(.isDone, false)).sorted(by: .ascending(.priority))
+        let ascendingPlan = try await store.queryPlan(ascending)
+        #expect(ascendingPlan.contains { $0.contains("USING INDEX ncs_index_") }, "\(ascendingPlan)")
+        #expect(try await ids(ascending, in: store) == ["c6", "c4", "c1", "c3"])
         let byCreation = ModelQuery(Chore.self).filter(.equals(.isDone, false)).sorted(by: .descending(.creationDate))
         #expect(try await store.queryPlan(byCreation).contains { $0.contains("USING INDEX ncs_index_") })
         let unindexed = ModelQuery(Chore.self).filter(.beginsWith(.title, "Buy"))
         let scan = try await store.queryPlan(unindexed)
         #expect(!scan.contains { $0.contains("ncs_index_") }, "\(scan)")
         #expect(try await ids(unindexed, in: store) == ["c1", "c2"])
+    }
+
+    @Test func equalKeysAreOrderedByAscendingRecordNameInEitherDirection() async throws {
+        let store = try SyncStore.inMemory()
+        for (id, priority) in [("c", 1), ("a", 1), ("b", 2), ("d", 1)] {
+            try await store.save(Chore(id: id, title: id, priority: priority))
+        }
+        let all = ModelQuery(Chore.self)
+        #expect(try await ids(all.sorted(by: .descending(.priority)), in: store) == ["b", "a", "c", "d"])
+        #expect(try await ids(all.sorted(by: .ascending(.priority)), in: store) == ["a", "c", "d", "b"])
+        // With the declared (descending) index, the same order, without a sort of its own.
+        try await store.declareIndexes([
+            StoreIndex(Chore.self, on: [], sortedBy: [.descending(.priority)], named: "byPriority")
+        ])
+        let indexed = all.sorted(by: .descending(.priority))
+        #expect(try await ids(indexed, in: store) == ["b", "a", "c", "d"])
+        #expect(!(try await store.queryPlan(indexed)).contains { $0.contains("TEMP B-TREE") })
+    }
+
+    @Test func aFieldWithoutAValueMatchesNoComparisonWithAnEmptyListNegatedOrNot() async throws {
+        let store = try await Self.store()
+        let all = ModelQuery(Chore.self)
+        let none: [Date] = []
+        #expect(try await ids(all.filter(.isIn(.due, none)), in: store).isEmpty)
+        #expect(try await ids(all.filter(.notIn(.due, none)), in: store) == ["c1", "c3", "c5"])
+        #expect(try await ids(all.filter(!.isIn(.due, none)), in: store) == ["c1", "c3", "c5"])
+        #expect(try await ids(all.filter(!.notIn(.due, none)), in: store).isEmpty)
+        // As with a list that has values: a chore without a due date is found by isNil only.
+        let day = [Date(timeIntervalSince1970: Self.day)]
+        #expect(try await ids(all.filter(!.isIn(.due, day)), in: store) == ["c1", "c5"])
+        #expect(try await ids(all.filter(!.notIn(.due, day)), in: store) == ["c3"])
+        #expect(try await store.count(all.filter(.isNil(.due))) == 3)
+    }
+
+    @Test func aQueryPlanRightAfterDeclaringIndexesOnAFileIsTheOneTheNextFetchUses() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SyncStore(path: directory.appendingPathComponent("store.sqlite").path)
+        for chore in [Chore(id: "c1", title: "a", priority: 1), Chore(id: "c2", title: "b", priority: 2)] {
+            try await store.save(chore)
+        }
+        let query = ModelQuery(Chore.self).filter(.equals(.isDone, false)).sorted(by: .descending(.priority))
+        // A plan read before the index exists makes the readers load the schema of that moment.
+        #expect(!(try await store.queryPlan(query)).contains { $0.contains("ncs_index_") })
+        try await store.declareIndexes(for: [Chore.self])
+        let plan = try await store.queryPlan(query)
+        #expect(plan.contains { $0.contains("USING INDEX ncs_index_openByPriority_") }, "\(plan)")
+        #expect(try await ids(query, in: store) == ["c2", "c1"])
+        try await store.close()
+    }
+
+    @Test func anIndexOnAFieldTheModelDoesntHaveIsRefusedHoweverItIsDeclared() async throws {
+        let store = try await Self.store()
+        let misspelt = StoreIndex(Chore.self, on: [.named("nmae")])
+        let expected = SyncError.invalidIndex(
+            "Chore has no field \"nmae\" (its fields: due, id, isDone, priority, project, score, tags, title); "
+                + "check the spelling, or name the field by its coding key so the compiler checks it")
+        await #expect(throws: expected) { try await store.declareIndexes([misspelt]) }
+        await #expect(throws: SyncError.self) {
+            try await store.declareIndexes([
+                StoreIndex(Chore.self, on: [], sortedBy: [.ascending(.named("prioritty"))])
+            ])
+        }
+        await #expect(
+            throws: SyncError.invalidIndex(
+                "\"open chores\" can't name the index on Chore: use letters, digits and underscores")
+        ) {
+            try await store.declareIndexes([StoreIndex(Chore.self, on: [.key(.isDone)], named: "open chores")])
+        }
+        #expect(try await store.declaredIndexes().isEmpty)
+        // A made name says what the index covers.
+        #expect(
+            StoreIndex(Chore.self, on: [.key(.isDone)], sortedBy: [.descending(.due)]).name == "Chore_isDone_due_desc")
     }
 
     @Test func declaringIndexesAgainCreatesAndDropsAsTheDeclarationsChanged() async throws {

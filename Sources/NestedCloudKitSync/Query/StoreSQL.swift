@@ -51,10 +51,9 @@ enum StoreSQL {
             for key in query.sortOrder {
                 terms.append(expression(key.field.target) + (key.descending ? " DESC" : ""))
             }
-            // The tie-break runs the way the last key does, so an index on the keys (whose entries end with the
-            // record's name) gives the whole order without sorting.
-            let last = query.sortOrder.last?.descending == true
-            terms.append("record_name" + (last ? " DESC" : ""))
+            // Equal keys by record name, ascending whatever the keys' direction: a stable order a reader expects.
+            // An index whose columns run as the keys do (and end with the record's name) gives it without sorting.
+            terms.append("record_name")
             sql += " ORDER BY " + terms.joined(separator: ", ") + limitClause(query)
         case .count:
             break
@@ -81,7 +80,11 @@ enum StoreSQL {
             return "\(expression(target)) \(comparison.rawValue) ?"
         case .isIn(let target, let values, let negated):
             try checker.check(target)
-            guard !values.isEmpty else { return negated ? "\(expression(target)) IS NOT NULL" : "0" }
+            // An empty list: no value is in it, so `isIn` holds for no set field and `notIn` for every one; a
+            // field that isn't set stays unknown (NULL), so that `!` of either doesn't find it either.
+            guard !values.isEmpty else {
+                return "CASE WHEN \(expression(target)) IS NULL THEN NULL ELSE \(negated ? 1 : 0) END"
+            }
             for value in values { arguments += [try argument(value, for: target, checker: checker)] }
             let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
             return "\(expression(target)) \(negated ? "NOT IN" : "IN") (\(marks))"

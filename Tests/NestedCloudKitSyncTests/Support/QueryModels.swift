@@ -17,7 +17,7 @@ struct Chore: CKCodable, Identifiable, Equatable, Sendable, QueryableModel {
     enum CodingKeys: String, CodingKey { case id, title, isDone, priority, score, due, tags, project }
 
     static let storeIndexes = [
-        StoreIndex(Chore.self, on: .isDone, .priority),
+        StoreIndex(Chore.self, on: [.key(.isDone)], sortedBy: [.descending(.priority)], named: "openByPriority"),
         StoreIndex(Chore.self, on: [.key(.isDone), .creationDate]),
     ]
 }
