@@ -809,7 +809,6 @@ var milk = CloudRecord(recordType: "Item", id: CloudRecord.ID(recordName: "milk"
 milk.parentID = groceries.id
 var listShare = try CloudShare(rootRecord: groceries)
 listShare.title = "Groceries"
-listShare.publicPermission = .readOnly
 try listShare.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
 try listShare.addParticipant(.init(emailAddress: "carol@example.com", permission: .readOnly))
 let sharedSave = try await sharing.modifyRecords(
@@ -820,7 +819,7 @@ check(savedShare != nil, "a new share saves with its root as a CKShare")
 check(savedRoot?.systemFields?.shareID == listShare.id, "the root names its new share")
 check((try? sharedSave.saveResults[milk.id]?.get())?.parentID == groceries.id, "a child keeps its parent")
 let readShare = savedShare.flatMap { try? CloudShare(record: $0) }
-check(readShare?.publicPermission == .readOnly, "a share's public permission reaches CloudKit and back")
+check(readShare?.publicPermission == CloudShare.Permission.none, "a share with invited participants is private")
 check(readShare?.title == "Groceries", "a share's title is its cloudkit.title field")
 check(
     readShare?.participants.map(\.role) == [.owner, .privateUser, .privateUser],
@@ -846,6 +845,42 @@ if var changed = readShare {
         "a changed permission reaches the CKShare")
     check(reread?.url == readShare?.url, "a share keeps its URL")
 }
+
+// Made public: the invited participants go while the permission is still `none` (CloudKit raises an exception
+// otherwise, as the stand-in does), then the permission is set.
+let currentShare = try? await sharing.record(for: listShare.id)
+if var publicShare = currentShare.flatMap({ try? CloudShare(record: $0) }) {
+    for participant in publicShare.participants where participant.role == .privateUser {
+        publicShare.removeParticipant(participant)
+    }
+    publicShare.publicPermission = .readOnly
+    let saved = try? await saveResult(publicShare.record, in: sharing)?.get()
+    let reread = saved.flatMap { try? CloudShare(record: $0) }
+    check(reread?.publicPermission == .readOnly, "a share's public permission reaches CloudKit and back")
+    check(reread?.participants.map(\.role) == [.owner], "a public share keeps no invited participant")
+    // And private again: the permission first, then the invitation.
+    if var again = reread {
+        again.publicPermission = .none
+        try? again.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        let reprivate = try? await saveResult(again.record, in: sharing)?.get()
+        let back = reprivate.flatMap { try? CloudShare(record: $0) }
+        check(
+            back?.publicPermission == CloudShare.Permission.none && back?.participants.count == 2,
+            "a public share made private again invites its participants")
+    }
+}
+
+// A share both public and with invited participants is refused before CloudKit sees it, as CloudKit refuses it.
+var mixed = try CloudShare(
+    rootRecord: CloudRecord(recordType: "List", id: CloudRecord.ID(recordName: "mixed", zoneID: lists)))
+try mixed.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+mixed.publicPermission = .readOnly
+let mixedResult = try await saveResult(mixed.record, in: sharing)
+check(
+    {
+        if case .failure(.invalidArguments(let reason))? = mixedResult { return reason.contains("doesn't mix") }
+        return false
+    }(), "a share both public and with invited participants is refused")
 
 // A new share without its root in the request is refused before CloudKit sees it.
 let orphanShare = try CloudShare(rootRecordID: CloudRecord.ID(recordName: "elsewhere", zoneID: lists))
@@ -875,6 +910,21 @@ check(metadata?.participantStatus == .pending, "the metadata says the user is in
 check(metadata?.participantPermission == .readWrite, "the metadata gives the permission accepting would give")
 check(metadata?.rootRecordID?.zoneID.ownerName == "_alice", "the root is in the owner's zone")
 check(metadata?.share.shortGUID == "0123456789abcdef", "the share's short GUID comes from its URL")
+check(metadata != nil && metadata?.rootRecord == nil, "CloudKit's async call gives no root record")
+let withRoot = try? await sharing.shareMetadata(for: offerURL, fetchingRootRecord: true)
+check(
+    withRoot?.rootRecord?.id.recordName == "groceries" && withRoot?.rootRecordID == withRoot?.rootRecord?.id,
+    "asked for, the root record comes with the metadata (CKFetchShareMetadataOperation)")
+let unknownMetadata = await thrownError {
+    try await sharing.shareMetadata(for: URL(string: "https://www.icloud.com/share/y")!, fetchingRootRecord: true)
+}
+check(
+    {
+        if case .invalidArguments(let reason)? = unknownMetadata as? CloudDatabaseError {
+            return reason.contains("no share is at")
+        }
+        return false
+    }(), "the operation's unknown URL fails as the async call's does")
 let accepted = try? await sharing.acceptShare(at: offerURL)
 check(
     accepted?.participants.contains { $0.role == .privateUser && $0.acceptanceStatus == .accepted } == true,

@@ -264,6 +264,20 @@ open class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
     }
 }
 
+/// Fetches the metadata of shares by URL; the way to have the root record with it (`shouldFetchRootRecord`).
+open class CKFetchShareMetadataOperation: CKOperation, @unchecked Sendable {
+    open var shareURLs: [URL]?
+    open var shouldFetchRootRecord = false
+    open var rootRecordDesiredKeys: [CKRecord.FieldKey]?
+    open var perShareMetadataResultBlock: ((URL, Result<CKShare.Metadata, any Error>) -> Void)?
+    open var fetchShareMetadataResultBlock: ((Result<Void, any Error>) -> Void)?
+    public override init() {}
+    public convenience init(shareURLs: [URL]) {
+        self.init()
+        self.shareURLs = shareURLs
+    }
+}
+
 open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public enum RecordSavePolicy: Int, Sendable {
         case ifServerRecordUnchanged = 0
@@ -1172,11 +1186,15 @@ open class CKShare: CKRecord, @unchecked Sendable {
         return copy
     }
 
+    /// As CloudKit: "To modify the list of participants, a share's publicPermission must be .none" (an
+    /// Objective-C exception, which ends the app, otherwise).
     public func addParticipant(_ participant: Participant) {
+        precondition(publicPermission == .none, "CKShare: participants changed while publicPermission isn't .none")
         if !participants.contains(where: { $0 === participant }) { participants.append(participant) }
     }
 
     public func removeParticipant(_ participant: Participant) {
+        precondition(publicPermission == .none, "CKShare: participants changed while publicPermission isn't .none")
         participants.removeAll { $0 === participant }
     }
 }
@@ -1190,35 +1208,43 @@ extension CKContainer {
             role: .privateUser, permission: .readOnly, acceptanceStatus: .pending)
     }
 
-    /// Participants for email addresses; the stand-in knows no users, so an identity has no user record.
-    public func shareParticipants(forEmailAddresses emails: [String]) async throws -> [String: Result<
-        CKShare.Participant, any Error
-    >] {
-        var found: [String: Result<CKShare.Participant, any Error>] = [:]
-        for email in emails {
-            guard email.contains("@") else {
-                found[email] = .failure(CKError(.invalidArguments))
-                continue
-            }
-            found[email] = .success(
-                CKShare.Participant(
-                    userIdentity: CKUserIdentity(
-                        userRecordID: nil, lookupInfo: CKUserIdentity.LookupInfo(emailAddress: email)),
-                    role: .privateUser, permission: .readOnly, acceptanceStatus: .pending))
-        }
-        return found
+    /// A participant for one email address; the stand-in knows no users, so the identity has no user record.
+    public func shareParticipant(forEmailAddress emailAddress: String) async throws -> CKShare.Participant {
+        guard emailAddress.contains("@") else { throw CKError(.invalidArguments) }
+        return CKShare.Participant(
+            userIdentity: CKUserIdentity(
+                userRecordID: nil, lookupInfo: CKUserIdentity.LookupInfo(emailAddress: emailAddress)),
+            role: .privateUser, permission: .readOnly, acceptanceStatus: .pending)
     }
 
     /// The metadata of a share the stand-in was told of (``standInOffer(_:at:rootRecord:)``); `unknownItem` else.
     /// As Apple's async call, it doesn't fetch the root record (the operation's `shouldFetchRootRecord` does).
     public func shareMetadata(for url: URL) async throws -> CKShare.Metadata {
-        guard let offer = sharing.offer(at: url) else { throw CKError(.unknownItem) }
+        guard let metadata = standInMetadata(for: url, rootRecord: false) else { throw CKError(.unknownItem) }
+        return metadata
+    }
+
+    func standInMetadata(for url: URL, rootRecord: Bool) -> CKShare.Metadata? {
+        guard let offer = sharing.offer(at: url) else { return nil }
         return CKShare.Metadata(
             containerIdentifier: containerIdentifier ?? "", share: offer.share,
             hierarchicalRootRecordID: offer.rootRecord?.recordID,
-            rootRecord: nil, participantRole: .privateUser,
+            rootRecord: rootRecord ? offer.rootRecord : nil, participantRole: .privateUser,
             participantStatus: .pending, participantPermission: .readWrite,
             ownerIdentity: CKUserIdentity(userRecordID: CKRecord.ID(recordName: "_owner"), lookupInfo: nil))
+    }
+
+    /// Runs an operation at once, on another thread, calling its closures one after another as CloudKit does.
+    public func add(_ operation: CKOperation) {
+        guard let fetch = operation as? CKFetchShareMetadataOperation else { return }
+        Thread.detachNewThread { [self] in
+            for url in fetch.shareURLs ?? [] {
+                let metadata = standInMetadata(for: url, rootRecord: fetch.shouldFetchRootRecord)
+                fetch.perShareMetadataResultBlock?(
+                    url, metadata.map { .success($0) } ?? .failure(CKError(.unknownItem)))
+            }
+            fetch.fetchShareMetadataResultBlock?(.success(()))
+        }
     }
 
     /// Accepts the share: the current user's participant becomes accepted.

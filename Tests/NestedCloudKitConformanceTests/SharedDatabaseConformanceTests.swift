@@ -37,7 +37,8 @@ struct SharedDatabaseConformanceTests {
         CloudRecord.ID(recordName: name, zoneID: alicesLists)
     }
 
-    /// Alice's list with one item, shared with bob; he has accepted unless `accepts` is false.
+    /// Alice's list with one item, shared with bob (or, with a public permission, with anyone who has the URL, bob
+    /// too: CloudKit doesn't mix invited and public users); he has accepted unless `accepts` is false.
     @discardableResult
     func aliceSharesHerList(
         _ users: Users, with permission: CloudShare.Permission = .readWrite,
@@ -48,7 +49,7 @@ struct SharedDatabaseConformanceTests {
         let list = Self.record("groceries", type: "List", parent: nil)
         var share = try CloudShare(rootRecord: list)
         share.publicPermission = publicPermission
-        try share.addParticipant(.init(userRecordName: "_bob", permission: permission))
+        if publicPermission == .none { try share.addParticipant(.init(userRecordName: "_bob", permission: permission)) }
         let results = try await users.alice.modifyRecords(
             saving: [list, Self.record("milk"), share.record], deleting: [], savePolicy: .ifServerRecordUnchanged,
             atomically: true)
@@ -153,8 +154,8 @@ struct SharedDatabaseConformanceTests {
         // The child first: its parent is new too, in the same request.
         let results = try await users.bob.modifyRecords(
             saving: [cheese, section], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-        #expect(throws: Never.self) { try results.saveResults[cheese.id]?.get() }
-        #expect(throws: Never.self) { try results.saveResults[section.id]?.get() }
+        _ = try #require(results.saveResults[cheese.id]).get()
+        _ = try #require(results.saveResults[section.id]).get()
         let alicesCheese = try await users.alice.record(for: CloudRecord.ID(recordName: "cheese", zoneID: Self.lists))
         #expect(alicesCheese.parentID == CloudRecord.ID(recordName: "dairy", zoneID: Self.lists))
     }
@@ -352,7 +353,7 @@ struct SharedDatabaseConformanceTests {
         let users = try Users(backend)
         try await aliceSharesHerList(users)
         let results = try await users.bob.modifyRecordZones(saving: [], deleting: [Self.alicesLists])
-        #expect(throws: Never.self) { try results.deleteResults[Self.alicesLists]?.get() }
+        _ = try #require(results.deleteResults[Self.alicesLists]).get()
         #expect(try await users.bob.allRecordZones() == [])
         #expect(try await users.alice.allRecordZones().contains(Self.lists))
     }
@@ -372,7 +373,7 @@ struct SharedDatabaseConformanceTests {
                 CloudSubscription(id: "database", kind: .database),
             ], deleting: [])
         #expect(throws: CloudDatabaseError.self) { try subscriptions.saveResults["zone"]?.get() }
-        #expect(throws: Never.self) { try subscriptions.saveResults["database"]?.get() }
+        _ = try #require(subscriptions.saveResults["database"]).get()
     }
 
     @Test(arguments: SharingServerBackend.all) func bobCantChangeTheShare(backend: SharingServerBackend) async throws {
@@ -417,6 +418,31 @@ struct SharedDatabaseConformanceTests {
         let accepted = try await carol.acceptShare(shortGUID: try #require(share.shortGUID))
         #expect(accepted.participants.first { $0.userRecordName == "_carol" }?.role == .publicUser)
         #expect(try await carol.record(for: Self.bobsID("milk")).fields["name"] == .string("milk"))
+    }
+
+    @Test(arguments: SharingServerBackend.all) func aShareBothPublicAndWithInvitedParticipantsIsRefused(
+        backend: SharingServerBackend
+    ) async throws {
+        let users = try Users(backend)
+        _ = try await users.alice.modifyRecordZones(saving: [Self.lists], deleting: [])
+        let list = Self.record("groceries", type: "List", parent: nil)
+        var share = try CloudShare(rootRecord: list)
+        try share.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        share.publicPermission = .readOnly
+        let results = try await users.alice.modifyRecords(
+            saving: [list, share.record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let refusal = try #require(results.saveResults[share.id])
+        #expect(
+            throws: CloudDatabaseError.invalidArguments(
+                CloudShareError.publicShareWithInvitedParticipants(share.id).description)
+        ) { try refusal.get() }
+        // Made public without its invited participants, it saves.
+        share.removeParticipant(userRecordName: "_bob")
+        let savedList = try #require(results.saveResults[list.id]).get()
+        let again = try await users.alice.modifyRecords(
+            saving: [savedList, share.record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let saved = try #require(again.saveResults[share.id]).get()
+        #expect(try CloudShare(record: saved).publicPermission == .readOnly)
     }
 
     @Test(arguments: SharingServerBackend.all) func theMetadataTellsBobWhatHeIsInvitedToBeforeHeAccepts(

@@ -51,8 +51,8 @@ struct RecordCodingTests {
         var share = try CloudShare(
             rootRecordID: CloudRecord.ID(recordName: "list", zoneID: CloudRecord.ZoneID(zoneName: "Lists")))
         share.title = "Groceries"
-        share.publicPermission = .readOnly
         try share.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        share.publicPermission = .readOnly  // a share the server refuses, but the store keeps what a record holds
         #expect(try RecordCoding.decode(RecordCoding.encode(share.record)) == share.record)
     }
 

@@ -250,8 +250,8 @@ import Testing
 
         let list = CloudRecord(recordType: "List", id: CloudRecord.ID(recordName: "groceries", zoneID: zone))
         var share = try CloudShare(rootRecord: list, shareID: CloudRecord.ID(recordName: "share", zoneID: zone))
-        share.publicPermission = .readOnly
         try share.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        share.publicPermission = .readOnly  // the wire form of each part; a server refuses the two together
         var saves = [list, share.record].map { WireRecordOperation(record: $0, savePolicy: .ifServerRecordUnchanged) }
         CloudKitWebServicesDatabase.pointRootsAtTheirNewShares(&saves, records: [list, share.record])
         #expect(try Self.encode(saves[0].record).contains(#""share":{"recordName":"share"}"#))

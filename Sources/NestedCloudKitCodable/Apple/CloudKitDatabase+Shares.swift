@@ -9,7 +9,7 @@ extension CloudKitDatabase {
     /// participants CloudKit last gave it), or made new from its root record, saved in the same request as CloudKit
     /// requires, or its zone; then its participants made the portable share's, asking the container for the users
     /// CloudKit doesn't list yet (a participant comes only from `CKContainer.shareParticipant(forUserRecordID:)` or
-    /// `shareParticipants(forEmailAddresses:)`). A share that can't be made gets a refusal instead.
+    /// `shareParticipant(forEmailAddress:)`). A share that can't be made gets a refusal instead.
     func ckShares(
         _ shares: [CloudRecord], bases: [CloudRecord.ID: CKRecord?], roots: [CloudRecord.ID: CKRecord],
         assetFiles: TemporaryAssetFiles, refusals: inout [CloudRecord.ID: CloudDatabaseError]
@@ -46,13 +46,17 @@ extension CloudKitDatabase {
                 refusals[record.id] = .invalidArguments(error.description)
                 continue
             }
-            share.publicPermission = contents.publicPermission.ckPermission
+            // CloudKit changes a share's participants only while its public permission is `none` (an Objective-C
+            // exception otherwise): the participants first, then the permission. A share wanting both a public
+            // permission and invited participants was refused before (`ShareRules`), as CloudKit refuses it.
+            share.publicPermission = .none
             do {
                 try await matchParticipants(of: share, to: contents.participants)
             } catch let error as CloudDatabaseError {
                 refusals[record.id] = error
                 continue
             }
+            share.publicPermission = contents.publicPermission.ckPermission
             made.append(share)
         }
         return made
@@ -76,22 +80,21 @@ extension CloudKitDatabase {
                     return try await accountContainer.shareParticipant(
                         forUserRecordID: CKRecord.ID(recordName: name))
                 }
-                // CloudKit's async call by email address takes a list: one address, one result.
-                let email = wanted.emailAddress ?? ""
-                let found = try await accountContainer.shareParticipants(forEmailAddresses: [email])
-                guard let result = found[email] else { throw CKError(.unknownItem) }
-                return try result.get()
+                return try await accountContainer.shareParticipant(forEmailAddress: wanted.emailAddress ?? "")
             }
             participant.permission = wanted.permission.ckPermission
             share.addParticipant(participant)
         }
     }
 
-    /// What a share's URL tells the signed-in user before they accept it, through `CKContainer.shareMetadata(for:)`
-    /// of ``container``: the share, its root's ID (CloudKit's async call doesn't fetch the root record itself, so
-    /// ``CloudShare/Metadata/rootRecord`` is `nil`), its owner and the user's standing.
-    public func shareMetadata(for url: URL) async throws -> CloudShare.Metadata {
-        let metadata = try await ckShareMetadata(for: url)
+    /// What a share's URL tells the signed-in user before they accept it, asked of ``container``: the share, its
+    /// root's ID, its owner and the user's standing, and, with `fetchingRootRecord`, the root record itself (for a
+    /// record share; a zone-wide share has none), as every backend's `shareMetadata` gives it.
+    ///
+    /// Without the root record this is `CKContainer.shareMetadata(for:)`; with it, a
+    /// `CKFetchShareMetadataOperation` with `shouldFetchRootRecord`, which CloudKit's async call doesn't offer.
+    public func shareMetadata(for url: URL, fetchingRootRecord: Bool = false) async throws -> CloudShare.Metadata {
+        let metadata = try await ckShareMetadata(for: url, fetchingRootRecord: fetchingRootRecord)
         do {
             return try CloudShare.Metadata(metadata)
         } catch {
@@ -103,7 +106,7 @@ extension CloudKitDatabase {
     /// shares then shows in the user's shared database (`container.sharedCloudDatabase`).
     @discardableResult
     public func acceptShare(at url: URL) async throws -> CloudShare {
-        try await acceptShare(try await ckShareMetadata(for: url))
+        try await acceptShare(try await ckShareMetadata(for: url, fetchingRootRecord: false))
     }
 
     /// Accepts a share from the metadata CloudKit handed the app (the scene delegate's
@@ -122,14 +125,32 @@ extension CloudKitDatabase {
 
     /// The metadata of the share at a URL; a URL no share has is ``CloudDatabaseError/invalidArguments(_:)``, as
     /// a forged short GUID is on every backend.
-    private func ckShareMetadata(for url: URL) async throws -> CKShare.Metadata {
+    private func ckShareMetadata(for url: URL, fetchingRootRecord: Bool) async throws -> CKShare.Metadata {
         do {
-            return try await accountContainer.shareMetadata(for: url)
+            guard fetchingRootRecord else { return try await accountContainer.shareMetadata(for: url) }
+            return try await fetchShareMetadataWithRootRecord(for: url)
         } catch let error as CKError where error.code == .unknownItem {
             throw CloudDatabaseError.invalidArguments(
                 "no share is at \(url): check the URL, or ask the share's owner to send it again")
         } catch {
             throw Self.requestError(error, zoneID: nil, items: 1)
+        }
+    }
+
+    /// The metadata with the root record, through a `CKFetchShareMetadataOperation` on ``container``: its one
+    /// URL's result, once the operation has finished (CloudKit runs the operation's closures one after another,
+    /// the per-URL one first).
+    private func fetchShareMetadataWithRootRecord(for url: URL) async throws -> CKShare.Metadata {
+        let operation = CKFetchShareMetadataOperation(shareURLs: [url])
+        operation.shouldFetchRootRecord = true
+        let found = Locked<Result<CKShare.Metadata, any Error>?>(nil)
+        return try await withCheckedThrowingContinuation { continuation in
+            operation.perShareMetadataResultBlock = { _, result in found.withLock { $0 = result } }
+            operation.fetchShareMetadataResultBlock = { result in
+                if case .failure(let error) = result { return continuation.resume(throwing: error) }
+                continuation.resume(with: found.withLock { $0 } ?? .failure(CKError(.unknownItem)))
+            }
+            accountContainer.add(operation)
         }
     }
 }

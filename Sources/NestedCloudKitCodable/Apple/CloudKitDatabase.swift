@@ -224,6 +224,9 @@ public struct CloudKitDatabase: CloudDatabase {
     /// Why CloudKit would refuse to save the record in this database, or `nil`: the public database encrypts
     /// nothing.
     private func refusal(saving record: CloudRecord) -> CloudDatabaseError? {
+        // CloudKit's rules for parents and shares, in the words every backend uses (a share both public and with
+        // invited participants, say, which CloudKit's framework would meet with an exception).
+        if let refusal = ShareRules.refusal(saving: record) { return refusal }
         guard database.databaseScope == .public, let field = record.encryptedFieldNames.sorted().first else {
             return nil
         }

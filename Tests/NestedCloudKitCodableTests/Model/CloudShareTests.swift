@@ -112,9 +112,37 @@ struct CloudShareTests {
     @Test func aShareReadBackFromItsRecordIsTheSameShare() throws {
         var share = try CloudShare(rootRecord: listRecord)
         share.title = "Groceries"
-        share.publicPermission = .readOnly
         try share.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
         #expect(try CloudShare(record: share.record) == share)
+        var publicShare = try CloudShare(rootRecord: listRecord)
+        publicShare.publicPermission = .readOnly
+        #expect(try CloudShare(record: publicShare.record) == publicShare)
+    }
+
+    @Test func aPublicShareInvitesNoOneAsCloudKitChangesParticipantsOnlyOfAPrivateShare() throws {
+        var share = try CloudShare(rootRecord: listRecord)
+        share.publicPermission = .readWrite
+        #expect(throws: CloudShareError.publicShareWithInvitedParticipants(share.id)) {
+            try share.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        }
+        #expect(share.participants.isEmpty)
+        share.publicPermission = .none
+        try share.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        #expect(share.participants.map(\.userRecordName) == ["_bob"])
+    }
+
+    @Test func aParticipantIsRemovedByUserRecordNameOrByEmailAddress() throws {
+        var share = try CloudShare(rootRecord: listRecord)
+        try share.addParticipant(.init(userRecordName: "_bob"))
+        try share.addParticipant(.init(emailAddress: "Carol@Example.com"))
+        try share.addParticipant(.init(userRecordName: "_dave"))
+        let removed = [
+            share.removeParticipant(userRecordName: "_bob"), share.removeParticipant(userRecordName: "_bob"),
+            share.removeParticipant(emailAddress: "carol@example.com"),
+            share.removeParticipant(emailAddress: "erin@example.com"),
+        ]
+        #expect(removed == [true, false, true, false])
+        #expect(share.participants.map(\.userRecordName) == ["_dave"])
     }
 
     @Test func aRecordOfAnotherTypeIsNotAShare() {
@@ -161,8 +189,8 @@ struct CloudRecordSharingTests {
             changeTag: "t1", shareID: CloudRecord.ID(recordName: "share-1", zoneID: zone))
         var share = try CloudShare(rootRecordID: CloudRecord.ID(recordName: "groceries", zoneID: zone))
         share.title = "Groceries"
-        share.publicPermission = .readOnly
         try share.addParticipant(.init(userRecordName: "_bob", permission: .readWrite))
+        share.publicPermission = .readOnly  // a share the server refuses, but the model keeps what it holds
 
         for record in [item, share.record] {
             let decoded = try JSONDecoder().decode(CloudRecord.self, from: try JSONEncoder().encode(record))

@@ -10,6 +10,8 @@ import Foundation
 /// - The server makes the user who saves a share its owner (the first participant, reading and writing), gives
 ///   the share a short GUID and a URL on its first save and keeps them, keeps each participant's acceptance (new
 ///   ones are pending) and removes the public participants when the public permission is ``CloudShare/Permission/none``.
+/// - A share is public (anyone with its URL may join, with its public permission) or private (invited
+///   participants), never both: one with a public permission and invited participants is refused.
 /// - A record's parent is in its own zone and isn't the record itself.
 /// - Deleting a shared root deletes its share; deleting a share takes the share ID off its root.
 package enum ShareRules {
@@ -40,6 +42,12 @@ package enum ShareRules {
             return isZoneWideName
                 ? nil
                 : .invalidArguments("share \(record.id) has no share state; make shares with CloudShare")
+        }
+        // "You can't mix and match public and private users in the same share" (`CKShare.addParticipant(_:)`).
+        if contents.publicPermission != .none,
+            contents.participants.contains(where: { $0.role == .privateUser && $0.acceptanceStatus != .removed })
+        {
+            return .invalidArguments(CloudShareError.publicShareWithInvitedParticipants(record.id).description)
         }
         // A record share without its root may be one read back from CloudKit Web Services, which doesn't say what
         // a share shares: the server knows, and refuses a new one (``CloudModificationPlan``).

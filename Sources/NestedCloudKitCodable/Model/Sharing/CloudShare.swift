@@ -148,8 +148,10 @@ public struct CloudShare: Sendable, Hashable, Identifiable {
     /// Invites a user, or changes the permission of one already invited.
     ///
     /// - Throws: ``CloudShareError/participantWithoutIdentity`` for a participant with neither a user record name
-    ///   nor an email address, and ``CloudShareError/participantRoleNotInvitable(_:)`` for an owner or a public
-    ///   user: the server makes those.
+    ///   nor an email address, ``CloudShareError/participantRoleNotInvitable(_:)`` for an owner or a public
+    ///   user (the server makes those), and ``CloudShareError/publicShareWithInvitedParticipants(_:)`` while the
+    ///   share has a public permission: CloudKit changes a share's participants only while its
+    ///   ``publicPermission`` is ``Permission/none``, and never mixes public and invited users.
     public mutating func addParticipant(_ participant: Participant) throws {
         guard participant.userRecordName != nil || participant.emailAddress != nil else {
             throw CloudShareError.participantWithoutIdentity
@@ -157,6 +159,7 @@ public struct CloudShare: Sendable, Hashable, Identifiable {
         guard participant.role == .privateUser else {
             throw CloudShareError.participantRoleNotInvitable(participant.role)
         }
+        guard publicPermission == .none else { throw CloudShareError.publicShareWithInvitedParticipants(id) }
         var participants = contents.participants
         if let index = participants.firstIndex(where: { $0.isSameUser(as: participant) }) {
             guard participants[index].role != .owner else {
@@ -178,6 +181,20 @@ public struct CloudShare: Sendable, Hashable, Identifiable {
         else { return false }
         record.shareContents?.participants.remove(at: index)
         return true
+    }
+
+    /// Removes the participant with this user record name, as ``addParticipant(_:)`` invites one by it. Returns
+    /// whether the share had them; the owner can't be removed.
+    @discardableResult
+    public mutating func removeParticipant(userRecordName: String) -> Bool {
+        removeParticipant(Participant(userRecordName: userRecordName))
+    }
+
+    /// Removes the participant invited by this email address (compared without case), as ``addParticipant(_:)``
+    /// invites one by it. Returns whether the share had them; the owner can't be removed.
+    @discardableResult
+    public mutating func removeParticipant(emailAddress: String) -> Bool {
+        removeParticipant(Participant(emailAddress: emailAddress))
     }
 
     // MARK: Where to accept it

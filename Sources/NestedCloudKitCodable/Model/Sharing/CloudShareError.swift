@@ -12,6 +12,9 @@ public enum CloudShareError: Error, Sendable, Hashable, CustomStringConvertible 
     case participantWithoutIdentity
     /// Only private users are invited; the server makes the owner and the public users.
     case participantRoleNotInvitable(CloudShare.Role)
+    /// A share with a public permission has no invited participants, as in CloudKit: it is public or private,
+    /// never both.
+    case publicShareWithInvitedParticipants(CloudRecord.ID)
 
     /// What is wrong, and how to fix the call.
     public var description: String {
@@ -28,6 +31,10 @@ public enum CloudShareError: Error, Sendable, Hashable, CustomStringConvertible 
                 + "records, such as a record's share ID in its system fields."
         case .participantWithoutIdentity:
             "A participant needs a user record name or an email address to be invited: set one of them."
+        case .publicShareWithInvitedParticipants(let id):
+            "Share \(id.recordName) has a public permission and invited participants, which CloudKit doesn't mix in "
+                + "one share: set publicPermission to .none before inviting users, or remove the invited participants "
+                + "to share with anyone who has the URL."
         case .participantRoleNotInvitable(let role):
             "A participant with role \(role.rawValue) can't be invited: invite private users; the server adds the "
                 + "owner when the share is first saved, and public users when they accept the share's URL."
