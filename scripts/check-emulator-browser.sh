@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The emulator's dashboard in a real browser: start the emulator with an admin token, sign in a test user through
-# the admin API, save a school and a note it references through CloudKit's records/modify with the user's web auth
-# token, and check that headless Chromium, opening the dashboard with the token in its URL's fragment, renders the
-# note under the school (scripts/check-emulator-dashboard.sh). Also checks, with curl, that the admin API refuses a
+# the admin API, save a folder and two notes that belong to it (one by its parent, one by a DELETE_SELF reference)
+# through CloudKit's records/modify with the user's web auth token, and check that headless Chromium, opening the
+# dashboard with the token in its URL's fragment, renders each note under the folder, and the folder once
+# (scripts/check-emulator-dashboard.sh). Also checks, with curl, that the admin API refuses a
 # call without the token and one from another web origin.
 # Usage: scripts/check-emulator-browser.sh PATH_TO_cloudkit-emulator
 set -euo pipefail
@@ -38,9 +39,11 @@ container=iCloud.com.example.dashboard
 curl -fsS -X POST "$base/database/1/$container/development/private/records/modify?ckAPIToken=dev&ckWebAuthToken=$token" \
     -H 'Content-Type: application/json' \
     -d '{"operations":[
-        {"operationType":"create","record":{"recordName":"dashboard-note","recordType":"Note","fields":{"title":{"value":"seen in a browser","type":"STRING"}}}},
-        {"operationType":"create","record":{"recordName":"dashboard-school","recordType":"School","fields":{"notes":{"value":[{"recordName":"dashboard-note","action":"NONE"}],"type":"REFERENCE_LIST"}}}}
+        {"operationType":"create","record":{"recordName":"dashboard-note","recordType":"Note","parent":{"recordName":"dashboard-folder"},"fields":{"title":{"value":"seen in a browser","type":"STRING"}}}},
+        {"operationType":"create","record":{"recordName":"dashboard-todo","recordType":"Note","fields":{"folder":{"value":{"recordName":"dashboard-folder","action":"DELETE_SELF"},"type":"REFERENCE"}}}},
+        {"operationType":"create","record":{"recordName":"dashboard-folder","recordType":"Folder","fields":{"name":{"value":"Inbox","type":"STRING"}}}}
     ]}' \
     >/dev/null
-echo "ok: saved dashboard-school, which references dashboard-note, as alice"
-bash "$(dirname "$0")/check-emulator-dashboard.sh" "$base" dashboard-note dashboard-school "$admin_token"
+echo "ok: saved dashboard-folder, with dashboard-note (its parent) and dashboard-todo (a DELETE_SELF reference) under it, as alice"
+bash "$(dirname "$0")/check-emulator-dashboard.sh" "$base" dashboard-note dashboard-folder "$admin_token"
+bash "$(dirname "$0")/check-emulator-dashboard.sh" "$base" dashboard-todo dashboard-folder "$admin_token"

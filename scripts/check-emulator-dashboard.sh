@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Loads the emulator's dashboard (BASE_URL/) in headless Chromium and checks what it shows: an element for the record
-# RECORD_NAME (data-record-name), drawn below PARENT_RECORD_NAME when one is given (the tree is rooted at the records
-# nothing references), and the health badge (#health) reading ok. With ADMIN_TOKEN, the page is opened as
+# RECORD_NAME (data-record-name), drawn below PARENT_RECORD_NAME when one is given (a record sits under its parent,
+# or the target of its DELETE_SELF reference), no record drawn twice, and the health badge (#health) reading ok. With ADMIN_TOKEN, the page is opened as
 # BASE_URL/#admin-token=ADMIN_TOKEN, as a developer opens it for an emulator started with --admin-token. The emulator
 # must already be running with the records saved; Chromium is installed with apt-get when it is missing.
 # Usage: scripts/check-emulator-dashboard.sh BASE_URL RECORD_NAME [PARENT_RECORD_NAME [ADMIN_TOKEN]]
@@ -46,9 +46,13 @@ check() {
     if [ -n "$parent_name" ]; then
         parent_at=$(offset "$parent_name" "$dom")
         if [ -z "$parent_at" ] || [ "$parent_at" -gt "$record_at" ]; then
-            echo "$record_name isn't drawn below $parent_name, the record that references it"
+            echo "$record_name isn't drawn below $parent_name, the record it belongs to"
             return 1
         fi
+    fi
+    if grep -q 'data-stub-record-name=' "$dom"; then
+        echo "a record is drawn twice: $(grep -oE 'data-stub-record-name="[^"]*"' "$dom" | head -n 3 | tr '\n' ' ')"
+        return 1
     fi
     # The text of the #health element, which the page fills in from /emulator/v1/health.
     health=$(grep -oE '<[^>]* id="health"[^>]*>[^<]*' "$dom" | head -n 1 | sed -e 's/^[^>]*>//')

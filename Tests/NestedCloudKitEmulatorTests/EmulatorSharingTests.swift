@@ -106,6 +106,103 @@ import Testing
         #expect((results[1]["reason"] as? String)?.contains("only other users accept a share") == true)
     }
 
+    @Test func aStrangerReadingTheOwnersZoneIsToldItIsntSharedWithThem() async throws {
+        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let carol = await EmulatorHandlerHarness.Session(harness, user: "carol")
+        _ = try await aliceSharesHerList(alice)
+        let alicesZone = ["zoneName": "Lists", "ownerRecordName": Caller.userRecordName(for: "alice")]
+        let lookup = try await carol.call(
+            "records/lookup", ["zoneID": alicesZone, "records": [["recordName": "groceries"]]], scope: "shared")
+        let reason = try #require(
+            (lookup.json["records"] as? [[String: Any]])?.first?["reason"] as? String ?? lookup.json["reason"]
+                as? String, "\(lookup.text)")
+        #expect(reason.contains("isn't shared with this user"), "\(reason)")
+        #expect(!reason.contains("create it"), "one can't create another user's zone: \(reason)")
+        #expect(!lookup.text.contains("Groceries"))
+    }
+
+    @Test func reasonsOnTheWireCarryNoClientPrefix() async throws {
+        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let bob = await EmulatorHandlerHarness.Session(harness, user: "bob")
+        let share = try await aliceSharesHerList(alice)
+        // Refused as invalid: the reason alone, which a client prefixes with its own words.
+        let twice = try await alice.call(
+            "records/modify",
+            [
+                "zoneID": Self.lists,
+                "operations": [
+                    ["operationType": "forceUpdate", "record": ["recordName": "x", "recordType": "List"]],
+                    ["operationType": "forceDelete", "record": ["recordName": "x"]],
+                ],
+            ])
+        let invalid = try #require(twice.json["reason"] as? String, "\(twice.text)")
+        #expect(invalid.contains("twice") && !invalid.hasPrefix("Invalid request"), "\(invalid)")
+        let elsewhere = try await alice.call(
+            "records/modify",
+            [
+                "zoneID": Self.lists,
+                "operations": [
+                    [
+                        "operationType": "create",
+                        "record": [
+                            "recordName": "y", "recordType": "List",
+                            "fields": [
+                                "other": [
+                                    "value": ["recordName": "z", "zoneID": ["zoneName": "Other"], "action": "NONE"],
+                                    "type": "REFERENCE",
+                                ]
+                            ],
+                        ],
+                    ]
+                ],
+            ])
+        let item = (elsewhere.json["records"] as? [[String: Any]])?.first
+        let crossZone = try #require(item?["reason"] as? String, "\(elsewhere.text)")
+        #expect(crossZone.contains("another zone") && !crossZone.hasPrefix("Invalid request"), "\(crossZone)")
+        // Refused as not permitted: bob can't change the share alice owns (he may only leave it).
+        _ = try await bob.call(
+            "records/accept", ["shortGUIDs": [["value": try #require(share["shortGUID"] as? String)]]],
+            scope: "public")
+        let alicesZone = ["zoneName": "Lists", "ownerRecordName": Caller.userRecordName(for: "alice")]
+        let denied = try await bob.call(
+            "records/modify",
+            [
+                "zoneID": alicesZone,
+                "operations": [
+                    [
+                        "operationType": "forceUpdate",
+                        "record": [
+                            "recordName": "share-1", "recordType": "cloudkit.share",
+                            "fields": ["cloudkit.title": ["value": "Mine now"]],
+                        ],
+                    ]
+                ],
+            ], scope: "shared")
+        let refused = (denied.json["records"] as? [[String: Any]])?.first
+        let reason = try #require(refused?["reason"] as? String ?? denied.json["reason"] as? String, "\(denied.text)")
+        #expect(
+            (refused?["serverErrorCode"] ?? denied.json["serverErrorCode"]) as? String == "ACCESS_DENIED",
+            "\(denied.text)")
+        #expect(!reason.hasPrefix("Not permitted"), "\(reason)")
+    }
+
+    @Test func anUploadTokenWithoutARecordNameIsGivenARandomUUID() async throws {
+        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let upload = try await alice.call(
+            "assets/upload",
+            [
+                "tokens": [
+                    ["recordType": "Photo", "fieldName": "image"], ["recordType": "Photo", "fieldName": "image"],
+                    ["recordName": "photo", "recordType": "Photo", "fieldName": "image"],
+                ]
+            ])
+        let names = try #require((upload.json["tokens"] as? [[String: Any]])?.map { $0["recordName"] as? String })
+        #expect(names.count == 3)
+        #expect(names[0].flatMap(UUID.init(uuidString:)) != nil, "\(upload.text)")
+        #expect(names[1].flatMap(UUID.init(uuidString:)) != nil && names[1] != names[0])
+        #expect(names[2] == "photo")
+    }
+
     @Test func resolvingNeedsASignedInUser() async throws {
         let answer = try await harness.database(
             "public", "records/resolve", token: nil, json: ["shortGUIDs": [["value": "x"]]])

@@ -124,6 +124,9 @@ public enum CloudDatabaseError: Error, Sendable, Hashable, CustomStringConvertib
             "\(failures.count) items of the request failed: "
                 + failures.sorted { $0.key.recordName < $1.key.recordName }.prefix(5)
                 .map { "\($0.key): \($0.value)" }.joined(separator: "; ")
+        case .zoneNotFound(let zone) where zone.ownerName != CloudRecord.ZoneID.currentUserOwnerName:
+            "The zone \(zone) isn't shared with this user, or doesn't exist: another user's zone is reached only "
+                + "through a share its owner made and this user accepted"
         case .zoneNotFound(let zone): "The zone \(zone) doesn't exist: create it first"
         case .userDeletedZone(let zone):
             "The user deleted the zone \(zone) and its data in iCloud's settings: don't recreate it or upload the data again without asking the user"

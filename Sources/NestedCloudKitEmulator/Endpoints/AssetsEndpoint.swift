@@ -30,7 +30,10 @@ enum AssetsEndpoint {
             "tokens": .array(
                 tokens.map { token in
                     [
-                        "recordName": token["recordName"] ?? "", "fieldName": token["fieldName"] ?? "",
+                        // "The default value is a random UUID" (Uploading Assets), and the answer names it.
+                        "recordName": token["recordName"]?.string.flatMap { $0.isEmpty ? nil : JSONValue.string($0) }
+                            ?? .string(UUID().uuidString),
+                        "fieldName": token["fieldName"] ?? "",
                         "url": .string(context.request.baseURL + uploadPrefix + context.state.uploads.newUpload()),
                     ]
                 })

@@ -98,12 +98,14 @@ struct ServerError: Error, Sendable {
         case .referenceViolation: self.init(.validatingReferenceError, error.description)
         case .batchRequestFailed: self.init(.atomicError, error.description)
         case .changeTokenExpired: self.init(.badRequest, Self.expiredTokenReason)
-        case .invalidArguments, .limitExceeded, .partialFailure: self.init(.badRequest, error.description)
+        // The reason alone: a client puts its own words ("Invalid request: ", "Not permitted: ") before it.
+        case .invalidArguments(let reason): self.init(.badRequest, reason)
+        case .limitExceeded, .partialFailure: self.init(.badRequest, error.description)
         case .requestRateLimited: self.init(.throttled, error.description, retryAfter: error.retryAfter)
         case .serviceUnavailable, .networkFailure, .serverResponseLost, .accountTemporarilyUnavailable:
             self.init(.tryAgainLater, error.description, retryAfter: error.retryAfter)
         case .quotaExceeded: self.init(.quotaExceeded, error.description)
-        case .permissionFailure: self.init(.accessDenied, error.description)
+        case .permissionFailure(let reason): self.init(.accessDenied, reason)
         case .notAuthenticated: self.init(.authenticationRequired, error.description)
         case .internalError, .operationCancelled: self.init(.internalError, error.description)
         }
