@@ -15,9 +15,18 @@ public struct CloudFieldMacro: PeerMacro {
             context.diagnose(Diagnostic(node: node, message: MappingDiagnostic.notAStoredProperty(attribute)))
             return []
         }
-        // Read for its diagnostics: a name or flag that isn't a literal.
+        // Read for its diagnostics: a name or flag that isn't a literal, an option the property's type can't take.
         var attributes = FieldAttributes()
         attributes.read(node) { context.diagnose($0) }
+        guard let type = variable.bindings.lazy.compactMap(\.typeAnnotation?.type).last.map(FieldType.init) else {
+            return []
+        }
+        if let argument = attributes.assetArgument, !type.canBeAsset {
+            context.diagnose(Diagnostic(node: argument, message: MappingDiagnostic.assetOfType(type.written)))
+        }
+        if attributes.isParent, !type.canReferenceParent, let attribute = attributes.parentAttribute {
+            context.diagnose(Diagnostic(node: attribute, message: MappingDiagnostic.parentOfType(type.written)))
+        }
         return []
     }
 

@@ -8,6 +8,8 @@ struct FieldAttributes {
     /// The reference action's expression as written (`.deleteSelf`), for the options' dictionary.
     var referenceAction: String?
     var isAsset = false
+    /// The `asset: true` argument, where a diagnostic about a property that can't be an asset points.
+    var assetArgument: LabeledExprSyntax?
     var isEncrypted = false
     /// Whether the property references the record's parent for sharing.
     var isParent = false
@@ -59,6 +61,7 @@ struct FieldAttributes {
                     }
                 case "asset":
                     isAsset = Self.flag(argument, report: report)
+                    if isAsset { assetArgument = argument }
                 case "encrypted":
                     isEncrypted = Self.flag(argument, report: report)
                 case "parent":

@@ -11,6 +11,8 @@ enum MappingDiagnostic: DiagnosticMessage {
     case optionsTwice
     case secondParent
     case notAStoredProperty(String)
+    case assetOfType(String)
+    case parentOfType(String)
 
     var message: String {
         switch self {
@@ -35,6 +37,13 @@ enum MappingDiagnostic: DiagnosticMessage {
                 + "@CloudField attributes, not both"
         case .secondParent:
             "a record has one parent: mark only one property @CloudField(parent: true)"
+        case .assetOfType(let type):
+            "@CloudField(asset: true) stores Data, file URLs and CloudAssets (or lists of them) as assets, and a "
+                + "\(type) can't be one: remove asset: true, or make the property Data"
+        case .parentOfType(let type):
+            "@CloudField(parent: true) makes the one record the property references the record's parent, and a "
+                + "\(type) isn't a reference to one record: mark the property that holds the parent model, a "
+                + "CloudLazyReference or a CloudReference"
         case .notAStoredProperty(let attribute):
             "@\(attribute) applies to a stored property of a @CloudRecord struct; a computed, static or lazy "
                 + "property isn't stored in the record"
@@ -52,6 +61,8 @@ enum MappingDiagnostic: DiagnosticMessage {
         case .optionsTwice: MessageID(domain: "NestedCloudKitMacros", id: "optionsTwice")
         case .secondParent: MessageID(domain: "NestedCloudKitMacros", id: "secondParent")
         case .notAStoredProperty: MessageID(domain: "NestedCloudKitMacros", id: "notAStoredProperty")
+        case .assetOfType: MessageID(domain: "NestedCloudKitMacros", id: "assetOfType")
+        case .parentOfType: MessageID(domain: "NestedCloudKitMacros", id: "parentOfType")
         }
     }
 

@@ -451,4 +451,74 @@ struct CloudRecordExpansionTests {
                     column: 5)
             ])
     }
+
+    @Test func anAssetOrAParentOfATypeThatCantBeOneIsDiagnosedWithTheFix() {
+        expect(
+            """
+            @CloudRecord
+            struct Note: CKCodable {
+                var id: String
+                @CloudField(asset: true) var body: String
+                @CloudField(parent: true) var folder: String?
+                @CloudField(parent: true) var lists: [CloudLazyReference<List>]
+                @CloudField(asset: true) var photo: Data?
+                @CloudField(asset: true) var scans: [Foundation.URL]
+                @CloudField(asset: true) var cover: Picture
+            }
+            """,
+            expandsTo: """
+                struct Note: CKCodable {
+                    var id: String
+                    var body: String
+                    var folder: String?
+                    var lists: [CloudLazyReference<List>]
+                    var photo: Data?
+                    var scans: [Foundation.URL]
+                    var cover: Picture
+
+                    static var cloudKitFieldOptions: NestedCloudKitCodable.CloudFieldOptions {
+                        NestedCloudKitCodable.CloudFieldOptions(keyedBy: CodingKeys.self, assets: [.body, .photo, .scans, .cover], parent: .folder)
+                    }
+                }
+
+                extension Note: CloudRecordEncodable, CloudRecordDecodable {
+                    func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
+                        try record.encode(self.id, forKey: "id")
+                        try record.encode(self.body, forKey: "body")
+                        try record.encodeIfPresent(self.folder, forKey: "folder")
+                        try record.encode(self.lists, forKey: "lists")
+                        try record.encodeIfPresent(self.photo, forKey: "photo")
+                        try record.encode(self.scans, forKey: "scans")
+                        try record.encode(self.cover, forKey: "cover")
+                    }
+
+                    init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
+                        self.id = try record.decode(forKey: "id")
+                        self.body = try record.decode(forKey: "body")
+                        self.folder = try record.decodeIfPresent(forKey: "folder")
+                        self.lists = try record.decode(forKey: "lists")
+                        self.photo = try record.decodeIfPresent(forKey: "photo")
+                        self.scans = try record.decode(forKey: "scans")
+                        self.cover = try record.decode(forKey: "cover")
+                    }
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "@CloudField(asset: true) stores Data, file URLs and CloudAssets (or lists of them) as "
+                        + "assets, and a String can't be one: remove asset: true, or make the property Data",
+                    line: 4, column: 17),
+                DiagnosticSpec(
+                    message: "@CloudField(parent: true) makes the one record the property references the record's "
+                        + "parent, and a String? isn't a reference to one record: mark the property that holds the "
+                        + "parent model, a CloudLazyReference or a CloudReference", line: 5, column: 5),
+                DiagnosticSpec(
+                    message: "@CloudField(parent: true) makes the one record the property references the record's "
+                        + "parent, and a [CloudLazyReference<List>] isn't a reference to one record: mark the property "
+                        + "that holds the parent model, a CloudLazyReference or a CloudReference", line: 6, column: 5),
+                DiagnosticSpec(
+                    message: "a record has one parent: mark only one property @CloudField(parent: true)", line: 6,
+                    column: 5),
+            ])
+    }
 }

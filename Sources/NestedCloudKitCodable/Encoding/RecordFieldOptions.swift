@@ -60,10 +60,27 @@ final class RecordFieldOptions: Sendable {
         !ignoredFields.isEmpty && ignoredFields.contains(name)
     }
 
-    /// Marks the record's encrypted fields, refusing values CloudKit can't encrypt, and gives it its parent.
+    /// Marks the record's encrypted fields, refusing values CloudKit can't encrypt, checks its asset fields, and
+    /// gives it its parent.
     func apply(to record: inout CloudRecord, at path: CodingPath) throws {
         try encrypt(&record, at: path)
+        if !assetFields.isEmpty { try checkAssets(of: record, at: path) }
         if let parentField { try assignParent(from: parentField, to: &record, at: path) }
+    }
+
+    /// Refuses an asset field that holds something else, which would otherwise be stored silently as that value
+    /// (a `String` marked an asset, say). An empty list holds no value to refuse.
+    private func checkAssets(of record: CloudRecord, at path: CodingPath) throws {
+        for name in assetFields.sorted() {
+            guard let value = record.fields[name] else { continue }
+            switch value.kind {
+            case .asset, .assetList: continue
+            default:
+                if value.listElements?.isEmpty == true { continue }
+                throw CKCodableError.invalidAssetField(
+                    kind: value.kind, recordID: record.id, field: name, at: path.appending(NamedKey(name)))
+            }
+        }
     }
 
     /// Makes the record referenced by the parent field the record's parent; a field left out (`nil`) means no

@@ -146,6 +146,19 @@ extension CKCodableError {
         )
     }
 
+    static func invalidAssetField(kind: CloudValue.Kind, recordID: CloudRecord.ID, field: String, at path: CodingPath)
+        -> Self
+    {
+        Self(
+            .invalidAssetField(field), codingPath: path.keys, recordID: recordID, field: field,
+            reason: "The field \"\(field)\" is declared an asset but holds a \(kind) value, which CloudKit can't store "
+                + "as an asset",
+            recoverySuggestion:
+                "Declare as assets only properties holding Data, file URLs or CloudAssets (or lists of them), or "
+                + "remove the field from the asset options (@CloudField(asset:) or CloudFieldOptions' assets)."
+        )
+    }
+
     static func unencryptableValue(kind: CloudValue.Kind, recordID: CloudRecord.ID, field: String, at path: CodingPath)
         -> Self
     {

@@ -41,6 +41,9 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
         /// The field declared as the record's parent (``CloudFieldOptions/parentField``) holds something other
         /// than one reference.
         case invalidParentField(String)
+        /// A field declared an asset (``CloudFieldOptions/assetFields``) whose value can't be one: not `Data`, a
+        /// file URL or a ``CloudAsset``.
+        case invalidAssetField(String)
         /// An integer outside the range of CloudKit's 64-bit signed integers (a `UInt64`, `Int128` or `UInt128`
         /// too large for them).
         case integerOverflow(String)

@@ -81,6 +81,32 @@ struct FieldOptionsTests {
         #expect(error.recordID == CloudRecord.ID(recordName: "r"))
     }
 
+    struct TextAsAsset: CKCodable, Identifiable {
+        var id: String
+        var body: String
+        static let cloudKitFieldOptions = CloudFieldOptions(keyedBy: CodingKeys.self, assets: [.body])
+    }
+
+    @Test func anAssetFieldHoldingAnythingButAnAssetIsRefusedNamingTheFieldAndTheFix() throws {
+        let error = try encodingError(of: TextAsAsset(id: "n", body: "a long text"))
+        #expect(error.code == .invalidAssetField("body"))
+        #expect(error.field == "body")
+        #expect(error.recordID == CloudRecord.ID(recordName: "n"))
+        #expect(error.path == ["body"])
+        #expect(error.description.contains("Data, file URLs or CloudAssets"))
+        // An empty list of assets holds nothing to refuse, and a list of them is a list of assets.
+        for scans in [[], [Data([1])]] {
+            let record = try #require(try CKRecordEncoder().encodeRecords(Scans(id: "s", scans: scans)).first)
+            #expect(record["scans"].map { $0.kind == .assetList || $0.kind.isList } ?? true)
+        }
+    }
+
+    struct Scans: CKCodable, Identifiable {
+        var id: String
+        var scans: [Data]
+        static let cloudKitFieldOptions = CloudFieldOptions(keyedBy: CodingKeys.self, assets: [.scans])
+    }
+
     struct Misspelt: CKCodable, Identifiable {
         var id: String
         var director: Person
