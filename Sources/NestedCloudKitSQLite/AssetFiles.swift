@@ -1,7 +1,7 @@
 import Foundation
 
 /// The folder beside the database file where fetched assets' contents are written as files, as CloudKit
-/// downloads assets into a cache: `<database>.assets/`.
+/// downloads assets into a cache: `<database>-assets/`, the name the sync store gives its own folder too.
 ///
 /// The contents themselves live in the database, saved and deleted with their record in one transaction; the
 /// files are a cache derived from them, named by the record's row and change tag, so a file never changes once

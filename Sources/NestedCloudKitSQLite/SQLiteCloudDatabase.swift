@@ -20,7 +20,8 @@ import NestedCloudKitCodable
 ///   changes, and the log survives restarts. Tombstones of deleted records are bounded (``maximumTombstones``).
 /// - **Concurrent.** Any number of tasks may read and write at once; reads run in parallel, writes one at a time.
 /// - **Assets** are stored in the file with their record and deleted with it. A fetched record's assets point to
-///   files in a cache folder beside the database (`<path>.assets/`), as CloudKit downloads assets into a cache.
+///   files in a cache folder beside the database (`<path>-assets/`, named as SQLite names its `-wal` file), as
+///   CloudKit downloads assets into a cache.
 /// - **Safe with other files.** The file is marked as this library's, with a schema version for later
 ///   migrations; opening a file that isn't a SQLite database, another program's database, or a newer schema
 ///   throws an ``OpenError`` and leaves the file untouched.
@@ -55,7 +56,9 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         self.maximumItemsPerRequest = maximumItemsPerRequest
         self.maximumTombstones = max(0, maximumTombstones)
         self.clock = clock
-        self.assets = AssetFiles(directory: URL(fileURLWithPath: path + ".assets"))
+        self.assets = AssetFiles(directory: URL(fileURLWithPath: path + "-assets"))
+        // Earlier builds kept the cache in `<path>.assets/`; it holds only files made again from the database.
+        try? FileManager.default.removeItem(at: URL(fileURLWithPath: path + ".assets"))
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         // Writers wait for each other instead of failing, as tasks share the file.

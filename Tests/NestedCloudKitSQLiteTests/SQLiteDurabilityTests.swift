@@ -179,6 +179,10 @@ struct SQLiteDurabilityTests {
             return
         }
         #expect(try Data(contentsOf: file) == Data([7, 7, 7]))
+        // Beside the database, named as the sync store names its folder.
+        #expect(
+            file.deletingLastPathComponent().standardizedFileURL.path
+                == URL(fileURLWithPath: path + "-assets").standardizedFileURL.path)
 
         try await database.deleteRecord(withID: attachment.id)
         #expect(!FileManager.default.fileExists(atPath: file.path))
