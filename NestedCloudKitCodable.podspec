@@ -13,11 +13,12 @@ Pod::Spec.new do |s|
   s.author           = { 'The NestedCloudKitCodable authors' => 'https://github.com/ggirotto/NestedCloudKitCodable' }
   s.source           = { :git => 'https://github.com/ggirotto/NestedCloudKitCodable.git', :tag => s.version.to_s }
 
-  s.swift_versions   = ['6.0']
-  s.ios.deployment_target      = '15.0'
-  s.osx.deployment_target      = '12.0'
-  s.tvos.deployment_target     = '15.0'
-  s.watchos.deployment_target  = '8.0'
+  # Swift 6.2 (Xcode 26): the models' protocol refines SendableMetatype. The platforms are Package.swift's.
+  s.swift_versions   = ['6.2']
+  s.ios.deployment_target      = '17.0'
+  s.osx.deployment_target      = '14.0'
+  s.tvos.deployment_target     = '17.0'
+  s.watchos.deployment_target  = '10.0'
   s.visionos.deployment_target = '1.0'
 
   s.source_files     = 'Sources/NestedCloudKitCodable/**/*.swift'

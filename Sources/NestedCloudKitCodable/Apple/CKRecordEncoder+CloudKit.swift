@@ -68,7 +68,7 @@ extension CKRecordDecoder {
 
     /// Decodes a value from its CloudKit record and calls back exactly once with the value or the error: 1.0's
     /// completion-handler form.
-    public func decode<Value: CKDecodable & SendableMetatype>(
+    public func decode<Value: CKDecodable>(
         _ type: Value.Type, from record: CKRecord, referenceDatabase database: CKDatabase,
         completion: @escaping @Sendable (_ value: Value?, _ error: CKCodableError?) -> Void
     ) {

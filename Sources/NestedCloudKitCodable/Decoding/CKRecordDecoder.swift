@@ -160,23 +160,11 @@ public struct CKRecordDecoder: Sendable {
             type, recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zoneID, from: database)
     }
 
-    #if compiler(>=6.2)
     /// Decodes a value from its record, fetching the records it references from a database, and calls back
     /// exactly once with the value or the error: the form of version 1.0.
     ///
-    /// The decode runs in a task of its own, so the model's conformance must not be isolated to an actor
-    /// (`SendableMetatype`).
-    public func decode<Value: CKDecodable & SendableMetatype>(
-        _ type: Value.Type,
-        from record: CloudRecord,
-        referenceDatabase database: any CloudDatabase,
-        completion: @escaping @Sendable (_ value: Value?, _ error: CKCodableError?) -> Void
-    ) {
-        Task { await deliver(Value.self, from: record, referenceDatabase: database, to: completion) }
-    }
-    #else
-    /// Decodes a value from its record, fetching the records it references from a database, and calls back
-    /// exactly once with the value or the error: the form of version 1.0.
+    /// The decode runs in a task of its own, which the model's conformance allows: it isn't isolated to an actor
+    /// (`CKDecodable` refines `SendableMetatype`).
     public func decode<Value: CKDecodable>(
         _ type: Value.Type,
         from record: CloudRecord,
@@ -185,7 +173,6 @@ public struct CKRecordDecoder: Sendable {
     ) {
         Task { await deliver(Value.self, from: record, referenceDatabase: database, to: completion) }
     }
-    #endif
 
     /// Decodes and calls `completion` exactly once, whatever happens.
     private func deliver<Value: CKDecodable>(

@@ -23,7 +23,16 @@ import CloudKit
 ///
 /// Every requirement has a default except ``cloudKitIdentifier`` for types that aren't `Identifiable`:
 /// a record's name must be the same every time the same value is encoded, or each save creates a new record.
-public protocol CKRecordRepresentable {
+///
+/// The protocol refines `SendableMetatype`, so that a model stays usable from any actor: in an app target that
+/// isolates its code to the main actor by default (Xcode 26's new projects), a type that declares this conformance
+/// (or `CKCodable`) where it is declared isn't inferred `@MainActor`, and its `Codable` conformance isn't isolated,
+/// so the store, the engine and the decoder can read and write its values on their own threads. Declare the
+/// conformance on the type itself (`struct Note: CKCodable`), not in a later extension: an extension's conformance
+/// of a main-actor type is isolated to the main actor, which the compiler reports as "main actor-isolated
+/// conformance of 'Note' to 'Decodable' cannot satisfy conformance requirement for a 'Sendable' type parameter";
+/// move the conformance to the declaration, or mark the type `nonisolated`.
+public protocol CKRecordRepresentable: SendableMetatype {
     /// The record type that stores values of this type. Defaults to the type's name.
     ///
     /// CloudKit accepts type names of letters, digits and underscores that start with a letter, up to 255

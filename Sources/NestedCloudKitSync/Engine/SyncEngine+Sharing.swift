@@ -25,7 +25,7 @@ extension SyncEngine {
     ///   for a share CloudKit refuses (the default zone), or what `configure` throws.
     @discardableResult
     public func share(
-        _ rootID: CloudRecord.ID, _ configure: (inout CloudShare) throws -> Void = { _ in }
+        _ rootID: CloudRecord.ID, _ configure: @Sendable (inout CloudShare) throws -> Void = { _ in }
     ) async throws -> CloudShare {
         let root = try await withRetries { [database] in try await database.record(for: rootID) }
         var share = try CloudShare(rootRecord: root)
@@ -36,7 +36,7 @@ extension SyncEngine {
     /// Shares a whole custom zone, as its owner: every record of it, present and future.
     @discardableResult
     public func share(
-        zone zoneID: CloudRecord.ZoneID, _ configure: (inout CloudShare) throws -> Void = { _ in }
+        zone zoneID: CloudRecord.ZoneID, _ configure: @Sendable (inout CloudShare) throws -> Void = { _ in }
     ) async throws -> CloudShare {
         var share = try CloudShare(zoneID: zoneID)
         try configure(&share)
@@ -47,7 +47,7 @@ extension SyncEngine {
     /// the server's current copy.
     @discardableResult
     public func updateShare(
-        _ shareID: CloudRecord.ID, _ change: (inout CloudShare) throws -> Void
+        _ shareID: CloudRecord.ID, _ change: @Sendable (inout CloudShare) throws -> Void
     ) async throws -> CloudShare {
         var share = try CloudShare(
             record: try await withRetries { [database] in try await database.record(for: shareID) })
@@ -86,6 +86,34 @@ extension SyncEngine {
                 saving: [], deleting: [shareID], savePolicy: .ifServerRecordUnchanged, atomically: false)
         }
         if case .failure(let error)? = results.deleteResults[shareID], error != .unknownItem(shareID) { throw error }
+    }
+
+    /// Reads a share from the server into the store, as a fetch would: after the system's sharing UI changed it
+    /// (`UICloudSharingController` saves what the user does in it to CloudKit itself), so the store knows its
+    /// participants and permissions at once. A share the server no longer has (the user stopped sharing in the
+    /// controller) is removed from the store; its root's new version, without the share, comes with the next sync.
+    ///
+    /// ```swift
+    /// func cloudSharingControllerDidSaveShare(_ controller: UICloudSharingController) {
+    ///     Task { try await engine.refreshShare(shareID) }
+    /// }
+    /// ```
+    ///
+    /// - Parameter shareID: The share's record ID, in the database the user owns it in, or in the shared database
+    ///   (under the owner's name) for a share another user owns.
+    public func refreshShare(_ shareID: CloudRecord.ID) async throws {
+        let source = database(for: shareID.zoneID)
+        let results = try await withRetries { try await source.records(for: [shareID], desiredKeys: nil) }
+        switch results[shareID] {
+        case .success(let record)?:
+            try await apply(FetchedPage(zoneID: shareID.zoneID, modifications: [record]))
+        case .failure(.unknownItem)?:
+            try await apply(FetchedPage(zoneID: shareID.zoneID, deletions: [shareID]))
+        case .failure(let error)?:
+            throw error
+        case nil:
+            throw CloudDatabaseError.internalError("the server's answer left out \(shareID)")
+        }
     }
 
     /// Saves a share (with a new share's root) to the private database, and writes what the server answered to
