@@ -5,6 +5,7 @@ extension SyncEngine {
     /// `verifyCloudKitConnectionAndUser`), and applies the account-change policy if not.
     func checkAccount() async throws {
         let status = try await withRetries { try await database.accountStatus() }
+        accountStatus = status
         let current: String?
         switch status {
         case .available: current = try await withRetries { try await database.userRecordName() }

@@ -151,9 +151,8 @@ extension SyncEngine {
         let id = upload.entry.id
         let server: CloudRecord?
         do {
-            let results = try await withRetries {
-                try await (sharedDatabase ?? database).records(for: [id], desiredKeys: nil)
-            }
+            let source = database(for: id.zoneID)
+            let results = try await withRetries { try await source.records(for: [id], desiredKeys: nil) }
             switch results[id] {
             case .success(let record)?: server = record
             case .failure(.unknownItem)?: server = nil

@@ -33,6 +33,8 @@ public actor SyncEngine {
     private var isClosed = false
     var pausedReason: SyncHaltReason?
     var lastError: SyncError?
+    /// The account's status at the last check; `nil` before the first.
+    var accountStatus: CloudAccountStatus?
     /// The size of the next upload batch: halved on `limitExceeded`, grown back slowly after successes.
     var batchSize: Int
     var random: SplitMix64
@@ -103,7 +105,8 @@ public actor SyncEngine {
         return SyncStatus(
             pendingChanges: counts.pending, haltedChanges: counts.halted,
             lastSuccessfulSync: try await store.lastSuccessfulSync(), lastError: lastError,
-            isSyncing: running != nil, pausedReason: pausedReason, skippedRecords: counts.skipped)
+            isSyncing: running != nil, pausedReason: pausedReason, skippedRecords: counts.skipped,
+            accountStatus: accountStatus)
     }
 
     // MARK: Syncing

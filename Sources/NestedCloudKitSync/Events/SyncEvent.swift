@@ -107,13 +107,17 @@ public struct SyncStatus: Sendable, Hashable {
     public var pausedReason: SyncHaltReason?
     /// Records the server changed that a fetch couldn't apply (``SyncStore/skippedRecords()``).
     public var skippedRecords: Int
+    /// The user's iCloud account at the engine's last check (each sync checks it, unless
+    /// ``SyncConfiguration/checksAccount`` is off); `nil` before the first.
+    public var accountStatus: CloudAccountStatus?
 
     /// A status; for tests and previews of an app's status display.
     public init(
         pendingChanges: Int, haltedChanges: Int, lastSuccessfulSync: Date?, lastError: SyncError?, isSyncing: Bool,
-        pausedReason: SyncHaltReason?, skippedRecords: Int = 0
+        pausedReason: SyncHaltReason?, skippedRecords: Int = 0, accountStatus: CloudAccountStatus? = nil
     ) {
         self.skippedRecords = skippedRecords
+        self.accountStatus = accountStatus
         self.pendingChanges = pendingChanges
         self.haltedChanges = haltedChanges
         self.lastSuccessfulSync = lastSuccessfulSync

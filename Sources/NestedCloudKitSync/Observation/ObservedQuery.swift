@@ -2,68 +2,67 @@ import Foundation
 import NestedCloudKitCodable
 import Observation
 
-/// A query's models that a view holds and that follow the store: what SwiftUI's `@Query` and SQLiteData's
+/// A query's models that a view holds and that follow the store: what SwiftData's `@Query` and SQLiteData's
 /// `@FetchAll` give a view.
 ///
 /// ```swift
 /// struct OpenNotes: View {
+///     @Environment(\.syncStore) private var store   // an `@Entry` of the app's EnvironmentValues
 ///     @State private var notes = ObservedQuery(
-///         ModelQuery(Note.self).filter(.equals(.isDone, false)).sorted(by: .descending(.creationDate)), in: store)
+///         ModelQuery(Note.self).filter(.equals(.isDone, false)).sorted(by: .descending(.creationDate)))
 ///
 ///     var body: some View {
 ///         List(notes.models) { note in Text(note.title) }
+///             .task { notes.store = store }
 ///     }
 /// }
 /// ```
 ///
-/// It reads the store when made and after every transaction that changes the result (``SyncStore/observe(_:)``),
-/// on the main actor, so a view redraws with each new result. Changing ``query`` reads again with the new one.
-/// It stops observing when released.
+/// Nothing is read when it is made, so a view can make it in its initializer, before it has a store, and
+/// SwiftUI's rebuilding of the view doesn't read the store again: the first read of ``models``, ``isLoaded`` or
+/// ``error`` with a ``store`` starts an observation (``SyncStore/observe(_:)``), which delivers a new result on
+/// the main actor after every transaction that changes it. Changing ``query`` or ``store`` observes again (setting
+/// the same one changes nothing); the previous result stays until the new one arrives. It stops observing when
+/// released.
 @MainActor
 @Observable
 public final class ObservedQuery<Model: QueryableModel> {
-    /// The models the query matched at the last change.
-    public private(set) var models: [Model] = []
-    /// Whether the first result arrived.
-    public private(set) var isLoaded = false
+    /// The models the query matched at the last change; empty until the first result.
+    public var models: [Model] { result.value }
+
+    /// Whether a result arrived.
+    public var isLoaded: Bool { result.isLoaded }
+
     /// Why the last read failed (``SyncError/invalidQuery(_:)``, a closed store); `nil` while reads succeed.
-    public private(set) var error: (any Error)?
-    /// The query; setting it observes the new one.
+    public var error: (any Error)? { result.error }
+
+    /// The query; setting another one observes it.
     public var query: ModelQuery<Model> {
-        didSet { observe() }
+        didSet { if query != oldValue { result.change(Self.read(query)) } }
     }
 
-    @ObservationIgnored private let store: SyncStore
-    @ObservationIgnored private let task = Locked<Task<Void, Never>?>(nil)
+    /// The store it reads; `nil` until the view has one. Setting another one observes it.
+    public var store: SyncStore? {
+        get { result.store }
+        set { result.store = newValue }
+    }
 
-    /// Observes a query of a store.
-    public init(_ query: ModelQuery<Model>, in store: SyncStore) {
+    @ObservationIgnored private let result: StoreResult<[Model]>
+
+    /// How many observations it started, for the tests.
+    var observationsStarted: Int { result.observationsStarted }
+
+    /// The models a query matches in a store, read once something reads them.
+    ///
+    /// - Parameters:
+    ///   - query: The query.
+    ///   - store: The store, or `nil` to give it later (``store``).
+    public init(_ query: ModelQuery<Model>, in store: SyncStore? = nil) {
         self.query = query
-        self.store = store
-        observe()
+        result = StoreResult([], store: store, read: Self.read(query))
     }
 
-    deinit {
-        task.withLock { $0?.cancel() }
-    }
-
-    private func observe() {
-        let observation = store.observe(query)
-        let next = Task { @MainActor [weak self] in
-            do {
-                for try await models in observation {
-                    guard let self else { return }
-                    self.models = models
-                    self.isLoaded = true
-                    self.error = nil
-                }
-            } catch {
-                self?.error = error
-            }
-        }
-        task.withLock { current in
-            current?.cancel()
-            current = next
-        }
+    private static func read(_ query: ModelQuery<Model>) -> (SyncStore) -> StoreObservation<[Model]> {
+        { store in store.observe(query) }
     }
 }

@@ -91,6 +91,15 @@ extension SyncStore {
         }
     }
 
+    /// How many models a query matches (its limit and offset apply), now and after every change that changes the
+    /// count, counted in SQLite without decoding any.
+    public func observeCount<Model: QueryableModel>(_ query: ModelQuery<Model>) -> StoreObservation<Int> {
+        let zone = zoneID
+        return StoreObservation(writer: writer, removingDuplicates: { $0 == $1 }) { db in
+            try Self.count(query, storeZone: zone, in: db)
+        }
+    }
+
     /// The records a query matches, now and after every change to them; an equal result delivers nothing.
     public func observeRecords<Model: QueryableModel>(matching query: ModelQuery<Model>)
         -> StoreObservation<[CloudRecord]>

@@ -320,6 +320,7 @@ enum StoreTables {
             sequence, try ancestor.map { try JSONEncoder().encode($0) }, AssetFiles.fileList(in: [ancestor]),
             keepingSentCopies, keepingSentCopies,
         ])
+        try noteChanged(queueTable, in: db)
     }
 
     /// Notes that changes are about to be sent, before the request leaves: from then on the server may have them,
@@ -349,6 +350,7 @@ enum StoreTables {
     static func dequeue(_ id: CloudRecord.ID, in db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?")
             .execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        try noteChanged(queueTable, in: db)
     }
 
     static func recordFailure(_ id: CloudRecord.ID, error: String, halt: Bool, in db: Database) throws {
@@ -358,6 +360,20 @@ enum StoreTables {
                 WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
                 """
         ).execute(arguments: [error, halt, id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        try noteChanged(queueTable, in: db)
+    }
+
+    /// The tables whose changes ``SyncStore/observeQueueState()`` follows.
+    static let queueTable = "ncs_outbox"
+    static let skippedTable = "ncs_skipped"
+    static let stateTable = "ncs_state"
+
+    /// Tells the store's observations that a table changed. The engine's tables are `WITHOUT ROWID` (their rows are
+    /// found by their keys), and SQLite's update hook, which GRDB's observations rely on, says nothing of changes
+    /// to such tables: each write to them notes it here, so that an observation of the queue (what a view shows as
+    /// pending changes) follows.
+    static func noteChanged(_ table: String, in db: Database) throws {
+        try db.notifyChanges(in: Table(table))
     }
 
     // MARK: State
@@ -373,6 +389,7 @@ enum StoreTables {
         } else {
             try db.cachedStatement(sql: "DELETE FROM ncs_state WHERE key = ?").execute(arguments: [key])
         }
+        try noteChanged(stateTable, in: db)
     }
 
     /// A number never handed out before in this store: versions and the outbox's order. One statement, as it runs

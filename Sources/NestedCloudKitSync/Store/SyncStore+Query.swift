@@ -30,13 +30,17 @@ extension SyncStore {
     /// How many models a query matches (its limit and offset apply).
     public func count<Model: QueryableModel>(_ query: ModelQuery<Model>) async throws -> Int {
         let zone = zoneID
-        return try await read { db in
-            // COUNT(*) ignores the limit and offset; they cut the count here.
-            let statement = try StoreSQL.statement(for: query, selecting: .count, storeZone: zone)
-            let all = try Int.fetchOne(db, sql: statement.sql, arguments: statement.arguments) ?? 0
-            let afterOffset = max(0, all - query.offset)
-            return query.limit.map { min($0, afterOffset) } ?? afterOffset
-        }
+        return try await read { db in try Self.count(query, storeZone: zone, in: db) }
+    }
+
+    static func count<Model: QueryableModel>(
+        _ query: ModelQuery<Model>, storeZone: CloudRecord.ZoneID, in db: Database
+    ) throws -> Int {
+        // COUNT(*) ignores the limit and offset; they cut the count here.
+        let statement = try StoreSQL.statement(for: query, selecting: .count, storeZone: storeZone)
+        let all = try Int.fetchOne(db, sql: statement.sql, arguments: statement.arguments) ?? 0
+        let afterOffset = max(0, all - query.offset)
+        return query.limit.map { min($0, afterOffset) } ?? afterOffset
     }
 
     /// Whether a query matches any model.

@@ -36,6 +36,7 @@ extension SyncStore {
                 VALUES (?, ?, ?, ?, 0)
                 """
         ).execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, reason])
+        try StoreTables.noteChanged(StoreTables.skippedTable, in: db)
     }
 
     /// A record applied after all is no longer skipped.
@@ -43,5 +44,6 @@ extension SyncStore {
         try db.cachedStatement(
             sql: "DELETE FROM ncs_skipped WHERE zone_owner = ? AND zone_name = ? AND record_name = ?"
         ).execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+        try StoreTables.noteChanged(StoreTables.skippedTable, in: db)
     }
 }

@@ -84,11 +84,13 @@ extension SyncStore {
 
     /// When a sync last finished without an error.
     func lastSuccessfulSync() async throws -> Date? {
-        try await read { db in
-            try StoreTables.state(Self.lastSyncKey, in: db)
-                .flatMap { Double(String(decoding: $0, as: UTF8.self)) }
-                .map(Date.init(timeIntervalSince1970:))
-        }
+        try await read { db in try Self.lastSuccessfulSync(in: db) }
+    }
+
+    static func lastSuccessfulSync(in db: Database) throws -> Date? {
+        try StoreTables.state(lastSyncKey, in: db)
+            .flatMap { Double(String(decoding: $0, as: UTF8.self)) }
+            .map(Date.init(timeIntervalSince1970:))
     }
 
     func setLastSuccessfulSync(_ date: Date) async throws {
@@ -162,16 +164,27 @@ extension SyncStore {
     }
 
     /// How many changes wait for upload, how many of them are halted, and how many fetched records were skipped.
-    func pendingCounts() async throws -> (pending: Int, halted: Int, skipped: Int) {
-        try await read { db in
-            let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT COUNT(*) AS pending, COALESCE(SUM(halted), 0) AS halted,
-                        (SELECT COUNT(*) FROM ncs_skipped) AS skipped
-                    FROM ncs_outbox
-                    """)
-            return (row?["pending"] ?? 0, row?["halted"] ?? 0, row?["skipped"] ?? 0)
+    func pendingCounts() async throws -> QueueState.Counts {
+        try await read { db in try Self.pendingCounts(in: db) }
+    }
+
+    static func pendingCounts(in db: Database) throws -> QueueState.Counts {
+        let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT COUNT(*) AS pending, COALESCE(SUM(halted), 0) AS halted,
+                    (SELECT COUNT(*) FROM ncs_skipped) AS skipped
+                FROM ncs_outbox
+                """)
+        return QueueState.Counts(
+            pending: row?["pending"] ?? 0, halted: row?["halted"] ?? 0, skipped: row?["skipped"] ?? 0)
+    }
+
+    /// The queue's counts and the last successful sync, now and after every transaction that changes them: what
+    /// ``ObservedSyncState`` shows between the engine's events (a local save adds a pending change, say).
+    func observeQueueState() -> StoreObservation<QueueState> {
+        StoreObservation(writer: writer, removingDuplicates: { $0 == $1 }) { db in
+            QueueState(counts: try Self.pendingCounts(in: db), lastSuccessfulSync: try Self.lastSuccessfulSync(in: db))
         }
     }
 
@@ -217,6 +230,7 @@ extension SyncStore {
         try db.execute(
             sql: "DELETE FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND operation = 'delete'",
             arguments: [zoneID.ownerName, zoneID.zoneName])
+        try StoreTables.noteChanged(StoreTables.queueTable, in: db)
         let rows = try Row.fetchAll(
             db,
             sql: """
@@ -257,5 +271,19 @@ extension SyncStore {
         // (AssetFiles.collectGarbage).
         try db.execute(sql: "DELETE FROM ncs_skipped WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
         try db.execute(sql: "DELETE FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?", arguments: arguments)
+        for table in [StoreTables.queueTable, StoreTables.skippedTable] { try StoreTables.noteChanged(table, in: db) }
     }
+}
+
+/// The store's part of the sync's state: what waits for upload, and when a sync last succeeded.
+struct QueueState: Sendable, Equatable {
+    /// How many changes wait, how many of them are halted, and how many fetched records were skipped.
+    struct Counts: Sendable, Equatable {
+        var pending: Int
+        var halted: Int
+        var skipped: Int
+    }
+
+    var counts: Counts
+    var lastSuccessfulSync: Date?
 }

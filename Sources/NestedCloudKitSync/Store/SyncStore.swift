@@ -298,6 +298,7 @@ public final class SyncStore: Sendable {
         try await write { db in
             try db.execute(sql: "UPDATE ncs_outbox SET halted = 0, failures = 0")
             try db.execute(sql: "UPDATE ncs_skipped SET retry = 1")
+            try StoreTables.noteChanged(StoreTables.queueTable, in: db)
         }
         observers.notify()
     }
@@ -315,6 +316,9 @@ public final class SyncStore: Sendable {
                 try db.execute(sql: "DELETE FROM \(table)")
             }
             try db.execute(sql: "DELETE FROM ncs_state WHERE key <> 'counter'")
+            for table in [StoreTables.queueTable, StoreTables.skippedTable, StoreTables.stateTable] {
+                try StoreTables.noteChanged(table, in: db)
+            }
         }
         try? FileManager.default.removeItem(at: assetFiles.directory)
     }
