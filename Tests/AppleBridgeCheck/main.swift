@@ -870,6 +870,22 @@ if var publicShare = currentShare.flatMap({ try? CloudShare(record: $0) }) {
     }
 }
 
+// The system's sharing UI takes the CKShare as CloudKit holds it and the container.
+if let items = try? await sharing.sharingItems(for: listShare.id) {
+    check(items.share.recordID.recordName == listShare.id.recordName, "the sharing UI gets the share CloudKit holds")
+    check(items.share.participants.count == 2, "with its participants")
+    check(items.container === sharingContainer, "and the database's container")
+} else {
+    check(false, "the sharing UI gets the share CloudKit holds")
+}
+let notAShare = await thrownError { try await sharing.sharingItems(for: groceries.id) }
+check(
+    { if case .invalidArguments? = notAShare as? CloudDatabaseError { true } else { false } }(),
+    "a record that isn't a share is refused for the sharing UI")
+let missingShare = CloudRecord.ID(recordName: "missing", zoneID: lists)
+let noShare = await thrownError { try await sharing.sharingItems(for: missingShare) }
+check(noShare as? CloudDatabaseError == .unknownItem(missingShare), "a share CloudKit doesn't have is unknownItem")
+
 // A share both public and with invited participants is refused before CloudKit sees it, as CloudKit refuses it.
 var mixed = try CloudShare(
     rootRecord: CloudRecord(recordType: "List", id: CloudRecord.ID(recordName: "mixed", zoneID: lists)))
