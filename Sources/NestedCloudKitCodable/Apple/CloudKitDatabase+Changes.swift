@@ -51,10 +51,8 @@ extension CloudKitDatabase {
     /// The zones created, changed and deleted since a token, through `CKDatabase.databaseChanges(since:resultsLimit:)`;
     /// see ``CloudDatabase/databaseChanges(since:resultsLimit:)``.
     ///
-    /// A deletion's reason is CloudKit's `CKDatabase.DatabaseChange.Deletion.reason` from iOS 17, macOS 14, tvOS 17
-    /// and watchOS 10; before, CloudKit only says whether the user purged the zone (`purged`), so a deletion is
-    /// ``CloudZoneDeletion/Reason/purged`` or ``CloudZoneDeletion/Reason/deleted``, never
-    /// ``CloudZoneDeletion/Reason/encryptedDataReset``.
+    /// A deletion's reason is CloudKit's `CKDatabase.DatabaseChange.Deletion.reason`: deleted, purged by the user, or
+    /// emptied by an encrypted-data reset.
     ///
     /// - Throws: ``CloudDatabaseError/invalidArguments(_:)`` for a token this adapter didn't make;
     ///   ``CloudDatabaseError/changeTokenExpired(_:)`` (with no zone).
@@ -107,18 +105,15 @@ extension CloudKitDatabase {
 }
 
 extension CKDatabase.DatabaseChange.Deletion {
-    /// Why the zone was deleted: CloudKit's reason where the system has it, else whether the user purged it.
+    /// Why the zone was deleted, as CloudKit says (`reason`, in every release the package supports).
     var cloudReason: CloudZoneDeletion.Reason {
-        if #available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *) {
-            switch reason {
-            case .deleted: return .deleted
-            case .purged: return .purged
-            case .encryptedDataReset: return .encryptedDataReset
-            // A reason newer than this version: an app's deletion is the one that keeps least.
-            @unknown default: return .deleted
-            }
+        switch reason {
+        case .deleted: .deleted
+        case .purged: .purged
+        case .encryptedDataReset: .encryptedDataReset
+        // A reason newer than this version: an app's deletion is the one that keeps least.
+        @unknown default: .deleted
         }
-        return purged ? .purged : .deleted
     }
 }
 #endif
