@@ -504,10 +504,9 @@ open class CKDatabase: NSObject, @unchecked Sendable {
                         ]))
             }
         }
-        let record =
-            savePolicy == .allKeys || server == nil
-            ? client.blankCopy()
-            : server?.serverCopy { $0 } ?? client.blankCopy()
+        // Every policy writes onto the server's record: under allKeys too, "a server record can contain keys that
+        // aren't present locally", and they stay.
+        let record = server?.serverCopy { $0 } ?? client.blankCopy()
         record.parent = client.parent
         record.share = client.share
         record.creationDate = server?.creationDate
@@ -518,7 +517,11 @@ open class CKDatabase: NSObject, @unchecked Sendable {
             share.url =
                 share.url ?? sent.url ?? URL(string: "https://www.icloud.com/share/\(UUID().uuidString.lowercased())")
         }
-        let keys: (FieldStore) -> [String] = { savePolicy == .allKeys ? $0.allKeys() : $0.changedKeys() }
+        // allKeys sends every key the record holds, and the keys set to nil (changed).
+        let keys: (FieldStore) -> [String] = { store in
+            savePolicy == .allKeys
+                ? Array(Set(store.allKeys()).union(store.changedKeys())).sorted() : store.changedKeys()
+        }
         for key in keys(client.plain) { record.plain.values[key] = client.plain.values[key] }
         for key in keys(client.encrypted) { record.encrypted.values[key] = client.encrypted.values[key] }
         return .success(record)

@@ -358,18 +358,21 @@ struct DatabaseConformanceTests {
     }
 
     @Test(arguments: DatabaseBackend.all)
-    func allKeysReplacesTheServerRecordDroppingFieldsTheClientLacks(backend: DatabaseBackend) async throws {
+    func allKeysWritesEveryFieldTheClientHoldsAndKeepsTheOthers(backend: DatabaseBackend) async throws {
+        // CloudKit's allKeys: "a server record can contain keys that aren't present locally", and they stay (the
+        // fields a newer version of an app added, which an older one's record doesn't hold).
         let database = try await backend.makeDatabase()
-        let stale = try await database.save(record("Note", "n", ["a": .int64(1)]))
+        let stale = try await database.save(record("Note", "n", ["a": .int64(1), "c": .int64(3)]))
         var other = stale
         other["b"] = .int64(2)
         _ = try await database.save(other)
         var client = stale
         client["a"] = .int64(10)
+        client["c"] = nil
 
         let saved = try await database.save(client, savePolicy: .allKeys)
-        #expect(saved.fields == ["a": .int64(10)])
-        #expect(try await database.record(for: client.id).fields == ["a": .int64(10)])
+        #expect(saved.fields == ["a": .int64(10), "b": .int64(2)])
+        #expect(try await database.record(for: client.id).fields == ["a": .int64(10), "b": .int64(2)])
     }
 
     @Test(arguments: DatabaseBackend.all)
@@ -385,6 +388,34 @@ struct DatabaseConformanceTests {
 
         #expect(saved.fields == ["text": .string("hi")])
         #expect(try await database.record(for: original.id).fields == ["text": .string("hi")])
+    }
+
+    /// An older version of an app's model: it maps the note's title and body, not the color a newer version added.
+    struct OlderNote: CKCodable, Identifiable {
+        var id: String
+        var title: String
+        var body: String?
+        var systemFields: CloudRecord.SystemFields?
+        var cloudKitRecordType: String { "Note" }
+    }
+
+    @Test(arguments: DatabaseBackend.all)
+    func anOlderModelsUpdateOfAFetchedRecordKeepsTheFieldsItDoesntMap(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        let original = try await database.save(
+            record(
+                "Note", "n",
+                ["id": .string("n"), "title": .string("t"), "body": .string("b"), "color": .string("red")]))
+        var note = try CKRecordDecoder().decode(OlderNote.self, from: try await database.record(for: original.id))
+        note.title = "u"
+        note.body = nil
+        let update = try #require(try CKRecordEncoder().encodeRecords(note).last)
+        #expect(update.clearedFieldNames == ["body"])
+
+        let saved = try await database.save(update)
+        let expected: CloudRecord.Fields = ["id": .string("n"), "title": .string("u"), "color": .string("red")]
+        #expect(saved.fields == expected)
+        #expect(try await database.record(for: original.id).fields == expected)
     }
 
     // MARK: Reference actions

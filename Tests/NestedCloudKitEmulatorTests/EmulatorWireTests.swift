@@ -50,6 +50,48 @@ import Testing
         #expect(answer.json["serverErrorCode"] as? String == "BAD_REQUEST")
     }
 
+    @Test func updateChangesOnlyWhatItSendsAndReplaceSetsTheRestToNull() async throws {
+        let http = handler()
+        var token = await http.signIn(user: "alice")
+        func modify(_ operations: [[String: Any]]) async throws -> [String: Any] {
+            let answer = try await http.database(
+                "private", "records/modify", token: token, json: ["operations": operations])
+            token = answer.header("X-Apple-CloudKit-Web-Auth-Token") ?? token
+            #expect(answer.status == 200, "\(answer.text)")
+            return try #require((answer.json["records"] as? [[String: Any]])?.first)
+        }
+        func fields(_ record: [String: Any]) -> [String: String] {
+            ((record["fields"] as? [String: Any]) ?? [:]).compactMapValues {
+                ($0 as? [String: Any])?["value"] as? String
+            }
+        }
+        let created = try await modify([
+            create("n", fields: ["title": ["value": "t"], "body": ["value": "b"], "color": ["value": "red"]])
+        ])
+        // "Only the fields you specify are changed"; a null value clears one.
+        let updated = try await modify([
+            [
+                "operationType": "update",
+                "record": [
+                    "recordName": "n", "recordType": "Note", "recordChangeTag": created["recordChangeTag"] ?? "",
+                    "fields": ["title": ["value": "u"], "body": ["value": NSNull()]],
+                ],
+            ]
+        ])
+        #expect(fields(updated) == ["title": "u", "color": "red"])
+        // "Fields whose values you do not specify are set to null."
+        let replaced = try await modify([
+            [
+                "operationType": "replace",
+                "record": [
+                    "recordName": "n", "recordType": "Note", "recordChangeTag": updated["recordChangeTag"] ?? "",
+                    "fields": ["title": ["value": "v"]],
+                ],
+            ]
+        ])
+        #expect(fields(replaced) == ["title": "v"])
+    }
+
     @Test func everyComparatorFiltersAsDocumented() async throws {
         let http = handler()
         var token = await http.signIn(user: "alice")

@@ -64,8 +64,9 @@ private struct Simulation {
             devices.append(
                 try await Device(server: server, clock: scenario.clock, path: path, configuration: configuration))
         }
-        // Per device: the last value written to each record and not yet covered by a successful sync.
-        var unsent: [[String: Note]] = Array(repeating: [:], count: 3)
+        // Per device and record: the last value the device wrote to each field and not yet covered by a successful
+        // sync.
+        var unsent: [[String: [String: String]]] = Array(repeating: [:], count: 3)
         for step in 0..<30 {
             let index = Int(random.next() % 3)
             let device = devices[index]
@@ -74,13 +75,20 @@ private struct Simulation {
             switch random.next() % 10 {
             case 0...3:
                 var note = try await device.note(name) ?? Note(id: name, title: "", body: "")
+                let field: String
                 switch random.next() % 3 {
-                case 0: note.title = "t\(step)d\(index)"
-                case 1: note.body = "b\(step)d\(index)"
-                default: note.pinned.toggle()
+                case 0:
+                    note.title = "t\(step)d\(index)"
+                    field = "title"
+                case 1:
+                    note.body = "b\(step)d\(index)"
+                    field = "body"
+                default:
+                    note.pinned.toggle()
+                    field = "pinned"
                 }
                 try await device.store.save(note)
-                unsent[index][name] = try await device.note(name)
+                unsent[index][name, default: [:]][field] = Self.value(of: field, in: note)
             case 4:
                 try await device.store.deleteRecords(withIDs: [scenario.recordID(name)])
                 unsent[index][name] = nil
@@ -116,9 +124,18 @@ private struct Simulation {
         }
     }
 
+    static func value(of field: String, in note: Note) -> String {
+        switch field {
+        case "title": note.title
+        case "body": note.body
+        default: String(note.pinned)
+        }
+    }
+
     /// Syncs a device; after a sync that succeeded, under client wins, every value it had written must have been
-    /// accepted by the server.
-    private func sync(_ device: Device, index: Int, unsent: inout [[String: Note]], server: AcceptedSaves)
+    /// accepted by the server: the client's changes win, field by field (the fields it didn't change are the
+    /// server's).
+    private func sync(_ device: Device, index: Int, unsent: inout [[String: [String: String]]], server: AcceptedSaves)
         async throws
     {
         do {
@@ -128,8 +145,12 @@ private struct Simulation {
         }
         if policy == "clientWins" {
             let accepted = await server.accepted
-            for note in unsent[index].values {
-                #expect(accepted.contains(note), "write \(note) lost under client wins, seed \(seed)")
+            for (name, fields) in unsent[index] {
+                for (field, value) in fields {
+                    #expect(
+                        accepted.contains { $0.id == name && Self.value(of: field, in: $0) == value },
+                        "the write of \(field) = \(value) to \(name) lost under client wins, seed \(seed)")
+                }
             }
         }
         unsent[index] = [:]

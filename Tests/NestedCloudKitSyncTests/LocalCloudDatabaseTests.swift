@@ -85,7 +85,7 @@ struct LocalCloudDatabaseTests {
         #expect(try await b.store.pendingChanges().map(\.recordID) == [id])
     }
 
-    @Test func allKeysReplacesAndChangedKeysKeepsTheFieldsTheClientLacks() async throws {
+    @Test func changedKeysAndAllKeysKeepTheFieldsTheClientLacks() async throws {
         let store = try SyncStore.inMemory(clock: clock)
         let database = store.localDatabase
         _ = try await database.save(note("n", ["title": .string("t"), "body": .string("b")], in: store))
@@ -95,9 +95,9 @@ struct LocalCloudDatabaseTests {
             saving: [partial], deleting: [], savePolicy: .changedKeys, atomically: true)
         #expect(try kept.saveResults[partial.id]?.get().fields == ["title": .string("new"), "body": .string("b")])
 
-        let replaced = try await database.modifyRecords(
+        let all = try await database.modifyRecords(
             saving: [partial], deleting: [], savePolicy: .allKeys, atomically: true)
-        #expect(try replaced.saveResults[partial.id]?.get().fields == ["title": .string("new")])
+        #expect(try all.saveResults[partial.id]?.get().fields == ["title": .string("new"), "body": .string("b")])
     }
 
     @Test func aFailedItemOfAnAtomicRequestFailsItsZoneAndQueuesNothing() async throws {

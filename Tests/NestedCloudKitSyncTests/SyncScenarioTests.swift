@@ -90,12 +90,21 @@ struct SyncScenarioTests {
     }
 
     @Test(arguments: ScenarioServer.allCases)
-    func clientWinsKeepsTheLastUpload(server: ScenarioServer) async throws {
+    func clientWinsKeepsTheLastUploadsChanges(server: ScenarioServer) async throws {
+        let (scenario, a, b) = try await editOffline(
+            server, .clientWins, a: { $0.title = "A" }, b: { $0.title = "B" })
+        #expect(try await scenario.serverNotes()["n"]?.title == "B")
+        #expect(try await a.note("n")?.title == "B")
+        #expect(b.recorder.resolutions.map(\.decision) == [.keptClient])
+    }
+
+    @Test(arguments: ScenarioServer.allCases)
+    func clientWinsOnlyWhereTheClientChangedAField(server: ScenarioServer) async throws {
         let (scenario, a, b) = try await editOffline(
             server, .clientWins, a: { $0.title = "A" }, b: { $0.body = "B" })
-        // Client wins whole: A's title is replaced by B's copy, which still had the old title.
-        #expect(try await scenario.serverNotes()["n"] == Note(id: "n", title: "title", body: "B"))
-        #expect(try await a.note("n") == Note(id: "n", title: "title", body: "B"))
+        // B's changes win, and only them: A's title, which B never touched, stays.
+        #expect(try await scenario.serverNotes()["n"] == Note(id: "n", title: "A", body: "B"))
+        #expect(try await a.note("n") == Note(id: "n", title: "A", body: "B"))
         #expect(b.recorder.resolutions.map(\.decision) == [.keptClient])
     }
 

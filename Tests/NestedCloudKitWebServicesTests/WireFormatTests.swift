@@ -159,7 +159,8 @@ import Testing
         #expect(try Self.encode(delete) == #"{"operationType":"delete","record":{"recordName":"ada"}}"#)
     }
 
-    /// The save policy and the record choose among all seven operation types.
+    /// The save policy and the record choose the operation: never a replace, which would erase what the record
+    /// doesn't hold.
     @Test func theOperationTypeFollowsThePolicyAndTheRecord() {
         let new = CloudRecord(
             recordType: "Student", id: CloudRecord.ID(recordName: "a"), fields: ["name": .string("A")])
@@ -172,18 +173,19 @@ import Testing
         }
         #expect(chosen(new, .ifServerRecordUnchanged) == .create)
         #expect(chosen(fetched, .ifServerRecordUnchanged) == .update)
-        #expect(chosen(clearing, .ifServerRecordUnchanged) == .replace)
+        #expect(chosen(clearing, .ifServerRecordUnchanged) == .update)
         #expect(chosen(new, .changedKeys) == .forceUpdate)
         #expect(chosen(fetched, .changedKeys) == .forceUpdate)
         #expect(chosen(clearing, .changedKeys) == .forceUpdate)
-        #expect(chosen(new, .allKeys) == .forceReplace)
-        #expect(chosen(fetched, .allKeys) == .forceReplace)
+        #expect(chosen(new, .allKeys) == .forceUpdate)
+        #expect(chosen(fetched, .allKeys) == .forceUpdate)
+        #expect(chosen(clearing, .allKeys) == .forceUpdate)
         #expect(WireOperationType.deleting(savePolicy: .ifServerRecordUnchanged) == .delete)
         #expect(WireOperationType.deleting(savePolicy: .changedKeys) == .forceDelete)
         #expect(WireOperationType.deleting(savePolicy: .allKeys) == .forceDelete)
     }
 
-    @Test func clearedFieldsGoWholeUnderAVersionCheckAndAsNullsOtherwise() throws {
+    @Test func clearedFieldsGoAsNullsAndOnlyTheFieldsTheRecordHoldsAreSent() throws {
         var record = CloudRecord(
             recordType: "Student", id: CloudRecord.ID(recordName: "a"),
             fields: ["name": .string("A"), "nickname": .string("a")])
@@ -191,7 +193,7 @@ import Testing
         record["nickname"] = nil
         #expect(
             try Self.encode(WireRecordOperation(record: record, savePolicy: .ifServerRecordUnchanged))
-                == #"{"operationType":"replace","record":{"fields":{"name":{"type":"STRING","value":"A"}},"recordChangeTag":"t","recordName":"a","recordType":"Student"}}"#
+                == #"{"operationType":"update","record":{"fields":{"name":{"type":"STRING","value":"A"},"nickname":{"value":null}},"recordChangeTag":"t","recordName":"a","recordType":"Student"}}"#
         )
         #expect(
             try Self.encode(WireRecordOperation(record: record, savePolicy: .changedKeys))

@@ -7,6 +7,9 @@ public enum CloudRecordSavePolicy: Sendable, Hashable, CaseIterable {
     /// Write the client's fields over the server's whatever its version, and remove its cleared fields; fields the
     /// client doesn't know about are kept.
     case changedKeys
-    /// Replace the server's record with the client's: fields the client doesn't hold are removed.
+    /// Write every field the client holds over the server's, whatever its version, and remove its cleared fields.
+    /// As CloudKit's `allKeys`, fields the client doesn't hold stay: "a server record can contain keys that aren't
+    /// present locally", such as the fields a newer version of the app added. A portable record holds every field it
+    /// has, so this saves what ``changedKeys`` does.
     case allKeys
 }

@@ -111,6 +111,14 @@ public struct CKRecordEncoder: Sendable {
         try GraphEncoder(options: options).encodeRecords(root: value)
     }
 
+    /// Encodes as ``encodeRecords(_:)`` does, and lists on every record, new ones too, the fields its value left out
+    /// as `nil` or empty (``CloudRecord/clearedFieldNames``). A save over a stored record then clears those, and
+    /// keeps any other field the stored record holds: one the model doesn't know, written by a newer version of the
+    /// app.
+    package func encodeRecordsListingClearedFields<Value: CKEncodable>(_ value: Value) throws -> [CloudRecord] {
+        try GraphEncoder(options: options.changing { $0.listsClearedFields = true }).encodeRecords(root: value)
+    }
+
     /// Encodes a value and everything nested in it into a ``CloudRecordGraph``: the records in the same order as
     /// ``encode(_:)`` gives them, the root, and each record by its ID.
     public func encodeGraph<Value: CKEncodable>(_ value: Value) throws -> CloudRecordGraph {

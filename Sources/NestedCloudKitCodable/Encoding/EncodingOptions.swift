@@ -16,6 +16,10 @@ final class EncodingOptions: @unchecked Sendable {
         var decimalEncodingStrategy: CKRecordEncoder.DecimalEncodingStrategy = .string
         var nonFiniteFloatEncodingStrategy: CKRecordEncoder.NonFiniteFloatEncodingStrategy = .throw
         var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+        /// Whether every record lists the fields its value left out as `nil` or empty, new records too, not only
+        /// records with system fields: what a store's save needs to tell a field the model cleared from one it
+        /// doesn't know.
+        var listsClearedFields = false
     }
 
     let settings: Settings
@@ -44,4 +48,5 @@ final class EncodingOptions: @unchecked Sendable {
         settings.nonFiniteFloatEncodingStrategy
     }
     var userInfo: [CodingUserInfoKey: any Sendable] { settings.userInfo }
+    var listsClearedFields: Bool { settings.listsClearedFields }
 }

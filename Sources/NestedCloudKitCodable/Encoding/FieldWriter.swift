@@ -88,7 +88,8 @@ struct FieldWriter {
     }
 
     /// Checks that the record fits CloudKit's size limit. A record that exists on the server clears the fields
-    /// whose values are `nil`; a new record has nothing to clear.
+    /// whose values are `nil`; a new record has nothing to clear, unless the encoder lists what each model cleared
+    /// (``EncodingOptions/Settings/listsClearedFields``).
     func finish(at path: CodingPath) throws {
         let total = fieldDataSize
         guard total <= RecordValidator.maximumRecordSize else {
@@ -101,6 +102,6 @@ struct FieldWriter {
                 at: path
             )
         }
-        if record.hasSystemFields { record.clearedFieldNames = clearedFieldNames }
+        if record.hasSystemFields || graph.options.listsClearedFields { record.clearedFieldNames = clearedFieldNames }
     }
 }

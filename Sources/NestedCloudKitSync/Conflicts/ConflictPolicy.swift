@@ -8,11 +8,13 @@ import NestedCloudKitCodable
 public enum ConflictPolicy: Sendable {
     /// The server's record replaces the local changes (Seam3's default).
     case serverWins
-    /// The local record replaces the server's, every field of it.
+    /// The local changes win: every field the local record changed (or cleared) since the server's copy it was made
+    /// from takes the local value; the fields it never changed keep the server's, so a field a newer version of the
+    /// app wrote, which an older version's record doesn't know, is never lost.
     case clientWins
-    /// The record the user edited last wins whole (CKSIncrementalStore's default), compared on the edit time the
-    /// engine stores in the record (``SyncMetadataFields/editTime``), never on the server's `modificationDate`, which
-    /// is the time of the upload.
+    /// The record the user edited last wins (CKSIncrementalStore's default): the server's whole, or the local changes
+    /// as under ``clientWins``. Compared on the edit time the engine stores in the record
+    /// (``SyncMetadataFields/editTime``), never on the server's `modificationDate`, which is the time of the upload.
     case newestEditWins
     /// Field by field, three-way: a field changed on one side only takes that side's value; a field changed on both
     /// keeps the value edited last, by the per-field edit times stored in the record

@@ -70,8 +70,17 @@ enum ConflictResolver {
             fieldTimes: sides.serverFieldTimes, decision: .keptServer, needsUpload: false)
     }
 
+    /// The client's changes over the server's record: the fields it changed or cleared since the ancestor, and its
+    /// parent if it moved it; whatever it never changed stays the server's, among them the fields a newer version of
+    /// the app added, which an older one's record holds at the values it fetched. Without an ancestor (a record the
+    /// server got from another device meanwhile), every field the client holds, over the server's.
     static func keepClient(_ sides: ConflictSides) -> ConflictOutcome {
-        withFields(sides.local.record.fields, parent: sides.local.record.parentID, sides, decision: .keptClient)
+        let client = sides.local.record
+        let base = sides.ancestor ?? CloudRecord(recordType: client.recordType, id: client.id)
+        let merged = RecordEdits(from: base, to: client).applied(from: client, to: sides.server)
+        var outcome = withFields(merged.fields, parent: merged.parentID, sides, decision: .keptClient)
+        outcome.record.setEncrypted(true, fieldsNamed: merged.encryptedFieldNames)
+        return outcome
     }
 
     /// The server's record with other fields and parent: every field of the server's the fields don't hold is

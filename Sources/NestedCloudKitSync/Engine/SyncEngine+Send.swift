@@ -53,7 +53,7 @@ extension SyncEngine {
     private func send(
         _ uploads: [Upload], to database: any CloudDatabase, progress: inout SendProgress
     ) async throws -> CloudModifyResults? {
-        let saves = uploads.compactMap(\.record)
+        let saves = uploads.compactMap(\.changes)
         let deletions = uploads.filter { $0.record == nil }.map(\.entry.id)
         let results: CloudModifyResults
         do {

@@ -68,4 +68,14 @@ extension CloudRecord {
             parentID = nil
         }
     }
+
+    /// Adds the fields of the stored record that this one, a model's encoding, doesn't map: neither holds nor clears
+    /// (`cleared`). Such a field is one the model doesn't know, a newer version of the app's, and a save keeps it,
+    /// encrypted or not as it was. The engine's own fields are never the model's to keep.
+    mutating func keepFieldsUnmapped(by cleared: [String], of stored: CloudRecord) {
+        for (name, value) in stored.fields where fields[name] == nil && !cleared.contains(name) {
+            fields[name] = value
+            if stored.encryptedFieldNames.contains(name) { setEncrypted(true, fieldsNamed: [name]) }
+        }
+    }
 }

@@ -41,6 +41,9 @@ public enum SyncMetadataFields {
         return record
     }
 
+    /// Whether a field is one of the engine's.
+    static func isMetadata(_ name: String) -> Bool { name == editTime_ || name == fieldEditTimes_ }
+
     private static let editTime_ = editTime
     private static let fieldEditTimes_ = fieldEditTimes
 }

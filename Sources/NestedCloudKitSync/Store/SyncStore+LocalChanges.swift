@@ -5,15 +5,22 @@ import NestedCloudKitCodable
 extension SyncStore {
     /// Writes one record the app saved and queues it; `false` if it holds what the store already has.
     ///
-    /// - Parameter batch: The records saved in the same transaction, by ID: a new child in a shared zone is allowed
-    ///   through a new parent saved with it.
+    /// - Parameters:
+    ///   - batch: The records saved in the same transaction, by ID: a new child in a shared zone is allowed through a
+    ///     new parent saved with it.
+    ///   - keepingUnmappedFields: Whether the record is a model's encoding, which lists the fields the model cleared
+    ///     (``CloudRecord/clearedFieldNames``): a field of the stored record that it neither holds nor clears is one
+    ///     the model doesn't map, and stays. Otherwise the record's fields replace the stored ones.
     static func applyLocalSave(
         _ incoming: CloudRecord, at now: Int64, assets: AssetFiles, batch: [CloudRecord.ID: CloudRecord] = [:],
-        in db: Database
+        keepingUnmappedFields: Bool = false, in db: Database
     ) throws -> Bool {
         var record = SyncMetadataFields.split(incoming).record
-        record.clearedFieldNames = []
         let existing = try StoreTables.record(record.id, in: db)
+        if keepingUnmappedFields, let existing {
+            record.keepFieldsUnmapped(by: record.clearedFieldNames, of: existing.record)
+        }
+        record.clearedFieldNames = []
         if let existing { record.followParentField(of: existing.record) }
         if let existing, let readAt = incoming.systemFields?.changeTag {
             record = try mergedWithNewerServerCopy(record, readAt: readAt, stored: existing, in: db)

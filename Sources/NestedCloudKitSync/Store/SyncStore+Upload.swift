@@ -6,8 +6,18 @@ import NestedCloudKitCodable
 struct Upload: Sendable {
     /// The outbox entry, as it was when the change was read.
     var entry: OutboxEntry
-    /// The record as it goes to the server (with the engine's fields and the fields to clear); `nil` for a deletion.
+    /// The record as the server will hold it once the change applies (with the engine's fields and the fields to
+    /// clear), which an answer is compared with; `nil` for a deletion.
     var record: CloudRecord?
+    /// What is sent of it: the fields that differ from the server's copy the change was made over, the fields to
+    /// clear and the engine's edit times; all of it for a record the server hasn't had. `nil` for a deletion.
+    var changes: CloudRecord?
+
+    init(entry: OutboxEntry, record: CloudRecord?, changes: CloudRecord? = nil) {
+        self.entry = entry
+        self.record = record
+        self.changes = changes ?? record
+    }
 
     var key: UploadKey { UploadKey(id: entry.id, version: entry.version) }
 }
@@ -71,7 +81,11 @@ extension SyncStore {
                     try place(pending, depth: depth + 1)
                 }
             }
-            if uploads.count < limit { uploads.append(Upload(entry: entry, record: outgoing(stored))) }
+            if uploads.count < limit {
+                let record = outgoing(stored)
+                uploads.append(
+                    Upload(entry: entry, record: record, changes: changes(in: record, over: stored.ancestor)))
+            }
         }
         try pendingEntries(.save, excluding: attempted, in: db) { entry in
             try place(entry, depth: 0)
@@ -123,6 +137,24 @@ extension SyncStore {
             to: record, editTime: stored.editTime, fieldTimes: stored.fieldEditTimes)
     }
 
+    /// What of an outgoing record the server doesn't have yet: the fields whose values differ from the server's copy
+    /// the change was made over, the fields to clear, and the engine's edit times. Sending only these (an update
+    /// applies over the server's copy, which the change tag says is that one) costs what changed, not the record,
+    /// and never writes back a field the app didn't touch: one a newer version of the app added, say.
+    static func changes(in record: CloudRecord, over ancestor: CloudRecord?) -> CloudRecord {
+        guard record.systemFields?.changeTag != nil, let ancestor else { return record }
+        let server = SyncMetadataFields.split(ancestor).record
+        var changes = record
+        for (name, value) in record.fields
+        where server[name] == value && !SyncMetadataFields.isMetadata(name)
+            && server.encryptedFieldNames.contains(name) == record.encryptedFieldNames.contains(name)
+        {
+            // The fields themselves, not the record's subscript, which would note the field as one to clear.
+            changes.fields[name] = nil
+        }
+        return changes
+    }
+
     /// Notes that changes are about to be sent (``OutboxEntry/sent``).
     func markSent(_ uploads: [Upload]) async throws {
         try await write { db in try StoreTables.markSent(uploads, in: db) }
@@ -148,9 +180,17 @@ extension SyncStore {
         let existing = try StoreTables.record(id, in: db)
         // The server's copy of what was sent: its assets are the store's copies of the same contents.
         let sent = upload.record.map { SyncMetadataFields.split($0).record }
-        let copy = try assets.adopt(
-            SyncMetadataFields.split(server).record,
-            reusing: [sent, existing?.record, existing?.ancestor].compactMap { $0 })
+        var returned = SyncMetadataFields.split(server).record
+        if let sent {
+            // Only the changes were sent, over the copy the server had: it now holds the whole record, whether or
+            // not its answer repeats the fields that didn't change (CloudKit's framework answers with the record
+            // that was sent).
+            for (name, value) in sent.fields where returned.fields[name] == nil {
+                returned.fields[name] = value
+                if sent.encryptedFieldNames.contains(name) { returned.setEncrypted(true, fieldsNamed: [name]) }
+            }
+        }
+        let copy = try assets.adopt(returned, reusing: [sent, existing?.record, existing?.ancestor].compactMap { $0 })
         if var stored = existing {
             stored.record.systemFields = server.systemFields
             stored.ancestor = copy

@@ -104,7 +104,10 @@ public final class SyncStore: Sendable {
     /// Saves a model and everything it references, and queues the records that changed for upload.
     ///
     /// The model's values replace the stored ones, field by field, and the fields whose values differ become the
-    /// user's edits. A model that carries its system fields (a `CloudRecord.SystemFields?` property) and was read
+    /// user's edits; a property that is `nil` or empty clears its field. A field the stored record holds and the
+    /// model doesn't map (one a newer version of the app added) stays as it is, here and on the server: an older
+    /// version of an app never erases what a newer one wrote. A model that carries its system fields (a
+    /// `CloudRecord.SystemFields?` property) and was read
     /// before a sync changed its record merges instead: only the fields the app changed since the read take the
     /// model's values (<doc:UpdatingModels>). A model without system fields can't say what it read, so its save
     /// replaces every field, another device's newer value included; to change a few fields of a model, use
@@ -119,8 +122,10 @@ public final class SyncStore: Sendable {
     public func save<Value: CKEncodable>(_ value: Value, in zoneID: CloudRecord.ZoneID? = nil) async throws
         -> [CloudRecord.ID]
     {
-        let records = try CKRecordEncoder(zoneID: zoneID ?? self.zoneID).encodeRecords(value)
-        try await save(records)
+        // Each record lists the fields its model cleared, so that the fields it doesn't list are known to be ones
+        // the model doesn't map.
+        let records = try CKRecordEncoder(zoneID: zoneID ?? self.zoneID).encodeRecordsListingClearedFields(value)
+        try await save(records, keepingUnmappedFields: true)
         return records.map(\.id)
     }
 
@@ -131,6 +136,12 @@ public final class SyncStore: Sendable {
     /// A file asset is copied into the store's folder (beside the store's file), so the app may delete its own
     /// file once the call returns.
     public func save(_ records: [CloudRecord]) async throws {
+        try await save(records, keepingUnmappedFields: false)
+    }
+
+    /// Saves records as the app's own changes; with `keepingUnmappedFields`, records a model's encoding made, whose
+    /// ``CloudRecord/clearedFieldNames`` list what the model cleared, and whose other missing fields stay.
+    private func save(_ records: [CloudRecord], keepingUnmappedFields: Bool) async throws {
         guard !records.isEmpty else { return }
         let assets = assetFiles
         let changed = try await write { db in
@@ -138,7 +149,9 @@ public final class SyncStore: Sendable {
             var changed = 0
             let batch = Self.sharedZoneBatch(records)
             for record in records
-            where try Self.applyLocalSave(record, at: now, assets: assets, batch: batch, in: db) {
+            where try Self.applyLocalSave(
+                record, at: now, assets: assets, batch: batch, keepingUnmappedFields: keepingUnmappedFields, in: db)
+            {
                 changed += 1
             }
             return changed

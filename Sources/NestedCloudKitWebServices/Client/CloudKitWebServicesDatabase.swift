@@ -20,9 +20,9 @@ import NestedCloudKitCodable
 /// - Requests go per zone (CloudKit Web Services names one zone a request) with at most
 ///   ``maximumItemsPerRequest`` operations (200); more is `CloudDatabaseError.limitExceeded(limit:requested:)`.
 /// - Saves choose the operation from the save policy and the record: `create` for a new record and `update` for
-///   a fetched one under `ifServerRecordUnchanged`, `forceUpdate` under `changedKeys`, `forceReplace` under
-///   `allKeys`; a fetched record that clears fields is sent whole, as `replace` (or `forceReplace` when it
-///   doesn't check the change tag), the documented way to remove a field's value. Deletes are `delete`, or
+///   a fetched one under `ifServerRecordUnchanged`, `forceUpdate` under `changedKeys` and `allKeys`. A field the
+///   record clears goes as a `null` value; nothing is sent as `replace`, which would set every field the record
+///   doesn't hold to null, the fields a newer version of the app added among them. Deletes are `delete`, or
 ///   `forceDelete` when the policy doesn't check change tags.
 /// - A conflict is reported as `CloudDatabaseError.serverRecordChanged(server:client:ancestor:)` with the
 ///   server's record, fetched for it (CloudKit Web Services' error doesn't carry it).

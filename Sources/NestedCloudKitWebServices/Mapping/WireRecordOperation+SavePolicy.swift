@@ -4,23 +4,21 @@ import NestedCloudKitCodable
 extension WireOperationType {
     /// The operation that saves `record` under `savePolicy`.
     ///
-    /// | Save policy | New record | Fetched record | Fetched record clearing fields |
-    /// | --- | --- | --- | --- |
-    /// | `ifServerRecordUnchanged` | `create` | `update` | `replace` |
-    /// | `changedKeys` | `forceUpdate` | `forceUpdate` | `forceUpdate`, cleared fields `null` |
-    /// | `allKeys` | `forceReplace` | `forceReplace` | `forceReplace` |
+    /// | Save policy | New record | Fetched record |
+    /// | --- | --- | --- |
+    /// | `ifServerRecordUnchanged` | `create` | `update` |
+    /// | `changedKeys` | `forceUpdate` | `forceUpdate` |
+    /// | `allKeys` | `forceUpdate` | `forceUpdate` |
     ///
-    /// A record is fetched when it has a change tag. `update` and `forceUpdate` change only the fields they send,
-    /// like CloudKit's `ifServerRecordUnchanged` and `changedKeys`. A version-checked save that clears fields
-    /// goes whole as `replace`, the documented way to clear them: the fetched record holds the server's fields.
-    /// `changedKeys` promises to keep fields the client doesn't hold, which a replace would drop, so it sends
-    /// cleared fields as `null` values (the value CloudKit documents for a field that isn't set).
+    /// A record is fetched when it has a change tag. Each sends the fields the record holds, and the fields it
+    /// clears as `null` values (the value CloudKit documents for a field that isn't set). None is a `replace` or
+    /// `forceReplace`, which "Modifying Records" says sets every field not sent to null: that would erase the fields a
+    /// newer version of the app added, which an older one's record doesn't hold. `allKeys` keeps such fields in
+    /// CloudKit's framework too ("a server record can contain keys that aren't present locally").
     static func saving(_ record: CloudRecord, savePolicy: CloudRecordSavePolicy) -> WireOperationType {
-        let isFetched = record.systemFields?.changeTag != nil
         switch savePolicy {
-        case .ifServerRecordUnchanged: return !isFetched ? .create : record.clearsFields ? .replace : .update
-        case .changedKeys: return .forceUpdate
-        case .allKeys: return .forceReplace
+        case .ifServerRecordUnchanged: record.systemFields?.changeTag == nil ? .create : .update
+        case .changedKeys, .allKeys: .forceUpdate
         }
     }
 
@@ -41,7 +39,7 @@ extension WireRecordOperation {
         let type = WireOperationType.saving(record, savePolicy: savePolicy)
         self.init(
             operationType: type,
-            record: WireRecord(record, sendingChangeTag: type.checksChangeTag, clearingFields: type == .forceUpdate)
+            record: WireRecord(record, sendingChangeTag: type.checksChangeTag, clearingFields: type != .create)
         )
     }
 

@@ -46,11 +46,19 @@ enum ScenarioServer: String, CaseIterable, Sendable, CustomTestStringConvertible
     case inMemory
     /// The emulator over HTTP, each device with its own `CloudKitWebServicesDatabase` signed in as one user.
     case emulator
+    /// A `SQLiteCloudDatabase` file, called directly; without fault controls, so only in ``storing``.
+    case sqlite
+
+    /// The servers every device scenario runs against: those with fault controls.
+    static var allCases: [ScenarioServer] { [.inMemory, .emulator] }
+    /// Every server that stores records, for the scenarios whose outcome is what the server keeps.
+    static let storing: [ScenarioServer] = [.inMemory, .sqlite, .emulator]
 
     var testDescription: String {
         switch self {
         case .inMemory: "in-memory server"
         case .emulator: "emulator over HTTP"
+        case .sqlite: "SQLite server"
         }
     }
 
@@ -58,6 +66,7 @@ enum ScenarioServer: String, CaseIterable, Sendable, CustomTestStringConvertible
         switch self {
         case .inMemory: Scenario()
         case .emulator: try await EmulatorScenario.start()
+        case .sqlite: try SQLiteScenario()
         }
     }
 }

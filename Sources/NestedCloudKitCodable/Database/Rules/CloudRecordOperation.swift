@@ -25,14 +25,16 @@ package enum CloudRecordOperation: Sendable, Hashable {
     case forceDelete(CloudRecord.ID)
 
     /// The item that saves `record` as a ``CloudDatabase`` call does under `savePolicy`:
-    /// `ifServerRecordUnchanged` creates a record without a change tag and updates one with it, `changedKeys`
-    /// updates and `allKeys` replaces whatever the server's version.
+    /// `ifServerRecordUnchanged` creates a record without a change tag and updates one with it; `changedKeys` and
+    /// `allKeys` update whatever the server's version. None replaces: CloudKit's `allKeys` writes every key the
+    /// record holds, and "a server record can contain keys that aren't present locally", which stay
+    /// (`CKModifyRecordsOperation.RecordSavePolicy.allKeys`). A portable record always sends every field it holds,
+    /// so the two forced policies save the same.
     package init(saving record: CloudRecord, savePolicy: CloudRecordSavePolicy) {
         switch savePolicy {
         case .ifServerRecordUnchanged:
             self = record.systemFields?.changeTag == nil ? .create(record) : .update(record)
-        case .changedKeys: self = .forceUpdate(record)
-        case .allKeys: self = .forceReplace(record)
+        case .changedKeys, .allKeys: self = .forceUpdate(record)
         }
     }
 
