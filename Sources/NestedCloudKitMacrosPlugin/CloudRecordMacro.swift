@@ -29,9 +29,14 @@ public struct CloudRecordMacro: ExtensionMacro {
             return "try record.\(method)(self.\(property.storage), forKey: \(literal(property.field)))"
         }
         let decodeLines = properties.filter(\.isDecoded).map { property in
-            let method = property.isOptional ? "decodeIfPresent" : "decode"
+            let field = literal(property.field)
             // The type comes from the property: a type it names may not be in scope in an extension.
-            return "self.\(property.storage) = try record.\(method)(forKey: \(literal(property.field)))"
+            if property.isOptional { return "self.\(property.storage) = try record.decodeIfPresent(forKey: \(field))" }
+            // A record written before the property existed lacks its field: it takes the initial value.
+            if let initial = property.initialValue {
+                return "self.\(property.storage) = try record.decodeIfPresent(forKey: \(field)) ?? (\(initial))"
+            }
+            return "self.\(property.storage) = try record.decode(forKey: \(field))"
         }
         let inheritance = protocols.isEmpty ? "" : ": " + protocols.map(\.trimmedDescription).joined(separator: ", ")
         let source: DeclSyntax = """
@@ -86,6 +91,8 @@ public struct CloudRecordMacro: ExtensionMacro {
                     name: name, identifier: pattern.identifier.text, storage: isWrapped ? "_" + name : name,
                     field: name, isOptional: !isWrapped && type.map(StoredProperty.isOptional) == true,
                     isDecoded: !(isLet && binding.initializer != nil))
+                // A wrapped property's initial value is its wrapper's argument, not what its storage decodes.
+                if !isWrapped { property.initialValue = binding.initializer?.value.trimmedDescription }
                 // Read silently: `@CloudField` reports what it can't read where it is written.
                 property.attributes = FieldAttributes.read(variable.attributes, report: nil)
                 properties.append(property)

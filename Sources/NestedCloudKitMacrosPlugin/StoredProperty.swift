@@ -16,6 +16,9 @@ struct StoredProperty {
     /// Whether the initializer must assign it: a `let` with an initial value is encoded but, as in a synthesized
     /// `init(from:)`, never decoded.
     let isDecoded: Bool
+    /// The initial value of a `var` as written (`false`, `[]`), which a record without the field decodes as: a
+    /// property added to a model in a later version reads records written before it.
+    var initialValue: String? = nil
     /// What its `@CloudField` and `@CloudIgnored` attributes say.
     var attributes = FieldAttributes()
 

@@ -66,7 +66,7 @@ struct CloudRecordExpansionTests {
                         self.id = try record.decode(forKey: "id")
                         self.title = try record.decode(forKey: "title")
                         self.dueDate = try record.decodeIfPresent(forKey: "dueDate")
-                        self.tags = try record.decode(forKey: "tags")
+                        self.tags = try record.decodeIfPresent(forKey: "tags") ?? ([])
                         self.folder = try record.decode(forKey: "folder")
                         self.children = try record.decode(forKey: "children")
                         self.count = try record.decodeIfPresent(forKey: "count")
@@ -239,7 +239,7 @@ struct CloudRecordExpansionTests {
                     init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
                         self.id = try record.decode(forKey: "id")
                         self._level = try record.decode(forKey: "level")
-                        self.default = try record.decode(forKey: "default")
+                        self.default = try record.decodeIfPresent(forKey: "default") ?? (0)
                         self.title = try record.decode(forKey: "title")
                     }
                 }

@@ -122,6 +122,38 @@ struct VersionSkewTests {
         #expect(try await store.record(withID: record.id)?.fields == ["id": .string("n"), "title": .string("t")])
     }
 
+    /// A task whose `due` field changed meaning in layout version 2 (from a day to a time), which version 1 must
+    /// not write over.
+    struct TaskV1: CKCodable, Identifiable, Equatable, Sendable {
+        var id: String
+        var due: Double
+        var cloudKitRecordType: String { "Task" }
+        static var cloudKitSchemaVersion: Int { 1 }
+    }
+
+    struct TaskV2: CKCodable, Identifiable, Equatable, Sendable {
+        var id: String
+        var due: Double
+        var cloudKitRecordType: String { "Task" }
+        static var cloudKitSchemaVersion: Int { 2 }
+    }
+
+    @Test func aRecordANewerLayoutWroteStaysIntactAgainstAnOlderVersionsSave() async throws {
+        let store = try SyncStore.inMemory()
+        try await store.save(TaskV1(id: "t", due: 3))
+        try await store.save(TaskV2(id: "t", due: 1_700_000_000))
+        let id = CloudRecord.ID(recordName: "t", zoneID: store.zoneID)
+        let refusal = SyncError.recordFromNewerVersion(id, recordVersion: 2, modelVersion: 1)
+        await #expect(throws: refusal) { try await store.save(TaskV1(id: "t", due: 4)) }
+        await #expect(throws: refusal) { try await store.update(TaskV1.self, id: "t") { $0.due = 4 } }
+        #expect(try await store.record(withID: id)?.schemaVersion == 2)
+        #expect(try await store.fetch(TaskV2.self, id: "t")?.due == 1_700_000_000)
+        // The newer version goes on writing it.
+        try await store.update(TaskV2.self, id: "t") { $0.due += 60 }
+        #expect(try await store.fetch(TaskV2.self, id: "t")?.due == 1_700_000_060)
+        #expect(refusal.description.contains("update the app"))
+    }
+
     @Test func anUploadSendsOnlyWhatChanged() async throws {
         let scenario = Scenario()
         let sent = SentRecords(base: scenario.server)

@@ -17,7 +17,7 @@ final class EncodedModelType: @unchecked Sendable {
 
     init(_ type: any CKEncodable.Type) {
         options = type.cloudKitFieldOptions
-        fieldOptions = RecordFieldOptions(declared: options)
+        fieldOptions = RecordFieldOptions(declared: options, schemaVersion: type.cloudKitSchemaVersion)
         mapping = type as? any CloudRecordEncodable.Type
     }
 }

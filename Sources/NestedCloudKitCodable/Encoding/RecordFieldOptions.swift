@@ -14,9 +14,12 @@ final class RecordFieldOptions: Sendable {
     let namesToCheck: Set<String>
     /// The field whose reference is the record's parent.
     let parentField: String?
+    /// The type's record layout version (``CKRecordRepresentable/cloudKitSchemaVersion``); 0 writes none.
+    let schemaVersion: Int
 
     /// The options of a type's values that add none of their own.
-    init(declared: CloudFieldOptions) {
+    init(declared: CloudFieldOptions, schemaVersion: Int) {
+        self.schemaVersion = schemaVersion
         referenceActions = declared.referenceActions
         assetFields = declared.assetFields
         encryptedFields = declared.encryptedFields
@@ -31,14 +34,18 @@ final class RecordFieldOptions: Sendable {
         let instanceIgnored = value.ignoredProperties()
         guard instanceActions.isEmpty, instanceIgnored.isEmpty else {
             return RecordFieldOptions(
-                declared: type.options, instanceActions: instanceActions, instanceIgnored: instanceIgnored)
+                declared: type.options, schemaVersion: type.fieldOptions.schemaVersion,
+                instanceActions: instanceActions,
+                instanceIgnored: instanceIgnored)
         }
         return type.fieldOptions
     }
 
     private init(
-        declared: CloudFieldOptions, instanceActions: [String: CloudReference.Action], instanceIgnored: [String]
+        declared: CloudFieldOptions, schemaVersion: Int, instanceActions: [String: CloudReference.Action],
+        instanceIgnored: [String]
     ) {
+        self.schemaVersion = schemaVersion
         referenceActions =
             instanceActions.isEmpty
             ? declared.referenceActions
@@ -60,12 +67,20 @@ final class RecordFieldOptions: Sendable {
         !ignoredFields.isEmpty && ignoredFields.contains(name)
     }
 
-    /// Marks the record's encrypted fields, refusing values CloudKit can't encrypt, checks its asset fields, and
-    /// gives it its parent.
+    /// Marks the record's encrypted fields, refusing values CloudKit can't encrypt, checks its asset fields, gives
+    /// it its parent, and writes its type's layout version.
     func apply(to record: inout CloudRecord, at path: CodingPath) throws {
         try encrypt(&record, at: path)
         if !assetFields.isEmpty { try checkAssets(of: record, at: path) }
         if let parentField { try assignParent(from: parentField, to: &record, at: path) }
+        if schemaVersion > 0 {
+            guard record.fields[CloudRecord.schemaVersionFieldName] == nil else {
+                throw CKCodableError.duplicateFieldName(
+                    CloudRecord.schemaVersionFieldName, recordID: record.id,
+                    at: path.appending(NamedKey(CloudRecord.schemaVersionFieldName)))
+            }
+            record.fields[CloudRecord.schemaVersionFieldName] = .int64(Int64(schemaVersion))
+        }
     }
 
     /// Refuses an asset field that holds something else, which would otherwise be stored silently as that value

@@ -165,3 +165,16 @@ extension CloudRecord {
         }
     }
 }
+
+extension CloudRecord {
+    /// The field that holds the version of a model's record layout (``CKRecordRepresentable/cloudKitSchemaVersion``),
+    /// an `INT64`, in the records of a type that declares one.
+    public static let schemaVersionFieldName = "ncsSchemaVersion"
+
+    /// The version of the record layout the record was written with (``schemaVersionFieldName``); `nil` for a record
+    /// of a type that declares none, or written before it did.
+    public var schemaVersion: Int? {
+        if case .int64(let version)? = self[Self.schemaVersionFieldName] { return Int(clamping: version) }
+        return nil
+    }
+}

@@ -55,6 +55,16 @@ public protocol CKRecordRepresentable: SendableMetatype {
     /// should always give the same options.
     static var cloudKitFieldOptions: CloudFieldOptions { get }
 
+    /// The version of the type's record layout, written in each of its records
+    /// (``CloudRecord/schemaVersionFieldName``) when above 0. Defaults to 0: no version.
+    ///
+    /// Adding a field needs no new version: a version of the app that doesn't know the field keeps it when it saves.
+    /// Raise the version when a change would make an older version's edits wrong, a field whose meaning changed:
+    /// the sync store then refuses an older version's save of a record a newer version wrote
+    /// (`SyncError.recordFromNewerVersion`), keeping the record intact, and ``CloudRecord/schemaVersion`` tells the
+    /// app which version wrote a record. See the article "Evolving Models and Deploying the Schema".
+    static var cloudKitSchemaVersion: Int { get }
+
     /// The names of properties (their coding keys) that are not stored in the record. Defaults to none.
     ///
     /// Prefer ``CloudFieldOptions/ignoredFields`` in ``cloudKitFieldOptions``, which the compiler checks.
@@ -82,6 +92,9 @@ public protocol CKRecordRepresentable: SendableMetatype {
 extension CKRecordRepresentable {
     /// No options.
     public static var cloudKitFieldOptions: CloudFieldOptions { CloudFieldOptions() }
+
+    /// No version: the records carry none.
+    public static var cloudKitSchemaVersion: Int { 0 }
 
     /// The type's name, for example `"School"`.
     public var cloudKitRecordType: String { TypeNames.name(of: Self.self) }

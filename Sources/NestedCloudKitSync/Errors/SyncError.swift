@@ -33,6 +33,10 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// share, a new record outside the shared hierarchy, or a change to the share itself. Nothing was saved or
     /// queued; the message says why and what to do.
     case sharePermissionDenied(CloudRecord.ID, String)
+    /// A save of a model over a record a newer version of its type wrote (``CloudRecord/schemaVersion`` above the
+    /// model's `cloudKitSchemaVersion`): the record is kept as it is, since this version can't know what the newer
+    /// one's fields mean. Nothing was saved or queued; the app should say the record needs a newer version.
+    case recordFromNewerVersion(CloudRecord.ID, recordVersion: Int, modelVersion: Int)
 
     /// What failed and what to do, in words.
     public var description: String {
@@ -52,6 +56,9 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidIndex(let reason): "Invalid index declaration: \(reason)"
         case .notFound(let id): "The store has no record \(id) to update; save the model first"
         case .sharePermissionDenied(let id, let reason): "The share doesn't let this user change \(id): \(reason)"
+        case .recordFromNewerVersion(let id, let recordVersion, let modelVersion):
+            "\(id) was written by version \(recordVersion) of its model, newer than this app's \(modelVersion): it "
+                + "is kept as it is; update the app to change it"
         }
     }
 }

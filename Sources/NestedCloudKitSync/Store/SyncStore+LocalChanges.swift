@@ -18,6 +18,7 @@ extension SyncStore {
         var record = SyncMetadataFields.split(incoming).record
         let existing = try StoreTables.record(record.id, in: db)
         if keepingUnmappedFields, let existing {
+            try checkModelVersion(record.schemaVersion ?? 0, canWrite: existing.record)
             record.keepFieldsUnmapped(by: record.clearedFieldNames, of: existing.record)
         }
         record.clearedFieldNames = []
@@ -56,6 +57,15 @@ extension SyncStore {
                 .save, id: record.id, recordType: record.recordType, version: version, keepingSentCopies: true, in: db)
         }
         return true
+    }
+
+    /// Refuses a save by a model whose layout version (`cloudKitSchemaVersion`) is older than the one that wrote
+    /// the stored record: the newer version's fields may mean what this one can't know, so the record stays intact.
+    static func checkModelVersion(_ modelVersion: Int, canWrite stored: CloudRecord) throws {
+        let recordVersion = stored.schemaVersion ?? 0
+        guard recordVersion <= modelVersion else {
+            throw SyncError.recordFromNewerVersion(stored.id, recordVersion: recordVersion, modelVersion: modelVersion)
+        }
     }
 
     /// A record saved from a model read before the server's copy changed (its system fields name an older

@@ -21,8 +21,9 @@ extension SyncStore {
     ///   - change: Edits the model. It runs inside the store's write transaction: keep it short, and don't call
     ///     the store from it.
     /// - Returns: The model as saved.
-    /// - Throws: ``SyncError/notFound(_:)`` if the store has no such model; what `change` throws (nothing is
-    ///   saved); `CKCodableError` if the model can't be decoded or encoded.
+    /// - Throws: ``SyncError/recordFromNewerVersion(_:recordVersion:modelVersion:)`` for a record a newer layout
+    ///   version of the model wrote; ``SyncError/notFound(_:)`` if the store has no such model; what `change`
+    ///   throws (nothing is saved); `CKCodableError` if the model can't be decoded or encoded.
     @discardableResult
     public func update<Model: StoreDecodable & CKEncodable & Identifiable>(
         _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil,
@@ -37,6 +38,7 @@ extension SyncStore {
                 guard let root = try StoreTables.records([rootID], in: db).first,
                     let original = try Self.decode(Model.self, from: [root], in: db).first
                 else { throw SyncError.notFound(rootID) }
+                try Self.checkModelVersion(Model.cloudKitSchemaVersion, canWrite: root)
                 var model = original
                 do { try change(&model) } catch { throw ChangeFailed(error: error) }
                 let encoder = CKRecordEncoder(zoneID: zone)

@@ -117,7 +117,9 @@ public final class SyncStore: Sendable {
     ///   - value: The model.
     ///   - zoneID: The zone of its records; the store's ``zoneID`` if omitted.
     /// - Returns: The IDs of the records written, the root last.
-    /// - Throws: `CKCodableError` if the value can't be encoded; ``SyncError/store(_:)`` if the write fails.
+    /// - Throws: `CKCodableError` if the value can't be encoded;
+    ///   ``SyncError/recordFromNewerVersion(_:recordVersion:modelVersion:)`` if a record was written by a newer
+    ///   layout version of its model (nothing is saved); ``SyncError/store(_:)`` if the write fails.
     @discardableResult
     public func save<Value: CKEncodable>(_ value: Value, in zoneID: CloudRecord.ZoneID? = nil) async throws
         -> [CloudRecord.ID]
