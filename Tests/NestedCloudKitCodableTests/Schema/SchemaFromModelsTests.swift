@@ -1,0 +1,239 @@
+import Foundation
+import NestedCloudKitCodable
+import TestSupport
+import Testing
+
+/// A schema made from model types: every field the encoder writes, typed as it writes it, and the indexes the
+/// queries need.
+@Suite("Schema from models")
+struct SchemaFromModelsTests {
+    enum Priority: String, Codable, CaseIterable { case low, high }
+
+    struct Attachment: CKCodable, Identifiable {
+        var id: UUID
+        var file: URL
+        var preview: Data
+        static var cloudKitFieldOptions: CloudFieldOptions {
+            CloudFieldOptions(assetFields: ["file"])
+        }
+    }
+
+    struct Place: Codable {
+        var name: String
+        var floor: Int?
+    }
+
+    /// A folder holds folders (itself, nested) and notes.
+    struct Folder: CKCodable, Identifiable {
+        var id: String
+        var name: String
+        var subfolders: [Folder]
+        var notes: [Note]
+    }
+
+    struct Note: CKCodable, Identifiable {
+        var id: String
+        var title: String
+        var body: String?
+        var pinned: Bool
+        var rank: Int
+        var score: Double
+        var due: Date?
+        var tags: [String]
+        var counts: [Int]
+        var link: URL
+        var priority: Priority
+        var place: Place
+        var location: CloudLocation?
+        var secret: String
+        var attachment: Attachment?
+        var photos: [CloudAsset]
+        static var cloudKitFieldOptions: CloudFieldOptions {
+            CloudFieldOptions(encryptedFields: ["secret"])
+        }
+        static var cloudKitSchemaVersion: Int { 2 }
+    }
+
+    @Test func everyFieldTheEncoderWritesWithItsType() throws {
+        let schema = try CloudSchema(models: [Folder.self])
+        #expect(Set(schema.recordTypes.keys) == ["Folder", "Note", "Attachment", "Users"])
+        let note = try #require(schema[recordType: "Note"])
+        #expect(
+            note.userFields == [
+                "title": .init(.init(.string)), "body": .init(.init(.string)), "pinned": .init(.init(.int64)),
+                "rank": .init(.init(.int64)), "score": .init(.init(.double)), "due": .init(.init(.timestamp)),
+                "tags": .init(.init(.string, list: true)), "counts": .init(.init(.int64, list: true)),
+                "link": .init(.init(.string)), "priority": .init(.init(.string)), "place": .init(.init(.string)),
+                "location": .init(.init(.location)), "secret": .init(.init(.string, encrypted: true)),
+                "attachment": .init(.init(.reference)), "photos": .init(.init(.asset, list: true)),
+                "id": .init(.init(.string)), "ncsSchemaVersion": .init(.init(.int64)),
+            ])
+        #expect(note.grants == CloudSchema.RecordType.defaultGrants)
+        #expect(
+            schema[recordType: "Folder"]?.userFields == [
+                "id": .init(.init(.string)), "name": .init(.init(.string)),
+                "subfolders": .init(.init(.reference, list: true)), "notes": .init(.init(.reference, list: true)),
+            ])
+        #expect(
+            schema[recordType: "Attachment"]?.userFields == [
+                "id": .init(.init(.string)), "file": .init(.init(.asset)), "preview": .init(.init(.bytes)),
+            ])
+    }
+
+    @Test func theEncodersStrategiesDecideTheTypes() throws {
+        var encoder = CKRecordEncoder()
+        encoder.nestedValueEncodingStrategy = .flattened(separator: "_")
+        encoder.dataEncodingStrategy = .asset
+        let schema = try CloudSchema(models: [Note.self], encoder: encoder)
+        let note = try #require(schema[recordType: "Note"])
+        #expect(note.fields["place_name"] == .init(.init(.string)))
+        #expect(note.fields["place_floor"] == .init(.init(.int64)))
+        #expect(note.fields["place"] == nil)
+        #expect(schema[recordType: "Attachment"]?.fields["preview"] == .init(.init(.asset)))
+    }
+
+    @Test func theTextIsCloudKitsSchemaLanguageAsCktoolWritesIt() throws {
+        let schema = try CloudSchema(
+            models: [Attachment.self],
+            queries: [
+                CloudQuery(
+                    recordType: "Attachment", predicate: .equals(field: "id", value: .string("a")),
+                    sortDescriptors: [.init(.modificationDate, ascending: false)])
+            ])
+        #expect(
+            schema.text == """
+                DEFINE SCHEMA
+
+                    RECORD TYPE Attachment (
+                        "___createTime" TIMESTAMP,
+                        "___createdBy"  REFERENCE,
+                        "___etag"       STRING,
+                        "___modTime"    TIMESTAMP SORTABLE,
+                        "___modifiedBy" REFERENCE,
+                        "___recordID"   REFERENCE,
+                        file            ASSET,
+                        id              STRING QUERYABLE,
+                        preview         BYTES,
+                        GRANT WRITE TO "_creator",
+                        GRANT CREATE TO "_icloud",
+                        GRANT READ TO "_world"
+                    );
+
+                    RECORD TYPE Users (
+                        "___createTime" TIMESTAMP,
+                        "___createdBy"  REFERENCE,
+                        "___etag"       STRING,
+                        "___modTime"    TIMESTAMP,
+                        "___modifiedBy" REFERENCE,
+                        "___recordID"   REFERENCE,
+                        roles           LIST<INT64>,
+                        GRANT WRITE TO "_creator",
+                        GRANT READ TO "_world"
+                    );
+
+                """)
+        #expect(try CloudSchema(parsing: schema.text) == schema)
+    }
+
+    @Test func queriesGetTheIndexesProductionNeeds() throws {
+        let queries = [
+            CloudQuery(recordType: "Note", predicate: .compare(field: "title", .beginsWith, .string("a"))),
+            CloudQuery(recordType: "Note", predicate: .compare(field: "body", .containsAllTokens, .string("milk"))),
+            CloudQuery(
+                recordType: "Note", predicate: .compare(field: "due", .lessThan, .date(Date())),
+                sortDescriptors: [.init(field: "rank")]),
+            CloudQuery(recordType: "Note", predicate: .references(CloudRecord.ID(recordName: "a"), in: "attachment")),
+            CloudQuery(
+                recordType: "Note",
+                predicate: .near(field: "location", location: .init(latitude: 0, longitude: 0), radius: 5)),
+            CloudQuery(recordType: "Folder"),
+            CloudQuery(recordType: "Folder", predicate: .modified(after: Date())),
+        ]
+        let schema = try CloudSchema(models: [Folder.self], queries: queries)
+        let note = try #require(schema[recordType: "Note"])
+        #expect(note.fields["title"]?.indexes == .queryable)
+        #expect(note.fields["body"]?.indexes == .searchable)
+        #expect(note.fields["due"]?.indexes == [.queryable, .sortable])
+        #expect(note.fields["rank"]?.indexes == .sortable)
+        #expect(note.fields["attachment"]?.indexes == .queryable)
+        #expect(note.fields["location"]?.indexes == .queryable)
+        #expect(note.fields["pinned"]?.indexes == [])
+        let folder = try #require(schema[recordType: "Folder"])
+        #expect(folder.fields["___recordID"]?.indexes == .queryable)
+        #expect(folder.fields["___modTime"]?.indexes == [.queryable, .sortable])
+        for query in queries { #expect(schema.missingIndexes(for: query).isEmpty) }
+        #expect(
+            try CloudSchema(models: [Folder.self]).missingIndexes(for: queries[0]).map(\.description)
+                == ["Note.title QUERYABLE (for BEGINS_WITH)"])
+    }
+
+    @Test func aQueryOnAFieldNoModelWritesIsAMisspelling() throws {
+        let error = try #require(throws: CloudSchemaError.self) {
+            try CloudSchema(
+                models: [Folder.self],
+                queries: [CloudQuery(recordType: "Note", predicate: .equals(field: "titel", value: .string("a")))])
+        }
+        #expect(error.code == .unknownField(recordType: "Note", field: "titel"))
+        #expect(error.description.contains("title"))
+        let type = try #require(throws: CloudSchemaError.self) {
+            try CloudSchema(models: [Folder.self], queries: [CloudQuery(recordType: "Notes")])
+        }
+        #expect(type.code == .unknownField(recordType: "Notes", field: "___recordID"))
+    }
+
+    @Test func anEncryptedFieldCantServeAQuery() throws {
+        let error = try #require(throws: CloudSchemaError.self) {
+            try CloudSchema(
+                models: [Note.self],
+                queries: [CloudQuery(recordType: "Note", predicate: .equals(field: "secret", value: .string("a")))])
+        }
+        #expect(error.code == .invalidDeclaration)
+        #expect(error.recordType == "Note")
+        #expect(error.field == "secret")
+        #expect(error.description.contains("doesn't index encrypted fields"))
+    }
+
+    @Test func twoModelsOfOneRecordTypeMustAgreeOnAFieldsType() throws {
+        struct First: CKCodable, Identifiable {
+            var id: String
+            var size: Int
+            var cloudKitRecordType: String { "Shared" }
+        }
+        struct Second: CKCodable, Identifiable {
+            var id: String
+            var size: String
+            var cloudKitRecordType: String { "Shared" }
+        }
+        let error = try #require(throws: CloudSchemaError.self) { try CloudSchema(models: [First.self, Second.self]) }
+        #expect(error.code == .conflictingFieldType(recordType: "Shared", field: "size", .init(.int64), .init(.string)))
+    }
+
+    @Test func aTypeThatCantBeBuiltSaysWhyAndTakesASample() throws {
+        let error = try #require(throws: CloudSchemaError.self) {
+            try CloudSchema(models: [GeneratedModels.Sample.self])
+        }
+        #expect(error.code == .unreadableModel(String(reflecting: GeneratedModels.Sample.self)))
+        #expect(error.reason.contains("at shape"))
+        #expect(error.recoverySuggestion?.contains("samples") == true)
+        var maker = GeneratedModels.Maker(state: 1)
+        var sample = maker.sample()
+        sample.optional = "set"
+        sample.child = GeneratedModels.Child(id: "c", name: "n", score: 1)
+        let schema = try CloudSchema(models: [GeneratedModels.Sample.self], samples: [sample])
+        #expect(schema[recordType: "Sample"]?.fields["shape"] == .init(.init(.string)))
+        #expect(schema[recordType: "Sample"]?.fields["child"] == .init(.init(.reference)))
+    }
+
+    /// A raw-value enum that isn't CaseIterable: the probe can't guess a raw value.
+    enum Mood: String, Codable { case calm, busy }
+    struct Diary: CKCodable, Identifiable {
+        var id: String
+        var mood: Mood
+    }
+
+    @Test func aRawValueEnumNeedsToBeCaseIterable() throws {
+        let error = try #require(throws: CloudSchemaError.self) { try CloudSchema(models: [Diary.self]) }
+        #expect(error.reason.contains("at mood"))
+        #expect(error.recoverySuggestion?.contains("CaseIterable") == true)
+    }
+}
