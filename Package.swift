@@ -130,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "cloudkit-emulator",
             dependencies: [
-                "NestedCloudKitEmulator",
+                "NestedCloudKitCodable", "NestedCloudKitEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -219,8 +219,9 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitWebServicesTests",
             dependencies: [
-                // ckws and Benchmarks only to have them built: the tests run them as processes.
+                // ckws, Benchmarks and the examples only to have them built: the tests run them as processes.
                 "NestedCloudKitCodable", "NestedCloudKitWebServices", "ckws", "Benchmarks", "CloudKitTestServer",
+                "Example", "SyncExample", "SharingExample",
                 // The round trips run against the emulator, in process and (for the kill -9 test) as a process.
                 "NestedCloudKitEmulator", "cloudkit-emulator",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import NestedCloudKitCodable
+import NestedCloudKitSync
 
 /// Measures the encoder, the decoder, reference resolution and the SQLite database against the baselines a user
 /// would compare them with, in one run, and prints the ratios.
@@ -28,7 +30,14 @@ struct BenchmarksCommand: AsyncParsableCommand {
     @Option(help: "Run only the workloads whose name starts with this, for example encode or sqlite.")
     var only: String?
 
+    @Flag(help: "Print the CloudKit schema the workloads' records need, in CloudKit's schema language, and exit.")
+    var printSchema = false
+
     func run() async throws {
+        if printSchema {
+            print(try Self.schema().text, terminator: "")
+            return
+        }
         let sizes = quick ? Sizes.quick : Sizes.full
         let workloads = Workloads(
             sizes: sizes, harness: Harness(repetitions: quick ? 3 : 7, warmups: 1, minimumSeconds: quick ? 0 : 1))
@@ -71,5 +80,17 @@ struct BenchmarksCommand: AsyncParsableCommand {
                     ? "\nQuick run: targets are checked on the full run only."
                     : missed.isEmpty ? "\nEvery target met." : "\n\(missed.count) targets missed.")
         }
+    }
+}
+
+extension BenchmarksCommand {
+    /// The schema of every workload's records, the store's indexes included.
+    static func schema() throws -> CloudSchema {
+        try CloudSchema(
+            syncing: [
+                Flat.self, Campus.self, TreeNode.self, MappedFlat.self, MappedCampus.self, StoreNote.self,
+                StoreFolder.self, MappedStoreNote.self, MappedStoreFolder.self,
+            ],
+            indexes: StoreNote.storeIndexes)
     }
 }

@@ -22,7 +22,14 @@ struct ExampleCommand: AsyncParsableCommand {
     @Flag(name: .customLong("in-memory"), help: "Use an in-memory database instead of a file.")
     var inMemory = false
 
+    @Flag(help: "Print the CloudKit schema the example's records need, in CloudKit's schema language, and exit.")
+    var printSchema = false
+
     func run() async throws {
+        if printSchema {
+            print(try CloudSchema(models: [School.self]).text, terminator: "")
+            return
+        }
         let base: any CloudDatabase = inMemory ? InMemoryCloudDatabase() : try SQLiteCloudDatabase(path: databasePath)
         let database = RequestCountingDatabase(base)
         print("NestedCloudKitCodable: the School example")

@@ -35,7 +35,7 @@ struct SharingDevice: Sendable {
     ) async throws -> CloudKitWebServicesDatabase {
         try CloudKitWebServicesDatabase(
             configuration: CloudKitWebServicesConfiguration(
-                containerIdentifier: container, environment: .development, database: scope,
+                containerIdentifier: container, environment: .production, database: scope,
                 authentication: .apiToken("sharing-example", webAuthToken: await emulator.signIn(user: user)),
                 serverURL: emulator.url, retryPolicy: .never))
     }

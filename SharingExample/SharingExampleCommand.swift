@@ -13,16 +13,30 @@ struct SharingExampleCommand: AsyncParsableCommand {
         commandName: "SharingExample",
         abstract: "Alice shares a shopping list with bob through CloudKit Web Services and the emulator.",
         discussion: """
-            The emulator runs in this process, on a free loopback port, in memory; each device's store is in \
-            memory too. Time is simulated, so the run is the same every time.
+            The emulator runs in this process, on a free loopback port, in memory, as CloudKit's production \
+            environment on the schema of the example's models (--print-schema prints it); each device's store is \
+            in memory too. Time is simulated, so the run is the same every time.
             """
     )
 
     static let container = "iCloud.com.example.SharingExample"
 
+    @Flag(help: "Print the CloudKit schema the example's records need, in CloudKit's schema language, and exit.")
+    var printSchema = false
+
+    /// The schema of the example's records: the emulator serves production on it, as CloudKit would.
+    static func schema() throws -> CloudSchema {
+        try CloudSchema(syncing: [ShoppingList.self, Item.self])
+    }
+
     func run() async throws {
+        if printSchema {
+            print(try Self.schema().text, terminator: "")
+            return
+        }
         let clock = VirtualCloudClock()
-        let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(clock: clock))
+        // Production, on the schema made from the models: the emulator refuses what CloudKit's production would.
+        let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(schema: try Self.schema(), clock: clock))
         do {
             try await share(on: emulator, clock: clock)
         } catch {

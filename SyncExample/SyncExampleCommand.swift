@@ -37,7 +37,16 @@ struct SyncExampleCommand: AsyncParsableCommand {
     @Option(help: "The folder for the server's and the devices' files; a new temporary one if omitted.")
     var directory: String?
 
+    @Flag(help: "Print the CloudKit schema the example's records need, in CloudKit's schema language, and exit.")
+    var printSchema = false
+
     func run() async throws {
+        if printSchema {
+            print(
+                try CloudSchema(syncing: [ShoppingList.self, Item.self], indexes: Item.storeIndexes).text,
+                terminator: "")
+            return
+        }
         let folder = directory.map { URL(fileURLWithPath: $0) } ?? Self.temporaryFolder()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let clock = VirtualCloudClock()

@@ -92,4 +92,18 @@ struct ModelEvolutionTests {
         let unversioned = try #require(try CKRecordEncoder().encodeRecords(NoteV1(id: "n", title: "t")).last)
         #expect(unversioned.schemaVersion == nil)
     }
+
+    @Test func version2DeploysOntoVersion1sSchemaByAddingItsFields() throws {
+        let production = try CloudSchema(models: [NoteV1.self])
+        let deployment = try CloudSchema(models: [NoteV2.self]).checkDeployable(against: production)
+        // The renamed property keeps its field: nothing is refused, nothing retained.
+        #expect(deployment.refusals.isEmpty)
+        #expect(deployment.retained.isEmpty)
+        #expect(
+            deployment.additions.map(\.kind) == [
+                .fieldAdded(.init(.int64)), .fieldAdded(.init(.int64)), .fieldAdded(.init(.string, list: true)),
+            ])
+        #expect(deployment.additions.map(\.field) == ["pinned", "rank", "tags"])
+        #expect(deployment.schema[recordType: "Note"]?.fields["heading"] == nil)
+    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NestedCloudKitCodable
 import NestedCloudKitEmulator
 import ServiceLifecycle
 
@@ -32,8 +33,23 @@ struct CloudKitEmulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("api-token"), help: "An API token to accept (any, without one). Repeatable.")
     var apiTokens: [String] = []
 
-    @Option(help: "development or production: production keeps to an imported schema.")
-    var environment: EmulatorEnvironment = .development
+    @Option(
+        help: """
+            development or production: production keeps to an imported schema. Development by default; \
+            production with --schema.
+            """)
+    var environment: EmulatorEnvironment?
+
+    @Option(
+        help: ArgumentHelp(
+            "A schema file (cktool export-schema's text) every container starts with; production by default.",
+            discussion: """
+                Export production's schema (cktool export-schema --environment production), or write the models' \
+                with CloudSchema(models:).text, and the emulator refuses what production would: records of types \
+                and fields the schema lacks, values of another type, queries on fields without the index.
+                """),
+        completion: .file(extensions: ["ckdb"]))
+    var schema: String?
 
     @Option(help: "Seconds a notification poll waits before an empty answer.")
     var notificationPollTimeout = 25
@@ -84,7 +100,8 @@ struct CloudKitEmulatorCommand: AsyncParsableCommand {
         let environmentToken = ProcessInfo.processInfo.environment["CLOUDKIT_EMULATOR_ADMIN_TOKEN"]
         var configuration = EmulatorConfiguration(
             port: port, storage: data.map { .directory($0) } ?? .inMemory, apiTokens: Set(apiTokens),
-            environment: environment, notificationPollTimeout: .seconds(notificationPollTimeout),
+            environment: environment, schema: try schema.map(Self.readSchema),
+            notificationPollTimeout: .seconds(notificationPollTimeout),
             adminToken: adminToken ?? environmentToken.flatMap { $0.isEmpty ? nil : $0 },
             allowedOrigins: allowedOrigins, logsAdminReads: logAdminReads)
         for entry in serverKeys {
@@ -111,6 +128,23 @@ struct CloudKitEmulatorCommand: AsyncParsableCommand {
                 services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: .init(label: "cloudkit-emulator")))
         try await group.run()
+    }
+}
+
+extension CloudKitEmulatorCommand {
+    /// The schema file's schema, or the reason it has none, with the line.
+    static func readSchema(_ path: String) throws -> CloudSchema {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ValidationError("can't read the schema \(path): \(error.localizedDescription)")
+        }
+        do {
+            return try CloudSchema(parsing: text)
+        } catch {
+            throw ValidationError("\(path) isn't a schema: \(error)")
+        }
     }
 }
 

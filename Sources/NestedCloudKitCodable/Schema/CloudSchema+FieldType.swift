@@ -101,19 +101,20 @@ extension CloudSchema {
             return CloudValue.Kind(rawValue: single.rawValue + "_LIST")
         }
 
-        /// Whether a value of a kind can be stored in such a field: the field's kind, or any list for a list
-        /// field (an empty list has no element type).
-        func accepts(_ value: CloudValue) -> Bool {
-            guard let kind = valueKind else {
-                return base == .number && !isList && [.int64, .double].contains(value.kind)
-            }
+        /// Whether such a field holds a value: one of its kind (encrypted or not), an empty list in a list field
+        /// (an empty list has no element type), a number in a number field without a preference.
+        public func holds(_ value: CloudValue) -> Bool {
+            guard let kind = valueKind else { return !isList && [.int64, .double].contains(value.kind) }
             return value.kind == kind || (isList && value.isEmptyList)
         }
 
-        /// The indexes CloudKit allows on such a field: none on an encrypted field, full text on strings only.
+        /// The indexes CloudKit allows on such a field: none on an encrypted field, full text on strings only, no
+        /// order on a list.
         public var allowedIndexes: Indexes {
             if isEncrypted { return [] }
-            return base == .string ? [.queryable, .searchable, .sortable] : [.queryable, .sortable]
+            var allowed: Indexes = isList ? .queryable : [.queryable, .sortable]
+            if base == .string { allowed.insert(.searchable) }
+            return allowed
         }
 
         /// The type as the schema language writes it.

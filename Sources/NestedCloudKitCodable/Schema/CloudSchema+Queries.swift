@@ -77,7 +77,9 @@ extension CloudSchema {
                         + "of type \(field.type) can't have it", recordType: need.recordType, field: need.field,
                     fix: field.type.isEncrypted
                         ? "CloudKit doesn't index encrypted fields: query another field, or don't encrypt this one"
-                        : "Full text search is for strings: compare this field with EQUALS or an order instead")
+                        : need.indexes.contains(.searchable)
+                            ? "Full text search is for strings: compare this field with EQUALS or an order instead"
+                            : "A list has no order: sort on another field")
             }
             type.fields[need.field] = field
             recordTypes[need.recordType] = type

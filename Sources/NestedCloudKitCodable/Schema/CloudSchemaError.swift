@@ -95,7 +95,7 @@ public struct CloudSchemaError: Error, Sendable, Hashable, CustomStringConvertib
                 + "(@CloudField(name:) or a coding key), or store both as the same type")
     }
 
-    static func unknownField(recordType: String, field: String, known: [String]) -> CloudSchemaError {
+    package static func unknownField(recordType: String, field: String, known: [String]) -> CloudSchemaError {
         CloudSchemaError(
             .unknownField(recordType: recordType, field: field), recordType: recordType, field: field,
             reason: known.isEmpty

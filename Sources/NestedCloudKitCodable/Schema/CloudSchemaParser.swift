@@ -224,12 +224,13 @@ struct CloudSchemaParser {
         if !refused.isEmpty {
             let why =
                 field.type.isEncrypted
-                ? "CloudKit doesn't index encrypted fields" : "only strings are searchable"
+                ? "CloudKit doesn't index encrypted fields"
+                : refused.contains(.searchable) ? "only strings are searchable" : "a list has no order"
             throw .invalid(
                 "\(typeName).\(name), of type \(field.type), can't be \(refused): \(why)", recordType: typeName,
                 field: name, line: line,
                 fix: field.type.isEncrypted
-                    ? "Query a field that isn't encrypted, or drop the index" : "Drop SEARCHABLE")
+                    ? "Query a field that isn't encrypted, or drop the index" : "Drop \(refused)")
         }
     }
 

@@ -253,7 +253,8 @@ struct AdminAPI: Sendable {
         let key = handle.key
         var coding = state.coding(for: handle, baseURL: baseURL)
         coding.embedsAssetData = embeddingAssets
-        let types = try await state.schema.schema(container: key.container, environment: key.environment).types.keys
+        let types = try await state.schema.schema(container: key.container, environment: key.environment).recordTypes
+            .keys
             .sorted()
         let zones = try await RecordsEndpoint.call { try await handle.database.allRecordZones() }
         var result: [JSONValue] = []

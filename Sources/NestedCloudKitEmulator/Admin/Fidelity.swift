@@ -120,7 +120,7 @@ public enum Fidelity {
         entry("Rules", "references", .done, "`VALIDATE` targets must exist (412); `DELETE_SELF` cascades."),
         entry(
             "Rules", "schema", .partial,
-            "Development creates types and fields on first save and refuses a field's type changing; production keeps to the imported schema with CloudKit's reasons, and refuses a query without a filter unless `___recordID` is QUERYABLE (\"Field '___recordID' is not marked queryable\"). Development answers every query as if indexed. Security roles (`GRANT`) are read, not enforced."
+            "The schema is CloudKit's schema language, read and exported as `cktool` does (`CloudSchema`); `--schema FILE` starts every container on one, in production. Development creates types and fields on first save and refuses a field's type changing; production keeps to the schema with CloudKit's reasons (a new type or field, a value of another type), and refuses a query on a field without the index it needs (QUERYABLE for equality, SORTABLE or QUERYABLE for an order, SORTABLE for a sort, SEARCHABLE for tokens; `___recordID` QUERYABLE for a query without a filter) with \"Field '...' is not marked ...\". Development answers every query as if indexed. Security roles (`GRANT`) are read and kept, not enforced; `cloudkit.share` records are outside the schema, as CloudKit's own."
         ),
         entry(
             "Rules", "record attribution", .partial,

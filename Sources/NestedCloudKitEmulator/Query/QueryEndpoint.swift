@@ -80,8 +80,10 @@ enum QueryEndpoint {
             try QueryFilter(filter, coding: coding)
         }
         let order = Order(sorts: try sorts(wireQuery, coding: coding))
-        try await context.state.schema.checkQuery(
-            recordType: recordType, filters: filters, sorts: order.sorts.compactMap(\.field), key: context.key)
+        let query = CloudQuery(
+            recordType: recordType, predicate: filters.isEmpty ? .all : .and(filters.map(\.predicate)),
+            sortDescriptors: order.sorts.compactMap(\.field).map { CloudQuery.SortDescriptor(field: $0.queryName) })
+        try await context.state.schema.checkQuery(query, key: context.key)
 
         let zoneWide = context.body["zoneWide"]?.bool ?? false
         let zones: [CloudRecord.ZoneID] =

@@ -11,12 +11,6 @@ struct QueryFilter: Sendable {
     /// The condition, as the record store evaluates it.
     var predicate: CloudQuery.Predicate
 
-    /// Whether a production schema must mark the field searchable for this filter (the token comparators).
-    var needsSearchable: Bool { comparator == .containsAllTokens || comparator == .containsAnyTokens }
-
-    /// Whether the filter orders values, for which a sortable field serves as well as a queryable one.
-    var needsSortable: Bool { comparator?.orders == true }
-
     init(_ wire: JSONValue, coding: WireCoding) throws(ServerError) {
         let name = wire["comparator"]?.string
         let comparator = name.flatMap(CloudQuery.Comparator.init(rawValue:))

@@ -10,29 +10,35 @@ actor SchemaRegistry {
         var environment: EmulatorEnvironment
     }
 
-    private var schemas: [Key: RecordSchema] = [:]
+    private var schemas: [Key: CloudSchema] = [:]
     private let storage: EmulatorStorage
+    /// The schema each container starts with in the served environment, if the emulator was given one.
+    private let initial: (schema: CloudSchema, environment: EmulatorEnvironment)?
 
     /// The wire types of fields CloudKit's development environment doesn't index when a save creates them.
     private static let unindexedKinds = Set(
         [CloudValue.Kind.bytes, .asset, .assetList, .locationList].map(\.rawValue))
 
-    init(storage: EmulatorStorage) {
+    init(storage: EmulatorStorage, initial: CloudSchema?, environment: EmulatorEnvironment) {
         self.storage = storage
+        self.initial = initial.map { ($0, environment) }
     }
 
-    /// A container's schema in an environment: the one imported or grown by saves, or an empty one.
+    /// A container's schema in an environment: the one imported or grown by saves; else the one the emulator was
+    /// started with (which wins over a file an earlier run left); else an empty one.
     /// - Throws: An internal error if the schema's file can't be read or parsed: an empty schema in its place would
     ///   refuse every production save, and the next development save would write over the file.
-    func schema(container: String, environment: EmulatorEnvironment) throws(ServerError) -> RecordSchema {
+    func schema(container: String, environment: EmulatorEnvironment) throws(ServerError) -> CloudSchema {
         let key = Key(container: container, environment: environment)
         if let schema = schemas[key] { return schema }
-        var loaded = RecordSchema()
-        if let file = file(for: key), FileManager.default.fileExists(atPath: file.path) {
+        var loaded = CloudSchema()
+        if let initial, initial.environment == environment {
+            loaded = initial.schema
+        } else if let file = file(for: key), FileManager.default.fileExists(atPath: file.path) {
             do {
-                loaded = try RecordSchema(parsing: try String(contentsOf: file, encoding: .utf8))
+                loaded = try CloudSchema(parsing: try String(contentsOf: file, encoding: .utf8))
             } catch {
-                let reason = (error as? ServerError)?.reason ?? FilePaths.removed(from: "\(error)")
+                let reason = (error as? CloudSchemaError)?.description ?? FilePaths.removed(from: "\(error)")
                 throw ServerError(
                     .internalError,
                     "the schema of \(container) in \(environment.rawValue) can't be read (\(reason)); fix its "
@@ -44,31 +50,37 @@ actor SchemaRegistry {
     }
 
     func importSchema(_ text: String, container: String, environment: EmulatorEnvironment) throws(ServerError) {
-        let schema = try RecordSchema(parsing: text)
+        let schema: CloudSchema
+        do {
+            schema = try CloudSchema(parsing: text)
+        } catch {
+            throw .badRequest("schema: \(error)")
+        }
         try store(schema, Key(container: container, environment: environment))
     }
 
     func reset() { schemas = [:] }
 
-    /// Checks a record to save against the schema; in development, adds what it lacks.
+    /// Checks a record to save against the schema; in development, adds what it lacks. A share is CloudKit's own
+    /// record type, which no schema declares.
     func check(_ record: CloudRecord, key: DatabaseKey) throws(ServerError) {
+        guard record.recordType != CloudShare.recordType else { return }
         var schema = try schema(container: key.container, environment: key.environment)
-        var fields = schema.types[record.recordType]
-        if fields == nil {
+        var type = schema[recordType: record.recordType]
+        var changed = false
+        if type == nil {
             guard key.environment == .development else {
                 throw .badRequest("Cannot create new type \(record.recordType) in production schema")
             }
-            fields = [:]
+            type = CloudSchema.RecordType(record.recordType)
+            changed = true
         }
-        var changed = fields == [:] && schema.types[record.recordType] == nil
+        guard var type else { return }
         for (name, value) in record.fields {
-            let kind = value.kind
-            let type = kind.rawValue
-            if let field = fields?[name] {
-                let isEmptyList = value.isEmptyList
-                if field.type != type && !isEmptyList {
+            if let field = type[field: name] {
+                guard field.type.holds(value) else {
                     throw .badRequest(
-                        "invalid attempt to set value type \(type) for field '\(name)' for type '\(record.recordType)', defined to be: \(field.type)"
+                        "invalid attempt to set value type \(value.kind) for field '\(name)' for type '\(record.recordType)', defined to be: \(field.type.valueKind?.rawValue ?? field.type.description)"
                     )
                 }
                 continue
@@ -77,55 +89,37 @@ actor SchemaRegistry {
                 throw .badRequest(
                     "Cannot create new field '\(name)' in production schema for type '\(record.recordType)'")
             }
-            let indexable = !Self.unindexedKinds.contains(type)
-            fields?[name] = RecordSchema.Field(
-                type: type, isQueryable: indexable, isSortable: indexable && !kind.isList,
-                isSearchable: kind == .string)
+            let kind = value.kind
+            var indexes: CloudSchema.Indexes = []
+            if !Self.unindexedKinds.contains(kind.rawValue) {
+                indexes = kind.isList ? .queryable : [.queryable, .sortable]
+                if kind == .string { indexes.insert(.searchable) }
+            }
+            type[field: name] = CloudSchema.Field(CloudSchema.FieldType(kind), indexes: indexes)
             changed = true
         }
         if changed {
-            schema.types[record.recordType] = fields
+            schema[recordType: record.recordType] = type
             try store(schema, Key(container: key.container, environment: key.environment))
         }
     }
 
-    /// Checks a query against a production schema's indexes. Development answers every query, as if each field
-    /// had every index (FIDELITY.md).
-    func checkQuery(recordType: String, filters: [QueryFilter], sorts: [QueryField], key: DatabaseKey)
-        throws(ServerError)
-    {
+    /// Checks a query against a production schema's indexes, as ``CloudSchema/missingIndexes(for:)`` says.
+    /// Development answers every query, as if each field had every index (FIDELITY.md).
+    func checkQuery(_ query: CloudQuery, key: DatabaseKey) throws(ServerError) {
         guard key.environment == .production else { return }
         let schema = try schema(container: key.container, environment: key.environment)
-        guard let fields = schema.types[recordType] else {
-            throw .badRequest("Did not find record type: \(recordType)")
+        guard schema[recordType: query.recordType] != nil else {
+            throw .badRequest("Did not find record type: \(query.recordType)")
         }
-        // A query without a filter goes over every record of the type by its record name: CloudKit refuses it
-        // unless the schema indexes `recordName` (QUERYABLE on ___recordID).
-        if filters.isEmpty, fields[QueryField.System.recordName.rawValue]?.isQueryable != true {
-            throw .badRequest("Field '\(QueryField.System.recordName.rawValue)' is not marked queryable")
-        }
-        for filter in filters {
-            let field = fields[filter.field.name]
-            if filter.needsSearchable {
-                guard field?.isSearchable == true else {
-                    throw .badRequest("Field '\(filter.field.name)' is not marked searchable")
-                }
-            } else if filter.needsSortable {
-                guard field?.isSortable == true || field?.isQueryable == true else {
-                    throw .badRequest("Field '\(filter.field.name)' is not marked queryable")
-                }
-            } else {
-                guard field?.isQueryable == true else {
-                    throw .badRequest("Field '\(filter.field.name)' is not marked queryable")
-                }
-            }
-        }
-        for sort in sorts where fields[sort.name]?.isSortable != true {
-            throw .badRequest("Field '\(sort.name)' is not marked sortable")
-        }
+        guard let missing = schema.missingIndexes(for: query).first else { return }
+        let index =
+            missing.servedBy.contains(.searchable)
+            ? "searchable" : missing.servedBy.contains(.queryable) ? "queryable" : "sortable"
+        throw .badRequest("Field '\(missing.field)' is not marked \(index)")
     }
 
-    private func store(_ schema: RecordSchema, _ key: Key) throws(ServerError) {
+    private func store(_ schema: CloudSchema, _ key: Key) throws(ServerError) {
         schemas[key] = schema
         guard let file = file(for: key) else { return }
         do {

@@ -196,6 +196,20 @@ public final class CloudKitEmulator: Service, Sendable {
         await state.registry.expireChangeTokens()
     }
 
+    /// Imports a schema for a container in the served environment, as `cktool import-schema` does.
+    public func importSchema(_ schema: CloudSchema, container: String) async throws {
+        try await importSchema(schema.text, container: container)
+    }
+
+    /// The schema of a container in the served environment, as `cktool export-schema` exports it.
+    public func schema(container: String) async throws -> CloudSchema {
+        do {
+            return try await state.schema.schema(container: container, environment: configuration.environment)
+        } catch {
+            throw EmulatorError(reason: error.reason)
+        }
+    }
+
     /// Imports a schema, in CloudKit's schema language, for a container in the served environment.
     public func importSchema(_ text: String, container: String) async throws {
         do {

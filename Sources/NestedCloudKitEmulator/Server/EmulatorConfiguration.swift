@@ -17,6 +17,11 @@ public struct EmulatorConfiguration: Sendable {
     public var apiTokens: Set<String>
     /// The environment served: paths naming the other one are refused.
     public var environment: EmulatorEnvironment
+    /// The schema each container starts with in the served environment: in production, what it keeps to (the
+    /// schema `cktool export-schema` exported from production, or ``CloudSchema/init(models:samples:queries:encoder:)``
+    /// made from the app's models); in development, what saves add to. It wins over a schema a data directory kept
+    /// from an earlier run; one imported while the emulator runs replaces it for that container.
+    public var schema: CloudSchema?
     /// How long a poll of a notification URL waits before answering with an empty body.
     public var notificationPollTimeout: Duration
     /// The token every call of the admin API (`/emulator/v1/`) must carry, as `Authorization: Bearer TOKEN`; `nil`
@@ -37,12 +42,13 @@ public struct EmulatorConfiguration: Sendable {
     /// The largest request body read: a 50 MB asset and its envelope. A larger body answers 413.
     var maximumRequestBodySize = 60 * 1024 * 1024
 
-    /// A configuration: by default loopback on a free port, in memory, any API token, the development environment,
-    /// no admin token.
+    /// A configuration: by default loopback on a free port, in memory, any API token, no admin token, and the
+    /// development environment, or production with a schema.
     public init(
         host: String = "127.0.0.1", port: Int = 0, storage: EmulatorStorage = .inMemory,
         serverKeys: [String: P256.Signing.PublicKey] = [:], apiTokens: Set<String> = [],
-        environment: EmulatorEnvironment = .development, notificationPollTimeout: Duration = .seconds(25),
+        environment: EmulatorEnvironment? = nil, schema: CloudSchema? = nil,
+        notificationPollTimeout: Duration = .seconds(25),
         adminToken: String? = nil, allowedOrigins: [String] = [], logsAdminReads: Bool = false,
         clock: any CloudClock = SystemCloudClock()
     ) {
@@ -52,7 +58,8 @@ public struct EmulatorConfiguration: Sendable {
         self.storage = storage
         self.serverKeys = serverKeys
         self.apiTokens = apiTokens
-        self.environment = environment
+        self.environment = environment ?? (schema == nil ? .development : .production)
+        self.schema = schema
         self.notificationPollTimeout = notificationPollTimeout
         self.adminToken = adminToken
         self.allowedOrigins = allowedOrigins

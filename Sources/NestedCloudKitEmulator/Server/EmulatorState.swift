@@ -32,7 +32,8 @@ final class EmulatorState: Sendable {
         tokens = WebAuthTokens(clock: clock)
         uploads = UploadStore(clock: clock)
         notifications = NotificationHub(pollTimeout: configuration.notificationPollTimeout)
-        schema = SchemaRegistry(storage: configuration.storage)
+        schema = SchemaRegistry(
+            storage: configuration.storage, initial: configuration.schema, environment: configuration.environment)
         verifier = ServerToServerVerifier(keys: configuration.serverKeys)
         downloads = DownloadTokens(clock: clock)
     }

@@ -112,6 +112,7 @@ struct SchemaLanguageTests {
             ("RECORD TYPE Note (link ENCRYPTED REFERENCE);", "Note", "link", "isn't a type"),
             ("RECORD TYPE Note (secret ENCRYPTED STRING QUERYABLE);", "Note", "secret", "doesn't index encrypted"),
             ("RECORD TYPE Note (count INT64 SEARCHABLE);", "Note", "count", "only strings are searchable"),
+            ("RECORD TYPE Note (tags LIST<STRING> SORTABLE);", "Note", "tags", "a list has no order"),
             ("RECORD TYPE Note (rank NUMBER PREFERRED AS STRING);", "Note", "rank", "INT64 or DOUBLE"),
             ("RECORD TYPE Note (\"___recordID\" STRING);", "Note", "___recordID", "system field"),
             ("RECORD TYPE Note (\"has space\" STRING);", "Note", "has space", "letters, digits and underscores"),

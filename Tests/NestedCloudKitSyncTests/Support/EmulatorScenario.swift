@@ -12,9 +12,10 @@ struct EmulatorScenario: DeviceScenario {
     static let user = "alice"
     static let container = "iCloud.com.example.SyncScenarios"
 
-    static func start() async throws -> EmulatorScenario {
+    /// An emulator in development, or in production on a schema.
+    static func start(schema: CloudSchema? = nil) async throws -> EmulatorScenario {
         let clock = VirtualCloudClock()
-        let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(clock: clock))
+        let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(schema: schema, clock: clock))
         return EmulatorScenario(clock: clock, emulator: emulator)
     }
 
@@ -23,7 +24,9 @@ struct EmulatorScenario: DeviceScenario {
     func database() async throws -> CloudKitWebServicesDatabase {
         try CloudKitWebServicesDatabase(
             configuration: CloudKitWebServicesConfiguration(
-                containerIdentifier: Self.container, environment: .development, database: .private,
+                containerIdentifier: Self.container,
+                environment: emulator.configuration.environment == .production ? .production : .development,
+                database: .private,
                 authentication: .apiToken("api-token", webAuthToken: await emulator.signIn(user: Self.user)),
                 serverURL: emulator.url, retryPolicy: .never, requestTimeout: .seconds(120)))
     }
