@@ -18,7 +18,7 @@ public struct EmulatorConfiguration: Sendable {
     /// The environment served: paths naming the other one are refused.
     public var environment: EmulatorEnvironment
     /// The schema each container starts with in the served environment: in production, what it keeps to (the
-    /// schema `cktool export-schema` exported from production, or ``CloudSchema/init(models:samples:queries:encoder:)``
+    /// schema `cktool export-schema` exported from production, or `CloudSchema.init(models:samples:queries:encoder:)`
     /// made from the app's models); in development, what saves add to. It wins over a schema a data directory kept
     /// from an earlier run; one imported while the emulator runs replaces it for that container.
     public var schema: CloudSchema?

@@ -33,7 +33,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// share, a new record outside the shared hierarchy, or a change to the share itself. Nothing was saved or
     /// queued; the message says why and what to do.
     case sharePermissionDenied(CloudRecord.ID, String)
-    /// A save of a model over a record a newer version of its type wrote (``CloudRecord/schemaVersion`` above the
+    /// A save of a model over a record a newer version of its type wrote (`CloudRecord.schemaVersion` above the
     /// model's `cloudKitSchemaVersion`): the record is kept as it is, since this version can't know what the newer
     /// one's fields mean. Nothing was saved or queued; the app should say the record needs a newer version.
     case recordFromNewerVersion(CloudRecord.ID, recordVersion: Int, modelVersion: Int)

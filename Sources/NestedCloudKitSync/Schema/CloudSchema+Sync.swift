@@ -2,7 +2,7 @@ import NestedCloudKitCodable
 
 extension CloudSchema {
     /// The schema a sync store's records need in CloudKit: the models' record types and fields (as
-    /// ``CloudSchema/init(models:samples:queries:encoder:)`` makes them, with the store's encoder), the sync's own
+    /// `CloudSchema.init(models:samples:queries:encoder:)` makes them, with the store's encoder), the sync's own
     /// fields on each, and the indexes its fetches and the app's indexes and queries need.
     ///
     /// The sync writes two fields of its own on every record, ``SyncMetadataFields/editTime`` (`INT64`) and
@@ -25,8 +25,8 @@ extension CloudSchema {
     ///     which get the same indexes in CloudKit, so a client querying the server (a web client over Web
     ///     Services, a public database) can ask what the app's screens ask.
     ///   - queries: Queries the app runs against CloudKit itself.
-    /// - Throws: ``CloudSchemaError``, as ``CloudSchema/init(models:samples:queries:encoder:)`` does; for an
-    ///   index or a zone's record type that no model has, ``CloudSchemaError/Code/unknownField(recordType:field:)``.
+    /// - Throws: `CloudSchemaError`, as `CloudSchema.init(models:samples:queries:encoder:)` does; for an
+    ///   index or a zone's record type that no model has, `CloudSchemaError.Code.unknownField(recordType:field:)`.
     public init(
         syncing models: [any CKCodable.Type], samples: [any CKEncodable] = [], zones: [SyncZone] = [],
         indexes: [StoreIndex] = [], queries: [CloudQuery] = []
