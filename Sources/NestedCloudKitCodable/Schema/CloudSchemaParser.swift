@@ -95,7 +95,8 @@ struct CloudSchemaParser {
         CloudSchema.RecordType, [(role: String, line: Int)]
     ) {
         let (typeName, typeLine) = try name(of: "a record type")
-        if let problem = RecordValidator.problem(withIdentifier: typeName) {
+        // CloudKit's share type has names of its own (`cloudkit.share`, `cloudkit.title`); a schema may list it.
+        if typeName != CloudShare.recordType, let problem = RecordValidator.problem(withIdentifier: typeName) {
             throw .invalid(
                 "the record type name \"\(typeName)\" isn't one CloudKit accepts: \(problem)", recordType: typeName,
                 line: typeLine, fix: "Name record types with letters, digits and underscores, starting with a letter")
@@ -210,7 +211,7 @@ struct CloudSchemaParser {
     static func check(_ name: String, _ field: CloudSchema.Field, in typeName: String, line: Int?)
         throws(CloudSchemaError)
     {
-        if CloudSchema.RecordType.systemFieldTypes[name] == nil,
+        if CloudSchema.RecordType.systemFieldTypes[name] == nil, typeName != CloudShare.recordType,
             let problem = RecordValidator.problem(withIdentifier: name)
         {
             throw .invalid(

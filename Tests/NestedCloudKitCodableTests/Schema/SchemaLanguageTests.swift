@@ -142,4 +142,14 @@ struct SchemaLanguageTests {
         #expect(schema.text.contains("        plain           INT64,"))
         #expect(try CloudSchema(parsing: schema.text) == schema)
     }
+
+    @Test func cloudKitsShareTypeKeepsItsOwnNames() throws {
+        let schema = try CloudSchema(
+            parsing: """
+                DEFINE SCHEMA
+                    RECORD TYPE "cloudkit.share" ("cloudkit.title" STRING, "cloudkit.thumbnailImageData" BYTES);
+                """)
+        #expect(schema[recordType: "cloudkit.share"]?.fields["cloudkit.title"] == .init(.init(.string)))
+        #expect(try CloudSchema(parsing: schema.text) == schema)
+    }
 }
