@@ -55,133 +55,71 @@ extension CloudSchema {
         /// Whether production already has all the models need: nothing to add, nothing refused.
         public var isComplete: Bool { refusals.isEmpty && additions.isEmpty }
     }
+}
 
-    /// What deploying this schema onto a deployed one would change; see ``Deployment``.
-    public func deployment(onto deployed: CloudSchema) -> Deployment {
-        var refusals: [Deployment.Change] = []
-        var additions: [Deployment.Change] = []
-        var retained: [Deployment.Change] = []
-        var result = deployed
-        for (typeName, type) in recordTypes.sorted(by: { $0.key < $1.key }) {
-            guard var deployedType = deployed.recordTypes[typeName] else {
-                additions.append(
-                    Deployment.Change(
-                        kind: .recordTypeAdded, recordType: typeName,
-                        description: "\(typeName) is a new record type: deploy it before a version that writes it "
-                            + "reaches production, which refuses records of types it doesn't have"))
-                result.recordTypes[typeName] = type
-                continue
-            }
-            let removed = deployedType.userFields.filter { type.fields[$0.key] == nil }
-            let added = type.userFields.filter { deployedType.fields[$0.key] == nil }
-            for (name, field) in type.fields.sorted(by: { $0.key < $1.key }) {
-                guard var deployedField = deployedType.fields[name] else {
-                    additions.append(
-                        Deployment.Change(
-                            kind: .fieldAdded(field.type), recordType: typeName, field: name,
-                            description: "\(typeName).\(name) (\(field)) is a new field: deploy it before a version "
-                                + "that writes it reaches production, which refuses records with fields it doesn't have"
-                        ))
-                    deployedType.fields[name] = field
-                    continue
-                }
-                if !Self.holdsTheSameValues(deployed: deployedField.type, models: field.type) {
-                    let renamed = removed.filter { $0.value.type == field.type }.keys.sorted()
-                    refusals.append(
-                        Deployment.Change(
-                            kind: .fieldTypeChanged(deployed: deployedField.type, models: field.type),
-                            recordType: typeName, field: name,
-                            description: "\(typeName).\(name) is \(deployedField.type) in production and \(field.type) "
-                                + "in the models: CloudKit never changes a deployed field's type"
-                                + (field.type.isEncrypted != deployedField.type.isEncrypted
-                                    ? " (encrypting a field included)" : "")
-                                + ". Write the new type to a new field (@CloudField(name:) or a coding key), and read "
-                                + "the old one while older versions write it"
-                                + (renamed.isEmpty ? "" : "; or, if this is \(renamed[0]) renamed, name it so")))
-                    continue
-                }
-                let newIndexes = field.indexes.subtracting(deployedField.indexes)
-                if !newIndexes.isEmpty {
-                    additions.append(
-                        Deployment.Change(
-                            kind: .indexesAdded(newIndexes), recordType: typeName, field: name,
-                            description: "\(typeName).\(name) needs \(newIndexes), which production lacks: it refuses "
-                                + "the queries that need the index until the schema is deployed"))
-                    deployedField.indexes.formUnion(newIndexes)
-                    deployedType.fields[name] = deployedField
-                }
-                let oldIndexes = deployedField.indexes.subtracting(field.indexes)
-                if !oldIndexes.isEmpty {
-                    retained.append(
-                        Deployment.Change(
-                            kind: .indexesRetained(oldIndexes), recordType: typeName, field: name,
-                            description: "\(typeName).\(name) is \(oldIndexes) in production, which the models' "
-                                + "queries don't need: it stays, for the queries of versions already installed; "
-                                + "drop it in the CloudKit console once none runs them"))
-                }
-            }
-            for (name, field) in removed.sorted(by: { $0.key < $1.key }) {
-                let renamedTo = added.filter { $0.value.type == field.type }.keys.sorted()
-                retained.append(
-                    Deployment.Change(
-                        kind: .fieldRetained(field.type), recordType: typeName, field: name,
-                        description: "\(typeName).\(name) (\(field.type)) is in production and no model writes it: "
-                            + "CloudKit never deletes a deployed field, so it stays, and the records keep their values"
-                            + (renamedTo.isEmpty
-                                ? ""
-                                : ". If \(renamedTo[0]) is \(name) renamed, keep the field's name with "
-                                    + "@CloudField(name: \"\(name)\") or a coding key, or the records written before "
-                                    + "lose the value")))
-            }
-            result.recordTypes[typeName] = deployedType
-        }
-        for (typeName, _) in deployed.recordTypes.sorted(by: { $0.key < $1.key }) where recordTypes[typeName] == nil {
-            retained.append(
-                Deployment.Change(
-                    kind: .recordTypeRetained, recordType: typeName,
-                    description: "\(typeName) is a record type in production that no model is: CloudKit never deletes "
-                        + "a deployed record type, so it stays"))
-        }
-        result.roles.formUnion(roles)
-        return Deployment(refusals: refusals, additions: additions, retained: retained, schema: result)
+extension CloudSchema.Deployment.Change {
+    // The changes with what they mean, in one place.
+
+    static func recordTypeAdded(_ type: String) -> Self {
+        Self(
+            kind: .recordTypeAdded, recordType: type,
+            description: "\(type) is a new record type: deploy it before a version that writes it reaches "
+                + "production, which refuses records of types it doesn't have")
     }
 
-    /// Checks that CloudKit would deploy this schema onto a deployed one, and says what deploying changes.
-    ///
-    /// Call it from a test with the schema exported from production (`cktool export-schema --environment
-    /// production`), kept in the repository:
-    ///
-    /// ```swift
-    /// @Test func theModelsDeployOntoProduction() throws {
-    ///     let production = try CloudSchema(parsing: String(contentsOf: productionSchemaFile, encoding: .utf8))
-    ///     let deployment = try CloudSchema(models: [Folder.self, Note.self]).checkDeployable(against: production)
-    ///     // Before a release: production has everything this version writes and queries.
-    ///     #expect(deployment.additions.isEmpty, "deploy schema.ckdb first: \(deployment.additions)")
-    /// }
-    /// ```
-    ///
-    /// - Returns: The deployment: what it adds, what stays, and the schema to import.
-    /// - Throws: ``CloudSchemaError/Code/notDeployable(_:)`` with the refused changes: fields whose type the
-    ///   models change.
-    @discardableResult
-    public func checkDeployable(against deployed: CloudSchema) throws(CloudSchemaError) -> Deployment {
-        let deployment = deployment(onto: deployed)
-        guard deployment.refusals.isEmpty else {
-            throw CloudSchemaError(
-                .notDeployable(deployment.refusals), recordType: deployment.refusals[0].recordType,
-                field: deployment.refusals[0].field,
-                reason: "CloudKit refuses to deploy the models' schema onto production: "
-                    + deployment.refusals.map(\.description).joined(separator: "; "),
-                recoverySuggestion: "Change the models so that every deployed field keeps its type")
-        }
-        return deployment
+    static func fieldAdded(_ name: String, _ field: CloudSchema.Field, in type: String) -> Self {
+        Self(
+            kind: .fieldAdded(field.type), recordType: type, field: name,
+            description: "\(type).\(name) (\(field)) is a new field: deploy it before a version that writes it "
+                + "reaches production, which refuses records with fields it doesn't have")
     }
 
-    /// Whether a deployed field holds the values the models write: the same type, or a number CloudKit fixed to
-    /// that type when it made the field just in time (`NUMBER PREFERRED AS INT64` for `INT64`).
-    private static func holdsTheSameValues(deployed: FieldType, models: FieldType) -> Bool {
-        if deployed == models { return true }
-        guard deployed.base == .number, let preferred = deployed.preferredNumber else { return false }
-        return FieldType(preferred, encrypted: deployed.isEncrypted, list: deployed.isList) == models
+    static func fieldTypeChanged(
+        _ name: String, in type: String, deployed: CloudSchema.FieldType, models: CloudSchema.FieldType,
+        renamedFrom: String?
+    ) -> Self {
+        Self(
+            kind: .fieldTypeChanged(deployed: deployed, models: models), recordType: type, field: name,
+            description: "\(type).\(name) is \(deployed) in production and \(models) in the models: CloudKit never "
+                + "changes a deployed field's type"
+                + (models.isEncrypted != deployed.isEncrypted ? " (encrypting a field included)" : "")
+                + ". Write the new type to a new field (@CloudField(name:) or a coding key), and read the old one "
+                + "while older versions write it"
+                + (renamedFrom.map { "; or, if this is \($0) renamed, name it so" } ?? ""))
+    }
+
+    static func indexesAdded(_ indexes: CloudSchema.Indexes, to name: String, in type: String) -> Self {
+        Self(
+            kind: .indexesAdded(indexes), recordType: type, field: name,
+            description: "\(type).\(name) needs \(indexes), which production lacks: it refuses the queries that "
+                + "need the index until the schema is deployed")
+    }
+
+    static func indexesRetained(_ indexes: CloudSchema.Indexes, on name: String, in type: String) -> Self {
+        Self(
+            kind: .indexesRetained(indexes), recordType: type, field: name,
+            description: "\(type).\(name) is \(indexes) in production, which the models' queries don't need: it "
+                + "stays, for the queries of versions already installed; drop it in the CloudKit console once none "
+                + "runs them")
+    }
+
+    static func fieldRetained(_ name: String, _ fieldType: CloudSchema.FieldType, in type: String, renamedTo: String?)
+        -> Self
+    {
+        Self(
+            kind: .fieldRetained(fieldType), recordType: type, field: name,
+            description: "\(type).\(name) (\(fieldType)) is in production and no model writes it: CloudKit never "
+                + "deletes a deployed field, so it stays, and the records keep their values"
+                + (renamedTo.map {
+                    ". If \($0) is \(name) renamed, keep the field's name with @CloudField(name: \"\(name)\") or a "
+                        + "coding key, or the records written before lose the value"
+                } ?? ""))
+    }
+
+    static func recordTypeRetained(_ type: String) -> Self {
+        Self(
+            kind: .recordTypeRetained, recordType: type,
+            description: "\(type) is a record type in production that no model is: CloudKit never deletes a "
+                + "deployed record type, so it stays")
     }
 }
