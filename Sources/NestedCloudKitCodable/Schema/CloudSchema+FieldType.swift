@@ -138,47 +138,4 @@ extension CloudSchema {
             return nil
         }
     }
-
-    /// The indexes of a field: what queries may filter and sort on.
-    public struct Indexes: OptionSet, Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: Int
-
-        public init(rawValue: Int) { self.rawValue = rawValue }
-
-        /// Equality: `equals`, `in`, `beginsWith`, the list comparators, references.
-        public static let queryable = Indexes(rawValue: 1)
-        /// Full text: `containsAllTokens`, `containsAnyTokens`; strings only.
-        public static let searchable = Indexes(rawValue: 2)
-        /// Order: sort descriptors and the comparisons `<`, `<=`, `>`, `>=`.
-        public static let sortable = Indexes(rawValue: 4)
-
-        /// The options in the order the schema language writes them.
-        static let ordered: [(Indexes, String)] = [
-            (.queryable, "QUERYABLE"), (.searchable, "SEARCHABLE"), (.sortable, "SORTABLE"),
-        ]
-
-        /// The options as the schema language writes them: `QUERYABLE SORTABLE`.
-        public var description: String {
-            Self.ordered.filter { contains($0.0) }.map(\.1).joined(separator: " ")
-        }
-    }
-
-    /// A field of a record type: its type and its indexes.
-    public struct Field: Sendable, Hashable, CustomStringConvertible {
-        /// The field's type.
-        public var type: FieldType
-        /// The indexes CloudKit keeps on it.
-        public var indexes: Indexes
-
-        /// A field of a type, with indexes.
-        public init(_ type: FieldType, indexes: Indexes = []) {
-            self.type = type
-            self.indexes = indexes
-        }
-
-        /// The field's type and indexes as the schema language writes them: `STRING QUERYABLE SEARCHABLE`.
-        public var description: String {
-            indexes.isEmpty ? type.description : "\(type) \(indexes)"
-        }
-    }
 }
