@@ -70,17 +70,30 @@ struct BenchmarksCommand: AsyncParsableCommand {
         if wanted("webservices") { results += try workloads.webServices() }
         if wanted("emulator.load") { results.append(try await workloads.emulatorLoad(checksFloor: !quick)) }
 
+        let failed = results.filter { $0.failure != nil }
+        let missed = results.filter { !$0.met }
         if json {
             for result in results { print(result.json) }
         } else {
             print(Report.table(results))
-            let missed = results.filter { !$0.met }
             print(
                 quick
-                    ? "\nQuick run: targets are checked on the full run only."
+                    ? "\nQuick run: every result checked; targets are checked on the full run only."
                     : missed.isEmpty ? "\nEvery target met." : "\n\(missed.count) targets missed.")
         }
+        // A wrong result (thrown before timing) or a failed check ends the run with a non-zero status, quick or
+        // full; a missed target does on a full run.
+        if !failed.isEmpty {
+            printError(failed.map { "\($0.name): \($0.failure ?? "")" }.joined(separator: "\n"))
+            throw ExitCode(1)
+        }
+        if !quick && !missed.isEmpty { throw ExitCode(2) }
     }
+}
+
+/// Writes a line to standard error, where a script reading the report's standard output doesn't take it for a row.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
 extension BenchmarksCommand {

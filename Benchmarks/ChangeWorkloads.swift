@@ -55,9 +55,3 @@ extension Workloads {
         }
     }
 }
-
-/// A workload that didn't do what it measures.
-struct BenchmarkFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}

@@ -12,7 +12,7 @@ final class CommitInstants: TransactionObserver, @unchecked Sendable {
     func latest() throws -> ContinuousClock.Instant {
         lock.lock()
         defer { lock.unlock() }
-        guard let instant = last else { throw WrongResult() }
+        guard let instant = last else { throw BenchmarkFailure("store.observe: no commit since the last one read") }
         last = nil
         return instant
     }

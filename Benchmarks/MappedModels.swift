@@ -177,13 +177,3 @@ struct MappedCampus: CKCodable, CloudRecordMappable, Identifiable, Equatable {
         books = try record.decode([MappedVolume].self, forKey: "books")
     }
 }
-
-/// Checks a mapped workload against its Codable twin before timing it: a fast mapping that gave other records or
-/// values would measure nothing.
-enum BenchmarkCheck {
-    static func same<Value: Equatable>(_ mapped: Value, _ codable: Value, _ workload: String) throws {
-        guard mapped == codable else {
-            throw BenchmarkFailure("\(workload): the mapped model gives other results than the Codable one")
-        }
-    }
-}

@@ -190,3 +190,25 @@ struct MappedStoreFile: CKCodable, CloudRecordMappable, Identifiable, Equatable,
         size = try record.decode(Int.self, forKey: "size")
     }
 }
+
+extension MappedStoreNote {
+    init(_ note: StoreNote) {
+        (id, title, body, author, category) = (note.id, note.title, note.body, note.author, note.category)
+        (isDone, priority, score, created, updated) = (
+            note.isDone, note.priority, note.score, note.created, note.updated
+        )
+    }
+}
+
+extension MappedStoreFolder {
+    init(_ folder: StoreFolder) {
+        (id, name) = (folder.id, folder.name)
+        files = folder.files.map { MappedStoreFile(id: $0.id, name: $0.name, size: $0.size) }
+    }
+}
+
+extension MappedStoreFile {
+    init(id: String, name: String, size: Int) {
+        (self.id, self.name, self.size) = (id, name, size)
+    }
+}
