@@ -196,7 +196,7 @@ nonisolated struct AppTargetTests {
                 list: CloudLazyReference(recordID: CloudRecord.ID(recordName: "groceries", zoneID: store.zoneID))))
         try await waitUntil { state.pendingChanges == 2 }
         let summary = try await engine.sync()
-        #expect(summary.sentSaves.count == 2)
+        #expect(summary.sentSaveCount == 2)
         try await waitUntil {
             state.pendingChanges == 0 && state.lastSuccessfulSync != nil && !state.isSyncing
                 && state.accountStatus == .available

@@ -29,7 +29,7 @@ public actor SyncEngine {
 
     var running: Task<SyncSummary, any Error>?
     /// The events of the running sync, for its summary.
-    private var collected: [SyncEvent]?
+    private var collected: SyncSummary?
     private var isClosed = false
     var pausedReason: SyncHaltReason?
     var lastError: SyncError?
@@ -95,7 +95,7 @@ public actor SyncEngine {
     }
 
     func emit(_ event: SyncEvent) {
-        collected?.append(event)
+        collected?.record(event)
         for continuation in continuations.values { continuation.yield(event) }
     }
 
@@ -116,7 +116,8 @@ public actor SyncEngine {
     /// - Parameter complete: Fetch everything again instead of the changes since the stored tokens, and delete
     ///   local records the server no longer has (never those not yet uploaded): Seam3's `triggerSync(complete:)`.
     /// - Returns: What the sync did: its events, in order, each also given to the streams of ``events()`` before
-    ///   this returns. A call that joined a running sync gets that sync's summary.
+    ///   this returns, its pages of changes counted (their IDs are in the streams). A call that joined a running
+    ///   sync gets that sync's summary.
     /// - Throws: ``SyncError``; the same error ends the ``SyncEvent/syncFinished(_:)`` event.
     @discardableResult
     public func sync(complete: Bool = false) async throws -> SyncSummary {
@@ -131,7 +132,7 @@ public actor SyncEngine {
     }
 
     private func performSync(complete: Bool) async throws -> SyncSummary {
-        collected = []
+        collected = SyncSummary(events: [])
         defer { collected = nil }
         emit(.syncStarted)
         do {
@@ -146,7 +147,7 @@ public actor SyncEngine {
             try await store.setLastSuccessfulSync(clock.now())
             lastError = nil
             emit(.syncFinished(nil))
-            return SyncSummary(events: collected ?? [])
+            return collected ?? SyncSummary(events: [])
         } catch {
             let syncError = Self.syncError(error)
             lastError = syncError

@@ -6,45 +6,51 @@ import NestedCloudKitCodable
 /// When `sync()` returns, each of these events has also been given to every stream of ``SyncEngine/events()`` (a
 /// reader in another task may not have read it yet); the summary is the way to act on a sync's outcome right after
 /// it, without waiting for a stream.
+///
+/// The pages of changes (``SyncEvent/fetchedChanges(_:)`` and ``SyncEvent/sentChanges(_:)``, each listing the
+/// records of a page) are counted here, not kept: an initial sync of a large zone would otherwise hold every record
+/// ID it fetched until it returned, 50 bytes a record. Their IDs reach the streams of ``SyncEngine/events()`` page
+/// by page, as they happen; an app that needs them reads them there.
 public struct SyncSummary: Sendable, Hashable {
-    /// Every event of the sync, from ``SyncEvent/syncStarted`` to ``SyncEvent/syncFinished(_:)``.
+    /// Every event of the sync, from ``SyncEvent/syncStarted`` to ``SyncEvent/syncFinished(_:)``, but the pages of
+    /// changes, which ``fetchedRecordCount``, ``deletedRecordCount``, ``sentSaveCount``, ``sentDeletionCount`` and
+    /// ``changedZones`` count.
     public var events: [SyncEvent]
-
-    /// A summary of these events; for tests and previews of an app's handling.
-    public init(events: [SyncEvent]) {
-        self.events = events
-    }
-
     /// The records fetched from the server and saved locally.
-    public var fetchedRecordIDs: [CloudRecord.ID] {
-        events.flatMap { event -> [CloudRecord.ID] in
-            if case .fetchedChanges(let changes) = event { return changes.saved }
-            return []
-        }
-    }
-
+    public var fetchedRecordCount = 0
     /// The records the server deleted, deleted locally.
-    public var deletedRecordIDs: [CloudRecord.ID] {
-        events.flatMap { event -> [CloudRecord.ID] in
-            if case .fetchedChanges(let changes) = event { return changes.deleted }
-            return []
+    public var deletedRecordCount = 0
+    /// The local saves the server acknowledged.
+    public var sentSaveCount = 0
+    /// The local deletions the server acknowledged.
+    public var sentDeletionCount = 0
+    /// The zones in which the sync fetched changes.
+    public var changedZones: Set<CloudRecord.ZoneID> = []
+
+    /// A summary of these events, pages of changes counted; for tests and previews of an app's handling.
+    public init(events: [SyncEvent]) {
+        self.events = []
+        for event in events { record(event) }
+    }
+
+    /// Adds an event: a page of changes to the counts, any other to ``events``.
+    mutating func record(_ event: SyncEvent) {
+        switch event {
+        case .fetchedChanges(let changes):
+            fetchedRecordCount += changes.saved.count
+            deletedRecordCount += changes.deleted.count
+            if !changes.saved.isEmpty || !changes.deleted.isEmpty { changedZones.insert(changes.zoneID) }
+        case .sentChanges(let sent):
+            sentSaveCount += sent.saved.count
+            sentDeletionCount += sent.deleted.count
+        default:
+            events.append(event)
         }
     }
 
-    /// The records whose saves the server acknowledged.
-    public var sentSaves: [CloudRecord.ID] {
-        events.flatMap { event -> [CloudRecord.ID] in
-            if case .sentChanges(let sent) = event { return sent.saved }
-            return []
-        }
-    }
-
-    /// The records whose deletions the server acknowledged.
-    public var sentDeletions: [CloudRecord.ID] {
-        events.flatMap { event -> [CloudRecord.ID] in
-            if case .sentChanges(let sent) = event { return sent.deleted }
-            return []
-        }
+    /// Whether the sync brought or sent any change.
+    public var changedAnything: Bool {
+        fetchedRecordCount + deletedRecordCount + sentSaveCount + sentDeletionCount > 0
     }
 
     /// Every conflict, with what the policy decided.
