@@ -135,7 +135,11 @@ public struct StoreIndex: Sendable, Hashable {
 
     /// The index's SQLite name: its ``name`` for a reader of a query plan, and a hash of what it covers, so that a
     /// declaration that didn't change keeps its index and any change makes it anew.
-    var sqliteName: String { "ncs_index_" + name + "_" + StoreSQL.stableHash(definition) }
+    var sqliteName: String { "ncs_index_" + name + "_" + StoreSQL.stableHash(Self.layout + definition) }
+
+    /// The layout of the indexes' columns, in the hash of their names: a store opened by a release that lays them
+    /// out otherwise makes them anew when they are declared (since v5 they lead with the zone's number).
+    private static let layout = "zone_key:"
 
     /// What the index covers, in words that identify it.
     var definition: String {

@@ -34,7 +34,11 @@ enum StoreSQL {
         case .count: sql = "SELECT COUNT(*) FROM ncs_record"
         case .exists: sql = "SELECT EXISTS (SELECT 1 FROM ncs_record"
         }
-        sql += " WHERE record_type = \(literal(recordType)) AND zone_owner = ? AND zone_name = ?"
+        // The zone by its number, which the declared indexes lead with; a zone the store never wrote has none, and
+        // no record.
+        sql +=
+            " WHERE record_type = \(literal(recordType)) AND zone_key = (SELECT key FROM ncs_zone_key "
+            + "WHERE zone_owner = ? AND zone_name = ?)"
         if let filter = query.filter {
             sql += " AND " + (try condition(filter.node, zone: zone, checker: &checker, arguments: &arguments))
         }

@@ -24,6 +24,8 @@ import GRDB
 ///   edits then pending), which a trigger keeps as a record's server copy is replaced: what a model read earlier
 ///   held, which its save merges against.
 /// - `ncs_index`: the indexes the app declared, so that a later declaration drops the ones it no longer lists.
+/// - `ncs_zone_key`: a number for each zone records were written in, which each record keeps (`zone_key`) and the
+///   index by type and the declared indexes lead with.
 enum StoreSchema {
     static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -36,6 +38,7 @@ enum StoreSchema {
             migrate: storeRecordsInBinaryWithQueryableFields)
         migrator.registerMigration(
             "v4: records of a type in name order, references by row", migrate: indexRecordsByTypeAndReferencesByRow)
+        migrator.registerMigration("v5: zones by number in declared indexes", migrate: numberZones)
         return migrator
     }
 
@@ -219,6 +222,31 @@ enum StoreSchema {
                             AND record_name = target_name);
                 CREATE INDEX ncs_reference_by_holder_row ON ncs_reference (holder_row, target_row);
                 """ + referenceRowTriggers)
+    }
+
+    /// Each zone gets a number (`ncs_zone_key`), and each record its zone's (`zone_key`): the index by type and
+    /// those an app declares lead with it instead of the zone's owner and name, two strings of some twenty bytes
+    /// each in every entry. A count runs over an index's entries, so their size is its time: an index of the notes by `isDone`
+    /// and date took 3.6 times the pages of the same index on a plain table, and its count four times as long.
+    private static func numberZones(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE ncs_zone_key (
+                    key INTEGER PRIMARY KEY,
+                    zone_owner TEXT NOT NULL,
+                    zone_name TEXT NOT NULL,
+                    UNIQUE (zone_owner, zone_name)
+                );
+                ALTER TABLE ncs_record ADD COLUMN zone_key INTEGER NOT NULL DEFAULT 0;
+                INSERT OR IGNORE INTO ncs_zone_key (zone_owner, zone_name)
+                    SELECT DISTINCT zone_owner, zone_name FROM ncs_record;
+                UPDATE ncs_record SET zone_key = (
+                    SELECT key FROM ncs_zone_key
+                    WHERE ncs_zone_key.zone_owner = ncs_record.zone_owner
+                        AND ncs_zone_key.zone_name = ncs_record.zone_name);
+                DROP INDEX ncs_record_by_type;
+                CREATE INDEX ncs_record_by_type ON ncs_record (record_type, zone_key, record_name);
+                """)
     }
 
     /// A reference's target row is set when the reference is written (``StoreTables/write(_:epoch:in:)``) if the

@@ -131,7 +131,9 @@ enum StoreTables {
             try db.cachedStatement(
                 sql: """
                     SELECT record, rowid FROM ncs_record
-                    WHERE record_type = ? AND zone_owner = ? AND zone_name = ? ORDER BY record_name
+                    WHERE record_type = ? AND zone_key = (
+                        SELECT key FROM ncs_zone_key WHERE zone_owner = ? AND zone_name = ?)
+                    ORDER BY record_name
                     """), arguments: [recordType, zone.ownerName, zone.zoneName])
     }
 
@@ -174,20 +176,25 @@ enum StoreTables {
         // newer than the server's copy makes the record as new as the edit.
         let editSeconds = Double(stored.editTime) / 1000
         let modified = max(system?.modificationDate?.timeIntervalSince1970 ?? editSeconds, editSeconds)
+        // The zone's number, which the declared indexes lead with (``StoreSchema``): made the first time a record of
+        // the zone is written.
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO ncs_zone_key (zone_owner, zone_name) VALUES (?, ?)")
+            .execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName])
         let row = try Int64.fetchOne(
             db.cachedStatement(
                 sql: """
                     INSERT INTO ncs_record (zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
                         field_edit_times, version, fetch_epoch, asset_files, fields, created_at, modified_at,
-                        ancestor_tag)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, ?), ?, ?)
+                        ancestor_tag, zone_key)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, COALESCE(?13, ?14), ?15, ?16, (
+                        SELECT key FROM ncs_zone_key WHERE zone_owner = ?1 AND zone_name = ?2))
                     ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
                         record_type = excluded.record_type, record = excluded.record, ancestor = excluded.ancestor,
                         edit_time = excluded.edit_time, field_edit_times = excluded.field_edit_times,
                         version = excluded.version, asset_files = excluded.asset_files, fields = excluded.fields,
-                        created_at = COALESCE(?, ncs_record.created_at), modified_at = excluded.modified_at,
+                        created_at = COALESCE(?17, ncs_record.created_at), modified_at = excluded.modified_at,
                         ancestor_tag = excluded.ancestor_tag,
-                        fetch_epoch = CASE WHEN ? IS NULL THEN ncs_record.fetch_epoch ELSE excluded.fetch_epoch END
+                        fetch_epoch = CASE WHEN ?18 IS NULL THEN ncs_record.fetch_epoch ELSE excluded.fetch_epoch END
                     RETURNING rowid
                     """),
             arguments: [

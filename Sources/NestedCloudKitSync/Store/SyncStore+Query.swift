@@ -95,7 +95,7 @@ extension SyncStore {
                 // The record's name last, ascending as queries break ties by it, so the index gives their whole
                 // order.
                 let columns =
-                    ["zone_owner", "zone_name"]
+                    ["zone_key"]
                     + index.columns.map { StoreSQL.expression($0.key) + ($0.descending ? " DESC" : "") }
                     + ["record_name"]
                 try db.execute(
