@@ -3,8 +3,10 @@ import Foundation
 extension CloudSchema {
     /// The indexes of a field: what queries may filter and sort on.
     public struct Indexes: OptionSet, Sendable, Hashable, CustomStringConvertible {
+        /// The options as bits: queryable 1, searchable 2, sortable 4.
         public let rawValue: Int
 
+        /// Indexes from their bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
 
         /// Equality: `equals`, `in`, `beginsWith`, the list comparators, references.

@@ -84,14 +84,9 @@ public struct CloudSchema: Sendable, Hashable, CustomStringConvertible {
     ///   with another type.
     public mutating func add(_ record: CloudRecord) throws(CloudSchemaError) {
         var type = RecordType(record.recordType)
-        for (name, value) in record.fields {
-            // An empty list says nothing of its elements' type: the field's type comes from another record.
-            if value.isEmptyList, recordTypes[record.recordType]?.fields[name] == nil { continue }
-            let fieldType =
-                value.isEmptyList
-                ? recordTypes[record.recordType]?.fields[name]?.type ?? FieldType(value.kind)
-                : FieldType(value.kind, encrypted: record.encryptedFieldNames.contains(name))
-            try type.add(name, Field(fieldType))
+        // An empty list says nothing of its elements' type: the field's type comes from another record.
+        for (name, value) in record.fields where !value.isEmptyList {
+            try type.add(name, Field(FieldType(value.kind, encrypted: record.encryptedFieldNames.contains(name))))
         }
         try add(type)
     }

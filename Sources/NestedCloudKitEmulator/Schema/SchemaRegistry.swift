@@ -66,16 +66,17 @@ actor SchemaRegistry {
     func check(_ record: CloudRecord, key: DatabaseKey) throws(ServerError) {
         guard record.recordType != CloudShare.recordType else { return }
         var schema = try schema(container: key.container, environment: key.environment)
-        var type = schema[recordType: record.recordType]
         var changed = false
-        if type == nil {
+        var type: CloudSchema.RecordType
+        if let known = schema[recordType: record.recordType] {
+            type = known
+        } else {
             guard key.environment == .development else {
                 throw .badRequest("Cannot create new type \(record.recordType) in production schema")
             }
             type = CloudSchema.RecordType(record.recordType)
             changed = true
         }
-        guard var type else { return }
         for (name, value) in record.fields {
             if let field = type[field: name] {
                 guard field.type.holds(value) else {
