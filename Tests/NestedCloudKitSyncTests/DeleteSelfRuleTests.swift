@@ -57,7 +57,7 @@ struct DeleteSelfRuleTests {
         let records = try await scenario.serverRecords(ofTypes: Self.types)
         let names = Set(records.map(\.id.recordName))
         for record in records {
-            for target in SyncStore.deleteSelfTargets(of: record) {
+            for target in SyncLedger.deleteSelfTargets(of: record) {
                 #expect(names.contains(target.recordName), "\(record.id.recordName) → \(target.recordName); \(comment)")
             }
         }

@@ -103,3 +103,45 @@ extension EngineModesTests {
         #expect(try await b.store.fetch(Note.self, id: "n", in: other)?.title == "elsewhere")
     }
 }
+
+@Suite("Sync: how the engine learns of local changes")
+struct LocalChangeNoticeTests {
+    /// The number the store's last local change noted, which an engine in automatic mode observes.
+    private func notice(_ store: SyncStore) async throws -> Int64? {
+        var iterator = store.ledger.localChanges().makeAsyncIterator()
+        return try await iterator.next() ?? nil
+    }
+
+    @Test func theAppsWritesNoteALocalChangeAndTheEnginesOwnDoNot() async throws {
+        let scenario = Scenario()
+        let a = try await scenario.device()
+        #expect(try await notice(a.store) == nil)
+
+        try await a.store.save(Note(id: "n", title: "t", body: ""))
+        let saved = try #require(try await notice(a.store))
+        // A save that changes nothing queues nothing, so it notes nothing.
+        try await a.store.save(Note(id: "n", title: "t", body: ""))
+        #expect(try await notice(a.store) == saved)
+
+        // The engine's writes (the upload's acknowledgement, the pages it fetched) would wake it again: they don't.
+        try await a.sync()
+        #expect(try await a.store.pendingChanges().isEmpty)
+        #expect(try await notice(a.store) == saved)
+
+        try await a.store.update(Note.self, id: "n") { $0.title = "u" }
+        let updated = try #require(try await notice(a.store))
+        #expect(updated > saved)
+        // An update whose closure throws writes nothing, and notes nothing.
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await a.store.update(Note.self, id: "n") { _ in throw Refused() }
+        }
+        #expect(try await notice(a.store) == updated)
+
+        try await a.store.delete(Note.self, id: "n")
+        let deleted = try #require(try await notice(a.store))
+        #expect(deleted > updated)
+        try await a.store.retryHaltedChanges()
+        #expect(try #require(try await notice(a.store)) > deleted)
+    }
+}

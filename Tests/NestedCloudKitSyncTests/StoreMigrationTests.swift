@@ -52,7 +52,7 @@ struct StoreMigrationTests {
         #expect(state.0 != nil && state.1 != nil)
         #expect(state.2 == 0)
         #expect(state.3 == 3)
-        #expect(try await store.syncedUserRecordName() == InMemoryCloudDatabase.defaultUserRecordName)
+        #expect(try await store.ledger.syncedUserRecordName() == InMemoryCloudDatabase.defaultUserRecordName)
         let pinned = try await store.fetch(
             ModelQuery(QueryableNote.self).recordType("Note").filter(.equals(.pinned, true)))
         #expect(pinned.map(\.id) == ["synced"])

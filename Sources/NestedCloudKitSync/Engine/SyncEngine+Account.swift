@@ -13,11 +13,11 @@ extension SyncEngine {
         case .restricted, .temporarilyUnavailable, .couldNotDetermine:
             throw SyncError.halted(.accountUnavailable(status))
         }
-        let previous = try await store.syncedUserRecordName()
+        let previous = try await ledger.syncedUserRecordName()
         guard let previous else {
             guard let current else { throw SyncError.halted(.accountUnavailable(.noAccount)) }
             // The first sync: the local data, and whatever is queued, belongs to this user from now on.
-            return try await store.setSyncedUserRecordName(current)
+            return try await ledger.setSyncedUserRecordName(current)
         }
         guard previous != current else { return }
         switch configuration.accountChangePolicy {
@@ -25,7 +25,7 @@ extension SyncEngine {
             try await store.resetLocalStore()
             emit(.accountChanged(previous: previous, current: current, action: .resetLocalStore))
             guard let current else { throw SyncError.halted(.accountUnavailable(.noAccount)) }
-            try await store.setSyncedUserRecordName(current)
+            try await ledger.setSyncedUserRecordName(current)
         case .pause:
             let reason = SyncHaltReason.accountChanged(previous: previous, current: current)
             pausedReason = reason
@@ -42,9 +42,9 @@ extension SyncEngine {
         // Not in the middle of a sync: its answers would write the previous user's data into the new store.
         while let running { _ = try? await running.value }
         let current = try await currentUser()
-        let previous = try await store.syncedUserRecordName()
+        let previous = try await ledger.syncedUserRecordName()
         try await store.resetLocalStore()
-        try await store.setSyncedUserRecordName(current)
+        try await ledger.setSyncedUserRecordName(current)
         pausedReason = nil
         emit(.accountChanged(previous: previous, current: current, action: .resetLocalStore))
     }
@@ -56,22 +56,22 @@ extension SyncEngine {
     public func adoptCurrentAccount() async throws {
         while let running { _ = try? await running.value }
         let current = try await currentUser()
-        let previous = try await store.syncedUserRecordName()
+        let previous = try await ledger.syncedUserRecordName()
         // Every zone starts over in the new account: created again, fetched from nothing, its records uploaded.
         var zoneIDs = zones.map(\.zoneID)
-        for zone in try await store.zonesWithData() where !zoneIDs.contains(zone) { zoneIDs.append(zone) }
+        for zone in try await ledger.zonesWithData() where !zoneIDs.contains(zone) { zoneIDs.append(zone) }
         for zone in zoneIDs {
             // What others shared with the previous user isn't the new account's to upload.
             if zone.isShared, sharedDatabase != nil {
                 try await lostAccess(to: zone)
             } else {
-                _ = try await store.prepareZoneForReupload(zone)
+                _ = try await ledger.prepareZoneForReupload(zone)
             }
         }
-        try await store.setDatabaseToken(nil)
-        try await store.setDatabaseToken(nil, .shared)
-        try await store.forgetSavedSubscription()
-        try await store.setSyncedUserRecordName(current)
+        try await ledger.setDatabaseToken(nil)
+        try await ledger.setDatabaseToken(nil, .shared)
+        try await ledger.forgetSavedSubscription()
+        try await ledger.setSyncedUserRecordName(current)
         pausedReason = nil
         emit(.accountChanged(previous: previous, current: current, action: .adopted))
     }
@@ -88,7 +88,7 @@ extension SyncEngine {
     /// Creates the synced zones that don't exist yet, and the database subscription.
     func prepareZones() async throws {
         for zone in try await zonesWithChangeTokens() {
-            guard try await !store.zoneState(zone).created else { continue }
+            guard try await !ledger.zoneState(zone).created else { continue }
             try await createZone(zone)
         }
         try await saveSubscriptionIfNeeded()
@@ -98,7 +98,7 @@ extension SyncEngine {
     /// in (a zone the configuration forgot is synced rather than uploaded to and never fetched).
     func zonesWithChangeTokens() async throws -> [CloudRecord.ZoneID] {
         var zoneIDs = zones.filter(\.hasChangeTokens).map(\.zoneID)
-        for zone in try await store.zonesWithData()
+        for zone in try await ledger.zonesWithData()
         where zone.zoneName != CloudRecord.ZoneID.defaultZoneName && !zoneIDs.contains(zone)
             // Shared zones sync with the shared database (``fetchSharedChanges(complete:)``); never created here.
             && !(zone.isShared && sharedDatabase != nil)
@@ -113,12 +113,12 @@ extension SyncEngine {
             try await database.modifyRecordZones(saving: [zoneID], deleting: [])
         }
         if case .failure(let error)? = results.saveResults[zoneID] { throw error }
-        try await store.updateZoneState(zoneID) { $0.created = true }
+        try await ledger.updateZoneState(zoneID) { $0.created = true }
     }
 
     private func saveSubscriptionIfNeeded() async throws {
         guard let id = configuration.subscriptionID, zones.contains(where: \.hasChangeTokens),
-            try await !store.hasSavedSubscription(id)
+            try await !ledger.hasSavedSubscription(id)
         else { return }
         let subscription = CloudSubscription(id: id, kind: .database)
         do {
@@ -126,7 +126,7 @@ extension SyncEngine {
                 try await database.modifySubscriptions(saving: [subscription], deleting: [])
             }
             if case .failure(let error)? = results.saveResults[id] { throw error }
-            try await store.setSavedSubscription(id)
+            try await ledger.setSavedSubscription(id)
         } catch let error as CloudDatabaseError {
             // Pushes only make syncs sooner; a database without subscriptions still syncs (by polling).
             switch error {

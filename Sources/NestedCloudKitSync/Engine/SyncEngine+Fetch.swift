@@ -10,9 +10,9 @@ extension SyncEngine {
             // A complete sync fetches every zone from nothing, but still asks the database what changed since its
             // token: a zone deleted or purged meanwhile must be known before its records are fetched again.
             if complete {
-                for zone in tokenZones { try await store.beginFullFetch(of: zone) }
+                for zone in tokenZones { try await ledger.beginFullFetch(of: zone) }
             }
-            var databaseToken = try await store.databaseToken()
+            var databaseToken = try await ledger.databaseToken()
             // Deletions are news only to a device that knew the database before them: one starting from nothing
             // (its first sync, an expired token) finds a zone that is gone when it fetches it.
             var knowsEarlierState = databaseToken != nil
@@ -44,7 +44,7 @@ extension SyncEngine {
                 let changed = changes.modifiedZoneIDs.filter(tokenZones.contains)
                 gone.subtract(changed)
                 // The page's effects and its token in one transaction: never replayed over what the app saves next.
-                try await store.applyDatabaseChanges(
+                try await ledger.applyDatabaseChanges(
                     deletions: deletions.map { ($0.zoneID, $0.response) }, changedZones: changed,
                     token: changes.changeToken)
                 for deletion in deletions {
@@ -56,7 +56,7 @@ extension SyncEngine {
             }
             // Every zone not fetched to its end: new ones, ones a failure or a restart interrupted, changed ones.
             for zone in tokenZones where !gone.contains(zone) {
-                let state = try await store.zoneState(zone)
+                let state = try await ledger.zoneState(zone)
                 if state.token == nil || state.needsFetch { try await fetchZoneChanges(zone) }
             }
         }
@@ -67,12 +67,12 @@ extension SyncEngine {
 
     /// Fetches a zone's changes since its token, page by page, each page committed with its token.
     func fetchZoneChanges(_ zoneID: CloudRecord.ZoneID) async throws {
-        let state = try await store.zoneState(zoneID)
+        let state = try await ledger.zoneState(zoneID)
         var token = state.token
         // A full fetch that was interrupted (a failure, a restart) goes on from its last page and still reconciles.
         var fullFetch = state.reconcilePending
         if token == nil, !fullFetch {
-            try await store.beginFullFetch(of: zoneID)
+            try await ledger.beginFullFetch(of: zoneID)
             fullFetch = true
         }
         let database = database(for: zoneID)
@@ -87,7 +87,7 @@ extension SyncEngine {
             } catch CloudDatabaseError.changeTokenExpired where token != nil {
                 // Start over from nothing, then delete what the server no longer has (never unsent records).
                 emit(.changeTokenExpired(zoneID))
-                try await store.beginFullFetch(of: zoneID)
+                try await ledger.beginFullFetch(of: zoneID)
                 token = nil
                 fullFetch = true
                 continue
@@ -120,7 +120,7 @@ extension SyncEngine {
         var page = page
         // A local write between the resolution and the commit makes the commit refuse; resolve again.
         for _ in 0..<8 {
-            let states = try await store.pendingStates(page.modifications.map(\.id))
+            let states = try await ledger.pendingStates(page.modifications.map(\.id))
             var outcomes: [CloudRecord.ID: ConflictOutcome] = [:]
             var versions: [CloudRecord.ID: Int64] = [:]
             for server in page.modifications {
@@ -137,7 +137,7 @@ extension SyncEngine {
             }
             page.modifications.removeAll { page.skipped[$0.id] != nil }
             guard
-                let summary = try await store.commitFetched(
+                let summary = try await ledger.commitFetched(
                     page, outcomes: outcomes, versions: versions, deletePolicy: configuration.deleteConflictPolicy)
             else { continue }
             report(summary, in: page.zoneID)
@@ -153,7 +153,7 @@ extension SyncEngine {
     /// Fetches by ID the skipped records the app asked for again (``SyncStore/retryHaltedChanges()``): applied if
     /// they can be now, skipped again if not.
     func fetchSkippedRecords() async throws {
-        let ids = try await store.skippedRecordsToFetch()
+        let ids = try await ledger.skippedRecordsToFetch()
         guard !ids.isEmpty else { return }
         let limit = max(1, database.maximumItemsPerRequest)
         for zoneID in Set(ids.map(\.zoneID)).sorted(by: { $0.zoneName < $1.zoneName }) {
@@ -185,7 +185,7 @@ extension SyncEngine {
     }
 
     private func reconcile(_ zoneID: CloudRecord.ZoneID, recordTypes: [String]?) async throws {
-        let summary = try await store.reconcileAfterFullFetch(
+        let summary = try await ledger.reconcileAfterFullFetch(
             of: zoneID, recordTypes: recordTypes, deletePolicy: configuration.deleteConflictPolicy)
         report(summary, in: zoneID)
     }
@@ -198,12 +198,12 @@ extension SyncEngine {
                 "the zone \(zone.zoneID) has no change tokens, so it syncs by modification date, type by type: "
                     + "list its record types in SyncZone(_:recordTypes:)")
         }
-        let state = try await store.zoneState(zone.zoneID)
+        let state = try await ledger.zoneState(zone.zoneID)
         let fullCheck =
             complete
             || state.lastFullCheck.map { clock.now().timeIntervalSince($0) >= Self.seconds(zone.fullCheckInterval) }
                 ?? true
-        if fullCheck { try await store.beginFullFetch(of: zone.zoneID) }
+        if fullCheck { try await ledger.beginFullFetch(of: zone.zoneID) }
         // A second of overlap: records saved in the same instant as the last one fetched aren't missed; fetching
         // one again changes nothing.
         let since = complete ? nil : state.modifiedAfter.map { $0.addingTimeInterval(-1) }
@@ -221,7 +221,7 @@ extension SyncEngine {
         for recordType in zone.recordTypes {
             let query = CloudQuery(recordType: recordType)
             try await forEachPage(of: query, in: zone.zoneID, desiredKeys: [], includingFailures: true) { records in
-                try await self.store.markSeen(records.map(\.id), in: zone.zoneID)
+                try await self.ledger.markSeen(records.map(\.id), in: zone.zoneID)
             }
         }
         try await reconcile(zone.zoneID, recordTypes: zone.recordTypes)
@@ -260,9 +260,9 @@ extension SyncEngine {
         let response = await configuration.zoneDeletionResponse(CloudZoneDeletion(zoneID: zoneID, reason: reason))
         switch response {
         case .deleteLocalData:
-            try await store.deleteLocalData(in: zoneID)
+            try await ledger.deleteLocalData(in: zoneID)
         case .reuploadLocalData:
-            _ = try await store.prepareZoneForReupload(zoneID)
+            _ = try await ledger.prepareZoneForReupload(zoneID)
             try await createZone(zoneID)
         }
         emit(.zoneDeleted(zoneID, reason: reason, action: response.action))

@@ -31,9 +31,9 @@ extension SyncEngine {
     func sendChanges() async throws {
         var progress = SendProgress()
         while true {
-            let uploads = try await store.nextUploads(limit: batchSize, excluding: progress.attempted)
+            let uploads = try await ledger.nextUploads(limit: batchSize, excluding: progress.attempted)
             guard !uploads.isEmpty else { return }
-            try await store.markSent(uploads)
+            try await ledger.markSent(uploads)
             // Changes to zones others share with the user go to the shared database, the rest to the private one.
             let shared = uploads.filter { $0.entry.id.zoneID.isShared && sharedDatabase != nil }
             let own = uploads.filter { !($0.entry.id.zoneID.isShared && sharedDatabase != nil) }
@@ -90,7 +90,7 @@ extension SyncEngine {
     /// after a transient one.
     private func act(on outcome: UploadOutcome, progress: inout SendProgress) async throws {
         let saved = outcome.saved.map { ($0.upload, $0.server) }
-        try await store.acknowledge(saved: saved, deleted: outcome.deleted)
+        try await ledger.acknowledge(saved: saved, deleted: outcome.deleted)
         if !saved.isEmpty || !outcome.deleted.isEmpty {
             emit(
                 .sentChanges(
@@ -99,7 +99,7 @@ extension SyncEngine {
         }
         for earlier in outcome.earlierUploads {
             // Sent again at once, on the change tag of the copy the server holds.
-            try await store.adoptEarlierUpload(earlier.upload, server: earlier.server)
+            try await ledger.adoptEarlierUpload(earlier.upload, server: earlier.server)
         }
         for conflict in outcome.conflicts {
             let id = conflict.upload.entry.id
@@ -109,12 +109,12 @@ extension SyncEngine {
                 try await resolveConflict(server: conflict.server)
             } catch let error as SyncError {
                 // The policy failed on it: it waits for the app, the other changes go on.
-                try await store.skipConflict(conflict.upload, reason: error.description)
+                try await ledger.skipConflict(conflict.upload, reason: error.description)
                 emit(.recordSkipped(id, reason: error.description))
             }
         }
         for id in outcome.serverDeletions {
-            let summary = try await store.applyServerDeletion(id, deletePolicy: configuration.deleteConflictPolicy)
+            let summary = try await ledger.applyServerDeletion(id, deletePolicy: configuration.deleteConflictPolicy)
             report(summary, in: id.zoneID)
         }
         for refused in outcome.refused { try await refuse(refused.upload, error: refused.error) }
@@ -138,7 +138,7 @@ extension SyncEngine {
         }
         // A permission the share doesn't give is no better on the next attempt: halted at once.
         let halted = upload.entry.failures + 1 >= configuration.maximumRecordFailures || error.isPermissionFailure
-        try await store.recordUploadFailure(upload, error: error, halt: halted)
+        try await ledger.recordUploadFailure(upload, error: error, halt: halted)
         emit(.uploadFailed(upload.entry.id, error, halted: halted))
     }
 
@@ -161,7 +161,7 @@ extension SyncEngine {
         } catch is CloudDatabaseError {
             return false
         }
-        let outcome = try await store.revertRefusedChange(upload, toServerCopy: server)
+        let outcome = try await ledger.revertRefusedChange(upload, toServerCopy: server)
         if outcome.reverted { emit(.changeReverted(id, because: error, discarded: outcome.discarded)) }
         return true
     }
@@ -174,12 +174,12 @@ extension SyncEngine {
     /// meanwhile is resolved again from its new state.
     private func resolveConflict(server: CloudRecord) async throws {
         for _ in 0..<Self.maximumResolutionAttempts {
-            guard let state = try await store.localStates([server.id])[server.id], let stored = state.stored,
+            guard let state = try await ledger.localStates([server.id])[server.id], let stored = state.stored,
                 state.outbox?.operation == .save
             else { return }
             let outcome = try await ConflictResolver.resolve(
                 ConflictSides(server: server, local: stored), policy: configuration.conflictPolicy)
-            if try await store.commitResolution(outcome, server: server, version: stored.version) {
+            if try await ledger.commitResolution(outcome, server: server, version: stored.version) {
                 return emit(.conflictResolved(ConflictResolution(recordID: server.id, decision: outcome.decision)))
             }
         }

@@ -19,11 +19,11 @@ extension SyncEngine {
     func fetchSharedChanges(complete: Bool) async throws {
         guard let sharedDatabase else { return }
         try await saveSharedSubscriptionIfNeeded(in: sharedDatabase)
-        let known = Set(try await store.sharedZones())
+        let known = Set(try await ledger.sharedZones())
         if complete {
-            for zone in known { try await store.beginFullFetch(of: zone) }
+            for zone in known { try await ledger.beginFullFetch(of: zone) }
         }
-        var token = try await store.databaseToken(.shared)
+        var token = try await ledger.databaseToken(.shared)
         // Starting from nothing (the first sync, an expired token), the changes list every zone shared now: a zone
         // the store holds that isn't among them was lost while the device wasn't looking.
         var listed: Set<CloudRecord.ZoneID>? = token == nil ? [] : nil
@@ -49,28 +49,28 @@ extension SyncEngine {
             }
             // The losses and the page's token in one transaction: a loss is never behind the stored token with its
             // local copy still there. A zone shared again later in the pages is fetched from nothing.
-            let discarded = try await store.applySharedDatabaseChanges(
+            let discarded = try await ledger.applySharedDatabaseChanges(
                 lost: lost, changedZones: changes.modifiedZoneIDs, token: changes.changeToken)
             removed.formUnion(lost)
             for (zone, count) in discarded { emit(.sharedZoneRemoved(zone, discardedChanges: count)) }
             token = changes.changeToken
             if !changes.moreComing { break }
         }
-        for zone in try await store.sharedZones() {
-            let state = try await store.zoneState(zone)
+        for zone in try await ledger.sharedZones() {
+            let state = try await ledger.zoneState(zone)
             if state.token == nil || state.needsFetch { try await fetchZoneChanges(zone) }
         }
     }
 
     /// The user can no longer see a shared zone: its local copy and the changes queued for it go, with an event.
     func lostAccess(to zoneID: CloudRecord.ZoneID) async throws {
-        let discarded = try await store.removeSharedZone(zoneID)
+        let discarded = try await ledger.removeSharedZone(zoneID)
         emit(.sharedZoneRemoved(zoneID, discardedChanges: discarded))
     }
 
     /// Saves the database subscription in the shared database too, so a push says when a share changed.
     private func saveSharedSubscriptionIfNeeded(in sharedDatabase: any CloudDatabase) async throws {
-        guard let id = configuration.subscriptionID, try await !store.hasSavedSubscription(id, in: .shared) else {
+        guard let id = configuration.subscriptionID, try await !ledger.hasSavedSubscription(id, in: .shared) else {
             return
         }
         let subscription = CloudSubscription(id: id, kind: .database)
@@ -79,7 +79,7 @@ extension SyncEngine {
                 try await sharedDatabase.modifySubscriptions(saving: [subscription], deleting: [])
             }
             if case .failure(let error)? = results.saveResults[id] { throw error }
-            try await store.setSavedSubscription(id, in: .shared)
+            try await ledger.setSavedSubscription(id, in: .shared)
         } catch let error as CloudDatabaseError where !error.isRetryable {
             // Pushes only make syncs sooner; a shared database without subscriptions still syncs (by polling).
             return

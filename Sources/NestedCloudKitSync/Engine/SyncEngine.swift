@@ -41,7 +41,8 @@ public actor SyncEngine {
     private var continuations: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
     private var automaticTasks: [Task<Void, Never>] = []
     private var debounceTask: Task<Void, Never>?
-    private var observerToken: ObserverList.Token?
+    /// Whether the engine syncs by itself (``start()``).
+    private var isAutomatic = false
 
     /// Creates an engine; nothing happens until ``sync(complete:)`` or ``start()``.
     ///
@@ -72,6 +73,9 @@ public actor SyncEngine {
 
     var clock: any CloudClock { store.clock }
 
+    /// The engine's view of the store: the server's copies, the queue, the tokens.
+    nonisolated var ledger: SyncLedger { store.ledger }
+
     // MARK: Events and status
 
     /// A new stream of everything the engine reports from now on; each caller gets its own. The streams finish when
@@ -101,10 +105,10 @@ public actor SyncEngine {
 
     /// What the engine and the store's queue look like now.
     public func status() async throws -> SyncStatus {
-        let counts = try await store.pendingCounts()
+        let counts = try await ledger.pendingCounts()
         return SyncStatus(
             pendingChanges: counts.pending, haltedChanges: counts.halted,
-            lastSuccessfulSync: try await store.lastSuccessfulSync(), lastError: lastError,
+            lastSuccessfulSync: try await ledger.lastSuccessfulSync(), lastError: lastError,
             isSyncing: running != nil, pausedReason: pausedReason, skippedRecords: counts.skipped,
             accountStatus: accountStatus)
     }
@@ -142,9 +146,9 @@ public actor SyncEngine {
             try await fetchChanges(complete: complete)
             // The user may have changed while the fetch ran: check again before anything is uploaded, so the
             // previous user's queue never reaches another account.
-            if configuration.checksAccount, try await store.pendingCounts().pending > 0 { try await checkAccount() }
+            if configuration.checksAccount, try await ledger.pendingCounts().pending > 0 { try await checkAccount() }
             try await sendChanges()
-            try await store.setLastSuccessfulSync(clock.now())
+            try await ledger.setLastSuccessfulSync(clock.now())
             lastError = nil
             emit(.syncFinished(nil))
             return collected ?? SyncSummary(events: [])
@@ -225,10 +229,19 @@ public actor SyncEngine {
     /// Syncs by itself from now on: after local saves (debounced by ``SyncConfiguration/automaticSyncDelay``), every
     /// ``SyncConfiguration/pollingInterval`` if set, and on pushes given to ``handleNotification(_:)``.
     public func start() {
-        guard observerToken == nil, !isClosed else { return }
-        observerToken = store.observeLocalChanges { [weak self] in
-            Task { await self?.scheduleSync() }
-        }
+        guard !isAutomatic, !isClosed else { return }
+        isAutomatic = true
+        let localChanges = ledger.localChanges()
+        automaticTasks.append(
+            Task { [weak self] in
+                // The first result is the state at the start, which the sync scheduled below covers. The
+                // observation ends with the task (stop(), close()) or with the store (closed: nothing to send).
+                do {
+                    for try await change in localChanges.dropFirst() where change != nil {
+                        await self?.scheduleSync()
+                    }
+                } catch {}
+            })
         if let interval = configuration.pollingInterval {
             let clock = self.clock
             automaticTasks.append(
@@ -244,8 +257,7 @@ public actor SyncEngine {
 
     /// Stops syncing by itself; a running sync finishes.
     public func stop() {
-        if let observerToken { store.removeObserver(observerToken) }
-        observerToken = nil
+        isAutomatic = false
         for task in automaticTasks { task.cancel() }
         automaticTasks = []
         debounceTask?.cancel()

@@ -36,12 +36,12 @@ public final class ObservedModel<Model: StoreDecodable & Identifiable> {
 
     /// The model's identifier; setting another one observes that model.
     public var id: Model.ID {
-        didSet { if id != oldValue { result.change(Self.read(id, zoneID)) } }
+        didSet { if id != oldValue { result.change(Self.read(id, zoneID, isDuplicate)) } }
     }
 
     /// The zone; the store's ``SyncStore/zoneID`` if `nil`.
     public var zoneID: CloudRecord.ZoneID? {
-        didSet { if zoneID != oldValue { result.change(Self.read(id, zoneID)) } }
+        didSet { if zoneID != oldValue { result.change(Self.read(id, zoneID, isDuplicate)) } }
     }
 
     /// The store it reads; `nil` until the view has one. Setting another one observes it.
@@ -51,6 +51,8 @@ public final class ObservedModel<Model: StoreDecodable & Identifiable> {
     }
 
     @ObservationIgnored private let result: StoreResult<Model?>
+    /// Which results are equal, so that an equal one isn't delivered: `==` for an `Equatable` model.
+    @ObservationIgnored private let isDuplicate: (@Sendable (Model?, Model?) -> Bool)?
 
     /// How many observations it started, for the tests.
     var observationsStarted: Int { result.observationsStarted }
@@ -62,13 +64,43 @@ public final class ObservedModel<Model: StoreDecodable & Identifiable> {
     ///   - id: Its identifier.
     ///   - zoneID: Its zone; the store's if `nil`.
     ///   - store: The store, or `nil` to give it later (``store``).
-    public init(_ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil, store: SyncStore? = nil) {
-        self.id = id
-        self.zoneID = zoneID
-        result = StoreResult(nil, store: store, read: Self.read(id, zoneID))
+    ///
+    /// A change that leaves the model equal delivers nothing when `Model` is `Equatable` and this call knows it.
+    public convenience init(
+        _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil, store: SyncStore? = nil
+    ) {
+        self.init(type, id: id, in: zoneID, store: store, removingDuplicates: nil)
     }
 
-    private static func read(_ id: Model.ID, _ zoneID: CloudRecord.ZoneID?) -> (SyncStore) -> StoreObservation<Model?> {
-        { store in store.observe(Model.self, id: id, in: zoneID) }
+    init(
+        _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID?, store: SyncStore?,
+        removingDuplicates isDuplicate: (@Sendable (Model?, Model?) -> Bool)?
+    ) {
+        self.id = id
+        self.zoneID = zoneID
+        self.isDuplicate = isDuplicate
+        result = StoreResult(nil, store: store, read: Self.read(id, zoneID, isDuplicate))
+    }
+
+    private static func read(
+        _ id: Model.ID, _ zoneID: CloudRecord.ZoneID?, _ isDuplicate: (@Sendable (Model?, Model?) -> Bool)?
+    ) -> (SyncStore) -> StoreObservation<Model?> {
+        { store in store.observe(Model.self, id: id, in: zoneID, removingDuplicates: isDuplicate) }
+    }
+}
+
+extension ObservedModel where Model: Equatable {
+    /// A model of a store, by identifier, read once something reads it; a change that leaves it equal delivers
+    /// nothing.
+    ///
+    /// - Parameters:
+    ///   - type: The model's type.
+    ///   - id: Its identifier.
+    ///   - zoneID: Its zone; the store's if `nil`.
+    ///   - store: The store, or `nil` to give it later (``store``).
+    public convenience init(
+        _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil, store: SyncStore? = nil
+    ) {
+        self.init(type, id: id, in: zoneID, store: store, removingDuplicates: { $0 == $1 })
     }
 }

@@ -38,7 +38,7 @@ public final class ObservedQuery<Model: QueryableModel> {
 
     /// The query; setting another one observes it.
     public var query: ModelQuery<Model> {
-        didSet { if query != oldValue { result.change(Self.read(query)) } }
+        didSet { if query != oldValue { result.change(Self.read(query, isDuplicate)) } }
     }
 
     /// The store it reads; `nil` until the view has one. Setting another one observes it.
@@ -48,6 +48,8 @@ public final class ObservedQuery<Model: QueryableModel> {
     }
 
     @ObservationIgnored private let result: StoreResult<[Model]>
+    /// Which results are equal, so that an equal one isn't delivered: `==` for an `Equatable` model.
+    @ObservationIgnored private let isDuplicate: (@Sendable ([Model], [Model]) -> Bool)?
 
     /// How many observations it started, for the tests.
     var observationsStarted: Int { result.observationsStarted }
@@ -57,12 +59,36 @@ public final class ObservedQuery<Model: QueryableModel> {
     /// - Parameters:
     ///   - query: The query.
     ///   - store: The store, or `nil` to give it later (``store``).
-    public init(_ query: ModelQuery<Model>, in store: SyncStore? = nil) {
-        self.query = query
-        result = StoreResult([], store: store, read: Self.read(query))
+    ///
+    /// A change that leaves the models equal delivers nothing when `Model` is `Equatable` and this call knows it.
+    public convenience init(_ query: ModelQuery<Model>, in store: SyncStore? = nil) {
+        self.init(query, in: store, removingDuplicates: nil)
     }
 
-    private static func read(_ query: ModelQuery<Model>) -> (SyncStore) -> StoreObservation<[Model]> {
-        { store in store.observe(query) }
+    init(
+        _ query: ModelQuery<Model>, in store: SyncStore?,
+        removingDuplicates isDuplicate: (@Sendable ([Model], [Model]) -> Bool)?
+    ) {
+        self.query = query
+        self.isDuplicate = isDuplicate
+        result = StoreResult([], store: store, read: Self.read(query, isDuplicate))
+    }
+
+    private static func read(
+        _ query: ModelQuery<Model>, _ isDuplicate: (@Sendable ([Model], [Model]) -> Bool)?
+    ) -> (SyncStore) -> StoreObservation<[Model]> {
+        { store in store.observe(query, removingDuplicates: isDuplicate) }
+    }
+}
+
+extension ObservedQuery where Model: Equatable {
+    /// The models a query matches in a store, read once something reads them; a change that leaves them equal
+    /// delivers nothing.
+    ///
+    /// - Parameters:
+    ///   - query: The query.
+    ///   - store: The store, or `nil` to give it later (``store``).
+    public convenience init(_ query: ModelQuery<Model>, in store: SyncStore? = nil) {
+        self.init(query, in: store, removingDuplicates: { $0 == $1 })
     }
 }

@@ -86,7 +86,7 @@ public final class ObservedSyncState {
     private func restart() {
         tasks.withLock { for task in $0 { task.cancel() } }
         guard isWanted, let engine else { return }
-        let queue = engine.store.observeQueueState()
+        let queue = engine.ledger.observeQueueState()
         let events = Task { @MainActor [weak self] in
             // Subscribed before the first read of the status, so no event falls between the two.
             let stream = await engine.events()

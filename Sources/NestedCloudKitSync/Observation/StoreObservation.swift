@@ -14,7 +14,7 @@ import NestedCloudKitCodable
 ///
 /// Built on GRDB's `ValueObservation`: results come in the order of the transactions, never an older one after a
 /// newer; a reader slower than the changes gets the newest result, not every one in between; an equal result
-/// isn't delivered twice when the result is `Equatable`. Cancelling the task that iterates stops the
+/// isn't delivered twice when the model is `Equatable` (the overloads for `Equatable` models pass `==`). Cancelling the task that iterates stops the
 /// observation. Each iteration starts an observation of its own.
 public struct StoreObservation<Element>: AsyncSequence, Sendable {
     /// What ending the sequence with an error throws: a ``SyncError``, or a `CKCodableError` for a record that
@@ -82,11 +82,25 @@ public struct StoreObservation<Element>: AsyncSequence, Sendable {
 }
 
 extension SyncStore {
-    /// The models a query matches, now and after every change to them; for an `Equatable` model, a change that
-    /// leaves the result equal delivers nothing.
+    /// The models a query matches, now and after every change to what it reads.
+    ///
+    /// Every result is delivered: for an `Equatable` model the overload that skips equal results is chosen where
+    /// the model's type is known to be `Equatable`.
     public func observe<Model: QueryableModel>(_ query: ModelQuery<Model>) -> StoreObservation<[Model]> {
+        observe(query, removingDuplicates: nil)
+    }
+
+    /// The models a query matches, now and after every change to them; a change that leaves the result equal
+    /// delivers nothing.
+    public func observe<Model: QueryableModel & Equatable>(_ query: ModelQuery<Model>) -> StoreObservation<[Model]> {
+        observe(query, removingDuplicates: { $0 == $1 })
+    }
+
+    func observe<Model: QueryableModel>(
+        _ query: ModelQuery<Model>, removingDuplicates isDuplicate: (@Sendable ([Model], [Model]) -> Bool)?
+    ) -> StoreObservation<[Model]> {
         let zone = zoneID
-        return StoreObservation(writer: writer, removingDuplicates: StoreObservation.equalIfEquatable) { db in
+        return StoreObservation(writer: writer, removingDuplicates: isDuplicate) { db in
             try Self.fetch(query, storeZone: zone, in: db)
         }
     }
@@ -110,29 +124,31 @@ extension SyncStore {
         }
     }
 
-    /// One model, by identifier, now and after every change to it: `nil` while the store doesn't have it. For an
-    /// `Equatable` model, a change that leaves it equal delivers nothing.
+    /// One model, by identifier, now and after every change to what it reads: `nil` while the store doesn't have
+    /// it. Every result is delivered; see the `Equatable` overload.
     public func observe<Model: StoreDecodable & Identifiable>(
         _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil
     ) -> StoreObservation<Model?> {
+        observe(type, id: id, in: zoneID, removingDuplicates: nil)
+    }
+
+    /// One model, by identifier, now and after every change to it: `nil` while the store doesn't have it. A change
+    /// that leaves it equal delivers nothing.
+    public func observe<Model: StoreDecodable & Identifiable & Equatable>(
+        _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil
+    ) -> StoreObservation<Model?> {
+        observe(type, id: id, in: zoneID, removingDuplicates: { $0 == $1 })
+    }
+
+    func observe<Model: StoreDecodable & Identifiable>(
+        _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID?,
+        removingDuplicates isDuplicate: (@Sendable (Model?, Model?) -> Bool)?
+    ) -> StoreObservation<Model?> {
         let recordID = CloudRecord.ID(
             recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zoneID ?? self.zoneID)
-        return StoreObservation(writer: writer, removingDuplicates: StoreObservation.equalIfEquatable) { db in
+        return StoreObservation(writer: writer, removingDuplicates: isDuplicate) { db in
             guard let record = try StoreTables.records([recordID], in: db).first else { return nil }
             return try Self.decode(Model.self, from: [record], in: db).first
         }
-    }
-}
-
-extension StoreObservation {
-    /// Whether two results are equal, for a result type that is `Equatable` (an array or optional of an `Equatable`
-    /// model); `false` for any other, so that every result is delivered.
-    @Sendable static func equalIfEquatable(_ lhs: Element, _ rhs: Element) -> Bool {
-        guard let lhs = lhs as? any Equatable else { return false }
-        return isEqual(lhs, rhs)
-    }
-
-    private static func isEqual<Value: Equatable>(_ lhs: Value, _ rhs: Element) -> Bool {
-        (rhs as? Value).map { lhs == $0 } ?? false
     }
 }

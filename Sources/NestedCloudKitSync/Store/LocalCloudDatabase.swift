@@ -58,7 +58,7 @@ public struct LocalCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         // not read: the store copies the files itself as it saves.
         let unreadable = AssetFileContents.failures(ofUnreadableFilesIn: operations.compactMap(\.recordToSave))
             .merging(failures) { unreadable, _ in unreadable }
-        let (results, changed) = try await store.write { db in
+        return try await store.write { db in
             let now = store.nextEditTime()
             let rules = LocalRecordStore(db: db)
             // The plan's change tags and dates are dropped: a record's system fields are its server copy's.
@@ -84,10 +84,9 @@ public struct LocalCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
                     }
                     ?? .failure(.unknownItem(record.id))
             }
-            return ((saveResults, plan.deleteResults), changed)
+            if changed { try StoreTables.noteLocalChange(in: db) }
+            return (saveResults, plan.deleteResults)
         }
-        if changed { store.notifyLocalChange() }
-        return results
     }
 
     /// The item as the store applies it. A record saved without a change tag under `ifServerRecordUnchanged` (a
@@ -167,13 +166,15 @@ public struct LocalCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
 
     /// The user the store's data belongs to; `notAuthenticated` before the first sync.
     public func userRecordName() async throws -> String {
-        guard let name = try await store.syncedUserRecordName() else { throw CloudDatabaseError.notAuthenticated }
+        guard let name = try await store.ledger.syncedUserRecordName() else {
+            throw CloudDatabaseError.notAuthenticated
+        }
         return name
     }
 
     /// `.available` once the store has synced for a user, else `.couldNotDetermine`.
     public func accountStatus() async throws -> CloudAccountStatus {
-        try await store.syncedUserRecordName() == nil ? .couldNotDetermine : .available
+        try await store.ledger.syncedUserRecordName() == nil ? .couldNotDetermine : .available
     }
 
     /// Refused: subscriptions are the server's.

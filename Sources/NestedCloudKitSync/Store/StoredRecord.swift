@@ -383,6 +383,16 @@ enum StoreTables {
         try db.notifyChanges(in: Table(table))
     }
 
+    /// Notes, in the transaction that makes it, that the app changed something the server should get: the key
+    /// `localChange` takes a number never used before, and an engine in automatic mode, which observes it
+    /// (``SyncLedger/localChanges()``), syncs. The engine's own writes never note one, so its uploads don't wake it.
+    static func noteLocalChange(in db: Database) throws {
+        let number = try nextCounter(in: db)
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO ncs_state (key, value) VALUES ('localChange', ?)")
+            .execute(arguments: [number])
+        try noteChanged(stateTable, in: db)
+    }
+
     // MARK: State
 
     static func state(_ key: String, in db: Database) throws -> Data? {

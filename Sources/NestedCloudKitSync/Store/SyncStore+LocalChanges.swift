@@ -37,7 +37,8 @@ extension SyncStore {
             for name in edits.fieldNames { stored.fieldEditTimes[name] = now }
             stored.record = record
             stored.editTime = now
-            let version = try StoreTables.write(stored, epoch: try registerZone(record.id.zoneID, in: db), in: db)
+            let version = try StoreTables.write(
+                stored, epoch: try SyncLedger.registerZone(record.id.zoneID, in: db), in: db)
             try StoreTables.enqueue(
                 .save, id: record.id, recordType: record.recordType, version: version, keepingSentCopies: true, in: db)
         } else {
@@ -49,7 +50,7 @@ extension SyncStore {
             record.systemFields = ancestor?.systemFields
             let times = Dictionary(record.fields.names.map { ($0, now) }, uniquingKeysWith: { first, _ in first })
             // The zone's current epoch: a record written during a full fetch isn't taken for one the server lost.
-            let epoch = try registerZone(record.id.zoneID, in: db)
+            let epoch = try SyncLedger.registerZone(record.id.zoneID, in: db)
             let version = try StoreTables.write(
                 StoredRecord(record: record, ancestor: ancestor, editTime: now, fieldEditTimes: times, version: 0),
                 epoch: epoch, in: db)
@@ -136,7 +137,7 @@ extension SyncStore {
         // times included, since its answer may have been lost; so that copy, fetched back, is recognised as ours
         // and deleted, not taken for another device's edit. Deleting a record the server never got (a lost request)
         // is answered "unknown item", which counts as done: one wasted item, never a resurrected record.
-        let copy = pending?.operation == .save ? outgoing(stored) : stored.ancestor ?? stored.record
+        let copy = pending?.operation == .save ? SyncLedger.outgoing(stored) : stored.ancestor ?? stored.record
         try StoreTables.enqueue(
             .delete, id: id, recordType: stored.record.recordType, version: version, ancestor: copy,
             keepingSentCopies: true, in: db)

@@ -32,9 +32,9 @@ extension SyncStore {
         let zone = zoneID ?? self.zoneID
         let rootID = CloudRecord.ID(recordName: NestedCloudKitCodable.recordName(describing: id), zoneID: zone)
         let assets = assetFiles
-        let result: Transfer<(Model, Bool)>
+        let result: Transfer<Model>
         do {
-            result = try await write { db -> Transfer<(Model, Bool)> in
+            result = try await write { db -> Transfer<Model> in
                 guard let root = try StoreTables.records([rootID], in: db).first,
                     let original = try Self.decode(Model.self, from: [root], in: db).first
                 else { throw SyncError.notFound(rootID) }
@@ -57,14 +57,13 @@ extension SyncStore {
                     }
                     if try Self.applyLocalSave(merged, at: now, assets: assets, batch: batch, in: db) { changed = true }
                 }
-                return Transfer(value: (model, changed))
+                if changed { try StoreTables.noteLocalChange(in: db) }
+                return Transfer(value: model)
             }
         } catch let failed as ChangeFailed {
             throw failed.error
         }
-        let (model, changed) = result.value
-        if changed { notifyLocalChange() }
-        return model
+        return result.value
     }
 }
 

@@ -18,7 +18,7 @@ import NestedCloudKitCodable
 /// again model updates its records instead of conflicting. Saving a value that didn't change queues nothing.
 ///
 /// A store is safe to use from any task, also while a ``SyncEngine`` syncs it.
-public final class SyncStore: Sendable {
+public final class SyncStore: Sendable, StoreConnected {
     /// The zone models are saved in unless a call names another: a custom zone of the private database, created on
     /// the first sync.
     public static let defaultZoneID = CloudRecord.ZoneID(zoneName: "NestedCloudKitSync")
@@ -28,15 +28,13 @@ public final class SyncStore: Sendable {
     /// The file, or `nil` for a store in memory.
     public let path: String?
 
-    let writer: any DatabaseWriter
+    /// The database, shared with the engine's view of it (``ledger``).
+    let connection: StoreConnection
+    /// The engine's view of the same database: the server's copies, the queue, the tokens.
+    package let ledger: SyncLedger
     /// The store's database, for the package's benchmarks: they time an observation from the commit itself, which
     /// a transaction observer of this writer sees.
     package var databaseWriter: any DatabaseWriter { writer }
-    let clock: any CloudClock
-    let assetFiles: AssetFiles
-    private let editClock: EditClock
-    private let observers = ObserverList()
-    private let isClosed = Locked(false)
 
     /// Opens the store in a SQLite file, creating it if needed.
     ///
@@ -69,31 +67,10 @@ public final class SyncStore: Sendable {
     }
 
     private init(writer: any DatabaseWriter, path: String?, zoneID: CloudRecord.ZoneID, clock: any CloudClock) throws {
-        self.writer = writer
+        connection = try StoreConnection(writer: writer, path: path, clock: clock)
+        ledger = SyncLedger(connection: connection, zoneID: zoneID)
         self.path = path
         self.zoneID = zoneID
-        self.clock = clock
-        assetFiles = AssetFiles(
-            directory: path.map { URL(fileURLWithPath: $0 + "-assets").standardizedFileURL }
-                ?? FileManager.default.temporaryDirectory.appendingPathComponent(
-                    "NestedCloudKitSync-\(UUID().uuidString)"
-                ).standardizedFileURL)
-        do {
-            try StoreSchema.migrator().migrate(writer)
-            let assets = assetFiles
-            try writer.write { db in try assets.sweep(in: db) }
-            let latest = try writer.read { db in
-                try Int64.fetchOne(db, sql: "SELECT MAX(edit_time) FROM ncs_record") ?? 0
-            }
-            editClock = EditClock(clock: clock, latest: latest)
-        } catch {
-            throw SyncError.store("can't prepare the store\(path.map { " at \($0)" } ?? ""): \(error)")
-        }
-    }
-
-    deinit {
-        // A store in memory takes its asset copies with it; a file's stay beside the file.
-        if path == nil { try? FileManager.default.removeItem(at: assetFiles.directory) }
     }
 
     /// The store as a `CloudDatabase`: what `CKRecordDecoder` reads references from, offline.
@@ -146,8 +123,8 @@ public final class SyncStore: Sendable {
     private func save(_ records: [CloudRecord], keepingUnmappedFields: Bool) async throws {
         guard !records.isEmpty else { return }
         let assets = assetFiles
-        let changed = try await write { db in
-            let now = self.editClock.next()
+        try await write { db in
+            let now = self.nextEditTime()
             var changed = 0
             let batch = Self.sharedZoneBatch(records)
             for record in records
@@ -156,9 +133,8 @@ public final class SyncStore: Sendable {
             {
                 changed += 1
             }
-            return changed
+            if changed > 0 { try StoreTables.noteLocalChange(in: db) }
         }
-        if changed > 0 { observers.notify() }
     }
 
     /// Deletes a model's record and queues the deletion; records that hold a `.deleteSelf` reference to it go too,
@@ -202,15 +178,15 @@ public final class SyncStore: Sendable {
     /// - Throws: ``SyncError/unknownZone(_:)`` if an ID is in a zone the store has nothing in (nothing is deleted).
     @discardableResult
     public func deleteRecords(withIDs ids: [CloudRecord.ID]) async throws -> [CloudRecord.ID] {
-        let deleted = try await write { db in
+        try await write { db in
             for zoneID in Set(ids.map(\.zoneID)) where zoneID != self.zoneID {
-                guard try Self.zoneState(zoneID, in: db).isUnknown else { continue }
+                guard try SyncLedger.zoneState(zoneID, in: db).isUnknown else { continue }
                 throw SyncError.unknownZone(zoneID)
             }
-            return try Self.applyLocalDeletes(ids, in: db)
+            let deleted = try Self.applyLocalDeletes(ids, in: db)
+            if !deleted.isEmpty { try StoreTables.noteLocalChange(in: db) }
+            return deleted
         }
-        if !deleted.isEmpty { observers.notify() }
-        return deleted
     }
 
     // MARK: Reading
@@ -314,8 +290,8 @@ public final class SyncStore: Sendable {
             try db.execute(sql: "UPDATE ncs_outbox SET halted = 0, failures = 0")
             try db.execute(sql: "UPDATE ncs_skipped SET retry = 1")
             try StoreTables.noteChanged(StoreTables.queueTable, in: db)
+            try StoreTables.noteLocalChange(in: db)
         }
-        observers.notify()
     }
 
     /// Deletes every record, pending change, token and the account the data belonged to: what an app does when
@@ -344,66 +320,6 @@ public final class SyncStore: Sendable {
     ///
     /// - Throws: ``SyncError/store(_:)`` if the database can't be closed (a read still running).
     public func close() async throws {
-        guard isClosed.withLock({ closed in !closed }) else { return }
-        // Waits for a write under way, then makes every later call fail before it reaches the database.
-        try await writer.barrierWriteWithoutTransaction { _ in self.isClosed.withLock { $0 = true } }
-        do {
-            try writer.close()
-        } catch {
-            throw SyncError.store("closing the store failed: \(error)")
-        }
+        try await connection.close()
     }
-
-    // MARK: Plumbing
-
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        guard !isClosed.withLock({ $0 }) else { throw SyncError.closed }
-        do {
-            return try await writer.read(body)
-        } catch let error as SyncError {
-            throw error
-        } catch let error as CKCodableError {
-            throw error
-        } catch {
-            throw SyncError.store("reading the store failed: \(error)")
-        }
-    }
-
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        guard !isClosed.withLock({ $0 }) else { throw SyncError.closed }
-        let assets = assetFiles
-        do {
-            return try await writer.write { db in
-                let result = try body(db)
-                // In the same transaction: a copy let go of here is deleted before any other write can point to it.
-                try assets.collectGarbage(in: db)
-                return result
-            }
-        } catch let error as SyncError {
-            throw error
-        } catch let error as CKCodableError {
-            throw error
-        } catch let error as StaleResolution {
-            throw error
-        } catch let error as ChangeFailed {
-            throw error
-        } catch {
-            throw SyncError.store("writing the store failed: \(error)")
-        }
-    }
-
-    /// Calls `body` after each local change: how an engine in automatic mode learns there is something to send.
-    func observeLocalChanges(_ body: @escaping @Sendable () -> Void) -> ObserverList.Token {
-        observers.add(body)
-    }
-
-    /// Tells the engine in automatic mode that the app changed something.
-    func notifyLocalChange() { observers.notify() }
-
-    func removeObserver(_ token: ObserverList.Token) {
-        observers.remove(token)
-    }
-
-    /// The current edit time, for writes the engine makes on the user's behalf.
-    func nextEditTime() -> Int64 { editClock.next() }
 }

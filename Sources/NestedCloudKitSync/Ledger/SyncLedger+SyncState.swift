@@ -25,7 +25,7 @@ struct ZoneState: Sendable {
     var isUnknown = false
 }
 
-extension SyncStore {
+extension SyncLedger {
     static let userKey = "userRecordName"
     private static let databaseTokenKey = "databaseToken"
     private static let lastSyncKey = "lastSuccessfulSync"

@@ -14,7 +14,7 @@ import NestedCloudKitCodable
 ///
 /// Applied the same way whichever came first: a deletion fetched from the server (another device deleted the
 /// target), or a record fetched that references a target this device deleted and hasn't sent yet.
-extension SyncStore {
+extension SyncLedger {
     /// The `.deleteSelf` targets of a record, in its zone.
     static func deleteSelfTargets(of record: CloudRecord) -> [CloudRecord.ID] {
         var targets: [CloudRecord.ID] = []
@@ -93,7 +93,7 @@ extension SyncStore {
                     // Its own targets may have been deleted with it.
                     pending.append(target)
                 case .deleteWins:
-                    for deleted in try applyLocalDeletes([holder], in: db) {
+                    for deleted in try SyncStore.applyLocalDeletes([holder], in: db) {
                         summary.deleted.append(deleted)
                         summary.resolutions.append(
                             ConflictResolution(recordID: deleted, decision: .deletedWithTarget(target)))

@@ -28,7 +28,7 @@ struct UploadKey: Hashable, Sendable {
     var version: Int64
 }
 
-extension SyncStore {
+extension SyncLedger {
     /// The next changes to send, at most `limit`: saves before deletions; a save after the saves of the records it
     /// references; a deletion before the deletions of the records its record referenced.
     func nextUploads(limit: Int, excluding attempted: Set<UploadKey>) async throws -> [Upload] {

@@ -20,7 +20,7 @@ struct LocalState: Sendable {
     /// was lost (a crash, a dropped connection), not another device's change.
     func isPendingSave(_ server: CloudRecord) -> Bool {
         guard let stored, outbox?.operation == .save else { return false }
-        return AssetFiles.sameContents(server.fields, SyncStore.outgoing(stored).fields)
+        return AssetFiles.sameContents(server.fields, SyncLedger.outgoing(stored).fields)
     }
 
     /// Whether the server's copy is an earlier version this device sent without getting an answer, with newer local
@@ -71,7 +71,7 @@ struct FetchSummary: Sendable {
     }
 }
 
-extension SyncStore {
+extension SyncLedger {
     /// The local state of the records among `ids` that have a pending change: only those can conflict.
     func pendingStates(_ ids: [CloudRecord.ID]) async throws -> [CloudRecord.ID: LocalState] {
         try await read { db in
