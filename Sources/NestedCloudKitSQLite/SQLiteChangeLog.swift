@@ -101,14 +101,22 @@ struct SQLiteChangeLog {
             arguments: [try nextGeneration(), sequence, sequence, zone.zoneName, zone.ownerName])
     }
 
-    /// Logs a zone deleted, with why; its record tombstones go with it.
+    /// Logs a zone deleted, with why; its record tombstones go with it. A purge supersedes every earlier deletion
+    /// of the zone; a later deletion supersedes earlier ones but the purge, which a device must still hear of.
     func logZoneDeleted(_ zone: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) throws {
+        let arguments: StatementArguments = [zone.zoneName, zone.ownerName]
         try database.execute(
-            sql: "DELETE FROM record_tombstone WHERE zone_name = ? AND owner_name = ?",
-            arguments: [zone.zoneName, zone.ownerName])
+            sql: "DELETE FROM record_tombstone WHERE zone_name = ? AND owner_name = ?", arguments: arguments)
+        if reason == .purged {
+            try database.execute(
+                sql: "DELETE FROM zone_tombstone WHERE zone_name = ? AND owner_name = ?", arguments: arguments)
+        }
         try database.execute(
-            sql: "INSERT OR REPLACE INTO zone_tombstone (zone_name, owner_name, reason, seq) VALUES (?, ?, ?, ?)",
-            arguments: [zone.zoneName, zone.ownerName, reason.rawValue, try nextSequence()])
+            sql: """
+                INSERT OR REPLACE INTO zone_tombstone (zone_name, owner_name, purge, reason, seq)
+                VALUES (?, ?, ?, ?, ?)
+                """,
+            arguments: arguments + [reason == .purged, reason.rawValue, try nextSequence()])
     }
 
     /// Deletes the oldest record tombstones until at most `limit` remain, moving each affected zone's horizon past

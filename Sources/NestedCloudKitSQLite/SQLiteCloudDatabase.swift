@@ -116,8 +116,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
                 if let row = try store.storedRecord(withID: id) {
                     results[id] = .success(try store.decode(row, id: id, withAssets: true).keepingFields(desiredKeys))
                 } else {
-                    results[id] = .failure(
-                        try store.containsZone(id.zoneID) ? .unknownItem(id) : .zoneNotFound(id.zoneID))
+                    results[id] = .failure(try store.missingZoneError(id.zoneID) ?? .unknownItem(id))
                 }
             }
             return results
@@ -200,23 +199,42 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
                     deleteResults[zone] = .failure(.invalidArguments("the default zone can't be deleted"))
                     continue
                 }
-                deletedRows += try Int64.fetchAll(
-                    database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
-                    arguments: [zone.zoneName, zone.ownerName])
-                try database.execute(
-                    sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?",
-                    arguments: [zone.zoneName, zone.ownerName])
-                guard database.changesCount > 0 else {
+                guard let rows = try Self.deleteZone(zone, reason: .deleted, in: database) else {
                     deleteResults[zone] = .failure(.zoneNotFound(zone))
                     continue
                 }
-                try SQLiteChangeLog(database: database).logZoneDeleted(zone, reason: .deleted)
+                deletedRows += rows
                 deleteResults[zone] = .success(())
             }
             return ((saveResults, deleteResults), deletedRows)
         }
         assets.removeFiles(ofRows: deletedRows)
         return results
+    }
+
+    /// Deletes a zone and its records as something other than the app would: the user deleting the app's data in
+    /// Settings (`CloudZoneDeletion.Reason.purged`: requests for the zone then fail with
+    /// `CloudDatabaseError.userDeletedZone(_:)` until the app creates it again), or an encrypted-data reset. Database
+    /// changes report the deletion with its reason. A zone that doesn't exist, or the default zone, is left alone.
+    public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async throws {
+        guard zoneID != .default else { return }
+        let deletedRows = try await write { database in try Self.deleteZone(zoneID, reason: reason, in: database) }
+        assets.removeFiles(ofRows: deletedRows ?? [])
+    }
+
+    /// Deletes a zone, its records and their log, and logs the deletion with its reason; returns the rows of the
+    /// records deleted, whose asset files go once the transaction commits, or `nil` if the zone doesn't exist.
+    private static func deleteZone(
+        _ zone: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason, in database: Database
+    ) throws -> [Int64]? {
+        let rows = try Int64.fetchAll(
+            database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
+            arguments: [zone.zoneName, zone.ownerName])
+        try database.execute(
+            sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?", arguments: [zone.zoneName, zone.ownerName])
+        guard database.changesCount > 0 else { return nil }
+        try SQLiteChangeLog(database: database).logZoneDeleted(zone, reason: reason)
+        return rows
     }
 
     /// Every zone, sorted by name.
@@ -243,7 +261,10 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         let assets = assets
         return try await read { database in
             let log = SQLiteChangeLog(database: database)
-            guard let zone = try log.zone(zoneID) else { throw CloudDatabaseError.zoneNotFound(zoneID) }
+            guard let zone = try log.zone(zoneID) else {
+                throw try SQLiteRecordStore(database: database, assets: assets).missingZoneError(zoneID)
+                    ?? .zoneNotFound(zoneID)
+            }
             if let position, position.generation != zone.generation || position.sequence < zone.horizon {
                 throw CloudDatabaseError.changeTokenExpired(zoneID)
             }
@@ -384,7 +405,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         let assets = assets
         return try await read { database in
             let store = SQLiteRecordStore(database: database, assets: assets)
-            guard try store.containsZone(cursor.zoneID) else { throw CloudDatabaseError.zoneNotFound(cursor.zoneID) }
+            if let missing = try store.missingZoneError(cursor.zoneID) { throw missing }
             let query = cursor.query
             let matches = try QueryPlanner(store: store).records(matching: query, in: cursor.zoneID)
                 .sorted { query.sortsBefore($0.record, $1.record) }
@@ -446,5 +467,12 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         } catch let error as DatabaseError {
             throw failure(error, "writing")
         }
+    }
+}
+
+extension SQLiteCloudDatabase: StandaloneCloudDatabase {
+    /// Expires every change token, by compacting away every tombstone a token could still need.
+    package func expireEveryChangeToken() async throws {
+        try await compactChangeLog(keepingTombstones: 0)
     }
 }

@@ -72,6 +72,18 @@ struct SQLiteRecordStore: CloudRecordStore {
         }
     }
 
+    /// Why a zone can't be used, or `nil` when it exists. A zone the user deleted from Settings
+    /// (``SQLiteCloudDatabase/deleteZone(_:reason:)`` with `.purged`) is refused with `userDeletedZone` until the app
+    /// creates it again; zone tombstones are never compacted, so the file remembers.
+    func missingZoneError(_ zoneID: CloudRecord.ZoneID) throws -> CloudDatabaseError? {
+        if try containsZone(zoneID) { return nil }
+        let reason = try String.fetchOne(
+            database,
+            sql: "SELECT reason FROM zone_tombstone WHERE zone_name = ? AND owner_name = ? ORDER BY seq DESC LIMIT 1",
+            arguments: [zoneID.zoneName, zoneID.ownerName])
+        return reason == CloudZoneDeletion.Reason.purged.rawValue ? .userDeletedZone(zoneID) : .zoneNotFound(zoneID)
+    }
+
     func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool {
         if let known = memo.zones[zoneID] { return known }
         let exists =

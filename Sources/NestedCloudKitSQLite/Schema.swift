@@ -10,7 +10,7 @@ enum Schema {
 
     /// `PRAGMA user_version`: the schema version this library writes, the number of ``migrator()``'s migrations.
     /// A release that finds a larger one refuses the file rather than write to a layout it doesn't know.
-    static let currentVersion = 2
+    static let currentVersion = 3
 
     /// Creates the schema in a new file, or migrates an earlier version's, after checking that the file is new or
     /// this library's.
@@ -35,6 +35,12 @@ enum Schema {
                 try addChangeLog(database)
             }
             try database.execute(sql: "PRAGMA user_version = 2")
+        }
+        migrator.registerMigration("v3: a purge kept beside a later deletion of its zone") { database in
+            if try !database.columns(in: "zone_tombstone").contains(where: { $0.name == "purge" }) {
+                try keepPurgesApart(database)
+            }
+            try database.execute(sql: "PRAGMA user_version = 3")
         }
         return migrator
     }
@@ -208,5 +214,27 @@ enum Schema {
                 INSERT INTO text_metadata (key, value) VALUES ('user_record_name', ?);
                 """,
             arguments: [sequence, zones.count + 1, "_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")])
+    }
+
+    /// Gives a zone two tombstones, its purge and its latest other deletion, as CloudKit reports both: a device
+    /// that missed a purge, the zone's creation again and a later deletion still hears of the purge
+    /// (`SQLiteCloudDatabase.deleteZone(_:reason:)`).
+    private static func keepPurgesApart(_ database: Database) throws {
+        try database.execute(
+            sql: """
+                CREATE TABLE zone_tombstone_v3 (
+                    zone_name TEXT NOT NULL,
+                    owner_name TEXT NOT NULL,
+                    purge INTEGER NOT NULL,
+                    reason TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (zone_name, owner_name, purge)
+                ) WITHOUT ROWID;
+                INSERT INTO zone_tombstone_v3 (zone_name, owner_name, purge, reason, seq)
+                    SELECT zone_name, owner_name, reason = 'purged', reason, seq FROM zone_tombstone;
+                DROP TABLE zone_tombstone;
+                ALTER TABLE zone_tombstone_v3 RENAME TO zone_tombstone;
+                CREATE INDEX zone_tombstone_by_seq ON zone_tombstone (seq);
+                """)
     }
 }

@@ -26,6 +26,9 @@ package struct DatabaseBackend: Sendable, CustomTestStringConvertible {
     /// Whether a share read back says which record it shares. CloudKit Web Services' answers don't: the root's
     /// `share` names the share.
     package var reportsShareRoots = true
+    /// Whether a zone the user purged is refused as `userDeletedZone`. CloudKit Web Services has no such error:
+    /// its documented codes say `ZONE_NOT_FOUND`.
+    package var reportsUserDeletedZones = true
     package let make:
         @Sendable (_ maximumItemsPerRequest: Int, _ clock: any CloudClock) async throws ->
             any CloudDatabase
@@ -33,6 +36,12 @@ package struct DatabaseBackend: Sendable, CustomTestStringConvertible {
     /// token for the in-memory database (and the Web Services stand-in, which answers from one); for SQLite, every
     /// token that could miss a deletion, by compacting every tombstone away.
     package let expireChangeTokens: @Sendable (any CloudDatabase) async throws -> Void
+    /// Deletes a zone as iCloud would rather than the app (the user purging the app's data in Settings, a reset of
+    /// their encryption keys): the server's own control, or the emulator's through the client.
+    package var deleteZoneAsICloud:
+        @Sendable (any CloudDatabase, CloudRecord.ZoneID, CloudZoneDeletion.Reason) async throws -> Void = {
+            _, _, _ in throw UnsupportedTestControl()
+        }
 
     package var testDescription: String { name }
 
@@ -109,6 +118,10 @@ extension DatabaseBackend {
         expireChangeTokens: { database in
             guard let database = database as? InMemoryCloudDatabase else { throw UnsupportedTestControl() }
             await database.expireChangeTokens()
+        },
+        deleteZoneAsICloud: { database, zone, reason in
+            guard let database = database as? InMemoryCloudDatabase else { throw UnsupportedTestControl() }
+            await database.deleteZone(zone, reason: reason)
         })
 
     package static let sqlite = DatabaseBackend(
@@ -119,6 +132,10 @@ extension DatabaseBackend {
         expireChangeTokens: { database in
             guard let database = database as? SQLiteCloudDatabase else { throw UnsupportedTestControl() }
             try await database.compactChangeLog(keepingTombstones: 0)
+        },
+        deleteZoneAsICloud: { database, zone, reason in
+            guard let database = database as? SQLiteCloudDatabase else { throw UnsupportedTestControl() }
+            try await database.deleteZone(zone, reason: reason)
         })
 
     /// The CloudKit Web Services client over real HTTP, against the emulator (`cloudkit-emulator`, in this process),
@@ -126,22 +143,32 @@ extension DatabaseBackend {
     /// and each checks the other.
     package static let webServices = DatabaseBackend(
         name: "Web Services", keepsFieldOrder: false, keepsEmptyListTypes: false, reportsAncestors: false,
-        keepsEncryptedFields: false, reportsShareRoots: false,
+        keepsEncryptedFields: false, reportsShareRoots: false, reportsUserDeletedZones: false,
         make: { limit, clock in try await makeWebServicesDatabase(maximumItemsPerRequest: limit, clock: clock) },
         expireChangeTokens: { database in
             guard let emulator = await EmulatorsBehindClients.shared.emulator(behind: database) else {
                 throw UnsupportedTestControl()
             }
             await emulator.expireChangeTokens()
+        },
+        deleteZoneAsICloud: { database, zone, reason in
+            guard let emulator = await EmulatorsBehindClients.shared.emulator(behind: database) else {
+                throw UnsupportedTestControl()
+            }
+            try await emulator.deleteZone(
+                named: zone.zoneName, ofUser: webServicesUser, container: webServicesContainer, reason: reason)
         })
+
+    private static let webServicesUser = "conformance"
+    private static let webServicesContainer = "iCloud.com.example.Conformance"
 
     private static func makeWebServicesDatabase(
         maximumItemsPerRequest limit: Int, clock: any CloudClock
     ) async throws -> any CloudDatabase {
         let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(clock: clock))
         var configuration = CloudKitWebServicesConfiguration(
-            containerIdentifier: "iCloud.com.example.Conformance", environment: .development, database: .private,
-            authentication: .apiToken("api-token", webAuthToken: await emulator.signIn(user: "conformance")),
+            containerIdentifier: webServicesContainer, environment: .development, database: .private,
+            authentication: .apiToken("api-token", webAuthToken: await emulator.signIn(user: webServicesUser)),
             serverURL: emulator.url,
             // The emulator answers on Swift's cooperative threads, which the suite's heaviest tests can keep busy
             // for seconds on a 2-core machine.

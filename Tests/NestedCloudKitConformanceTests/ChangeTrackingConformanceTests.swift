@@ -315,4 +315,49 @@ struct ChangeTrackingConformanceTests {
         _ = try #require(deleted.deleteResults["database"]).get()
         #expect(try await database.allSubscriptions() == [synced])
     }
+
+    @Test(arguments: DatabaseBackend.servers)
+    func aZonePurgedByTheUserIsUserDeletedUntilCreatedAgain(backend: DatabaseBackend) async throws {
+        let database = try await makeDatabase(backend)
+        let token = try await database.databaseChanges(since: nil).changeToken
+        _ = try await database.save(record("Note", "a", ["text": .string("1")], zone: zone))
+        try await backend.deleteZoneAsICloud(database, zone, .purged)
+
+        let changes = try await database.databaseChanges(since: token)
+        #expect(changes.deletions == [CloudZoneDeletion(zoneID: zone, reason: .purged)])
+        let refusal: CloudDatabaseError = backend.reportsUserDeletedZones ? .userDeletedZone(zone) : .zoneNotFound(zone)
+        let results = try await database.modifyRecords(
+            saving: [record("Note", "b", ["text": .string("2")], zone: zone)], deleting: [],
+            savePolicy: .ifServerRecordUnchanged, atomically: false)
+        #expect(throws: refusal) {
+            try results.saveResults[CloudRecord.ID(recordName: "b", zoneID: zone)]?.get()
+        }
+        await #expect(throws: refusal) {
+            _ = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
+        }
+
+        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
+        let fresh = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
+        #expect(fresh.modifications.isEmpty)
+    }
+
+    @Test(arguments: DatabaseBackend.servers)
+    func aPurgeStaysVisibleAfterTheZoneIsCreatedAgainAndDeletedAgain(backend: DatabaseBackend) async throws {
+        let database = try await makeDatabase(backend)
+        let token = try await database.databaseChanges(since: nil).changeToken
+        try await backend.deleteZoneAsICloud(database, zone, .purged)
+        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
+        #expect(
+            try await database.databaseChanges(since: token).deletions == [
+                CloudZoneDeletion(zoneID: zone, reason: .purged)
+            ])
+        _ = try await database.modifyRecordZones(saving: [], deleting: [zone])
+        // A device that missed all of it must still hear of the purge, before the later deletion.
+        let changes = try await database.databaseChanges(since: token)
+        #expect(
+            changes.deletions == [
+                CloudZoneDeletion(zoneID: zone, reason: .purged), CloudZoneDeletion(zoneID: zone, reason: .deleted),
+            ])
+        #expect(changes.modifiedZoneIDs.isEmpty)
+    }
 }

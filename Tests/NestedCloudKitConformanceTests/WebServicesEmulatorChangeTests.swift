@@ -15,8 +15,10 @@ import Testing
     static let user = "changes"
 
     /// A Web Services client signed in to a new emulator, and the emulator.
-    func makeDatabases() async throws -> (client: CloudKitWebServicesDatabase, server: CloudKitEmulator) {
-        let emulator = try await CloudKitEmulator.start()
+    func makeDatabases(storage: EmulatorStorage = .inMemory) async throws -> (
+        client: CloudKitWebServicesDatabase, server: CloudKitEmulator
+    ) {
+        let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(storage: storage))
         let configuration = CloudKitWebServicesConfiguration(
             containerIdentifier: Self.container, environment: .development, database: .private,
             authentication: .apiToken("api-token", webAuthToken: await emulator.signIn(user: Self.user)),
@@ -87,8 +89,10 @@ import Testing
         }
     }
 
-    @Test func databaseChangesShowDeletedAndPurgedZones() async throws {
-        let (client, server) = try await makeDatabases()
+    /// On every storage the emulator has: it holds any server, and each deletes zones as iCloud does.
+    @Test(arguments: [EmulatorStorage.inMemory, .directory(temporaryDatabasePath("emulator"))])
+    func databaseChangesShowDeletedAndPurgedZones(storage: EmulatorStorage) async throws {
+        let (client, server) = try await makeDatabases(storage: storage)
         let other = CloudRecord.ZoneID(zoneName: "Other")
         _ = try await client.modifyRecordZones(saving: [zone, other], deleting: [])
         let start = try await client.databaseChanges(since: nil)

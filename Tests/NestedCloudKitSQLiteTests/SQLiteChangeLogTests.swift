@@ -98,6 +98,55 @@ struct SQLiteChangeLogTests {
         #expect(try Self.layout(of: path) == Self.currentLayout)
     }
 
+    @Test func aVersionTwoFileKeepsItsZoneDeletionsAndLearnsToKeepAPurgeBesideALaterDeletion() async throws {
+        let path = temporaryDatabasePath("version-2-tombstones")
+        let database = try SQLiteCloudDatabase(path: path)
+        let other = CloudRecord.ZoneID(zoneName: "Other")
+        _ = try await database.modifyRecordZones(saving: [zone, other], deleting: [])
+        let token = try await database.databaseChanges(since: nil).changeToken
+        try await database.deleteZone(zone, reason: .purged)
+        _ = try await database.modifyRecordZones(saving: [], deleting: [other])
+        try database.close()
+        // Version 2's table: one tombstone per zone, no `purge` column.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE old (zone_name TEXT NOT NULL, owner_name TEXT NOT NULL, reason TEXT NOT NULL,
+                        seq INTEGER NOT NULL, PRIMARY KEY (zone_name, owner_name)) WITHOUT ROWID;
+                    INSERT INTO old SELECT zone_name, owner_name, reason, seq FROM zone_tombstone;
+                    DROP TABLE zone_tombstone;
+                    ALTER TABLE old RENAME TO zone_tombstone;
+                    CREATE INDEX zone_tombstone_by_seq ON zone_tombstone (seq);
+                    DELETE FROM grdb_migrations WHERE identifier LIKE 'v3:%';
+                    PRAGMA user_version = 2;
+                    """)
+        }
+        try queue.close()
+
+        let reopened = try SQLiteCloudDatabase(path: path)
+        #expect(
+            try await reopened.databaseChanges(since: token).deletions == [
+                CloudZoneDeletion(zoneID: zone, reason: .purged), CloudZoneDeletion(zoneID: other, reason: .deleted),
+            ])
+        // The purge still refuses the zone, and now stays beside a later deletion.
+        await #expect(throws: CloudDatabaseError.userDeletedZone(zone)) {
+            _ = try await reopened.recordZoneChanges(inZoneWith: zone, since: nil)
+        }
+        _ = try await reopened.modifyRecordZones(saving: [zone], deleting: [])
+        _ = try await reopened.modifyRecordZones(saving: [], deleting: [zone])
+        #expect(
+            try await reopened.databaseChanges(since: token).deletions == [
+                CloudZoneDeletion(zoneID: zone, reason: .purged), CloudZoneDeletion(zoneID: other, reason: .deleted),
+                CloudZoneDeletion(zoneID: zone, reason: .deleted),
+            ])
+        await #expect(throws: CloudDatabaseError.zoneNotFound(zone)) {
+            _ = try await reopened.recordZoneChanges(inZoneWith: zone, since: nil)
+        }
+        try reopened.close()
+        #expect(try Self.layout(of: path) == Self.currentLayout)
+    }
+
     @Test func aNewFileRecordsEveryMigrationAndTheVersionEarlierReleasesRead() throws {
         let path = temporaryDatabasePath("new")
         try SQLiteCloudDatabase(path: path).close()
@@ -111,7 +160,10 @@ struct SQLiteChangeLogTests {
     }
 
     private static let currentLayout = Layout(
-        migrations: ["v1: zones, records, references, assets, versions", "v2: change log"], version: 2)
+        migrations: [
+            "v1: zones, records, references, assets, versions", "v2: change log",
+            "v3: a purge kept beside a later deletion of its zone",
+        ], version: 3)
 
     private static func layout(of path: String) throws -> Layout {
         let queue = try DatabaseQueue(path: path)

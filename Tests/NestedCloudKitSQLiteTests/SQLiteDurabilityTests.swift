@@ -133,7 +133,7 @@ struct SQLiteDurabilityTests {
         try queue.close()
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
 
-        #expect(throws: SQLiteCloudDatabase.OpenError.unsupportedSchemaVersion(path: path, found: 99, supported: 2)) {
+        #expect(throws: SQLiteCloudDatabase.OpenError.unsupportedSchemaVersion(path: path, found: 99, supported: 3)) {
             try SQLiteCloudDatabase(path: path)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)

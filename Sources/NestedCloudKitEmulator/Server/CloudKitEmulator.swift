@@ -171,17 +171,14 @@ public final class CloudKitEmulator: Service, Sendable {
     }
 
     /// Deletes a zone of a user's private database as iCloud would: `.purged` when the user deleted the app's
-    /// data in Settings, `.encryptedDataReset` after a reset of their keys. In-memory storage only.
+    /// data in Settings, `.encryptedDataReset` after a reset of their keys. Users the zone was shared with lose it.
     public func deleteZone(
         named zoneName: String, ofUser user: String, container: String, reason: CloudZoneDeletion.Reason
     ) async throws {
         let key = DatabaseKey(container: container, environment: configuration.environment, scope: .private, user: user)
         do {
             let handle = try await state.registry.handle(for: key)
-            guard let memory = handle.database as? InMemoryCloudDatabase.ScopedDatabase else {
-                throw EmulatorError(reason: "deleting a zone with a reason needs in-memory storage")
-            }
-            await memory.deleteZone(CloudRecord.ZoneID(zoneName: zoneName), reason: reason)
+            try await state.registry.deleteZone(CloudRecord.ZoneID(zoneName: zoneName), of: key, reason: reason)
             handle.noteWrite()
             await state.notifications.zonesChanged(in: handle)
             await state.notifyDatabasesChangedByOthers(after: handle)

@@ -9,7 +9,9 @@ actor DatabaseRegistry {
     private var handles: [DatabaseKey: DatabaseHandle] = [:]
     /// One server per container and environment holds every user's private and shared databases, so that what one
     /// user shares shows in another's shared database.
-    private var sharingServers: [SharingServerKey: SharingServer] = [:]
+    private var sharingServers: [SharingServerKey: any MultiUserCloudServer] = [:]
+    /// The databases outside any user's (the public databases), by key.
+    private var standaloneDatabases: [DatabaseKey: any StandaloneCloudDatabase] = [:]
     private let revisions = RevisionCounter()
 
     init(storage: EmulatorStorage, clock: EmulatorClock) {
@@ -112,26 +114,35 @@ actor DatabaseRegistry {
         }
     }
 
-    /// Expires every change token: the in-memory database's directly, a SQLite file's by compacting away every
-    /// tombstone a token could still need.
+    /// Expires every change token of every database.
     func expireChangeTokens() async {
-        for server in sharingServers.values { await server.expireChangeTokens() }
-        for handle in handles.values {
-            if let memory = handle.database as? InMemoryCloudDatabase {
-                await memory.expireChangeTokens()
-            } else if let file = handle.database as? SQLiteCloudDatabase {
-                try? await file.compactChangeLog(keepingTombstones: 0)
-            }
+        for server in sharingServers.values { try? await server.expireEveryChangeToken() }
+        for database in standaloneDatabases.values { try? await database.expireEveryChangeToken() }
+    }
+
+    /// Deletes a zone of a user's private database as iCloud would, whatever the storage.
+    func deleteZone(_ zoneID: CloudRecord.ZoneID, of key: DatabaseKey, reason: CloudZoneDeletion.Reason)
+        async throws(ServerError)
+    {
+        guard let user = key.user, key.scope == .private else {
+            throw .badRequest("only a user's private database has zones to delete this way")
+        }
+        let server = try sharingServer(for: key)
+        do {
+            try await server.deleteZone(zoneID, ofUser: Caller.userRecordName(for: user), reason: reason)
+        } catch {
+            throw ServerError(
+                .internalError,
+                "couldn't delete zone \(zoneID.zoneName) of \(key): \(FilePaths.removed(from: "\(error)"))")
         }
     }
 
     /// Closes the SQLite files, checkpointing them, at shutdown.
     func close() {
-        for handle in handles.values {
-            try? (handle.database as? SQLiteCloudDatabase)?.close()
-        }
-        for server in sharingServers.values { server.close() }
+        for database in standaloneDatabases.values { try? database.close() }
+        for server in sharingServers.values { try? server.close() }
         handles = [:]
+        standaloneDatabases = [:]
         sharingServers = [:]
     }
 
@@ -144,7 +155,9 @@ actor DatabaseRegistry {
         case .inMemory:
             let subscriptions = SubscriptionStore(ownerRecordName: EmulatorState.ownerRecordName(of: key))
             guard key.scope != .public, let userRecordName else {
-                return (Self.makeInMemoryDatabase(clock: clock), subscriptions, false)
+                let database = Self.makeInMemoryDatabase(clock: clock)
+                standaloneDatabases[key] = database
+                return (database, subscriptions, false)
             }
             let database = try database(of: userRecordName, key: key, file: nil)
             return (database, subscriptions, true)
@@ -159,6 +172,7 @@ actor DatabaseRegistry {
                 guard key.scope != .public, let userRecordName else {
                     let database = try SQLiteCloudDatabase(
                         path: file.path, maximumItemsPerRequest: 10_000, clock: clock)
+                    standaloneDatabases[key] = database
                     return (database, subscriptions, false)
                 }
                 let database = try database(of: userRecordName, key: key, file: file)
@@ -184,7 +198,7 @@ actor DatabaseRegistry {
         let server = try sharingServer(for: key)
         do {
             return try server.database(
-                of: userRecordName, scope: key.scope == .shared ? .shared : .private, file: file)
+                of: userRecordName, scope: key.scope == .shared ? .shared : .private, fileName: file?.path)
         } catch {
             throw Self.cannotOpen(key, error)
         }
@@ -199,18 +213,17 @@ actor DatabaseRegistry {
 
     /// The server that holds every user's private and shared databases of a container and environment: in memory,
     /// or the SQLite files of the environment's folder under the data directory.
-    func sharingServer(for key: DatabaseKey) throws(ServerError) -> SharingServer {
+    func sharingServer(for key: DatabaseKey) throws(ServerError) -> any MultiUserCloudServer {
         let serverKey = SharingServerKey(container: key.container, environment: key.environment)
         if let server = sharingServers[serverKey] { return server }
-        let server: SharingServer
+        let server: any MultiUserCloudServer
         switch storage {
         case .inMemory:
-            server = .memory(Self.makeInMemoryDatabase(clock: clock))
+            server = Self.makeInMemoryDatabase(clock: clock)
         case .directory(let path):
             let folder = key.fileName(in: URL(fileURLWithPath: path)).deletingLastPathComponent()
             do {
-                server = .files(
-                    try SQLiteCloudServer(directory: folder.path, maximumItemsPerRequest: 10_000, clock: clock))
+                server = try SQLiteCloudServer(directory: folder.path, maximumItemsPerRequest: 10_000, clock: clock)
             } catch {
                 throw Self.cannotOpen(key, error)
             }
@@ -220,14 +233,16 @@ actor DatabaseRegistry {
     }
 
     /// The server of a container's users' databases.
-    func sharingServer(container: String, environment: EmulatorEnvironment) throws(ServerError) -> SharingServer {
+    func sharingServer(container: String, environment: EmulatorEnvironment) throws(ServerError)
+        -> any MultiUserCloudServer
+    {
         try sharingServer(for: DatabaseKey(container: container, environment: environment, scope: .private))
     }
 
     /// The server of a container's users' databases if it has any: open, in memory, or with a folder an earlier
     /// run left under the data directory. For reads that mustn't make one, such as the admin API's.
     func existingSharingServer(container: String, environment: EmulatorEnvironment) throws(ServerError)
-        -> SharingServer?
+        -> (any MultiUserCloudServer)?
     {
         let key = DatabaseKey(container: container, environment: environment, scope: .private)
         if let server = sharingServers[SharingServerKey(container: container, environment: environment)] {

@@ -24,6 +24,13 @@ extension SQLiteCloudServer {
             return try server.files.file(of: userRecordName, scope)
         }
 
+        /// Deletes a zone of this user's private database as the user (`.purged`) or CloudKit would; see
+        /// ``SQLiteCloudServer/deleteZone(_:ofUser:reason:)``. Does nothing in a shared database.
+        public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async throws {
+            guard scope == .private else { return }
+            try await server.deleteZone(zoneID, ofUser: userRecordName, reason: reason)
+        }
+
         /// Accepts a share as this database's user; see ``SQLiteCloudServer/acceptShare(shortGUID:as:)``.
         public func acceptShare(shortGUID: String) async throws -> CloudShare {
             try await server.acceptShare(shortGUID: shortGUID, as: userRecordName)

@@ -81,14 +81,13 @@ public final class SQLiteCloudServer: Sendable {
         UserDatabase(server: self, userRecordName: userRecordName, scope: .shared)
     }
 
-    /// One user's private or shared database in a file of the caller's choice, for a server that names its files
-    /// itself (the emulator's data directory): the file is the user's from then on, and found again by its mark
-    /// when the server opens the directory.
-    package func database(of userRecordName: String, scope: CloudNotification.DatabaseScope, at path: String) throws
-        -> UserDatabase
-    {
-        _ = try files.file(of: userRecordName, scope, path: path)
-        return UserDatabase(server: self, userRecordName: userRecordName, scope: scope)
+    /// Deletes a zone of a user's private database as something other than the app would (see
+    /// ``SQLiteCloudDatabase/deleteZone(_:reason:)``); the users it was shared with lose it.
+    public func deleteZone(
+        _ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason
+    ) async throws {
+        try await files.file(of: user, .private).deleteZone(zoneID, reason: reason)
+        refreshSharedDatabases(showing: [zoneID], ownedBy: user)
     }
 
     /// The databases other users' requests changed since the last call: an owner's private database a participant
@@ -119,5 +118,27 @@ public final class SQLiteCloudServer: Sendable {
     /// Brings up to date the shared database of every user who may see a zone of `owner` that a write changed.
     func refreshSharedDatabases(after changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) {
         copies.refresh(changes, ownedBy: owner, files: files, now: clock.now())
+    }
+}
+
+extension SQLiteCloudServer: MultiUserCloudServer {
+    /// One user's private or shared database; with `fileName`, in that file of the server's directory or elsewhere,
+    /// for a server that names its files itself (the emulator's data directory): the file is the user's from then
+    /// on, and found again by its mark when the server opens the directory.
+    package func database(
+        of userRecordName: String, scope: CloudNotification.DatabaseScope, fileName: String?
+    ) throws -> any CloudRecordStoringDatabase & ShareAcceptingDatabase {
+        if let fileName { _ = try files.file(of: userRecordName, scope, path: fileName) }
+        return UserDatabase(server: self, userRecordName: userRecordName, scope: scope)
+    }
+
+    /// Whether `database` is a user's database on this server.
+    package func holds(_ database: any CloudDatabase) -> Bool {
+        (database as? UserDatabase)?.server === self
+    }
+
+    /// Expires every change token, by compacting away every tombstone a token could still need.
+    package func expireEveryChangeToken() async throws {
+        try await compactChangeLogs(keepingTombstones: 0)
     }
 }

@@ -64,48 +64,6 @@ struct InMemoryServerControlsTests {
         #expect(try await database.allRecordZones().contains(zone))
     }
 
-    @Test func aZonePurgedByTheUserIsUserDeletedUntilCreatedAgain() async throws {
-        let database = try await makeDatabase()
-        let token = try await database.databaseChanges(since: nil).changeToken
-        _ = try await database.save(record("Note", "a", ["text": .string("1")], zone: zone))
-        await database.deleteZone(zone, reason: .purged)
-
-        let changes = try await database.databaseChanges(since: token)
-        #expect(changes.deletions == [CloudZoneDeletion(zoneID: zone, reason: .purged)])
-        let results = try await database.modifyRecords(
-            saving: [record("Note", "b", ["text": .string("2")], zone: zone)], deleting: [],
-            savePolicy: .ifServerRecordUnchanged, atomically: false)
-        #expect(throws: CloudDatabaseError.userDeletedZone(zone)) {
-            try results.saveResults[CloudRecord.ID(recordName: "b", zoneID: zone)]?.get()
-        }
-        await #expect(throws: CloudDatabaseError.userDeletedZone(zone)) {
-            _ = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
-        }
-
-        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
-        let fresh = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
-        #expect(fresh.modifications.isEmpty)
-    }
-
-    @Test func aPurgeStaysVisibleAfterTheZoneIsCreatedAgainAndDeletedAgain() async throws {
-        let database = try await makeDatabase()
-        let token = try await database.databaseChanges(since: nil).changeToken
-        await database.deleteZone(zone, reason: .purged)
-        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
-        #expect(
-            try await database.databaseChanges(since: token).deletions == [
-                CloudZoneDeletion(zoneID: zone, reason: .purged)
-            ])
-        _ = try await database.modifyRecordZones(saving: [], deleting: [zone])
-        // A device that missed all of it must still hear of the purge, before the later deletion.
-        let changes = try await database.databaseChanges(since: token)
-        #expect(
-            changes.deletions == [
-                CloudZoneDeletion(zoneID: zone, reason: .purged), CloudZoneDeletion(zoneID: zone, reason: .deleted),
-            ])
-        #expect(changes.modifiedZoneIDs.isEmpty)
-    }
-
     @Test func faultsAndLostAnswersAimedAtAKindOfRequestWaitForIt() async throws {
         let database = try await makeDatabase()
         await database.loseNextResponse(to: .modify)

@@ -62,7 +62,7 @@ extension InMemoryCloudDatabase {
         /// ``InMemoryCloudDatabase/deleteZone(_:reason:)``. Does nothing in a shared database.
         public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async {
             guard scope == .private, let user = caller.userRecordName else { return }
-            await server.deleteZone(zoneID, reason: reason, ofUser: user)
+            await server.deleteZone(zoneID, ofUser: user, reason: reason)
         }
 
         /// Fetches records by ID; see ``CloudDatabase/records(for:desiredKeys:)``.
@@ -135,4 +135,26 @@ extension InMemoryCloudDatabase {
             try await server.allSubscriptions(as: caller)
         }
     }
+}
+
+extension InMemoryCloudDatabase: MultiUserCloudServer, StandaloneCloudDatabase {
+    /// One user's private or shared database; the server keeps no files, so `fileName` is ignored.
+    package nonisolated func database(
+        of userRecordName: String, scope: CloudNotification.DatabaseScope, fileName: String?
+    ) -> any CloudRecordStoringDatabase & ShareAcceptingDatabase {
+        scope == .shared ? sharedDatabase(of: userRecordName) : privateDatabase(of: userRecordName)
+    }
+
+    /// Whether `database` is a user's database on this server.
+    package nonisolated func holds(_ database: any CloudDatabase) -> Bool {
+        (database as? ScopedDatabase)?.server === self
+    }
+
+    /// Expires every change token of every user; see ``expireEveryUsersChangeTokens()``.
+    package func expireEveryChangeToken() {
+        expireEveryUsersChangeTokens()
+    }
+
+    /// Nothing to let go of: the server lives in memory.
+    package nonisolated func close() {}
 }

@@ -128,12 +128,12 @@ extension InMemoryCloudDatabase {
     /// Database changes report the deletion with its reason.
     public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) {
         guard let currentUser else { return }
-        deleteZone(zoneID, reason: reason, ofUser: currentUser)
+        deleteZone(zoneID, ofUser: currentUser, reason: reason)
     }
 
     /// Deletes a zone of a user's private database as something other than the app would; the users it was
     /// shared with lose it.
-    func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason, ofUser user: String) {
+    package func deleteZone(_ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason) {
         guard zoneID != .default, users[user]?.storage.zones.contains(zoneID) == true else { return }
         users[user]?.deleteZone(zoneID, reason: reason)
         notifySubscribers(of: user, scope: .private, ofChangesIn: [zoneID])
