@@ -176,13 +176,13 @@ public final class CloudKitEmulator: Service, Sendable {
         named zoneName: String, ofUser user: String, container: String, reason: CloudZoneDeletion.Reason
     ) async throws {
         let key = DatabaseKey(container: container, environment: configuration.environment, scope: .private, user: user)
-        do {
+        do throws(ServerError) {
             let handle = try await state.registry.handle(for: key)
             try await state.registry.deleteZone(CloudRecord.ZoneID(zoneName: zoneName), of: key, reason: reason)
             handle.noteWrite()
             await state.notifications.zonesChanged(in: handle)
             await state.notifyDatabasesChangedByOthers(after: handle)
-        } catch let error as ServerError {
+        } catch {
             throw EmulatorError(reason: error.reason)
         }
     }

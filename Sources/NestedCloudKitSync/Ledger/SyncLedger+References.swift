@@ -17,31 +17,20 @@ import NestedCloudKitCodable
 extension SyncLedger {
     /// The `.deleteSelf` targets of a record, in its zone.
     static func deleteSelfTargets(of record: CloudRecord) -> [CloudRecord.ID] {
-        var targets: [CloudRecord.ID] = []
-        for (_, value) in record.fields {
-            for reference in value.references
-            where reference.action == .deleteSelf && reference.recordID.zoneID == record.id.zoneID
-                && !targets.contains(reference.recordID)
-            {
-                targets.append(reference.recordID)
-            }
-        }
-        return targets
+        DeleteSelfCascade.targets(of: record).filter { $0.zoneID == record.id.zoneID }
     }
 
     /// The record with a pending save (an edit, a new record) that needs `id` to exist, through a chain of
     /// `.deleteSelf` references to it; `nil` if none does.
     static func pendingHolder(needing id: CloudRecord.ID, in db: Database) throws -> CloudRecord.ID? {
-        var pending = [id]
-        var seen: Set<CloudRecord.ID> = [id]
-        while let target = pending.popLast() {
-            for holder in try StoreTables.holders(of: target, in: db) where holder.action == .deleteSelf {
-                guard seen.insert(holder.holder).inserted else { continue }
-                if try StoreTables.outboxEntry(holder.holder, in: db)?.operation == .save { return holder.holder }
-                pending.append(holder.holder)
-            }
+        var found: CloudRecord.ID?
+        try DeleteSelfCascade.walk(from: [id], holders: { try StoreTables.referenceHolders(of: $0, in: db) }) {
+            holder in
+            guard holder != id, try StoreTables.outboxEntry(holder, in: db)?.operation == .save else { return .descend }
+            found = holder
+            return .stop
         }
-        return nil
+        return found
     }
 
     /// Deletes the records that hold `.deleteSelf` references to a record the server deleted, as the server does:
@@ -50,24 +39,24 @@ extension SyncLedger {
     static func cascadeServerDeletion(
         of target: CloudRecord.ID, summary: inout FetchSummary, in db: Database
     ) throws {
-        var pending = [target]
-        var seen: Set<CloudRecord.ID> = [target]
-        while let id = pending.popLast() {
-            for holder in try StoreTables.holders(of: id, in: db) where holder.action == .deleteSelf {
-                guard seen.insert(holder.holder).inserted else { continue }
-                let entry = try StoreTables.outboxEntry(holder.holder, in: db)
-                if entry?.operation == .delete { continue }
-                try StoreTables.deleteRecord(holder.holder, in: db)
-                summary.deleted.append(holder.holder)
-                if entry?.operation == .save {
-                    // Its changes go with it: the server deleted its target, and with it whatever copy it had.
-                    try StoreTables.dequeue(holder.holder, in: db)
-                    summary.resolutions.append(
-                        ConflictResolution(recordID: holder.holder, decision: .deletedWithTarget(target)))
-                }
-                pending.append(holder.holder)
+        var deleted: [CloudRecord.ID] = []
+        var resolutions: [ConflictResolution] = []
+        try DeleteSelfCascade.walk(from: [target], holders: { try StoreTables.referenceHolders(of: $0, in: db) }) {
+            holder in
+            guard holder != target else { return .descend }
+            let entry = try StoreTables.outboxEntry(holder, in: db)
+            if entry?.operation == .delete { return .skip }
+            try StoreTables.deleteRecord(holder, in: db)
+            deleted.append(holder)
+            if entry?.operation == .save {
+                // Its changes go with it: the server deleted its target, and with it whatever copy it had.
+                try StoreTables.dequeue(holder, in: db)
+                resolutions.append(ConflictResolution(recordID: holder, decision: .deletedWithTarget(target)))
             }
+            return .descend
         }
+        summary.deleted += deleted
+        summary.resolutions += resolutions
     }
 
     /// After a fetched record was written locally: the targets of its `.deleteSelf` references that this device

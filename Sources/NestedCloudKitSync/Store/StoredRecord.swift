@@ -257,6 +257,14 @@ enum StoreTables {
     }
 
     /// The records that reference a record, with the field and the reference's action.
+    /// The records that reference a record, with each reference's action: what the `.deleteSelf` walk
+    /// (`DeleteSelfCascade`) follows.
+    static func referenceHolders(of id: CloudRecord.ID, in db: Database) throws
+        -> [(holder: CloudRecord.ID, action: CloudReference.Action)]
+    {
+        try holders(of: id, in: db).compactMap { found in found.action.map { (found.holder, $0) } }
+    }
+
     static func holders(
         of id: CloudRecord.ID, field: String? = nil, in db: Database
     ) throws -> [(holder: CloudRecord.ID, field: String, action: CloudReference.Action?)] {

@@ -108,14 +108,9 @@ extension SyncStore {
     /// will), and queues the deletions; returns the records deleted.
     static func applyLocalDeletes(_ ids: [CloudRecord.ID], in db: Database) throws -> [CloudRecord.ID] {
         var deleted: [CloudRecord.ID] = []
-        var pending = Array(ids.reversed())
-        var seen: Set<CloudRecord.ID> = []
-        while let id = pending.popLast() {
-            guard seen.insert(id).inserted else { continue }
-            for holder in try StoreTables.holders(of: id, in: db) where holder.action == .deleteSelf {
-                pending.append(holder.holder)
-            }
+        try DeleteSelfCascade.walk(from: ids, holders: { try StoreTables.referenceHolders(of: $0, in: db) }) { id in
             if try applyLocalDelete(id, in: db) { deleted.append(id) }
+            return .descend
         }
         return deleted
     }

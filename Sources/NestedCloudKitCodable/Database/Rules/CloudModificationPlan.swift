@@ -389,13 +389,10 @@ package struct CloudModificationPlan: Sendable {
 
     /// The record and every record that points to it with `.deleteSelf`, in turn.
     private static func cascade(from id: CloudRecord.ID, store: some CloudRecordStore) throws -> Set<CloudRecord.ID> {
-        var removed: Set<CloudRecord.ID> = [id]
-        var queue = [id]
-        while let next = queue.popLast() {
-            for (holder, action) in try store.referenceHolders(of: next)
-            where action == .deleteSelf && removed.insert(holder).inserted {
-                queue.append(holder)
-            }
+        var removed: Set<CloudRecord.ID> = []
+        try DeleteSelfCascade.walk(from: [id], holders: store.referenceHolders(of:)) { reached in
+            removed.insert(reached)
+            return .descend
         }
         return removed
     }
@@ -447,13 +444,7 @@ package struct CloudModificationPlan: Sendable {
         var violations: [(CloudRecord.ID, CloudDatabaseError)] = []
         for id in order {
             guard let record = writes[id] else { continue }
-            var targets: [CloudRecord.ID] = []
-            for (_, value) in record.fields {
-                for reference in value.references
-                where reference.action == .deleteSelf && !targets.contains(reference.recordID) {
-                    targets.append(reference.recordID)
-                }
-            }
+            let targets = DeleteSelfCascade.targets(of: record)
             var newTargets: [CloudRecord.ID] = []
             var violation: CloudDatabaseError?
             for target in targets {
