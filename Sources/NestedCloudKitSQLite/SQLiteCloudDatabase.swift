@@ -408,8 +408,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
             if let missing = try store.missingZoneError(cursor.zoneID) { throw missing }
             let query = cursor.query
             let matches = try QueryPlanner(store: store).records(matching: query, in: cursor.zoneID)
-                .sorted { query.sortsBefore($0.record, $1.record) }
-            let (page, next) = paging.page(of: matches, continuing: cursor)
+            let (page, next) = paging.page(of: matches, record: \.record, continuing: cursor)
             return (
                 try page.map { match in
                     let record = try store.decode(match.row, id: match.record.id, withAssets: true)

@@ -132,4 +132,32 @@ struct QueryConformanceTests {
             inZoneWith: .default)
         #expect(page.matchResults.map(\.0.recordName) == ["b", "a"])
     }
+
+    /// A cursor holds the position of its page's last record, not a count: records saved and deleted between two
+    /// pages neither shift the next page nor repeat a record, on every backend (the emulator's continuation
+    /// marker included).
+    @Test(arguments: DatabaseBackend.all)
+    func aPageContinuesAfterItsLastRecordWhateverChangedBefore(backend: DatabaseBackend) async throws {
+        let database = try await backend.makeDatabase()
+        func ranked(_ rank: Int) -> CloudRecord {
+            record("Item", String(format: "n%02d", rank), ["rank": .int64(Int64(rank))])
+        }
+        _ = try await database.saveRecords((1...10).map(ranked))
+        let query = CloudQuery(recordType: "Item", sortDescriptors: [CloudQuery.SortDescriptor(field: "rank")])
+
+        let first = try await database.records(matching: query, inZoneWith: .default, desiredKeys: nil, resultsLimit: 4)
+        #expect(first.matchResults.map(\.0.recordName) == ["n01", "n02", "n03", "n04"])
+        let cursor = try #require(first.queryCursor)
+        // Before the position a new first record, which an offset would count, repeating n04; after it one deleted
+        // and one added.
+        _ = try await database.saveRecords([ranked(0), ranked(11)])
+        try await database.deleteRecord(withID: CloudRecord.ID(recordName: "n06"))
+
+        let second = try await database.records(continuingMatchFrom: cursor, desiredKeys: nil, resultsLimit: 4)
+        #expect(second.matchResults.map(\.0.recordName) == ["n05", "n07", "n08", "n09"])
+        let third = try await database.records(
+            continuingMatchFrom: try #require(second.queryCursor), desiredKeys: nil, resultsLimit: 4)
+        #expect(third.matchResults.map(\.0.recordName) == ["n10", "n11"])
+        #expect(third.queryCursor == nil)
+    }
 }

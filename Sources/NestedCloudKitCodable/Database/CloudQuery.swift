@@ -214,21 +214,10 @@ public struct CloudQuery: Sendable, Hashable {
         }
     }
 
-    /// Whether `lhs` comes before `rhs` in this query's order; ties and an empty order fall back to record name.
+    /// Whether `lhs` comes before `rhs` in this query's order; ties and an empty order fall back to the zone and
+    /// then the record name.
     public func sortsBefore(_ lhs: CloudRecord, _ rhs: CloudRecord) -> Bool {
-        for descriptor in sortDescriptors {
-            switch (lhs.queryValue(descriptor.field), rhs.queryValue(descriptor.field)) {
-            case (nil, nil): continue
-            case (nil, _): return false
-            case (_, nil): return true
-            case (let left?, let right?):
-                switch left.queryOrder(right) {
-                case .orderedAscending?: return descriptor.ascending
-                case .orderedDescending?: return !descriptor.ascending
-                case .orderedSame?, nil: continue
-                }
-            }
-        }
-        return lhs.id.recordName < rhs.id.recordName
+        let order = CloudQueryOrder(self)
+        return order.precedes(order.position(of: lhs), order.position(of: rhs))
     }
 }

@@ -124,11 +124,10 @@ public struct LocalCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         let paging = try CloudQueryPaging(
             from: cursor, resultsLimit: resultsLimit, maximumItemsPerRequest: maximumItemsPerRequest)
         let query = cursor.query
-        var matches = try await store.records(ofType: query.recordType, in: cursor.zoneID).filter {
+        let matches = try await store.records(ofType: query.recordType, in: cursor.zoneID).lazy.filter {
             query.predicate.matches($0)
         }
-        if !query.sortDescriptors.isEmpty { matches.sort { query.sortsBefore($0, $1) } }
-        let (page, next) = paging.page(of: matches, continuing: cursor)
+        let (page, next) = paging.page(of: matches, record: { $0 }, continuing: cursor)
         return (page.map { ($0.id, .success(Self.asRead($0).keepingFields(desiredKeys))) }, next)
     }
 

@@ -352,12 +352,10 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
             from: cursor, resultsLimit: resultsLimit, maximumItemsPerRequest: maximumItemsPerRequest)
         if let missing = Self.missingZoneError(cursor.zoneID, in: database) { throw missing }
         let query = cursor.query
-        let matches = database.storage.records.values
-            .filter {
-                $0.id.zoneID == cursor.zoneID && $0.recordType == query.recordType && query.predicate.matches($0)
-            }
-            .sorted(by: query.sortsBefore)
-        let (page, next) = paging.page(of: matches, continuing: cursor)
+        let matches = database.storage.records.values.lazy.filter {
+            $0.id.zoneID == cursor.zoneID && $0.recordType == query.recordType && query.predicate.matches($0)
+        }
+        let (page, next) = paging.page(of: matches, record: { $0 }, continuing: cursor)
         statistics.recordsFetched += page.count
         return try respond(to: request, with: (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, next))
     }
