@@ -1,4 +1,6 @@
-# The core module only: Foundation, plus CloudKit and Core Location on Apple platforms.
+# The core, and the simulated server as a subspec for apps' tests: Foundation, plus CloudKit and Core Location on
+# Apple platforms. Both compile into the one module CocoaPods makes, so the server's `import NestedCloudKitCodable`
+# is its own module there, and tests `import NestedCloudKitCodable` alone.
 # scripts/check-podspec.py checks that the source glob matches the real sources and the version the CHANGELOG.
 Pod::Spec.new do |s|
   s.name             = 'NestedCloudKitCodable'
@@ -21,8 +23,19 @@ Pod::Spec.new do |s|
   s.watchos.deployment_target  = '10.0'
   s.visionos.deployment_target = '1.0'
 
-  s.source_files     = 'Sources/NestedCloudKitCodable/**/*.swift'
   # The rules the storing backends share are `package` API, which needs a package name outside SwiftPM.
   s.pod_target_xcconfig = { 'OTHER_SWIFT_FLAGS' => '-package-name NestedCloudKitCodable' }
-  s.frameworks       = 'Foundation', 'CloudKit', 'CoreLocation'
+  s.default_subspecs = 'Core'
+
+  # What an app ships: the coders, the records, the CloudDatabase protocol and CloudKit's bridge.
+  s.subspec 'Core' do |core|
+    core.source_files = 'Sources/NestedCloudKitCodable/**/*.swift'
+    core.frameworks   = 'Foundation', 'CloudKit', 'CoreLocation'
+  end
+
+  # InMemoryCloudDatabase, the simulated server, for an app's tests: pod 'NestedCloudKitCodable/Server'.
+  s.subspec 'Server' do |server|
+    server.dependency 'NestedCloudKitCodable/Core'
+    server.source_files = 'Sources/NestedCloudKitServer/**/*.swift'
+  end
 end

@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "NestedCloudKitCodable", targets: ["NestedCloudKitCodable"]),
+        .library(name: "NestedCloudKitServer", targets: ["NestedCloudKitServer"]),
         .library(name: "NestedCloudKitSQLite", targets: ["NestedCloudKitSQLite"]),
         .library(name: "NestedCloudKitWebServices", targets: ["NestedCloudKitWebServices"]),
         .library(name: "NestedCloudKitSync", targets: ["NestedCloudKitSync"]),
@@ -44,6 +45,10 @@ let package = Package(
     targets: [
         // The core depends on Foundation only, so it also ships through CocoaPods and Carthage.
         .target(name: "NestedCloudKitCodable"),
+        // CloudKit's server side, Foundation only: the simulated server in memory and the rules every backend that
+        // keeps records applies (the SQLite database and server, the sync store, the emulator). Apart from the core,
+        // so that an app links it only to test with it or to keep records itself.
+        .target(name: "NestedCloudKitServer", dependencies: ["NestedCloudKitCodable"]),
         // `@CloudRecord`, declared next to the core; its implementation is a compiler plugin of its own, which keeps
         // swift-syntax out of every other product (and lets SwiftPM use a prebuilt swift-syntax where it has one).
         .target(name: "NestedCloudKitMacros", dependencies: ["NestedCloudKitCodable", "NestedCloudKitMacrosPlugin"]),
@@ -70,7 +75,7 @@ let package = Package(
         ),
         .target(
             name: "NestedCloudKitSQLite",
-            dependencies: ["NestedCloudKitCodable", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["NestedCloudKitCodable", "NestedCloudKitServer", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "NestedCloudKitWebServices",
@@ -89,13 +94,14 @@ let package = Package(
         // A local store of models that syncs with any CloudDatabase: GRDB for the store, nothing else.
         .target(
             name: "NestedCloudKitSync",
-            dependencies: ["NestedCloudKitCodable", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["NestedCloudKitCodable", "NestedCloudKitServer", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "NestedCloudKitSyncTests",
             dependencies: [
                 // SyncCrashWriter only to have it built: the tests run it as a process and kill it.
-                "NestedCloudKitCodable", "NestedCloudKitSync", "NestedCloudKitSQLite", "SyncCrashWriter",
+                "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSync", "NestedCloudKitSQLite",
+                "SyncCrashWriter",
                 // The device scenarios run against the emulator too, through the Web Services client.
                 "NestedCloudKitEmulator", "NestedCloudKitWebServices", "BackendTestSupport", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -114,7 +120,7 @@ let package = Package(
         .target(
             name: "NestedCloudKitEmulator",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite",
+                "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -150,8 +156,8 @@ let package = Package(
         .executableTarget(
             name: "Example",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitSQLite", "ToolSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitServer", "NestedCloudKitSQLite",
+                "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Example"
         ),
@@ -179,7 +185,8 @@ let package = Package(
         .testTarget(
             name: "AppTargetTests",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSync", "NestedCloudKitMacros", "NestedCloudKitSQLite",
+                "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSync", "NestedCloudKitMacros",
+                "NestedCloudKitSQLite",
             ],
             swiftSettings: [
                 .defaultIsolation(MainActor.self),
@@ -192,7 +199,14 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitCodableTests",
             dependencies: [
-                "NestedCloudKitCodable", "TestSupport",
+                "NestedCloudKitCodable", "NestedCloudKitServer", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "NestedCloudKitServerTests",
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitServer", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -200,7 +214,8 @@ let package = Package(
             name: "NestedCloudKitSQLiteTests",
             // SQLiteCrashWriter only to have it built: the tests run it as a process and kill it.
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite", "SQLiteCrashWriter", "TestSupport",
+                "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSQLite", "SQLiteCrashWriter",
+                "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -212,8 +227,9 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitConformanceTests",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices", "NestedCloudKitEmulator",
-                "BackendTestSupport", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
+                "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSQLite", "NestedCloudKitWebServices",
+                "NestedCloudKitEmulator", "BackendTestSupport", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
@@ -231,10 +247,14 @@ let package = Package(
             ]
         ),
         // What the test targets share: models, record builders and expectations, the generated models of the
-        // property tests, and clocks. The core only, so a change to a backend rebuilds none of the core's tests.
+        // property tests, and clocks. The core and the simulated server only, so a change to a backend rebuilds none
+        // of the core's tests.
         .target(
             name: "TestSupport",
-            dependencies: ["NestedCloudKitCodable", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitServer",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             path: "Tests/TestSupport"
         ),
         // What the tests of backends share: the backend matrix of the conformance suite, and a trait that stops each
@@ -242,8 +262,8 @@ let package = Package(
         .target(
             name: "BackendTestSupport",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices", "NestedCloudKitEmulator",
-                "NestedCloudKitSync", "TestSupport",
+                "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSQLite", "NestedCloudKitWebServices",
+                "NestedCloudKitEmulator", "NestedCloudKitSync", "TestSupport",
             ],
             path: "Tests/BackendTestSupport"
         ),
@@ -264,8 +284,8 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitWebServices", "NestedCloudKitSync",
-                "NestedCloudKitEmulator",
+                "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSQLite", "NestedCloudKitWebServices",
+                "NestedCloudKitSync", "NestedCloudKitEmulator",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),

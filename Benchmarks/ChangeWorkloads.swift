@@ -1,6 +1,7 @@
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
+import NestedCloudKitServer
 
 extension Workloads {
     // MARK: Changes since a token

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
+import NestedCloudKitServer
 
 /// Sizes of the workloads: the full run checks the targets; the quick one only shows that everything runs.
 struct Sizes {

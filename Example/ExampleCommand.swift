@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
+import NestedCloudKitServer
 import ToolSupport
 
 /// The School example: encode a graph of records, save it, fetch the root, decode the whole graph back.

@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 output=.build/docs
 mkdir -p "$output"
 targets=()
-for target in NestedCloudKitCodable NestedCloudKitMacros NestedCloudKitSQLite NestedCloudKitWebServices NestedCloudKitSync \
-    NestedCloudKitEmulator; do
+for target in NestedCloudKitCodable NestedCloudKitServer NestedCloudKitMacros NestedCloudKitSQLite NestedCloudKitWebServices \
+    NestedCloudKitSync NestedCloudKitEmulator; do
     targets+=(--target "$target")
 done
 # One invocation for every target: the package is loaded and planned once, not once per target, which halves the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks NestedCloudKitCodable.podspec against the repository: its source glob matches every source file of the
-core module (and nothing else), its version is the CHANGELOG's newest, and its deployment targets are
+"""Checks NestedCloudKitCodable.podspec against the repository: each subspec's source glob matches every source
+file of its module (Core: the core, Server: the simulated server) and nothing else, its version is the CHANGELOG's newest, and its deployment targets are
 Package.swift's platforms. Exits non-zero, saying what is wrong, otherwise prints a closing line."""
 import glob
 import os
@@ -27,17 +27,26 @@ def value(name):
     return match.group(1) if match else None
 
 
-pattern = value("source_files")
-check(pattern is not None, "the podspec has no s.source_files")
-if pattern:
+for subspec, variable, module in [("Core", "core", "NestedCloudKitCodable"), ("Server", "server", "NestedCloudKitServer")]:
+    match = re.search(r"s\.subspec '%s' do \|%s\|(.*?)\n  end" % (subspec, variable), podspec, re.DOTALL)
+    check(match is not None, f"the podspec has no subspec '{subspec}'")
+    if not match:
+        continue
+    glob_match = re.search(r"%s\.source_files\s*=\s*'([^']*)'" % variable, match.group(1))
+    check(glob_match is not None, f"subspec '{subspec}' has no source_files")
+    if not glob_match:
+        continue
+    pattern = glob_match.group(1)
     matched = set(glob.glob(pattern, recursive=True))
-    sources = set(glob.glob("Sources/NestedCloudKitCodable/**/*.swift", recursive=True))
-    check(len(matched) > 0, f"s.source_files '{pattern}' matches no file")
-    check(matched == sources, f"s.source_files '{pattern}' doesn't match the core's sources exactly: "
-          f"missing {sorted(sources - matched)[:5]}, extra {sorted(matched - sources)[:5]}")
+    sources = set(glob.glob(f"Sources/{module}/**/*.swift", recursive=True))
+    check(len(matched) > 0, f"subspec '{subspec}': source_files '{pattern}' matches no file")
+    check(matched == sources, f"subspec '{subspec}': source_files '{pattern}' doesn't match {module}'s sources "
+          f"exactly: missing {sorted(sources - matched)[:5]}, extra {sorted(matched - sources)[:5]}")
+check("s.default_subspecs = 'Core'" in podspec, "the podspec's default subspec must be Core: apps ship the core alone")
 
 uses_package_access = any(re.search(r"^\s*package\s+(struct|protocol|func|static|var|let|init|enum|final|class)\b", open(f).read(), re.MULTILINE)
-                          for f in glob.glob("Sources/NestedCloudKitCodable/**/*.swift", recursive=True))
+                          for f in glob.glob("Sources/NestedCloudKit*/**/*.swift", recursive=True)
+                          if f.startswith(("Sources/NestedCloudKitCodable/", "Sources/NestedCloudKitServer/")))
 if uses_package_access:
     check("-package-name NestedCloudKitCodable" in podspec,
           "the core declares `package` API, so the podspec must pass -package-name NestedCloudKitCodable to swiftc")

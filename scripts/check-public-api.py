@@ -21,8 +21,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULES = [
-    "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitSQLite", "NestedCloudKitWebServices",
-    "NestedCloudKitSync", "NestedCloudKitEmulator",
+    "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitMacros", "NestedCloudKitSQLite",
+    "NestedCloudKitWebServices", "NestedCloudKitSync", "NestedCloudKitEmulator",
 ]
 
 

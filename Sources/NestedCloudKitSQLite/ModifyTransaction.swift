@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitServer
 
 /// One write transaction of a ``SQLiteCloudDatabase`` that applies modify requests under CloudKit's rules: the
 /// plan of each, its rows, its change tags and its change log, all committed together.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitServer
 
 /// A `CloudDatabase` in a SQLite file: records that survive restarts, with exactly CloudKit's rules.
 ///
@@ -184,7 +185,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
             var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
             var deletedRows: [Int64] = []
             for zone in zonesToSave {
-                if let refusal = CloudModificationPlan.refusal(creating: zone) {
+                if let refusal = CloudRequestRules.refusal(creating: zone) {
                     saveResults[zone] = .failure(refusal)
                     continue
                 }

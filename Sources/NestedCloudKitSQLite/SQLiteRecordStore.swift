@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitServer
 
 /// The records in a SQLite file, read and written inside one transaction: what ``CloudModificationPlan`` reads
 /// to apply CloudKit's rules, and where its plan is written.

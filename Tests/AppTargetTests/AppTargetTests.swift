@@ -2,6 +2,7 @@ import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitMacros
 import NestedCloudKitSQLite
+import NestedCloudKitServer
 import NestedCloudKitSync
 import Observation
 import Testing

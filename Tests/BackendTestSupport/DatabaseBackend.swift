@@ -2,6 +2,7 @@ import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitEmulator
 import NestedCloudKitSQLite
+import NestedCloudKitServer
 import NestedCloudKitSync
 import NestedCloudKitWebServices
 import TestSupport

@@ -2,6 +2,7 @@ import BackendTestSupport
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
+import NestedCloudKitServer
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import BackendTestSupport
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitServer
 import Testing
 
 /// The shared database on every server with several users (the simulated one in memory, the directory of SQLite

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitServer
 import Testing
 
 /// Encodes a value and returns its records, root last.

@@ -109,7 +109,7 @@ public struct CloudKitDatabase: CloudDatabase {
         saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
         deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
     ) {
-        if let refusal = CloudModificationPlan.refusal(saving: recordsToSave, deleting: recordIDsToDelete) {
+        if let refusal = CloudRequestRules.refusal(saving: recordsToSave, deleting: recordIDsToDelete) {
             throw refusal
         }
         let assetFiles = TemporaryAssetFiles()

@@ -2,7 +2,7 @@ import Foundation
 
 /// A database of CloudKit records, shaped like `CKDatabase`'s async API.
 ///
-/// Four backends conform: ``InMemoryCloudDatabase`` (a faithful stand-in for tests), a SQLite file, CloudKit Web
+/// Four backends conform: `InMemoryCloudDatabase` (a faithful stand-in for tests), a SQLite file, CloudKit Web
 /// Services, and `CKDatabase` itself. Each keeps CloudKit's rules: change tags and conflicts, reference actions,
 /// atomic batches in custom zones, and a limit on the items of one request.
 ///

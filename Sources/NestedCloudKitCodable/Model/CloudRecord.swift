@@ -184,7 +184,7 @@ public struct CloudRecord: Sendable, Hashable, Identifiable {
     }
 
     /// Whether any field holds a reference or a reference list.
-    var hasReferences: Bool {
+    package var hasReferences: Bool {
         fields.containsReferences
     }
 

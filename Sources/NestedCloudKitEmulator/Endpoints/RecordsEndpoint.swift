@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitServer
 
 /// `records/modify` and `records/lookup`.
 enum RecordsEndpoint {
@@ -198,9 +199,9 @@ enum RecordsEndpoint {
         case (.limitExceeded, let item?):
             // Worded here, with the fields the record would hold, so that the reason names the record and its
             // size; the rules say only that it is too large, as CloudKit's framework does.
-            let size = CloudModificationPlan.fieldDataSize(of: item.storedFields(over: existing))
+            let size = CloudRequestRules.fieldDataSize(of: item.storedFields(over: existing))
             return ServerError.badRequest(
-                "record too large: \(operation.name) holds \(size) bytes of field data; CloudKit takes at most 1 MB (\(CloudModificationPlan.maximumRecordSize) bytes) a record, assets not counted: keep large values in assets"
+                "record too large: \(operation.name) holds \(size) bytes of field data; CloudKit takes at most 1 MB (\(CloudRequestRules.maximumRecordSize) bytes) a record, assets not counted: keep large values in assets"
             )
         case (.batchRequestFailed, _):
             return ServerError(.atomicError, "another operation of this atomic request failed")

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitServer
 
 /// `records/resolve` and `records/accept`: what a share's short GUID stands for, and accepting it as the signed-in
 /// user. The reference puts both under the public database's path; the emulator answers them under any, since

@@ -1,6 +1,7 @@
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
+import NestedCloudKitServer
 
 /// The emulator's databases, made on first use: in memory, or a SQLite file each under the data directory.
 actor DatabaseRegistry {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitServer
 
 // What a SQLiteCloudServer asks of the files it keeps: whose each file is, and a shared database's copy of what
 // others share.

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitServer
 
 extension SQLiteCloudServer {
     /// One user's private or shared database on a ``SQLiteCloudServer``, made by

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitServer
 
 /// Keeps each user's shared database a copy of what the shares they accepted cover, one refresh at a time.
 ///

@@ -20,7 +20,7 @@ import Observation
 ///
 /// Nothing is read when it is made, so a view can make it in its initializer, before it has a store, and
 /// SwiftUI's rebuilding of the view doesn't read the store again: the first read of ``models``, ``isLoaded`` or
-/// ``error`` with a ``store`` starts an observation (``SyncStore/observe(_:)``), which delivers a new result on
+/// ``error`` with a ``store`` starts an observation (``SyncStore/observe(_:)-8i5ke``), which delivers a new result on
 /// the main actor after every transaction that changes it. Changing ``query`` or ``store`` observes again (setting
 /// the same one changes nothing); the previous result stays until the new one arrives. It stops observing when
 /// released.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitServer
 
 /// One row of `ncs_record`: a record as the app sees it, with what the engine needs to sync it.
 struct StoredRecord: Sendable {

@@ -167,7 +167,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
     ) {
         try checkLimit(recordsToSave.count + recordIDsToDelete.count)
-        if let refusal = CloudModificationPlan.refusal(saving: recordsToSave, deleting: recordIDsToDelete) {
+        if let refusal = CloudRequestRules.refusal(saving: recordsToSave, deleting: recordIDsToDelete) {
             throw refusal
         }
         var outcome = ModifyOutcome()
@@ -238,7 +238,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         var refusals: [CloudRecord.ID: CloudDatabaseError] = [:]
         var sendable: [CloudRecord] = []
         for record in records {
-            if let refusal = CloudModificationPlan.refusal(saving: record) ?? Self.refusalOfNonFiniteNumbers(in: record)
+            if let refusal = CloudRequestRules.refusal(saving: record) ?? Self.refusalOfNonFiniteNumbers(in: record)
                 ?? Self.refusalOfEncryptedFields(in: record)
             {
                 refusals[record.id] = refusal
@@ -413,7 +413,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         var operations: [WireZonesModifyRequest.Operation] = []
         for zone in zonesToSave {
-            if let refusal = zoneRefusal(zone) ?? CloudModificationPlan.refusal(creating: zone) {
+            if let refusal = zoneRefusal(zone) ?? CloudRequestRules.refusal(creating: zone) {
                 saveResults[zone] = .failure(refusal)
             } else {
                 operations.append(.init(operationType: .create, zone: WireZone(zoneID: WireZoneID(zone))))

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitServer
 import NestedCloudKitSync
 
 /// Holds a store a wrapper's hook writes to, set after the device is made.

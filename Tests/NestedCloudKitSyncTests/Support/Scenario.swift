@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitServer
 import NestedCloudKitSync
 
 /// The in-memory server and the clock its devices share, with the server's test controls (faults, lost responses,

@@ -29,3 +29,13 @@ extension CloudDatabaseError {
         return min(resultsLimit, max(1, maximum))
     }
 }
+
+extension CloudDatabaseError {
+    /// What every backend says when asked for the default zone's changes: CloudKit tracks changes in custom zones
+    /// only.
+    package static var defaultZoneHasNoChanges: CloudDatabaseError {
+        .invalidArguments(
+            "the default zone keeps no change history, as in CloudKit: sync a custom zone, or query the default zone "
+                + "for the records modified since a date (CloudQuery.Predicate.modified(after:))")
+    }
+}

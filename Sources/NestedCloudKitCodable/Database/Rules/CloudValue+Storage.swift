@@ -6,7 +6,7 @@ extension CloudValue {
     /// Dates are kept to the whole millisecond, so a database returns what CloudKit would. A date that isn't
     /// finite or is out of CloudKit's range, and a location with a part that isn't finite, are refused rather than
     /// stored as something else: SQLite, like CloudKit's millisecond timestamps, has no way to keep them.
-    var storedByCloudKit: CloudValue? {
+    package var storedByCloudKit: CloudValue? {
         switch self {
         case .date(let date):
             return date.isStorableInCloudKit ? .date(Self.normalizedDate(date)) : nil
@@ -26,7 +26,7 @@ extension CloudValue {
 
 extension CloudLocation {
     /// The location as CloudKit stores it (its timestamp to the millisecond), or `nil` if a part isn't finite.
-    var storedByCloudKit: CloudLocation? {
+    package var storedByCloudKit: CloudLocation? {
         let parts = [latitude, longitude, altitude, horizontalAccuracy, verticalAccuracy, course, speed]
         guard parts.allSatisfy(\.isFinite) else { return nil }
         guard let timestamp else { return self }

@@ -1,0 +1,150 @@
+import Foundation
+import NestedCloudKitCodable
+
+// What a test sets on the in-memory database: latency, injected faults (kept in InMemoryFaults), users and
+// accounts, expired tokens and zones deleted as the user or CloudKit would.
+
+extension InMemoryCloudDatabase {
+    // MARK: Test controls
+
+    /// Sets the wait before each request is answered.
+    public func setLatency(_ latency: Duration) {
+        self.latency = latency
+    }
+
+    /// Makes the request with the given number fail with `error`; requests are numbered from 1, in the order they
+    /// arrive (``Statistics/requests`` is the number of the latest).
+    public func failRequest(number: Int, with error: CloudDatabaseError) {
+        faults.byNumber[number] = error
+    }
+
+    /// Makes the next request fail with `error`.
+    public func failNextRequest(with error: CloudDatabaseError) {
+        faults.byNumber[statistics.requests + 1] = error
+    }
+
+    /// Makes the next request of a kind fail with `error`, whatever requests come before it.
+    public func failNextRequest(to kind: RequestKind, with error: CloudDatabaseError) {
+        faults.byKind[kind, default: []].append(error)
+    }
+
+    /// Makes the next request throttle the client, as CloudKit does under load.
+    public func throttleNextRequest(retryAfter: TimeInterval) {
+        failNextRequest(with: .requestRateLimited(retryAfter: retryAfter))
+    }
+
+    /// Makes the next request fail as if the connection dropped.
+    public func dropNextConnection() {
+        failNextRequest(with: .networkFailure("the connection was lost"))
+    }
+
+    /// Makes the record with this ID fail with `error` the next time a request fetches, saves or deletes it; the
+    /// other items of that request go on as usual (unless the request is atomic).
+    public func failRecord(_ id: CloudRecord.ID, with error: CloudDatabaseError) {
+        faults.byRecord[id] = error
+    }
+
+    /// Makes the next request take effect, then fail as if its response were lost on the way
+    /// (`CloudDatabaseError/serverResponseLost`): the client can't tell whether it was applied.
+    public func loseNextResponse() {
+        faults.lostResponses.insert(statistics.requests + 1)
+    }
+
+    /// Makes the next request of a kind take effect, then fail as if its response were lost on the way
+    /// (`CloudDatabaseError/serverResponseLost`): `loseNextResponse(to: .modify)` loses the answer to an upload
+    /// whatever requests come before it.
+    public func loseNextResponse(to kind: RequestKind) {
+        faults.lostResponsesByKind[kind, default: 0] += 1
+    }
+
+    /// Resets the counters.
+    public func resetStatistics() {
+        statistics = Statistics()
+    }
+
+    /// Every record of the current user's database (none when signed out), for tests that look at the whole
+    /// state.
+    public var allRecords: [CloudRecord] {
+        guard let currentUser, let database = users[currentUser] else { return [] }
+        return database.storage.records.values.sorted {
+            ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName)
+        }
+    }
+
+    // MARK: Test controls: users and accounts
+
+    /// Signs a user in, creating their private database on first use; the previous user's database stays as it
+    /// was, for when they sign in again.
+    public func signIn(as userRecordName: String) {
+        if users[userRecordName] == nil { users[userRecordName] = InMemoryUserDatabase(generation: takeGeneration()) }
+        currentUser = userRecordName
+    }
+
+    /// Signs the user out: the account status becomes `CloudAccountStatus/noAccount` and every request fails
+    /// with `CloudDatabaseError/notAuthenticated`.
+    public func signOut() {
+        currentUser = nil
+    }
+
+    /// Makes the account report a status other than what signing in and out gives (`nil` to stop):
+    /// `CloudAccountStatus/temporarilyUnavailable` also fails every request with
+    /// `CloudDatabaseError/accountTemporarilyUnavailable`, and `CloudAccountStatus/restricted` with
+    /// `CloudDatabaseError/permissionFailure(_:)`.
+    public func setAccountStatus(_ status: CloudAccountStatus?) {
+        accountStatusOverride = status
+    }
+
+    // MARK: Test controls: change tracking
+
+    /// Expires every change token given so far, as CloudKit does after a while: the next change request with one
+    /// fails with `CloudDatabaseError/changeTokenExpired(_:)`, and a client starts again with `nil`.
+    public func expireChangeTokens() {
+        guard let currentUser else { return }
+        let first = takeGeneration()
+        nextGeneration =
+            users[currentUser, default: InMemoryUserDatabase(generation: first)]
+            .expireTokens(firstGeneration: first) + 1
+    }
+
+    /// Expires every change token of every user, private and shared databases alike: what an emulator serving
+    /// several users does when asked to expire tokens.
+    public func expireEveryUsersChangeTokens() {
+        for user in users.keys.sorted() {
+            let first = takeGeneration()
+            nextGeneration =
+                users[user, default: InMemoryUserDatabase(generation: first)]
+                .expireTokens(firstGeneration: first) + 1
+        }
+        for user in sharedDatabases.keys.sorted() {
+            let first = takeGeneration()
+            nextGeneration =
+                sharedDatabases[user, default: .shared(generation: first)]
+                .expireTokens(firstGeneration: first) + 1
+        }
+    }
+
+    /// Deletes a zone and its records as something other than the app would: the user deleting the app's data in
+    /// Settings (`CloudZoneDeletion/Reason/purged`: requests for the zone then fail with
+    /// `CloudDatabaseError/userDeletedZone(_:)` until the app creates it again), or an encrypted-data reset.
+    /// Database changes report the deletion with its reason.
+    public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) {
+        guard let currentUser else { return }
+        deleteZone(zoneID, ofUser: currentUser, reason: reason)
+    }
+
+    /// Deletes a zone of a user's private database as something other than the app would; the users it was
+    /// shared with lose it.
+    package func deleteZone(_ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason) {
+        guard zoneID != .default, users[user]?.storage.zones.contains(zoneID) == true else { return }
+        users[user]?.deleteZone(zoneID, reason: reason)
+        notifySubscribers(of: user, scope: .private, ofChangesIn: [zoneID])
+        refreshSharedDatabases(showingZones: [zoneID], ownedBy: user)
+    }
+
+    /// The pushes the database's subscriptions would have sent since the last call, oldest first: one per
+    /// subscription and request that changed what it watches.
+    public func takeNotifications() -> [CloudNotification] {
+        defer { notifications = [] }
+        return notifications
+    }
+}

@@ -1,0 +1,19 @@
+import NestedCloudKitCodable
+
+/// What a backend that keeps records itself tells `CloudModificationPlan` about its current state.
+///
+/// Backends that store records (in memory, SQLite) read through this protocol, and the plan decides what CloudKit
+/// would do; so every such backend keeps the same rules, from one tested implementation.
+package protocol CloudRecordStore {
+    /// The stored record with this ID, or `nil`.
+    func record(withID id: CloudRecord.ID) throws -> CloudRecord?
+
+    /// An earlier version of a record, by its change tag, if the store still has it; `nil` otherwise.
+    func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord?
+
+    /// Every stored record holding a reference to the record with this ID, with the reference's action.
+    func referenceHolders(of id: CloudRecord.ID) throws -> [(holder: CloudRecord.ID, action: CloudReference.Action)]
+
+    /// Whether the zone exists; the default zone always does.
+    func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool
+}

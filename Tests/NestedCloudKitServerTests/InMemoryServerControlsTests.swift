@@ -1,0 +1,155 @@
+import Foundation
+import NestedCloudKitCodable
+import NestedCloudKitServer
+import TestSupport
+import Testing
+
+/// The controls that make `InMemoryCloudDatabase` a simulated CloudKit server for a sync engine's tests.
+@Suite("In-memory database: server controls")
+struct InMemoryServerControlsTests {
+    private let zone = CloudRecord.ZoneID(zoneName: "Synced")
+
+    private func makeDatabase() async throws -> InMemoryCloudDatabase {
+        let database = InMemoryCloudDatabase(userRecordName: "_alice", clock: SteppingClock())
+        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
+        return database
+    }
+
+    @Test func eachUserHasAPrivateDatabaseOfTheirOwn() async throws {
+        let database = try await makeDatabase()
+        _ = try await database.save(record("Note", "alices", ["text": .string("mine")], zone: zone))
+        #expect(try await database.userRecordName() == "_alice")
+
+        await database.signIn(as: "_bob")
+        #expect(try await database.userRecordName() == "_bob")
+        #expect(try await database.allRecordZones() == [.default])
+        await #expect(throws: CloudDatabaseError.zoneNotFound(zone)) {
+            _ = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
+        }
+
+        await database.signIn(as: "_alice")
+        let changes = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
+        #expect(changes.modifications.map(\.id.recordName) == ["alices"])
+    }
+
+    @Test func aTokenOfOneUserIsNeverValidForAnother() async throws {
+        let database = try await makeDatabase()
+        let alicesToken = try await database.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
+        await database.signIn(as: "_bob")
+        _ = try await database.modifyRecordZones(saving: [zone], deleting: [])
+        await #expect(throws: CloudDatabaseError.changeTokenExpired(zone)) {
+            _ = try await database.recordZoneChanges(inZoneWith: zone, since: alicesToken)
+        }
+    }
+
+    @Test func signedOutThereIsNoAccountAndEveryRequestNeedsOne() async throws {
+        let database = try await makeDatabase()
+        await database.signOut()
+        #expect(try await database.accountStatus() == .noAccount)
+        await #expect(throws: CloudDatabaseError.notAuthenticated) { _ = try await database.userRecordName() }
+        await #expect(throws: CloudDatabaseError.notAuthenticated) {
+            _ = try await database.records(for: [CloudRecord.ID(recordName: "x")])
+        }
+        #expect(await database.allRecords.isEmpty)
+    }
+
+    @Test func anAccountNotReadyFailsRequestsWithAnErrorToRetry() async throws {
+        let database = try await makeDatabase()
+        await database.setAccountStatus(.temporarilyUnavailable)
+        #expect(try await database.accountStatus() == .temporarilyUnavailable)
+        await #expect(throws: CloudDatabaseError.accountTemporarilyUnavailable) {
+            _ = try await database.allRecordZones()
+        }
+        #expect(CloudDatabaseError.accountTemporarilyUnavailable.isRetryable)
+        await database.setAccountStatus(nil)
+        #expect(try await database.allRecordZones().contains(zone))
+    }
+
+    @Test func faultsAndLostAnswersAimedAtAKindOfRequestWaitForIt() async throws {
+        let database = try await makeDatabase()
+        await database.loseNextResponse(to: .modify)
+        await database.failNextRequest(to: .zoneChanges, with: .serviceUnavailable(retryAfter: 3))
+        // Requests of other kinds go through.
+        _ = try await database.databaseChanges(since: nil)
+        _ = try await database.records(for: [CloudRecord.ID(recordName: "x", zoneID: zone)])
+        await #expect(throws: CloudDatabaseError.serverResponseLost) {
+            _ = try await database.save(record("Note", "a", ["text": .string("1")], zone: zone))
+        }
+        #expect(await database.allRecords.map(\.id.recordName) == ["a"])
+        await #expect(throws: CloudDatabaseError.serviceUnavailable(retryAfter: 3)) {
+            _ = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
+        }
+        // Each once.
+        _ = try await database.save(record("Note", "b", ["text": .string("2")], zone: zone))
+        _ = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
+    }
+
+    @Test func anEncryptedDataResetShowsWithItsReason() async throws {
+        let database = try await makeDatabase()
+        let token = try await database.databaseChanges(since: nil).changeToken
+        await database.deleteZone(zone, reason: .encryptedDataReset)
+        let changes = try await database.databaseChanges(since: token)
+        #expect(changes.deletions == [CloudZoneDeletion(zoneID: zone, reason: .encryptedDataReset)])
+    }
+
+    @Test func aLostResponseHappensAfterTheRequestTookEffect() async throws {
+        let database = try await makeDatabase()
+        await database.loseNextResponse()
+        await #expect(throws: CloudDatabaseError.serverResponseLost) {
+            _ = try await database.save(record("Note", "a", ["text": .string("1")], zone: zone))
+        }
+        let stored = try await database.record(for: CloudRecord.ID(recordName: "a", zoneID: zone))
+        #expect(stored["text"] == .string("1"))
+        // Saving the same new record again, as a client that can't know would, is a conflict carrying the server's
+        // record: the client learns it was saved.
+        await #expect {
+            _ = try await database.save(record("Note", "a", ["text": .string("1")], zone: zone))
+        } throws: { error in
+            guard case .serverRecordChanged(let server, _, _) = error as? CloudDatabaseError else { return false }
+            return server == stored
+        }
+    }
+
+    @Test func subscriptionsCollectThePushesTheyWouldSend() async throws {
+        let database = try await makeDatabase()
+        _ = try await database.modifySubscriptions(
+            saving: [
+                CloudSubscription(id: "all", kind: .database), CloudSubscription(id: "synced", kind: .zone(zone)),
+            ], deleting: [])
+        _ = try await database.saveRecords([
+            record("Note", "a", ["text": .string("1")], zone: zone),
+            record("Note", "b", ["text": .string("2")], zone: zone),
+        ])
+        _ = try await database.save(record("Note", "default", ["text": .string("3")]))
+
+        #expect(
+            await database.takeNotifications() == [
+                CloudNotification(
+                    kind: .database, subscriptionID: "all", databaseScope: .private, userRecordName: "_alice"),
+                CloudNotification(
+                    kind: .recordZone(zone), subscriptionID: "synced", databaseScope: .private,
+                    userRecordName: "_alice"),
+            ])
+        #expect(await database.takeNotifications().isEmpty)
+    }
+
+    @Test func readingOneChangeDoesntReadTheZone() async throws {
+        // The log skips what a token has seen: one change after many is one change, in order, at once.
+        let database = try await makeDatabase()
+        for batch in 0..<10 {
+            _ = try await database.saveRecords(
+                (0..<100).map { record("Note", "n\(batch)-\($0)", ["text": .string("x")], zone: zone) })
+        }
+        var token = try await database.recordZoneChanges(inZoneWith: zone, since: nil).changeToken
+        var page = try await database.recordZoneChanges(inZoneWith: zone, since: token)
+        while page.moreComing {
+            token = page.changeToken
+            page = try await database.recordZoneChanges(inZoneWith: zone, since: token)
+        }
+        _ = try await database.save(record("Note", "latest", ["text": .string("y")], zone: zone))
+        await database.resetStatistics()
+        let latest = try await database.recordZoneChanges(inZoneWith: zone, since: page.changeToken)
+        #expect(latest.modifications.map(\.id.recordName) == ["latest"])
+        #expect(await database.statistics.recordsFetched == 1)
+    }
+}
