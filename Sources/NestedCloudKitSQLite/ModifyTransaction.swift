@@ -37,13 +37,6 @@ struct ModifyTransaction {
         contents: [AssetKey: Data], madeBy user: String
     ) throws -> CloudModifyResults {
         var counter = self.counter
-        // A zone the user deleted from Settings stays deleted until the app creates it again.
-        var failures = failures
-        for id in operations.map(\.id) where failures[id] == nil {
-            if case .userDeletedZone? = try store.missingZoneError(id.zoneID) {
-                failures[id] = .userDeletedZone(id.zoneID)
-            }
-        }
         let plan = try CloudModificationPlan(
             operations, atomically: atomically, store: store, failures: failures, now: now, userRecordName: user
         ) {

@@ -81,6 +81,20 @@ private struct ReferenceRun {
         "\(type) \(name ?? "-") under \(parent ?? "-")"
     }
 
+    /// One request's choices, all drawn before it is made.
+    struct Choices {
+        var action: Int
+        var step: Int
+        /// An existing record: the one to edit, move or delete, or bob's parent.
+        var item: String
+        /// A new or moved record's parent: an existing record, one that doesn't exist yet (`later-N`), or none.
+        var parent: String
+        /// The new record's name: `later-N` when that name is free, so a parent that didn't exist appears later.
+        var newName: String
+        var viewer: String
+        var permission: CloudShare.Permission
+    }
+
     func run() async throws {
         var random = Xoshiro(seed: (seed, seed &* 0x9E37_79B9_7F4A_7C15 | 1, ~seed, seed ^ 0xDEAD_BEEF))
         let alice = try server.privateDatabase("_alice")
@@ -90,91 +104,135 @@ private struct ReferenceRun {
         _ = try await alice.save(list)
         var reference = SharingReference()
         for step in 0..<40 {
-            let action = Int.random(in: 0..<10, using: &random)
-            let item = reference.items.keys.sorted().randomElement(using: &random) ?? "list"
-            let parent =
-                (reference.items.keys.sorted() + ["later-\(Int.random(in: 0..<3, using: &random))", "none"])
-                .randomElement(using: &random) ?? "none"
-            let viewer = Bool.random(using: &random) ? "_bob" : "_carol"
-            let permission: CloudShare.Permission = Bool.random(using: &random) ? .readWrite : .readOnly
-            let expected: Bool
-            let succeeded: Bool
-            switch action {
-            case 0, 1:
-                let name = "item-\(step)"
-                var record = CloudRecord(
-                    recordType: "Item", id: CloudRecord.ID(recordName: name, zoneID: Self.zone),
-                    fields: ["name": .string(name)])
-                record.parentID = parent == "none" ? nil : CloudRecord.ID(recordName: parent, zoneID: Self.zone)
-                expected = true
-                succeeded = await Self.succeeds { _ = try await alice.save(record) }
-                if succeeded {
-                    reference.items[name] = .init(type: "Item", name: name, parent: parent == "none" ? nil : parent)
-                }
-            case 2:
-                expected = reference.items[item] != nil
-                succeeded = await Self.succeeds {
-                    try await Self.change(item, in: alice) { $0.fields["name"] = .string("edited \(step)") }
-                }
-                if succeeded { reference.items[item]?.name = "edited \(step)" }
-            case 3:
-                let newParent = parent == "none" || parent == item ? nil : parent
-                expected = reference.items[item] != nil
-                succeeded = await Self.succeeds {
-                    try await Self.change(item, in: alice) {
-                        $0.parentID = newParent.map { CloudRecord.ID(recordName: $0, zoneID: Self.zone) }
-                    }
-                }
-                if succeeded { reference.items[item]?.parent = newParent }
-            case 4:
-                guard item != "list" else { continue }
-                expected = true
-                succeeded = await Self.succeeds {
-                    try await alice.deleteRecord(withID: CloudRecord.ID(recordName: item, zoneID: Self.zone))
-                }
-                if succeeded { reference.items[item] = nil }
-            case 5, 6:
-                expected = true
-                succeeded = await Self.succeeds {
-                    try await Self.invite(
-                        viewer, with: permission, to: share, shared: reference.share != nil, on: server)
-                }
-                if succeeded {
-                    var participants = reference.share ?? [:]
-                    participants[viewer] = .init(permission: permission, accepted: true)
-                    reference.share = participants
-                }
-            case 7:
-                // Removing someone reads the share first: there must be one.
-                expected = reference.share != nil
-                succeeded = await Self.succeeds { try await Self.remove(viewer, from: share, on: server) }
-                if succeeded { reference.share?[viewer] = nil }
-            case 8:
-                expected = reference.share != nil
-                succeeded = await Self.succeeds { try await alice.deleteRecord(withID: share.id) }
-                if succeeded {
-                    reference.share = nil
-                    share = try CloudShare(rootRecord: list)
-                }
-            default:
-                // Bob writes where the share may or may not let him.
-                let bob = try server.sharedDatabase("_bob")
-                let name = "bobs-\(step)"
-                var record = CloudRecord(
-                    recordType: "Item", id: CloudRecord.ID(recordName: name, zoneID: Self.sharedZone),
-                    fields: ["name": .string("bob's")])
-                record.parentID = CloudRecord.ID(recordName: item, zoneID: Self.sharedZone)
-                expected = reference.bobMayAdd(under: item)
-                succeeded = await Self.succeeds { _ = try await bob.save(record) }
-                if succeeded { reference.items[name] = .init(type: "Item", name: "bob's", parent: item) }
-            }
-            let context = "\(name) server, seed \(seed), step \(step) (action \(action))"
+            let names = reference.items.keys.sorted()
+            let later = "later-\(Int.random(in: 0..<3, using: &random))"
+            let choices = Choices(
+                action: Int.random(in: 0..<10, using: &random), step: step,
+                item: names.randomElement(using: &random) ?? "list",
+                parent: (names + [later, "none"]).randomElement(using: &random) ?? "none",
+                newName: Bool.random(using: &random) && reference.items[later] == nil ? later : "item-\(step)",
+                viewer: Bool.random(using: &random) ? "_bob" : "_carol",
+                permission: Bool.random(using: &random) ? .readWrite : .readOnly)
+            guard
+                let (expected, succeeded) = try await perform(
+                    choices, on: alice, list: list, share: &share, reference: &reference)
+            else { continue }
+            let context = "\(name) server, seed \(seed), step \(step) (action \(choices.action))"
             #expect(succeeded == expected, "\(context): succeeded \(succeeded), the reference says \(expected)")
             for user in ["_bob", "_carol"] {
                 let seen = try await Self.view(of: user, on: server)
                 #expect(seen == reference.view(of: user), "\(context): \(user) sees what the reference doesn't")
             }
         }
+    }
+
+    /// Makes one request and applies what succeeded to the reference; returns whether the reference expected it to
+    /// succeed and whether it did, or `nil` for a request not made (deleting the list).
+    private func perform(
+        _ choices: Choices, on alice: any ShareAcceptingDatabase, list: CloudRecord, share: inout CloudShare,
+        reference: inout SharingReference
+    ) async throws -> (expected: Bool, succeeded: Bool)? {
+        switch choices.action {
+        case 0...4: return await changeRecord(choices, on: alice, reference: &reference)
+        case 5...8: return try await changeShare(choices, on: alice, list: list, share: &share, reference: &reference)
+        default: return try await bobWrites(choices, reference: &reference)
+        }
+    }
+
+    /// Alice adds, edits, moves or deletes a record of her list.
+    private func changeRecord(
+        _ choices: Choices, on alice: any ShareAcceptingDatabase, reference: inout SharingReference
+    ) async -> (expected: Bool, succeeded: Bool)? {
+        let (item, parent, step) = (choices.item, choices.parent, choices.step)
+        switch choices.action {
+        case 0, 1:
+            let name = choices.newName
+            var record = CloudRecord(
+                recordType: "Item", id: CloudRecord.ID(recordName: name, zoneID: Self.zone),
+                fields: ["name": .string(name)])
+            record.parentID = parent == "none" ? nil : CloudRecord.ID(recordName: parent, zoneID: Self.zone)
+            let succeeded = await Self.succeeds { _ = try await alice.save(record) }
+            if succeeded {
+                reference.items[name] = .init(type: "Item", name: name, parent: parent == "none" ? nil : parent)
+            }
+            // A record can't be its own parent (a `later-N` drawn as both name and parent).
+            return (parent != name, succeeded)
+        case 2:
+            let succeeded = await Self.succeeds {
+                try await Self.change(item, in: alice) { $0.fields["name"] = .string("edited \(step)") }
+            }
+            let expected = reference.items[item] != nil
+            if succeeded { reference.items[item]?.name = "edited \(step)" }
+            return (expected, succeeded)
+        case 3:
+            let newParent = parent == "none" || parent == item ? nil : parent
+            let succeeded = await Self.succeeds {
+                try await Self.change(item, in: alice) {
+                    $0.parentID = newParent.map { CloudRecord.ID(recordName: $0, zoneID: Self.zone) }
+                }
+            }
+            let expected = reference.items[item] != nil
+            if succeeded { reference.items[item]?.parent = newParent }
+            return (expected, succeeded)
+        default:
+            guard item != "list" else { return nil }
+            let succeeded = await Self.succeeds {
+                try await alice.deleteRecord(withID: CloudRecord.ID(recordName: item, zoneID: Self.zone))
+            }
+            if succeeded { reference.items[item] = nil }
+            return (true, succeeded)
+        }
+    }
+
+    /// Alice invites someone (who accepts), removes someone, or deletes the share.
+    private func changeShare(
+        _ choices: Choices, on alice: any ShareAcceptingDatabase, list: CloudRecord, share: inout CloudShare,
+        reference: inout SharingReference
+    ) async throws -> (expected: Bool, succeeded: Bool) {
+        let (viewer, permission, current) = (choices.viewer, choices.permission, share)
+        switch choices.action {
+        case 5, 6:
+            let shared = reference.share != nil
+            let succeeded = await Self.succeeds {
+                try await Self.invite(viewer, with: permission, to: current, shared: shared, on: server)
+            }
+            if succeeded {
+                var participants = reference.share ?? [:]
+                participants[viewer] = .init(permission: permission, accepted: true)
+                reference.share = participants
+            }
+            return (true, succeeded)
+        case 7:
+            // Removing someone reads the share first: there must be one.
+            let expected = reference.share != nil
+            let succeeded = await Self.succeeds { try await Self.remove(viewer, from: current, on: server) }
+            if succeeded { reference.share?[viewer] = nil }
+            return (expected, succeeded)
+        default:
+            let expected = reference.share != nil
+            let succeeded = await Self.succeeds { try await alice.deleteRecord(withID: current.id) }
+            if succeeded {
+                reference.share = nil
+                share = try CloudShare(rootRecord: list)
+            }
+            return (expected, succeeded)
+        }
+    }
+
+    /// Bob adds a record under one of alice's, where the share may or may not let him.
+    private func bobWrites(_ choices: Choices, reference: inout SharingReference) async throws
+        -> (expected: Bool, succeeded: Bool)
+    {
+        let bob = try server.sharedDatabase("_bob")
+        let name = "bobs-\(choices.step)"
+        var record = CloudRecord(
+            recordType: "Item", id: CloudRecord.ID(recordName: name, zoneID: Self.sharedZone),
+            fields: ["name": .string("bob's")])
+        record.parentID = CloudRecord.ID(recordName: choices.item, zoneID: Self.sharedZone)
+        let expected = reference.bobMayAdd(under: choices.item)
+        let succeeded = await Self.succeeds { _ = try await bob.save(record) }
+        if succeeded { reference.items[name] = .init(type: "Item", name: "bob's", parent: choices.item) }
+        return (expected, succeeded)
     }
 
     /// What a user's shared database shows: each record but the share, by zone and name, with its type, name field

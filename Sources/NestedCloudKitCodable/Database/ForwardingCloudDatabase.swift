@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```swift
 /// actor CountingDatabase: ForwardingCloudDatabase {
-///     let base: InMemoryCloudDatabase
+///     let base: InMemoryCloudDatabase   // NestedCloudKitServer
 ///     private(set) var saves = 0
 ///
 ///     func modifyRecords(

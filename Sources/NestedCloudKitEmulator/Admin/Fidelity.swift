@@ -37,7 +37,7 @@ public enum Fidelity {
         entry("Records", "records/lookup", .done, "Per-record `NOT_FOUND`; `desiredKeys` per request and per record."),
         entry(
             "Records", "records/query", .done,
-            "Every documented comparator, `NEAR` with `distance` in metres, sort by fields, system fields and distance (`relativeLocation`), `resultsLimit` 1 to 200, `zoneWide`. Without `resultsLimit`, 200 records a page: the reference's default, the most a response holds (a 2015 radar saw CloudKit answer 100; a client follows `continuationMarker` either way). Evaluated over the type's records by the package's one query evaluator (`CloudQuery.Predicate`), the one the in-memory, SQLite and local store databases run: no index, so a query costs the type's size. A negated comparator matches a record without the field; an integer equals a double of the same value."
+            "Every documented comparator, `NEAR` with `distance` in metres, sort by fields, system fields and distance (`relativeLocation`), `resultsLimit` 1 to 200, `zoneWide`. Without `resultsLimit`, 200 records a page: the reference's default, the most a response holds (a 2015 radar saw CloudKit answer 100; a client follows `continuationMarker` either way). The filters become a `CloudQuery.Predicate`, which the database evaluates with the package's one evaluator, as the in-memory, SQLite and local store databases do (SQLite narrows the candidates with its indexes first); the matches are sorted by the backends' one order (`CloudQueryOrder`), merged across zones for `zoneWide`. A negated comparator matches a record without the field; an integer equals a double of the same value."
         ),
         entry(
             "Records", "continuation markers", .done,

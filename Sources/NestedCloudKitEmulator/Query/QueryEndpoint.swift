@@ -10,13 +10,6 @@ import NestedCloudKitCodable
 /// of the page's last record, not an offset, so a page continues after that record however the records changed
 /// since: nothing is skipped or repeated that didn't move across the position.
 enum QueryEndpoint {
-    /// What a continuation marker holds: the position of the page's last record in the query's order, and which
-    /// query it belongs to.
-    private struct Marker: Codable {
-        var position: CloudQueryOrder.Position
-        var queryDigest: String
-    }
-
     static func query(_ context: DatabaseRequest) async throws(ServerError) -> JSONValue {
         guard let wireQuery = context.body["query"], let recordType = wireQuery["recordType"]?.string,
             !recordType.isEmpty
@@ -53,8 +46,8 @@ enum QueryEndpoint {
             "records": .array(page.matches.map { coding.json($0, desiredKeys: desiredKeys) })
         ]
         if page.more, let last = page.last {
-            let marker = (try? JSONEncoder().encode(Marker(position: last, queryDigest: digest))) ?? Data()
-            response["continuationMarker"] = .string(marker.base64EncodedString())
+            // The query's digest, then the position as every backend's cursor writes it.
+            response["continuationMarker"] = .string(digest + "." + last.encoded)
         }
         return .object(response)
     }
@@ -103,11 +96,13 @@ enum QueryEndpoint {
     }
 
     private static func position(_ marker: String, digest: String) throws(ServerError) -> CloudQueryOrder.Position {
-        guard let data = Data(base64Encoded: marker), let decoded = try? JSONDecoder().decode(Marker.self, from: data)
-        else { throw .badRequest("the continuationMarker isn't one this emulator gave") }
-        guard decoded.queryDigest == digest else {
+        let parts = marker.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let position = CloudQueryOrder.Position(encoded: parts[1]) else {
+            throw .badRequest("the continuationMarker isn't one this emulator gave")
+        }
+        guard parts[0] == digest else {
             throw .badRequest("the continuationMarker belongs to another query: send the query it came with")
         }
-        return decoded.position
+        return position
     }
 }

@@ -73,9 +73,4 @@ struct QueryField: Sendable, Hashable {
         default: value
         }
     }
-
-    /// The field's value in a record, as a query sees it.
-    func value(of record: CloudRecord) -> CloudValue? {
-        record.queryValue(queryName)
-    }
 }

@@ -8,6 +8,9 @@ import NestedCloudKitServer
 final class DatabaseHandle: Sendable {
     let key: DatabaseKey
     let database: any CloudRecordStoringDatabase
+    /// The database itself when it is outside any user's (a public database): its tokens expire and its file
+    /// closes through it. A user's database goes with its server.
+    let standalone: (any StandaloneCloudDatabase)?
     let writes = AsyncSerialLock()
     let subscriptions: SubscriptionStore
     /// The user record name the database stamps its records with, which the wire shows as the owner's.
@@ -16,12 +19,12 @@ final class DatabaseHandle: Sendable {
     private let currentRevision: NIOLockedValueBox<Int>
 
     init(
-        key: DatabaseKey, database: any CloudRecordStoringDatabase, subscriptions: SubscriptionStore,
-        databaseUserRecordName: String?,
-        revisions: RevisionCounter
+        key: DatabaseKey, database: any CloudRecordStoringDatabase, standalone: (any StandaloneCloudDatabase)?,
+        subscriptions: SubscriptionStore, databaseUserRecordName: String?, revisions: RevisionCounter
     ) {
         self.key = key
         self.database = database
+        self.standalone = standalone
         self.subscriptions = subscriptions
         self.databaseUserRecordName = databaseUserRecordName
         self.revisions = revisions

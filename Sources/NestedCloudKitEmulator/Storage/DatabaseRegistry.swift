@@ -11,8 +11,6 @@ actor DatabaseRegistry {
     /// One server per container and environment holds every user's private and shared databases, so that what one
     /// user shares shows in another's shared database.
     private var sharingServers: [SharingServerKey: any MultiUserCloudServer] = [:]
-    /// The databases outside any user's (the public databases), by key.
-    private var standaloneDatabases: [DatabaseKey: any StandaloneCloudDatabase] = [:]
     private let revisions = RevisionCounter()
 
     init(storage: EmulatorStorage, clock: EmulatorClock) {
@@ -27,18 +25,21 @@ actor DatabaseRegistry {
         try DatabaseNames.check(key)
         let opened = try open(key)
         let user = try? await opened.database.userRecordName()
-        // Another request may have opened it while this one asked for the user.
-        if let handle = handles[key] { return handle }
+        // Another request may have opened it while this one asked for the user: this one's copy goes.
+        if let handle = handles[key] {
+            try? opened.standalone?.close()
+            return handle
+        }
         // A reset while this one asked made a new server for the container: this database is the old one's.
-        if opened.fromSharingServer,
+        if opened.standalone == nil,
             sharingServers[SharingServerKey(container: key.container, environment: key.environment)]?.holds(
                 opened.database) != true
         {
             return try await handle(for: key)
         }
         let handle = DatabaseHandle(
-            key: key, database: opened.database, subscriptions: opened.subscriptions, databaseUserRecordName: user,
-            revisions: revisions)
+            key: key, database: opened.database, standalone: opened.standalone, subscriptions: opened.subscriptions,
+            databaseUserRecordName: user, revisions: revisions)
         handles[key] = handle
         return handle
     }
@@ -118,7 +119,7 @@ actor DatabaseRegistry {
     /// Expires every change token of every database.
     func expireChangeTokens() async {
         for server in sharingServers.values { try? await server.expireEveryChangeToken() }
-        for database in standaloneDatabases.values { try? await database.expireEveryChangeToken() }
+        for database in handles.values.compactMap(\.standalone) { try? await database.expireEveryChangeToken() }
     }
 
     /// Deletes a zone of a user's private database as iCloud would, whatever the storage.
@@ -140,15 +141,15 @@ actor DatabaseRegistry {
 
     /// Closes the SQLite files, checkpointing them, at shutdown.
     func close() {
-        for database in standaloneDatabases.values { try? database.close() }
+        for database in handles.values.compactMap(\.standalone) { try? database.close() }
         for server in sharingServers.values { try? server.close() }
         handles = [:]
-        standaloneDatabases = [:]
         sharingServers = [:]
     }
 
     private func open(_ key: DatabaseKey) throws(ServerError) -> (
-        database: any CloudRecordStoringDatabase, subscriptions: SubscriptionStore, fromSharingServer: Bool
+        database: any CloudRecordStoringDatabase, standalone: (any StandaloneCloudDatabase)?,
+        subscriptions: SubscriptionStore
     ) {
         let clock = self.clock
         let userRecordName = key.user.map(Caller.userRecordName(for:))
@@ -157,11 +158,9 @@ actor DatabaseRegistry {
             let subscriptions = SubscriptionStore(ownerRecordName: EmulatorState.ownerRecordName(of: key))
             guard key.scope != .public, let userRecordName else {
                 let database = Self.makeInMemoryDatabase(clock: clock)
-                standaloneDatabases[key] = database
-                return (database, subscriptions, false)
+                return (database, database, subscriptions)
             }
-            let database = try database(of: userRecordName, key: key, file: nil)
-            return (database, subscriptions, true)
+            return (try database(of: userRecordName, key: key, file: nil), nil, subscriptions)
         case .directory(let path):
             let file = key.fileName(in: URL(fileURLWithPath: path))
             do {
@@ -173,11 +172,9 @@ actor DatabaseRegistry {
                 guard key.scope != .public, let userRecordName else {
                     let database = try SQLiteCloudDatabase(
                         path: file.path, maximumItemsPerRequest: 10_000, clock: clock)
-                    standaloneDatabases[key] = database
-                    return (database, subscriptions, false)
+                    return (database, database, subscriptions)
                 }
-                let database = try database(of: userRecordName, key: key, file: file)
-                return (database, subscriptions, true)
+                return (try database(of: userRecordName, key: key, file: file), nil, subscriptions)
             } catch let damaged as SubscriptionStore.DamagedFile {
                 throw ServerError(
                     .internalError,

@@ -87,6 +87,8 @@ public final class SQLiteCloudServer: Sendable {
     public func deleteZone(
         _ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason
     ) async throws {
+        // A user the server has never met has no zone to delete, and gets no file for asking.
+        guard files.users(.private).contains(user) else { return }
         try await files.file(of: user, .private).deleteZone(zoneID, reason: reason)
         refreshSharedDatabases(showing: [zoneID], ownedBy: user)
     }

@@ -133,11 +133,6 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         for id in operations.map(\.id) where injected[id] == nil {
             if let fault = faults.takeFailure(of: id) { injected[id] = fault }
         }
-        // A zone the user deleted from Settings stays deleted until the app creates it again.
-        let purged = caller.scope == .private ? users[user]?.purgedZones ?? [] : []
-        for id in operations.map(\.id) where purged.contains(id.zoneID) && injected[id] == nil {
-            injected[id] = .userDeletedZone(id.zoneID)
-        }
         // CloudKit keeps a copy of an asset's file from the moment of the save, and refuses a file it can't read.
         let files = AssetFileContents(readingFilesOf: operations.compactMap(\.recordToSave))
         injected.merge(files.failures) { injectedFault, _ in injectedFault }
@@ -333,8 +328,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     static func missingZoneError(
         _ zoneID: CloudRecord.ZoneID, in database: InMemoryUserDatabase
     ) -> CloudDatabaseError? {
-        if database.storage.zones.contains(zoneID) { return nil }
-        return database.purgedZones.contains(zoneID) ? .userDeletedZone(zoneID) : .zoneNotFound(zoneID)
+        database.storage.missingZoneError(zoneID)
     }
 
     /// One page of a query, from its cursor; see `CloudRecordStoringDatabase`.

@@ -5,6 +5,8 @@ import NestedCloudKitCodable
 struct InMemoryRecordStore: CloudRecordStore {
     private(set) var records: [CloudRecord.ID: CloudRecord] = [:]
     var zones: Set<CloudRecord.ZoneID> = [.default]
+    /// The zones the user deleted from Settings: refused as `userDeletedZone` until the app creates them again.
+    var purgedZones: Set<CloudRecord.ZoneID> = []
     /// For each target, the records that reference it and with which actions.
     private var holders: [CloudRecord.ID: [CloudRecord.ID: Set<CloudReference.Action>]] = [:]
     /// The shares of each zone, so that a change in a zone nobody shares costs nothing more.
@@ -42,6 +44,11 @@ struct InMemoryRecordStore: CloudRecordStore {
     }
 
     func containsZone(_ zoneID: CloudRecord.ZoneID) -> Bool { zones.contains(zoneID) }
+
+    func missingZoneError(_ zoneID: CloudRecord.ZoneID) -> CloudDatabaseError? {
+        if zones.contains(zoneID) { return nil }
+        return purgedZones.contains(zoneID) ? .userDeletedZone(zoneID) : .zoneNotFound(zoneID)
+    }
 
     mutating func apply(writing recordsToWrite: [CloudRecord], removing recordIDsToRemove: [CloudRecord.ID]) {
         for record in recordsToWrite {

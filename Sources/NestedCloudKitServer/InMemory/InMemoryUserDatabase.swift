@@ -32,9 +32,6 @@ struct InMemoryUserDatabase {
     /// The log of zones changed (`nil`) and deleted (with the reason).
     var databaseLog: InMemoryChangeLog<DatabaseLogKey, CloudZoneDeletion.Reason?>
     var subscriptions: [CloudSubscription.ID: CloudSubscription] = [:]
-    /// Zones the user deleted from Settings: requests for them fail with `userDeletedZone` until the app creates
-    /// the zone again.
-    var purgedZones: Set<CloudRecord.ZoneID> = []
     /// The last sequence number given to a change; one counter for every log, so a database token orders zones.
     private(set) var sequence = 0
 
@@ -75,7 +72,7 @@ struct InMemoryUserDatabase {
 
     /// Creates a zone with a new, empty log; a zone that exists is left as it is.
     mutating func createZone(_ zone: CloudRecord.ZoneID, generation: Int) {
-        purgedZones.remove(zone)
+        storage.purgedZones.remove(zone)
         guard !storage.zones.contains(zone) else { return }
         storage.zones.insert(zone)
         guard zone != .default else { return }
@@ -89,7 +86,7 @@ struct InMemoryUserDatabase {
         zoneLogs[zone] = nil
         databaseLog.remove(DatabaseLogKey(zone: zone, slot: .changed))
         if reason == .purged {
-            purgedZones.insert(zone)
+            storage.purgedZones.insert(zone)
             databaseLog.remove(DatabaseLogKey(zone: zone, slot: .deleted))
         }
         sequence += 1

@@ -120,8 +120,8 @@ package struct CloudModificationPlan: Sendable {
                 deleteResults[id] = .failure(failure)
                 continue
             }
-            guard try store.containsZone(id.zoneID) else {
-                deleteResults[id] = .failure(.zoneNotFound(id.zoneID))
+            if let missing = try store.missingZoneError(id.zoneID) {
+                deleteResults[id] = .failure(missing)
                 continue
             }
             guard let server = try store.record(withID: id) else {
@@ -287,7 +287,7 @@ package struct CloudModificationPlan: Sendable {
         userRecordName: String, makeShareURL: (String) -> URL?, makeChangeTag: () -> String
     ) throws -> Result<CloudRecord, CloudDatabaseError> {
         if let refusal = CloudRequestRules.refusal(saving: client) { return .failure(refusal) }
-        guard try store.containsZone(client.id.zoneID) else { return .failure(.zoneNotFound(client.id.zoneID)) }
+        if let missing = try store.missingZoneError(client.id.zoneID) { return .failure(missing) }
         let server = try store.record(withID: client.id)
         if let server, server.recordType != client.recordType {
             return .failure(

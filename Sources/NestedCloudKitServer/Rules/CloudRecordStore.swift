@@ -16,4 +16,15 @@ package protocol CloudRecordStore {
 
     /// Whether the zone exists; the default zone always does.
     func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool
+
+    /// Why a zone can't be used, or `nil` when it exists: `zoneNotFound`, or `userDeletedZone` for a zone the user
+    /// deleted from Settings, until the app creates it again.
+    func missingZoneError(_ zoneID: CloudRecord.ZoneID) throws -> CloudDatabaseError?
+}
+
+extension CloudRecordStore {
+    /// A store that doesn't know of purges: `zoneNotFound` for a zone it doesn't have.
+    package func missingZoneError(_ zoneID: CloudRecord.ZoneID) throws -> CloudDatabaseError? {
+        try containsZone(zoneID) ? nil : .zoneNotFound(zoneID)
+    }
 }

@@ -15,8 +15,9 @@ package enum DeleteSelfCascade {
         case stop
     }
 
-    /// Walks from each root, in order, to the records that hold a `.deleteSelf` reference to a record reached,
-    /// depth first, visiting each record once (the roots too).
+    /// Walks from the roots to the records that hold a `.deleteSelf` reference to a record reached, breadth first
+    /// (the roots in order, then their holders in the order the store lists them, then theirs), visiting each record
+    /// once.
     ///
     /// - Parameters:
     ///   - roots: Where the walk starts.
@@ -28,13 +29,16 @@ package enum DeleteSelfCascade {
         holders: (CloudRecord.ID) throws -> [(holder: CloudRecord.ID, action: CloudReference.Action)],
         visit: (CloudRecord.ID) throws -> Step
     ) rethrows {
-        var pending = Array(roots.reversed())
+        var pending = roots
+        var next = 0
         var seen: Set<CloudRecord.ID> = []
-        while let id = pending.popLast() {
+        while next < pending.count {
+            let id = pending[next]
+            next += 1
             guard seen.insert(id).inserted else { continue }
-            let next = try holders(id).filter { $0.action == .deleteSelf }.map(\.holder)
+            let found = try holders(id).filter { $0.action == .deleteSelf }.map(\.holder)
             switch try visit(id) {
-            case .descend: pending.append(contentsOf: next)
+            case .descend: pending.append(contentsOf: found)
             case .skip: continue
             case .stop: return
             }

@@ -234,10 +234,11 @@ public actor SyncEngine {
         let localChanges = ledger.localChanges()
         automaticTasks.append(
             Task { [weak self] in
-                // The first result is the state at the start, which the sync scheduled below covers. The
-                // observation ends with the task (stop(), close()) or with the store (closed: nothing to send).
+                // The first result is the state when the observation starts, which may already hold a save made
+                // after the sync scheduled below read the queue: it schedules too (a sync already scheduled absorbs
+                // it). The observation ends with the task (stop(), close()) or with the store (closed).
                 do {
-                    for try await change in localChanges.dropFirst() where change != nil {
+                    for try await change in localChanges where change != nil {
                         await self?.scheduleSync()
                     }
                 } catch {}

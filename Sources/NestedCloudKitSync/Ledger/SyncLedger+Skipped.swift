@@ -2,7 +2,7 @@ import GRDB
 import NestedCloudKitCodable
 
 extension SyncLedger {
-    /// The skipped records the app asked for again (``retryHaltedChanges()``), to fetch by ID.
+    /// The skipped records the app asked for again (``SyncStore/retryHaltedChanges()``), to fetch by ID.
     func skippedRecordsToFetch() async throws -> [CloudRecord.ID] {
         try await read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM ncs_skipped WHERE retry = 1 ORDER BY record_name").map { row in

@@ -322,7 +322,7 @@ extension SyncLedger {
     }
 
     /// A conflict the policy failed on: the change is halted and the server's copy listed as skipped, until the app
-    /// calls ``retryHaltedChanges()``.
+    /// calls ``SyncStore/retryHaltedChanges()``.
     func skipConflict(_ upload: Upload, reason: String) async throws {
         try await write { db in
             try StoreTables.recordFailure(upload.entry.id, error: reason, halt: true, in: db)

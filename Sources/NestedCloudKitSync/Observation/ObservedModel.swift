@@ -20,8 +20,8 @@ import Observation
 /// ```
 ///
 /// As ``ObservedQuery``: nothing is read when it is made; the first read of ``model``, ``isLoaded`` or ``error``
-/// with a ``store`` starts an observation (``SyncStore/observe(_:id:in:)-hjct``), which delivers on the main actor after
-/// every transaction that changes the model. Changing ``id``, ``zoneID`` or ``store`` observes again.
+/// with a ``store`` starts an observation (``SyncStore/observe(_:id:in:)-hjct``), which delivers on the main actor
+/// after every transaction that changes the model. Changing ``id``, ``zoneID`` or ``store`` observes again.
 @MainActor
 @Observable
 public final class ObservedModel<Model: StoreDecodable & Identifiable> {

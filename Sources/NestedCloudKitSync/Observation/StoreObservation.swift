@@ -14,8 +14,8 @@ import NestedCloudKitCodable
 ///
 /// Built on GRDB's `ValueObservation`: results come in the order of the transactions, never an older one after a
 /// newer; a reader slower than the changes gets the newest result, not every one in between; an equal result
-/// isn't delivered twice when the model is `Equatable` (the overloads for `Equatable` models pass `==`). Cancelling the task that iterates stops the
-/// observation. Each iteration starts an observation of its own.
+/// isn't delivered twice when the model is `Equatable` (the overloads for `Equatable` models pass `==`).
+/// Cancelling the task that iterates stops the observation. Each iteration starts an observation of its own.
 public struct StoreObservation<Element>: AsyncSequence, Sendable {
     /// What ending the sequence with an error throws: a ``SyncError``, or a `CKCodableError` for a record that
     /// can't be decoded.

@@ -257,7 +257,6 @@ enum StoreTables {
         ).execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
     }
 
-    /// The records that reference a record, with the field and the reference's action.
     /// The records that reference a record, with each reference's action: what the `.deleteSelf` walk
     /// (`DeleteSelfCascade`) follows.
     static func referenceHolders(of id: CloudRecord.ID, in db: Database) throws
@@ -266,6 +265,7 @@ enum StoreTables {
         try holders(of: id, in: db).compactMap { found in found.action.map { (found.holder, $0) } }
     }
 
+    /// The records that reference a record, with the field and the reference's action.
     static func holders(
         of id: CloudRecord.ID, field: String? = nil, in db: Database
     ) throws -> [(holder: CloudRecord.ID, field: String, action: CloudReference.Action?)] {
@@ -379,7 +379,7 @@ enum StoreTables {
         try noteChanged(queueTable, in: db)
     }
 
-    /// The tables whose changes ``SyncStore/observeQueueState()`` follows.
+    /// The tables whose changes the ledger's `observeQueueState()` follows.
     static let queueTable = "ncs_outbox"
     static let skippedTable = "ncs_skipped"
     static let stateTable = "ncs_state"

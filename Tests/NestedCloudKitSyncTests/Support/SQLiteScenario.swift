@@ -6,7 +6,7 @@ import TestSupport
 
 /// Devices of one user syncing with a SQLite file as their server: the persistent backend, for the scenarios whose
 /// outcome depends on what the server stores (``ScenarioServer/sqlite``). It has no fault controls: the scenarios
-/// that delete zones or lose answers run on the other servers.
+/// that lose answers run on the other servers.
 struct SQLiteScenario: DeviceScenario {
     let clock = VirtualCloudClock()
     let server: SQLiteCloudDatabase

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Records without a sorted field come after those with it; equal keys fall back to the zone and then the record
 /// name, so the order is total and a page can continue after a record's position however the records changed
-/// since (``CloudQueryPaging``).
+/// since (`CloudQueryPaging`).
 package struct CloudQueryOrder: Sendable {
     /// One sort: a field, ascending or not, or the distance of a `LOCATION` field from a location.
     package struct Sort: Sendable {
@@ -72,42 +72,97 @@ package struct CloudQueryOrder: Sendable {
         return (lhs.zoneName, lhs.ownerName, lhs.recordName) < (rhs.zoneName, rhs.ownerName, rhs.recordName)
     }
 
-    /// The first `limit` matches after `start` in this order, and whether more follow. It keeps only the best
-    /// `limit + 1` as it reads, so a page costs a pass over the matches, not a sort of all of them.
+    /// The first `limit` matches after `start` in this order, and whether more follow. It keeps the best
+    /// `limit + 1` in a heap as it reads, so a page costs a pass over the matches (a logarithm of the page for each
+    /// that enters it), not a sort of all of them.
     package func page<Match>(
         of matches: some Sequence<Match>, record: (Match) -> CloudRecord, after start: Position?, limit: Int
     ) -> (matches: [Match], last: Position?, more: Bool) {
-        let kept = max(0, limit) + 1
-        var best: [(position: Position, match: Match)] = []
+        var best = WorstFirst<Match>(order: self, capacity: max(0, limit) + 1)
         for match in matches {
             let position = position(of: record(match))
             if let start, !precedes(start, position) { continue }
-            if best.count == kept, let worst = best.last, !precedes(position, worst.position) { continue }
-            var low = 0
-            var high = best.count
-            while low < high {
-                let middle = (low + high) / 2
-                if precedes(best[middle].position, position) { low = middle + 1 } else { high = middle }
-            }
-            best.insert((position, match), at: low)
-            if best.count > kept { best.removeLast() }
+            best.offer(position, match)
         }
-        let more = best.count > max(0, limit)
-        let page = best.prefix(max(0, limit))
-        return (page.map(\.match), page.last?.position, more)
+        let sorted = best.sorted()
+        let page = sorted.prefix(max(0, limit))
+        return (page.map(\.match), page.last?.position, sorted.count > max(0, limit))
+    }
+}
+
+/// The best matches seen so far, at most `capacity`, in a binary heap whose root is the worst of them: a better
+/// match replaces it in a logarithm of the capacity.
+private struct WorstFirst<Match> {
+    let order: CloudQueryOrder
+    let capacity: Int
+    private var heap: [(position: CloudQueryOrder.Position, match: Match)] = []
+
+    init(order: CloudQueryOrder, capacity: Int) {
+        self.order = order
+        self.capacity = capacity
+    }
+
+    /// Whether the entry at `a` comes after the one at `b`, so belongs nearer the root.
+    private func isWorse(_ a: Int, than b: Int) -> Bool {
+        order.precedes(heap[b].position, heap[a].position)
+    }
+
+    mutating func offer(_ position: CloudQueryOrder.Position, _ match: Match) {
+        guard capacity > 0 else { return }
+        if heap.count < capacity {
+            heap.append((position, match))
+            var child = heap.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard isWorse(child, than: parent) else { break }
+                heap.swapAt(child, parent)
+                child = parent
+            }
+            return
+        }
+        // Full: only a match better than the worst kept enters, in its place.
+        guard let worst = heap.first, order.precedes(position, worst.position) else { return }
+        heap[0] = (position, match)
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var worse = parent
+            if left < heap.count, isWorse(left, than: worse) { worse = left }
+            if right < heap.count, isWorse(right, than: worse) { worse = right }
+            guard worse != parent else { return }
+            heap.swapAt(parent, worse)
+            parent = worse
+        }
+    }
+
+    /// The entries kept, best first.
+    func sorted() -> [(position: CloudQueryOrder.Position, match: Match)] {
+        heap.sorted { order.precedes($0.position, $1.position) }
     }
 }
 
 extension CloudQueryOrder.Position {
-    /// The position as a cursor's text.
+    /// Non-finite numbers as text: a distance or a field can be one, and plain JSON has no way to write them.
+    private static let nonFinite = (positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+
+    /// The position as a cursor's text. It can't fail: if it did, the text would be one no database reads (an
+    /// `invalidArguments` for the caller), never the empty text of a first page, which would start over forever.
     package var encoded: String {
-        ((try? JSONEncoder().encode(self)) ?? Data()).base64EncodedString()
+        let encoder = JSONEncoder()
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: Self.nonFinite.positiveInfinity, negativeInfinity: Self.nonFinite.negativeInfinity,
+            nan: Self.nonFinite.nan)
+        return (try? encoder.encode(self))?.base64EncodedString() ?? "!"
     }
 
     /// The position a cursor's text holds; `nil` for text this order didn't make.
     package init?(encoded: String) {
-        guard let data = Data(base64Encoded: encoded),
-            let position = try? JSONDecoder().decode(Self.self, from: data)
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: Self.nonFinite.positiveInfinity, negativeInfinity: Self.nonFinite.negativeInfinity,
+            nan: Self.nonFinite.nan)
+        guard let data = Data(base64Encoded: encoded), let position = try? decoder.decode(Self.self, from: data)
         else { return nil }
         self = position
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// CloudKit's rules for shares and parents, as a server applies them when a record is saved or deleted: part of
-/// ``CloudModificationPlan``, so that every backend built on it shares the same way.
+/// `CloudModificationPlan`, so that every backend built on it shares the same way.
 ///
 /// - A share is a record of type ``CloudShare/recordType`` in a custom zone, never the default zone. A record share
 ///   names its root record, in its own zone; a zone-wide share is named ``CloudShare/zoneWideRecordName``.
@@ -50,7 +50,7 @@ package enum ShareRules {
             return .invalidArguments(CloudShareError.publicShareWithInvitedParticipants(record.id).description)
         }
         // A record share without its root may be one read back from CloudKit Web Services, which doesn't say what
-        // a share shares: the server knows, and refuses a new one (``CloudModificationPlan``).
+        // a share shares: the server knows, and refuses a new one (`CloudModificationPlan`).
         switch (contents.rootRecordID, isZoneWideName) {
         case (.some, true):
             return .invalidArguments(
