@@ -3,29 +3,23 @@ import GRDB
 import NestedCloudKitCodable
 import NestedCloudKitServer
 
-/// Keeps each user's shared database a copy of what the shares they accepted cover, one refresh at a time.
+/// The SQLite server's shared copies: the one refresh (`SharedCopies`) over the server's files, one refresh at a
+/// time, with what a server of files adds: a refresh that failed is retried, and the copies an earlier run left are
+/// caught up when the server opens.
 ///
-/// The owners' files are the truth; a copy is brought up to date from them after every change to a shared zone.
 /// Refreshes run one at a time, each reading the owner's file when it starts: so the last one after a write always
 /// reads that write, and two refreshes never interleave their copies.
 final class SQLiteSharedCopies: @unchecked Sendable {
     // Held for a whole refresh, which blocks on SQLite and never suspends.
     private let lock = NSLock()
-    /// The users whose shared database shows each zone, as they name it: those a refresh must look at even once no
-    /// share lists them any more.
-    private var viewers: [CloudRecord.ZoneID: Set<String>] = [:]
+    private var copies = SharedCopies()
     // Guards `changedByOthers` and `pending`, briefly: taken inside `lock`, never the other way round, so that a
     // caller asking what changed doesn't wait for a refresh.
     private let stateLock = NSLock()
     /// The databases another user's request changed since ``takeChangedByOthers()`` was last called.
     private var changedByOthers: Set<SharedDatabaseRules.ChangedDatabase> = []
     /// Zones a refresh failed for, refreshed whole with the next refresh or read of a shared database.
-    private var pending: Set<OwnedZone> = []
-
-    private struct OwnedZone: Hashable {
-        var owner: String
-        var zone: CloudRecord.ZoneID
-    }
+    private var pending: Set<SharedCopies.OwnedZone> = []
 
     /// Notes a database another user's request changed.
     func noteChangedByOthers(_ database: SharedDatabaseRules.ChangedDatabase) {
@@ -61,7 +55,7 @@ final class SQLiteSharedCopies: @unchecked Sendable {
                     })
                 else { continue }
                 for zone in zones {
-                    viewers[zone, default: []].insert(viewer)
+                    copies.noteShown(zone, by: viewer)
                     zonesByOwner[zone.ownerName, default: []].insert(zone.ownersName(ownedBy: zone.ownerName))
                 }
             }
@@ -81,8 +75,7 @@ final class SQLiteSharedCopies: @unchecked Sendable {
         }
     }
 
-    /// Brings up to date the shared database of every user who may see one of these zones of `owner`: the
-    /// participants who accepted one of its shares, and the users whose shared database shows it now. Each zone's
+    /// Brings up to date the shared database of every user who may see one of these zones of `owner`. Each zone's
     /// change says what the write changed there; a zone without one is refreshed whole.
     ///
     /// A zone whose refresh fails (a file that can't be written just now) is refreshed whole with the next refresh,
@@ -99,190 +92,71 @@ final class SQLiteSharedCopies: @unchecked Sendable {
             }
             var due = Dictionary(failed.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 })
             for (zone, change) in relevant {
-                let owned = OwnedZone(owner: owner, zone: zone)
+                let owned = SharedCopies.OwnedZone(owner: owner, zone: zone)
                 due[owned] = due[owned] == nil ? change : .everything
             }
-            for (owned, change) in due.sorted(by: {
-                ($0.key.owner, $0.key.zone.zoneName) < ($1.key.owner, $1.key.zone.zoneName)
-            }) {
-                do {
-                    if change.reshaped {
-                        try refreshWhole(owned.zone, ownedBy: owned.owner, files: files, now: now)
-                    } else {
-                        try refresh(owned.zone, ownedBy: owned.owner, after: change, files: files, now: now)
-                    }
-                } catch {
-                    stateLock.withLock { _ = pending.insert(owned) }
+            var storage = SQLiteCopyStorage(files: files, now: now)
+            let outcome = copies.refresh(due, in: &storage)
+            stateLock.withLock {
+                for (viewer, _) in outcome.changed {
+                    changedByOthers.insert(.init(userRecordName: viewer, scope: .shared))
                 }
-            }
-        }
-    }
-
-    /// Brings one zone of `owner` up to date in its viewers' copies after a write that changed who sees only the
-    /// records it wrote: only those are looked at, so a write to a large shared zone costs what it wrote.
-    private func refresh(
-        _ zone: CloudRecord.ZoneID, ownedBy owner: String, after change: SharedZoneChange, files: SQLiteServerFiles,
-        now: Date
-    ) throws {
-        let sharedZone = zone.sharedName(ownedBy: owner)
-        let toShared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
-        let ownerFile = try files.file(of: owner, .private)
-        let showing = viewers[sharedZone] ?? []
-        let update = try ownerFile.readNow { database -> IncrementalUpdate? in
-            let store = SQLiteRecordStore(database: database, assets: ownerFile.assets)
-            let shares = try store.shares(in: zone)
-            // A zone nobody else sees (most of a user's zones) needs nothing more. Without shares but with copies
-            // left, the whole refresh is cheap: it reads no record and empties them.
-            if shares.isEmpty { return showing.subtracting([owner]).isEmpty ? IncrementalUpdate() : nil }
-            var viewers = SharedDatabaseRules.participants(of: shares).union(showing)
-            viewers.remove(owner)
-            guard !viewers.isEmpty else { return IncrementalUpdate() }
-            // A record written and then deleted by a later write is gone here: it is removed from the copies.
-            let records = try change.written.sorted().compactMap {
-                try store.record(withID: CloudRecord.ID(recordName: $0, zoneID: zone))
-            }
-            let lines = SkeletonLookup(store: store)
-            var update = IncrementalUpdate()
-            for viewer in viewers {
-                update.visible[viewer] = Set(
-                    try records.filter {
-                        try ShareAccess.permission(of: viewer, on: $0.id, in: lines, shares: shares) != nil
-                    }.map(\.id.recordName))
-            }
-            update.records = records
-            let withAssets = records.filter { record in record.fields.contains { !$0.value.assets.isEmpty } }
-            update.contents = try store.assetContents(of: withAssets.map(\.id))
-            return update
-        }
-        // A viewer whose copy doesn't show the zone yet gets all of it, not only what this write touched.
-        guard let update, update.visible.allSatisfy({ $0.value.isEmpty || showing.contains($0.key) }) else {
-            return try refreshWhole(zone, ownedBy: owner, files: files, now: now)
-        }
-        let touched = change.written.union(change.removed)
-        try eachViewer(update.visible) { viewer, visible in
-            let viewerFile = try files.file(of: viewer, .shared)
-            let shown = update.records.filter { visible.contains($0.id.recordName) }
-            let contents = update.contents.filter { visible.contains($0.key.recordID.recordName) }
-            let (changed, zoneShown) = try viewerFile.update(
-                writing: shown.map { $0.movingZones(toShared) }, removing: touched.subtracting(visible),
-                in: sharedZone,
-                contents: Dictionary(
-                    contents.map { ($0.key.movingZone(toShared), $0.value) }, uniquingKeysWith: { first, _ in first }),
-                now: now)
-            if changed { noteChangedByOthers(.init(userRecordName: viewer, scope: .shared)) }
-            if zoneShown {
-                viewers[sharedZone, default: []].insert(viewer)
-            } else {
-                viewers[sharedZone]?.remove(viewer)
-            }
-        }
-    }
-
-    /// Runs `body` for each viewer, in order, going on past one that fails (a copy that can't be written mustn't keep
-    /// the others from losing what they no longer see); throws the first failure at the end, so that the zone is
-    /// refreshed again.
-    private func eachViewer<Visible>(
-        _ visible: [String: Visible], _ body: (String, Visible) throws -> Void
-    ) throws {
-        var failure: (any Error)?
-        for (viewer, shown) in visible.sorted(by: { $0.key < $1.key }) {
-            do {
-                try body(viewer, shown)
-            } catch {
-                failure = failure ?? error
-            }
-        }
-        if let failure { throw failure }
-    }
-
-    /// What an incremental refresh writes: the names each viewer sees among the records written, those records,
-    /// and their assets' contents.
-    private struct IncrementalUpdate {
-        var visible: [String: Set<String>] = [:]
-        var records: [CloudRecord] = []
-        var contents: [AssetKey: Data] = [:]
-    }
-
-    /// Brings one zone of `owner` up to date in its viewers' copies, whole.
-    ///
-    /// Who sees what is worked out from the zone's skeletons (parents and shares, read by SQLite from the stored
-    /// JSON), and only the records new or changed in a copy are decoded and written: a write to a large shared
-    /// zone costs a scan of it, not a decoding of it.
-    private func refreshWhole(_ zone: CloudRecord.ZoneID, ownedBy owner: String, files: SQLiteServerFiles, now: Date)
-        throws
-    {
-        let sharedZone = zone.sharedName(ownedBy: owner)
-        let toShared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
-        let ownerFile = try files.file(of: owner, .private)
-        let showing = viewers[sharedZone] ?? []
-        let shown = try ownerFile.readNow { database -> [String: [String: String]] in
-            let store = SQLiteRecordStore(database: database, assets: ownerFile.assets)
-            let shares = try store.shares(in: zone)
-            var viewers = SharedDatabaseRules.participants(of: shares).union(showing)
-            viewers.remove(owner)
-            guard !viewers.isEmpty else { return [:] }
-            let skeletons = shares.isEmpty ? [] : try store.skeletons(in: zone)
-            let lines = SkeletonStore(skeletons)
-            var shown: [String: [String: String]] = [:]
-            for viewer in viewers {
-                var visible: [String: String] = [:]
-                for record in skeletons
-                where (try? ShareAccess.permission(of: viewer, on: record.id, in: lines, shares: shares)) != nil {
-                    visible[record.id.recordName] = record.systemFields?.changeTag ?? ""
-                }
-                shown[viewer] = visible
-            }
-            return shown
-        }
-        try eachViewer(shown) { viewer, visible in
-            let viewerFile = try files.file(of: viewer, .shared)
-            // Only this refresh writes the copy, so its tags can't change before the write below.
-            let tags = try viewerFile.readNow { database in
-                try SQLiteRecordStore(database: database, assets: viewerFile.assets).changeTags(in: sharedZone)
-            }
-            let changed = visible.filter { tags[$0.key] != $0.value }.keys.sorted()
-            // Read after the skeletons: a record changed since is written in its newer version, and one deleted
-            // since is left to the refresh that follows its deletion.
-            let (records, contents) = try ownerFile.readNow { database in
-                let store = SQLiteRecordStore(database: database, assets: ownerFile.assets)
-                let records = try changed.compactMap {
-                    try store.record(withID: CloudRecord.ID(recordName: $0, zoneID: zone))
-                }
-                let withAssets = records.filter { record in record.fields.contains { !$0.value.assets.isEmpty } }
-                return (records, try store.assetContents(of: withAssets.map(\.id)))
-            }
-            let sharedContents = Dictionary(
-                contents.map { ($0.key.movingZone(toShared), $0.value) }, uniquingKeysWith: { first, _ in first })
-            let wasChanged = try viewerFile.show(
-                Set(visible.keys), writing: records.map { $0.movingZones(toShared) }, in: sharedZone,
-                contents: sharedContents, now: now)
-            if wasChanged { noteChangedByOthers(.init(userRecordName: viewer, scope: .shared)) }
-            if visible.isEmpty {
-                viewers[sharedZone]?.remove(viewer)
-            } else {
-                viewers[sharedZone, default: []].insert(viewer)
+                pending.formUnion(outcome.failed)
             }
         }
     }
 }
 
-/// A zone's records as the share rules read them (``SQLiteRecordStore/skeletons(in:)``), for the lines of parents.
-private struct SkeletonStore: CloudRecordStore {
-    let records: [CloudRecord.ID: CloudRecord]
+/// The server's files as the refresh of shared copies reads and writes them.
+private struct SQLiteCopyStorage: SharedCopyStorage {
+    let files: SQLiteServerFiles
+    let now: Date
 
-    init(_ skeletons: [CloudRecord]) {
-        records = Dictionary(skeletons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    func readOwner<T>(_ owner: String, _ body: (SQLiteCopySource) throws -> T) throws -> T {
+        let file = try files.file(of: owner, .private)
+        return try file.readNow { database in
+            try body(SQLiteCopySource(store: SQLiteRecordStore(database: database, assets: file.assets)))
+        }
     }
 
-    func record(withID id: CloudRecord.ID) -> CloudRecord? { records[id] }
-    func ancestor(of id: CloudRecord.ID, changeTag: String) -> CloudRecord? { nil }
-    func referenceHolders(of id: CloudRecord.ID) -> [(holder: CloudRecord.ID, action: CloudReference.Action)] { [] }
-    func containsZone(_ zoneID: CloudRecord.ZoneID) -> Bool { true }
+    func changeTags(of viewer: String, in sharedZone: CloudRecord.ZoneID) throws -> [String: String] {
+        let file = try files.file(of: viewer, .shared)
+        return try file.readNow { database in
+            try SQLiteRecordStore(database: database, assets: file.assets).changeTags(in: sharedZone)
+        }
+    }
+
+    func show(
+        _ visible: Set<String>, writing copies: SQLiteCopies, in sharedZone: CloudRecord.ZoneID, to viewer: String
+    ) throws -> Bool {
+        try files.file(of: viewer, .shared).show(
+            visible, writing: copies.records, in: sharedZone, contents: copies.contents, now: now)
+    }
+
+    func update(
+        writing copies: SQLiteCopies, removing removed: Set<String>, in sharedZone: CloudRecord.ZoneID,
+        for viewer: String
+    ) throws -> (changed: Bool, shown: Bool) {
+        try files.file(of: viewer, .shared).update(
+            writing: copies.records, removing: removed, in: sharedZone, contents: copies.contents, now: now)
+    }
 }
 
-/// Records as the share rules read them, one at a time from the file (``SQLiteRecordStore/skeleton(of:)``), for
-/// the lines of parents of a few records.
-private final class SkeletonLookup: CloudRecordStore {
+/// Records of an owner's file and their assets' contents, for a viewer's file.
+private struct SQLiteCopies: SharedRecordCopies {
+    var records: [CloudRecord]
+    var contents: [AssetKey: Data]
+
+    func keeping(_ names: Set<String>) -> SQLiteCopies {
+        SQLiteCopies(
+            records: records.filter { names.contains($0.id.recordName) },
+            contents: contents.filter { names.contains($0.key.recordID.recordName) })
+    }
+}
+
+/// An owner's file in one read: a record's line of parents read one record at a time, as the share rules ask for
+/// it, from the stored skeletons (parents and shares, read by SQLite from the stored JSON).
+private final class SQLiteCopySource: SharedCopySource {
     let store: SQLiteRecordStore
     private var known: [CloudRecord.ID: CloudRecord?] = [:]
 
@@ -300,4 +174,18 @@ private final class SkeletonLookup: CloudRecordStore {
     func ancestor(of id: CloudRecord.ID, changeTag: String) -> CloudRecord? { nil }
     func referenceHolders(of id: CloudRecord.ID) -> [(holder: CloudRecord.ID, action: CloudReference.Action)] { [] }
     func containsZone(_ zoneID: CloudRecord.ZoneID) -> Bool { true }
+
+    func shares(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] { try store.shares(in: zone) }
+    func skeletons(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] { try store.skeletons(in: zone) }
+
+    func copies(of ids: [CloudRecord.ID], sharedBy owner: String) throws -> SQLiteCopies {
+        let records = try ids.compactMap { try store.record(withID: $0) }
+        let withAssets = records.filter { record in record.fields.contains { !$0.value.assets.isEmpty } }
+        let toShared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
+        return SQLiteCopies(
+            records: records.map { $0.movingZones(toShared) },
+            contents: Dictionary(
+                try store.assetContents(of: withAssets.map(\.id)).map { ($0.key.movingZone(toShared), $0.value) },
+                uniquingKeysWith: { first, _ in first }))
+    }
 }

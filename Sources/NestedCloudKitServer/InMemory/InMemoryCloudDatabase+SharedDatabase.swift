@@ -13,54 +13,24 @@ import NestedCloudKitCodable
 extension InMemoryCloudDatabase {
     // MARK: Keeping shared databases up to date
 
-    /// Brings up to date the shared database of every user who may see one of these zones of `owner`: the
-    /// participants who accepted one of its shares, and the users whose shared database shows it now.
+    /// Brings up to date the shared database of every user who may see one of these zones of `owner`, through the
+    /// one refresh every server runs (`SharedCopies`). The in-memory server doesn't say what a write touched: each
+    /// zone is refreshed whole, copying only the records new or changed in each copy.
     func refreshSharedDatabases(showingZones zones: [CloudRecord.ZoneID], ownedBy owner: String) {
-        var refreshed: Set<CloudRecord.ZoneID> = []
-        for zone in zones where zone != .default && refreshed.insert(zone).inserted {
-            let sharedZone = zone.sharedName(ownedBy: owner)
-            let storage = users[owner]?.storage ?? InMemoryRecordStore()
-            let shares = storage.shares(in: zone)
-            var viewers = SharedDatabaseRules.participants(of: shares)
-            for (viewer, database) in sharedDatabases where database.storage.zones.contains(sharedZone) {
-                viewers.insert(viewer)
-            }
-            viewers.remove(owner)
-            guard !viewers.isEmpty else { continue }
-            let records = shares.isEmpty ? [] : storage.records(in: zone)
-            for viewer in viewers.sorted() {
-                let visible = SharedDatabaseRules.recordsShown(
-                    to: viewer, of: records, ownedBy: owner, shares: shares, in: storage)
-                show(visible, in: sharedZone, to: viewer)
-            }
+        let due = Dictionary(
+            zones.filter { $0 != .default }.map { (SharedCopies.OwnedZone(owner: owner, zone: $0), .everything) },
+            uniquingKeysWith: { (first: SharedZoneChange, _) in first })
+        guard !due.isEmpty else { return }
+        var storage = InMemoryCopyStorage(owners: users, viewers: sharedDatabases, nextGeneration: nextGeneration)
+        // Taken out while they change, so that the actor's copy doesn't make a change copy every database.
+        sharedDatabases = [:]
+        let outcome = sharedCopies.refresh(due, in: &storage)
+        sharedDatabases = storage.viewers
+        nextGeneration = storage.nextGeneration
+        for (viewer, zone) in outcome.changed {
+            databasesChangedByOthers.insert(ChangedDatabase(userRecordName: viewer, scope: .shared))
+            notifySubscribers(of: viewer, scope: .shared, ofChangesIn: [zone])
         }
-    }
-
-    /// Makes a zone of `viewer`'s shared database hold exactly these records, logging what changed: the zone
-    /// appears with its first record and is deleted with its last.
-    private func show(_ visible: [CloudRecord], in zone: CloudRecord.ZoneID, to viewer: String) {
-        // Taken out while it changes, so that the dictionary's copy doesn't make the change copy the whole store.
-        var database = sharedDatabases.removeValue(forKey: viewer) ?? .shared(generation: takeGeneration())
-        defer { sharedDatabases[viewer] = database }
-        let shown = database.storage.zones.contains(zone)
-        if visible.isEmpty {
-            guard shown else { return }
-            database.deleteZone(zone, reason: .deleted)
-        } else {
-            if !shown { database.createZone(zone, generation: takeGeneration()) }
-            let visibleIDs = Set(visible.map(\.id))
-            let written = visible.filter { database.storage.records[$0.id] != $0 }
-                .sorted { $0.id.recordName < $1.id.recordName }
-            let removed = database.storage.records(in: zone).filter { !visibleIDs.contains($0.id) }
-                .sorted { $0.id.recordName < $1.id.recordName }
-                .map { (id: $0.id, recordType: $0.recordType) }
-            guard !shown || !written.isEmpty || !removed.isEmpty else { return }
-            database.storage.apply(writing: written, removing: removed.map(\.id))
-            database.logRecordChanges(written: written, removed: removed)
-        }
-        sharedDatabases[viewer] = database
-        databasesChangedByOthers.insert(ChangedDatabase(userRecordName: viewer, scope: .shared))
-        notifySubscribers(of: viewer, scope: .shared, ofChangesIn: [zone])
     }
 
     // MARK: Writing to the shared database

@@ -42,6 +42,8 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     /// Each user's shared database: a copy of the records others share with them, in zones named by their owners,
     /// with change logs of its own (see ``refreshSharedDatabases(showingZones:ownedBy:)``).
     var sharedDatabases: [String: InMemoryUserDatabase] = [:]
+    /// Which zones each shared database shows, and the refresh that keeps them up to date.
+    var sharedCopies = SharedCopies()
     /// The databases another user's request changed since ``takeDatabasesChangedByOthers()`` was last asked: a
     /// server that sends pushes of its own (the emulator) tells their subscribers.
     var databasesChangedByOthers: Set<ChangedDatabase> = []
