@@ -60,41 +60,13 @@ struct ModifyTransaction {
         _ records: [CloudRecord], removed: [(id: CloudRecord.ID, recordType: String)], contents: [AssetKey: Data],
         asCopy: Bool = false
     ) throws {
-        if tracksZoneChanges { try track(records, removed: removed.map(\.id)) }
+        if tracksZoneChanges {
+            try SharedZoneChange.track(writing: records, removing: removed.map(\.id), in: store, into: &zoneChanges)
+        }
         deletedRows += try store.write(
             records, removing: removed.map(\.id), contents: contents, keepingVersions: !asCopy)
         try SQLiteChangeLog(database: store.database).logRecordChanges(written: records.map(\.id), removed: removed)
         removedAny = removedAny || !removed.isEmpty
-    }
-
-    /// Notes how a write about to happen changes each zone: which records, and whether it may change who sees
-    /// records it doesn't write (read before the write, from the records as stored).
-    private mutating func track(_ records: [CloudRecord], removed: [CloudRecord.ID]) throws {
-        for record in records {
-            var change = zoneChanges[record.id.zoneID] ?? SharedZoneChange()
-            change.written.insert(record.id.recordName)
-            if !change.reshaped {
-                let stored = try store.skeleton(of: record.id)
-                if record.recordType == CloudShare.recordType || stored?.recordType == CloudShare.recordType
-                    || record.systemFields?.shareID != stored?.systemFields?.shareID
-                {
-                    change.reshaped = true
-                } else if stored == nil || stored?.parentID != record.parentID {
-                    // A new record may be the parent orphans were waiting for; a moved one takes its children along.
-                    change.reshaped = try store.hasChildren(record.id)
-                }
-            }
-            zoneChanges[record.id.zoneID] = change
-        }
-        for id in removed {
-            var change = zoneChanges[id.zoneID] ?? SharedZoneChange()
-            change.removed.insert(id.recordName)
-            if !change.reshaped {
-                change.reshaped =
-                    try store.skeleton(of: id)?.recordType == CloudShare.recordType || store.hasChildren(id)
-            }
-            zoneChanges[id.zoneID] = change
-        }
     }
 
     /// Stores the change tag counter and compacts the log if records were deleted.

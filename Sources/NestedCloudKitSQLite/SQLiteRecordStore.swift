@@ -449,3 +449,5 @@ extension CloudAsset {
         return copy
     }
 }
+
+extension SQLiteRecordStore: SharedZoneShape {}

@@ -13,13 +13,22 @@ import NestedCloudKitCodable
 extension InMemoryCloudDatabase {
     // MARK: Keeping shared databases up to date
 
-    /// Brings up to date the shared database of every user who may see one of these zones of `owner`, through the
-    /// one refresh every server runs (`SharedCopies`). The in-memory server doesn't say what a write touched: each
-    /// zone is refreshed whole, copying only the records new or changed in each copy.
+    /// Brings up to date, whole, the shared database of every user who may see one of these zones of `owner`:
+    /// after zones made or deleted, shares accepted or left.
     func refreshSharedDatabases(showingZones zones: [CloudRecord.ZoneID], ownedBy owner: String) {
-        let due = Dictionary(
-            zones.filter { $0 != .default }.map { (SharedCopies.OwnedZone(owner: owner, zone: $0), .everything) },
-            uniquingKeysWith: { (first: SharedZoneChange, _) in first })
+        refreshSharedDatabases(
+            after: Dictionary(zones.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 }),
+            ownedBy: owner)
+    }
+
+    /// Brings up to date the shared database of every user who may see a zone of `owner` that a write changed,
+    /// through the one refresh every server runs (`SharedCopies`): by the records the write touched when it can't
+    /// change who sees the others, whole otherwise.
+    func refreshSharedDatabases(after changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) {
+        var due: [SharedCopies.OwnedZone: SharedZoneChange] = [:]
+        for (zone, change) in changes where zone != .default {
+            due[SharedCopies.OwnedZone(owner: owner, zone: zone)] = change
+        }
         guard !due.isEmpty else { return }
         var storage = InMemoryCopyStorage(owners: users, viewers: sharedDatabases, nextGeneration: nextGeneration)
         // Taken out while they change, so that the actor's copy doesn't make a change copy every database.

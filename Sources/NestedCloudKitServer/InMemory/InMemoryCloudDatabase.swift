@@ -160,6 +160,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     ) throws -> CloudModifyResults {
         let plan: CloudModificationPlan
         let removed: [(id: CloudRecord.ID, recordType: String)]
+        var zoneChanges: [CloudRecord.ZoneID: SharedZoneChange] = [:]
         do {
             // In a scope of its own: a copy of the store still alive when it is changed below would copy it whole.
             let storage = users[owner]?.storage ?? InMemoryRecordStore()
@@ -169,12 +170,15 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
             removed = plan.recordIDsToRemove.compactMap { id in
                 storage.records[id].map { (id: id, recordType: $0.recordType) }
             }
+            // What the write touched in each zone, read before it: shared copies are refreshed by that alone.
+            try SharedZoneChange.track(
+                writing: plan.recordsToWrite, removing: plan.recordIDsToRemove, in: storage, into: &zoneChanges)
         }
         let changedZones = plan.recordsToWrite.map(\.id.zoneID) + removed.map(\.id.zoneID)
         users[owner]?.storage.apply(writing: plan.recordsToWrite, removing: plan.recordIDsToRemove)
         users[owner]?.logRecordChanges(written: plan.recordsToWrite, removed: removed)
         notifySubscribers(of: owner, scope: .private, ofChangesIn: changedZones)
-        refreshSharedDatabases(showingZones: changedZones, ownedBy: owner)
+        refreshSharedDatabases(after: zoneChanges, ownedBy: owner)
         if user != owner, !plan.recordsToWrite.isEmpty || !removed.isEmpty {
             databasesChangedByOthers.insert(ChangedDatabase(userRecordName: owner, scope: .private))
         }

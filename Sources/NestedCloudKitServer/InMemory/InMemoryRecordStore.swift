@@ -9,6 +9,9 @@ struct InMemoryRecordStore: CloudRecordStore {
     var purgedZones: Set<CloudRecord.ZoneID> = []
     /// For each target, the records that reference it and with which actions.
     private var holders: [CloudRecord.ID: [CloudRecord.ID: Set<CloudReference.Action>]] = [:]
+    /// For each record, the records that name it as their parent: what tells whether a write changes who sees
+    /// records it doesn't write (`SharedZoneChange`).
+    private var children: [CloudRecord.ID: Set<CloudRecord.ID>] = [:]
     /// The shares of each zone, so that a change in a zone nobody shares costs nothing more.
     private var shareIDs: [CloudRecord.ZoneID: Set<CloudRecord.ID>] = [:]
     /// The shares by the short GUID of their URL: a URL is looked up without reading every record.
@@ -83,6 +86,7 @@ struct InMemoryRecordStore: CloudRecordStore {
         for (target, action) in record.references {
             holders[target, default: [:]][record.id, default: []].insert(action)
         }
+        if let parent = record.parentID { children[parent, default: []].insert(record.id) }
     }
 
     private mutating func unindex(_ record: CloudRecord) {
@@ -90,7 +94,17 @@ struct InMemoryRecordStore: CloudRecordStore {
             holders[target]?[record.id] = nil
             if holders[target]?.isEmpty == true { holders[target] = nil }
         }
+        if let parent = record.parentID {
+            children[parent]?.remove(record.id)
+            if children[parent]?.isEmpty == true { children[parent] = nil }
+        }
     }
+}
+
+extension InMemoryRecordStore: SharedZoneShape {
+    func skeleton(of id: CloudRecord.ID) -> CloudRecord? { records[id] }
+
+    func hasChildren(_ id: CloudRecord.ID) -> Bool { children[id]?.isEmpty == false }
 }
 
 extension CloudRecord {

@@ -22,3 +22,48 @@ package struct SharedZoneChange: Sendable, Hashable {
     /// doesn't say what a write touched.
     package static let everything = SharedZoneChange(reshaped: true)
 }
+
+/// What telling a write's shared-zone changes needs of a store, read before the write: a record as the share rules
+/// read it, and whether any record names it as its parent.
+package protocol SharedZoneShape {
+    /// The record as the share rules read it (its type, parent and share), or `nil`.
+    func skeleton(of id: CloudRecord.ID) throws -> CloudRecord?
+
+    /// Whether a record of the store names this one as its parent.
+    func hasChildren(_ id: CloudRecord.ID) throws -> Bool
+}
+
+extension SharedZoneChange {
+    /// How a write about to happen changes each zone: which records, and whether it may change who sees records it
+    /// doesn't write (read before the write, from the records as stored), added to `changes`.
+    package static func track(
+        writing records: [CloudRecord], removing removed: [CloudRecord.ID], in store: some SharedZoneShape,
+        into changes: inout [CloudRecord.ZoneID: SharedZoneChange]
+    ) throws {
+        for record in records {
+            var change = changes[record.id.zoneID] ?? SharedZoneChange()
+            change.written.insert(record.id.recordName)
+            if !change.reshaped {
+                let stored = try store.skeleton(of: record.id)
+                if record.recordType == CloudShare.recordType || stored?.recordType == CloudShare.recordType
+                    || record.systemFields?.shareID != stored?.systemFields?.shareID
+                {
+                    change.reshaped = true
+                } else if stored == nil || stored?.parentID != record.parentID {
+                    // A new record may be the parent orphans were waiting for; a moved one takes its children along.
+                    change.reshaped = try store.hasChildren(record.id)
+                }
+            }
+            changes[record.id.zoneID] = change
+        }
+        for id in removed {
+            var change = changes[id.zoneID] ?? SharedZoneChange()
+            change.removed.insert(id.recordName)
+            if !change.reshaped {
+                change.reshaped =
+                    try store.skeleton(of: id)?.recordType == CloudShare.recordType || store.hasChildren(id)
+            }
+            changes[id.zoneID] = change
+        }
+    }
+}
