@@ -100,7 +100,7 @@ extension DatabaseBackend {
     /// save; and a version for every record, so that a record made anew with a stored record's ID, or a copy of a
     /// deleted one, is told from a copy read from the store. The local store gives a record no version until its
     /// upload, so there such a save is an update.
-    package static let servers: [DatabaseBackend] = [.inMemory, .sqlite, .webServices]
+    package static let servers: [DatabaseBackend] = [.inMemory, .sqlite, .webServices, .sqliteBehindFaults]
 
     /// The sync store as a `CloudDatabase` (`LocalCloudDatabase`): CloudKit's rules for records, with the store's
     /// record standing for the server's. It isn't a server: it keeps no change history and no subscriptions, takes
@@ -137,6 +137,28 @@ extension DatabaseBackend {
         deleteZoneAsICloud: { database, zone, reason in
             guard let database = database as? SQLiteCloudDatabase else { throw UnsupportedTestControl() }
             try await database.deleteZone(zone, reason: reason)
+        })
+
+    /// A SQLite file behind `FaultInjectingDatabase` with no fault set: every rule must come through the wrapper
+    /// unchanged, so that a test that injects faults into any backend tests that backend.
+    package static let sqliteBehindFaults = DatabaseBackend(
+        name: "SQLite behind faults",
+        make: { limit, clock in
+            FaultInjectingDatabase(
+                try SQLiteCloudDatabase(path: temporaryDatabasePath(), maximumItemsPerRequest: limit, clock: clock),
+                clock: clock)
+        },
+        expireChangeTokens: { database in
+            guard let file = (database as? FaultInjectingDatabase)?.base as? SQLiteCloudDatabase else {
+                throw UnsupportedTestControl()
+            }
+            try await file.compactChangeLog(keepingTombstones: 0)
+        },
+        deleteZoneAsICloud: { database, zone, reason in
+            guard let file = (database as? FaultInjectingDatabase)?.base as? SQLiteCloudDatabase else {
+                throw UnsupportedTestControl()
+            }
+            try await file.deleteZone(zone, reason: reason)
         })
 
     /// The CloudKit Web Services client over real HTTP, against the emulator (`cloudkit-emulator`, in this process),

@@ -41,7 +41,7 @@ extension InMemoryCloudDatabase {
                 changes.deletions.append(CloudRecordDeletion(id: id, recordType: recordType))
             }
         }
-        statistics.recordsFetched += changes.modifications.count
+        gate.statistics.recordsFetched += changes.modifications.count
         return try respond(to: request, with: changes)
     }
 

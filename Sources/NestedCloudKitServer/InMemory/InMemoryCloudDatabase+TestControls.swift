@@ -1,7 +1,7 @@
 import Foundation
 import NestedCloudKitCodable
 
-// What a test sets on the in-memory database: latency, injected faults (kept in InMemoryFaults), users and
+// What a test sets on the in-memory database: latency, injected faults (kept in RequestGate, which FaultInjectingDatabase shares), users and
 // accounts, expired tokens and zones deleted as the user or CloudKit would.
 
 extension InMemoryCloudDatabase {
@@ -13,19 +13,19 @@ extension InMemoryCloudDatabase {
     }
 
     /// Makes the request with the given number fail with `error`; requests are numbered from 1, in the order they
-    /// arrive (``Statistics/requests`` is the number of the latest).
+    /// arrive (``CloudRequestStatistics/requests`` is the number of the latest).
     public func failRequest(number: Int, with error: CloudDatabaseError) {
-        faults.byNumber[number] = error
+        gate.failRequest(number: number, with: error)
     }
 
     /// Makes the next request fail with `error`.
     public func failNextRequest(with error: CloudDatabaseError) {
-        faults.byNumber[statistics.requests + 1] = error
+        gate.failNextRequest(with: error)
     }
 
     /// Makes the next request of a kind fail with `error`, whatever requests come before it.
     public func failNextRequest(to kind: RequestKind, with error: CloudDatabaseError) {
-        faults.byKind[kind, default: []].append(error)
+        gate.failNextRequest(to: kind, with: error)
     }
 
     /// Makes the next request throttle the client, as CloudKit does under load.
@@ -41,25 +41,25 @@ extension InMemoryCloudDatabase {
     /// Makes the record with this ID fail with `error` the next time a request fetches, saves or deletes it; the
     /// other items of that request go on as usual (unless the request is atomic).
     public func failRecord(_ id: CloudRecord.ID, with error: CloudDatabaseError) {
-        faults.byRecord[id] = error
+        gate.failRecord(id, with: error)
     }
 
     /// Makes the next request take effect, then fail as if its response were lost on the way
     /// (`CloudDatabaseError/serverResponseLost`): the client can't tell whether it was applied.
     public func loseNextResponse() {
-        faults.lostResponses.insert(statistics.requests + 1)
+        gate.loseNextResponse()
     }
 
     /// Makes the next request of a kind take effect, then fail as if its response were lost on the way
     /// (`CloudDatabaseError/serverResponseLost`): `loseNextResponse(to: .modify)` loses the answer to an upload
     /// whatever requests come before it.
     public func loseNextResponse(to kind: RequestKind) {
-        faults.lostResponsesByKind[kind, default: 0] += 1
+        gate.loseNextResponse(to: kind)
     }
 
     /// Resets the counters.
     public func resetStatistics() {
-        statistics = Statistics()
+        gate.statistics = Statistics()
     }
 
     /// Every record of the current user's database (none when signed out), for tests that look at the whole

@@ -35,7 +35,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     public var latency: Duration
 
     /// What the database has been asked so far.
-    public internal(set) var statistics = Statistics()
+    public var statistics: Statistics { gate.statistics }
 
     /// Each user's private database, by user record name.
     var users: [String: InMemoryUserDatabase] = [:]
@@ -54,8 +54,8 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     /// never valid in a log it wasn't made for.
     var nextGeneration = 1
     var notifications: [CloudNotification] = []
-    /// The faults tests asked for.
-    var faults = InMemoryFaults()
+    /// The requests' numbers, counts and the faults tests asked for.
+    var gate = RequestGate()
     let clock: any CloudClock
     private var changeTagCounter = 0
     /// Copies of the asset files saved, as CloudKit keeps a copy of what it uploads; removed with the database.
@@ -105,10 +105,10 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         let database = try database(of: caller)
         var results: CloudRecordResults = [:]
         for id in ids {
-            if let fault = faults.takeFailure(of: id) {
+            if let fault = gate.faults.takeFailure(of: id) {
                 results[id] = .failure(fault)
             } else if let record = database.storage.records[id] {
-                statistics.recordsFetched += 1
+                gate.statistics.recordsFetched += 1
                 results[id] = .success(record.keepingFields(desiredKeys))
             } else {
                 results[id] = .failure(Self.missingZoneError(id.zoneID, in: database) ?? .unknownItem(id))
@@ -133,7 +133,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
         var injected = failures
         for id in operations.map(\.id) where injected[id] == nil {
-            if let fault = faults.takeFailure(of: id) { injected[id] = fault }
+            if let fault = gate.faults.takeFailure(of: id) { injected[id] = fault }
         }
         // CloudKit keeps a copy of an asset's file from the moment of the save, and refuses a file it can't read.
         let files = AssetFileContents(readingFilesOf: operations.compactMap(\.recordToSave))
@@ -182,8 +182,8 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         if user != owner, !plan.recordsToWrite.isEmpty || !removed.isEmpty {
             databasesChangedByOthers.insert(ChangedDatabase(userRecordName: owner, scope: .private))
         }
-        statistics.recordsSaved += plan.saveResults.values.count { !$0.failed }
-        statistics.recordsDeleted += plan.deleteResults.values.count { !$0.failed }
+        gate.statistics.recordsSaved += plan.saveResults.values.count { !$0.failed }
+        gate.statistics.recordsDeleted += plan.deleteResults.values.count { !$0.failed }
         return (plan.saveResults, plan.deleteResults)
     }
 
@@ -273,23 +273,15 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     /// Counts the request, waits out the latency, and fails it if a fault or the limit says so; returns its
     /// number.
     func beginRequest(_ kind: RequestKind, items: Int) async throws -> Int {
-        statistics.requests += 1
-        statistics[keyPath: kind.counter] += 1
-        let number = statistics.requests
+        let number = gate.arrive(kind)
         if latency > .zero { try await clock.sleep(for: latency) }
-        if let fault = faults.failure(ofRequest: number, kind: kind) { throw fault }
-        guard items <= maximumItemsPerRequest else {
-            faults.requestRefused(number)
-            throw CloudDatabaseError.limitExceeded(limit: maximumItemsPerRequest, requested: items)
-        }
-        faults.requestTakesEffect(number, kind: kind)
+        try gate.admit(number, kind, items: items, maximum: maximumItemsPerRequest)
         return number
     }
 
     /// The response to a request, unless a test asked for it to be lost after the request took effect.
     func respond<Response>(to request: Int, with response: Response) throws -> Response {
-        if faults.takeLostResponse(request) { throw CloudDatabaseError.serverResponseLost }
-        return response
+        try gate.respond(to: request, with: response)
     }
 
     /// The user a request is made as: the one the caller names, or the signed-in user. A user the server hasn't
@@ -357,7 +349,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
             $0.id.zoneID == cursor.zoneID && $0.recordType == query.recordType && query.predicate.matches($0)
         }
         let (page, next) = paging.page(of: matches, record: { $0 }, continuing: cursor)
-        statistics.recordsFetched += page.count
+        gate.statistics.recordsFetched += page.count
         return try respond(to: request, with: (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, next))
     }
 
@@ -369,65 +361,10 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
 
 extension InMemoryCloudDatabase {
     /// The kinds of request, as ``Statistics`` counts them and ``loseNextResponse(to:)`` aims at them.
-    public enum RequestKind: Sendable, Hashable, CaseIterable {
-        /// Fetching records by ID.
-        case fetch
-        /// Saving and deleting records.
-        case modify
-        /// A query's first page or a continuation.
-        case query
-        /// Listing, creating or deleting zones.
-        case zones
-        /// The changes of a zone's records since a token.
-        case zoneChanges
-        /// The changes of the database's zones since a token.
-        case databaseChanges
-        /// The user's identity or account status.
-        case account
-        /// Listing, saving or deleting subscriptions.
-        case subscriptions
-
-        var counter: WritableKeyPath<Statistics, Int> {
-            switch self {
-            case .fetch: \.fetchRequests
-            case .modify: \.modifyRequests
-            case .query: \.queryRequests
-            case .zones: \.zoneRequests
-            case .zoneChanges, .databaseChanges: \.changeRequests
-            case .account: \.accountRequests
-            case .subscriptions: \.subscriptionRequests
-            }
-        }
-    }
+    public typealias RequestKind = CloudRequestKind
 
     /// What an ``InMemoryCloudDatabase`` has been asked.
-    public struct Statistics: Sendable, Hashable {
-        /// Every request, of any kind.
-        public var requests = 0
-        /// Requests that fetched records by ID.
-        public var fetchRequests = 0
-        /// Requests that saved or deleted records.
-        public var modifyRequests = 0
-        /// Query requests, first pages and continuations.
-        public var queryRequests = 0
-        /// Requests that listed, created or deleted zones.
-        public var zoneRequests = 0
-        /// Requests for the changes of a zone or of the database since a token.
-        public var changeRequests = 0
-        /// Requests for the user's identity or account status.
-        public var accountRequests = 0
-        /// Requests that listed, saved or deleted subscriptions.
-        public var subscriptionRequests = 0
-        /// Records returned by fetches and queries.
-        public var recordsFetched = 0
-        /// Records saved.
-        public var recordsSaved = 0
-        /// Records deleted at the caller's request (cascades not counted).
-        public var recordsDeleted = 0
-
-        /// Statistics with every count at zero.
-        public init() {}
-    }
+    public typealias Statistics = CloudRequestStatistics
 }
 
 extension Result {

@@ -1,0 +1,231 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// Any database with the simulated server's test controls: it counts what it is asked (``statistics``), waits
+/// before each request as a network would (``latency``, on the injected clock), and injects the faults a sync client
+/// must survive, by the same rules as `InMemoryCloudDatabase` (one implementation of them serves both).
+///
+/// ```swift
+/// let database = FaultInjectingDatabase(try SQLiteCloudDatabase(path: path))
+/// await database.loseNextResponse(to: .modify)      // the upload is applied, its answer lost
+/// await database.failRecord(noteID, with: .serverRecordChanged(server: nil, client: nil, ancestor: nil))
+/// ```
+///
+/// A faulted request doesn't reach the base database. A record's fault fails that record alone, before the request
+/// goes on without it; in an atomic request, the other items of its custom zone fail too
+/// (`CloudDatabaseError.batchRequestFailed(_:)`) and aren't sent, as CloudKit applies nothing of such a zone. A lost
+/// response is lost after the base database applied the request.
+public actor FaultInjectingDatabase: CloudDatabase {
+    /// The database the requests go to.
+    public nonisolated let base: any CloudDatabase
+    /// How long each request waits before it goes on.
+    public var latency: Duration
+    private let clock: any CloudClock
+    private var gate = RequestGate()
+
+    /// Wraps a database.
+    ///
+    /// - Parameters:
+    ///   - base: The database the requests go to.
+    ///   - latency: How long each request waits first.
+    ///   - clock: The clock ``latency`` waits on: a test's clock makes the waits take no time.
+    public init(_ base: any CloudDatabase, latency: Duration = .zero, clock: any CloudClock = SystemCloudClock()) {
+        self.base = base
+        self.latency = latency
+        self.clock = clock
+    }
+
+    /// The base database's limit.
+    public nonisolated var maximumItemsPerRequest: Int { base.maximumItemsPerRequest }
+
+    /// What the database has been asked so far.
+    public var statistics: CloudRequestStatistics { gate.statistics }
+
+    // MARK: Test controls
+
+    /// Sets the wait before each request.
+    public func setLatency(_ latency: Duration) { self.latency = latency }
+
+    /// Makes the request with the given number (from 1, in the order requests arrive) fail with `error`.
+    public func failRequest(number: Int, with error: CloudDatabaseError) {
+        gate.failRequest(number: number, with: error)
+    }
+
+    /// Makes the next request fail with `error`.
+    public func failNextRequest(with error: CloudDatabaseError) { gate.failNextRequest(with: error) }
+
+    /// Makes the next request of a kind fail with `error`, whatever requests come before it.
+    public func failNextRequest(to kind: CloudRequestKind, with error: CloudDatabaseError) {
+        gate.failNextRequest(to: kind, with: error)
+    }
+
+    /// Makes the record with this ID fail with `error` the next time a request fetches, saves or deletes it.
+    public func failRecord(_ id: CloudRecord.ID, with error: CloudDatabaseError) { gate.failRecord(id, with: error) }
+
+    /// Makes the next request reach the base database, then fail as if its response were lost
+    /// (`CloudDatabaseError.serverResponseLost`).
+    public func loseNextResponse() { gate.loseNextResponse() }
+
+    /// Makes the next request of a kind reach the base database, then lose its response.
+    public func loseNextResponse(to kind: CloudRequestKind) { gate.loseNextResponse(to: kind) }
+
+    /// Resets the counters.
+    public func resetStatistics() { gate.statistics = CloudRequestStatistics() }
+
+    // MARK: CloudDatabase
+
+    /// Fetches records by ID; a record a test failed fails alone.
+    public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
+        try await request(.fetch, items: ids.count) {
+            var results: CloudRecordResults = [:]
+            var asked: [CloudRecord.ID] = []
+            for id in ids {
+                if let fault = gate.faults.takeFailure(of: id) {
+                    results[id] = .failure(fault)
+                } else {
+                    asked.append(id)
+                }
+            }
+            if !asked.isEmpty { results.merge(try await base.records(for: asked, desiredKeys: desiredKeys)) { $1 } }
+            gate.statistics.recordsFetched += results.values.count { if case .success = $0 { true } else { false } }
+            return results
+        }
+    }
+
+    /// Saves and deletes records; a record a test failed fails alone, or with its custom zone when atomic.
+    public func modifyRecords(
+        saving recordsToSave: [CloudRecord], deleting recordIDsToDelete: [CloudRecord.ID],
+        savePolicy: CloudRecordSavePolicy, atomically: Bool
+    ) async throws -> CloudModifyResults {
+        try await request(.modify, items: recordsToSave.count + recordIDsToDelete.count) {
+            var saves = recordsToSave
+            var deletions = recordIDsToDelete
+            var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
+            var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
+            saves.removeAll { record in
+                guard let fault = gate.faults.takeFailure(of: record.id) else { return false }
+                saveResults[record.id] = .failure(fault)
+                return true
+            }
+            deletions.removeAll { id in
+                guard let fault = gate.faults.takeFailure(of: id) else { return false }
+                deleteResults[id] = .failure(fault)
+                return true
+            }
+            if atomically {
+                let failed = AtomicZoneFailures(failed: Array(saveResults.keys) + Array(deleteResults.keys))
+                failed.fail(&saves, id: \.id, results: &saveResults)
+                failed.fail(&deletions, id: { $0 }, results: &deleteResults)
+            }
+            if !saves.isEmpty || !deletions.isEmpty {
+                let results = try await base.modifyRecords(
+                    saving: saves, deleting: deletions, savePolicy: savePolicy, atomically: atomically)
+                saveResults.merge(results.saveResults) { $1 }
+                deleteResults.merge(results.deleteResults) { $1 }
+                gate.statistics.recordsSaved += results.saveResults.values.count { !$0.failed }
+                gate.statistics.recordsDeleted += results.deleteResults.values.count { !$0.failed }
+            }
+            return (saveResults, deleteResults)
+        }
+    }
+
+    /// A query's first page.
+    public func records(
+        matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> CloudQueryPage {
+        try await request(.query, items: 0) {
+            counted(
+                try await base.records(
+                    matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit))
+        }
+    }
+
+    /// A query's next page.
+    public func records(
+        continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> CloudQueryPage {
+        try await request(.query, items: 0) {
+            counted(
+                try await base.records(
+                    continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit))
+        }
+    }
+
+    /// Creates and deletes zones.
+    public func modifyRecordZones(
+        saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
+    ) async throws -> CloudZoneModifyResults {
+        try await request(.zones, items: zonesToSave.count + zonesToDelete.count) {
+            try await base.modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete)
+        }
+    }
+
+    /// Every zone.
+    public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
+        try await request(.zones, items: 0) { try await base.allRecordZones() }
+    }
+
+    /// The changes of a zone's records since a token.
+    public func recordZoneChanges(
+        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
+        resultsLimit: Int?
+    ) async throws -> CloudRecordZoneChanges {
+        try await request(.zoneChanges, items: 0) {
+            let changes = try await base.recordZoneChanges(
+                inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+            gate.statistics.recordsFetched += changes.modifications.count
+            return changes
+        }
+    }
+
+    /// The changes of the database's zones since a token.
+    public func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws
+        -> CloudDatabaseChanges
+    {
+        try await request(.databaseChanges, items: 0) {
+            try await base.databaseChanges(since: token, resultsLimit: resultsLimit)
+        }
+    }
+
+    /// The user's record name.
+    public func userRecordName() async throws -> String {
+        try await request(.account, items: 0) { try await base.userRecordName() }
+    }
+
+    /// The account's status.
+    public func accountStatus() async throws -> CloudAccountStatus {
+        try await request(.account, items: 0) { try await base.accountStatus() }
+    }
+
+    /// Saves and deletes subscriptions.
+    public func modifySubscriptions(
+        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
+    ) async throws -> CloudSubscriptionModifyResults {
+        try await request(.subscriptions, items: subscriptionsToSave.count + subscriptionIDsToDelete.count) {
+            try await base.modifySubscriptions(saving: subscriptionsToSave, deleting: subscriptionIDsToDelete)
+        }
+    }
+
+    /// Every subscription.
+    public func allSubscriptions() async throws -> [CloudSubscription] {
+        try await request(.subscriptions, items: 0) { try await base.allSubscriptions() }
+    }
+
+    // MARK: Requests
+
+    /// Runs one request through the gate: counted, waited for, failed if a test asked, its response lost if a test
+    /// asked.
+    private func request<Response: Sendable>(
+        _ kind: CloudRequestKind, items: Int, _ body: () async throws -> Response
+    ) async throws -> Response {
+        let number = gate.arrive(kind)
+        if latency > .zero { try await clock.sleep(for: latency) }
+        try gate.admit(number, kind, items: items, maximum: maximumItemsPerRequest)
+        return try gate.respond(to: number, with: try await body())
+    }
+
+    private func counted(_ page: CloudQueryPage) -> CloudQueryPage {
+        gate.statistics.recordsFetched += page.matchResults.count { if case .success = $0.1 { true } else { false } }
+        return page
+    }
+}
