@@ -8,7 +8,7 @@ import NestedCloudKitCodable
 /// ```swift
 /// let database = FaultInjectingDatabase(try SQLiteCloudDatabase(path: path))
 /// await database.loseNextResponse(to: .modify)      // the upload is applied, its answer lost
-/// await database.failRecord(noteID, with: .serverRecordChanged(server: nil, client: nil, ancestor: nil))
+/// await database.failRecord(noteID, with: .permissionFailure("read-only"))   // that record alone fails
 /// ```
 ///
 /// A faulted request doesn't reach the base database. A record's fault fails that record alone, before the request
