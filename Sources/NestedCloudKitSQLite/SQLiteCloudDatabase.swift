@@ -256,62 +256,22 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
         resultsLimit: Int?
     ) async throws -> CloudRecordZoneChanges {
-        guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
-        let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
-        let position = try token.map { try ChangeLogPosition(token: $0, for: zoneID) }
-        let assets = assets
+        let (assets, maximum) = (assets, maximumItemsPerRequest)
         return try await read { database in
-            let log = SQLiteChangeLog(database: database)
-            guard let zone = try log.zone(zoneID) else {
-                throw try SQLiteRecordStore(database: database, assets: assets).missingZoneError(zoneID)
-                    ?? .zoneNotFound(zoneID)
-            }
-            if let position, position.generation != zone.generation || position.sequence < zone.horizon {
-                throw CloudDatabaseError.changeTokenExpired(zoneID)
-            }
-            let start = position?.sequence ?? zone.startSequence
-            let page = try log.recordChanges(in: zoneID, after: start, limit: limit, zone: zone)
-            let store = SQLiteRecordStore(database: database, assets: assets)
-            var changes = CloudRecordZoneChanges(
-                changeToken: ChangeLogPosition(zoneID: zoneID, generation: zone.generation, sequence: page.through)
-                    .token,
-                moreComing: page.more)
-            for change in page.changes {
-                let id = CloudRecord.ID(recordName: change.recordName, zoneID: zoneID)
-                if let recordType = change.deletedRecordType {
-                    changes.deletions.append(CloudRecordDeletion(id: id, recordType: recordType))
-                } else if let row = try store.storedRecord(withID: id) {
-                    // Assets are attached only when a field of them is returned: `desiredKeys: []` reads no file.
-                    let withAssets = desiredKeys.map { !$0.isEmpty } ?? true
-                    changes.modifications.append(
-                        try store.decode(row, id: id, withAssets: withAssets).keepingFields(desiredKeys))
-                }
-            }
-            return changes
+            try ChangePages.recordZoneChanges(
+                inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
+                maximum: maximum, in: SQLiteChangeLogReader(database: database, assets: assets))
         }
     }
 
     /// The zones created, changed and deleted since a token; see `CloudDatabase.databaseChanges(since:resultsLimit:)`.
     public func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges
     {
-        let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
-        let position = try token.map { try ChangeLogPosition(token: $0, for: nil) }
+        let (assets, maximum) = (assets, maximumItemsPerRequest)
         return try await read { database in
-            let log = SQLiteChangeLog(database: database)
-            let generation = try log.databaseLog().generation
-            if let position, position.generation != generation { throw CloudDatabaseError.changeTokenExpired(nil) }
-            let page = try log.zoneChanges(after: position?.sequence ?? 0, limit: limit)
-            var changes = CloudDatabaseChanges(
-                changeToken: ChangeLogPosition(zoneID: nil, generation: generation, sequence: page.through).token,
-                moreComing: page.more)
-            for (zoneID, deletion) in page.changes {
-                if let reason = deletion {
-                    changes.deletions.append(CloudZoneDeletion(zoneID: zoneID, reason: reason))
-                } else {
-                    changes.modifiedZoneIDs.append(zoneID)
-                }
-            }
-            return changes
+            try ChangePages.databaseChanges(
+                since: token, resultsLimit: resultsLimit, maximum: maximum,
+                in: SQLiteChangeLogReader(database: database, assets: assets))
         }
     }
 

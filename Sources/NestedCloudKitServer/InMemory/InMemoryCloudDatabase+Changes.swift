@@ -22,25 +22,9 @@ extension InMemoryCloudDatabase {
         resultsLimit: Int?, as caller: Caller
     ) async throws -> CloudRecordZoneChanges {
         let request = try await beginRequest(.zoneChanges, items: 0)
-        let database = try database(of: caller)
-        guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
-        if let missing = Self.missingZoneError(zoneID, in: database) { throw missing }
-        guard let log = database.zoneLogs[zoneID] else { throw CloudDatabaseError.zoneNotFound(zoneID) }
-        let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
-        let start = try position(of: token, for: zoneID, generation: log.generation) ?? log.startSequence
-        let page = log.changes(after: start, limit: limit)
-        var changes = CloudRecordZoneChanges(
-            changeToken: ChangeLogPosition(zoneID: zoneID, generation: log.generation, sequence: page.through).token,
-            moreComing: page.more)
-        for (id, change) in page.changes {
-            switch change {
-            case .saved:
-                guard let record = database.storage.records[id] else { continue }
-                changes.modifications.append(record.keepingFields(desiredKeys))
-            case .deleted(let recordType):
-                changes.deletions.append(CloudRecordDeletion(id: id, recordType: recordType))
-            }
-        }
+        let changes = try ChangePages.recordZoneChanges(
+            inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
+            maximum: maximumItemsPerRequest, in: try database(of: caller))
         gate.statistics.recordsFetched += changes.modifications.count
         return try respond(to: request, with: changes)
     }
@@ -57,30 +41,48 @@ extension InMemoryCloudDatabase {
         since token: CloudChangeToken?, resultsLimit: Int?, as caller: Caller
     ) async throws -> CloudDatabaseChanges {
         let request = try await beginRequest(.databaseChanges, items: 0)
-        let log = try database(of: caller).databaseLog
-        let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximumItemsPerRequest)
-        let start = try position(of: token, for: nil, generation: log.generation) ?? log.startSequence
-        let page = log.changes(after: start, limit: limit)
-        var changes = CloudDatabaseChanges(
-            changeToken: ChangeLogPosition(zoneID: nil, generation: log.generation, sequence: page.through).token,
-            moreComing: page.more)
-        for (key, deletion) in page.changes {
-            if let reason = deletion {
-                changes.deletions.append(CloudZoneDeletion(zoneID: key.zone, reason: reason))
-            } else {
-                changes.modifiedZoneIDs.append(key.zone)
-            }
-        }
+        let changes = try ChangePages.databaseChanges(
+            since: token, resultsLimit: resultsLimit, maximum: maximumItemsPerRequest, in: try database(of: caller))
         return try respond(to: request, with: changes)
     }
+}
 
-    /// Where a token points in a log of this generation; `nil` for a `nil` token.
-    func position(
-        of token: CloudChangeToken?, for zoneID: CloudRecord.ZoneID?, generation: Int
-    ) throws -> Int? {
-        guard let token else { return nil }
-        let position = try ChangeLogPosition(token: token, for: zoneID)
-        guard position.generation == generation else { throw CloudDatabaseError.changeTokenExpired(zoneID) }
-        return position.sequence
+extension InMemoryUserDatabase: ChangeLogReading {
+    func zoneLogBounds(_ zoneID: CloudRecord.ZoneID) -> ChangeLogBounds? {
+        zoneLogs[zoneID].map { ChangeLogBounds(generation: $0.generation, start: $0.startSequence) }
+    }
+
+    func recordChanges(
+        in zoneID: CloudRecord.ZoneID, after sequence: Int, limit: Int, desiredKeys: [String]?
+    ) -> (modifications: [CloudRecord], deletions: [CloudRecordDeletion], through: Int, more: Bool) {
+        guard let page = zoneLogs[zoneID]?.changes(after: sequence, limit: limit) else {
+            return ([], [], sequence, false)
+        }
+        var modifications: [CloudRecord] = []
+        var deletions: [CloudRecordDeletion] = []
+        for (id, change) in page.changes {
+            switch change {
+            case .saved:
+                if let record = storage.records[id] { modifications.append(record.keepingFields(desiredKeys)) }
+            case .deleted(let recordType):
+                deletions.append(CloudRecordDeletion(id: id, recordType: recordType))
+            }
+        }
+        return (modifications, deletions, page.through, page.more)
+    }
+
+    func databaseLogBounds() -> ChangeLogBounds {
+        ChangeLogBounds(generation: databaseLog.generation, start: databaseLog.startSequence)
+    }
+
+    func zoneChanges(after sequence: Int, limit: Int)
+        -> (changes: [(zoneID: CloudRecord.ZoneID, deletion: CloudZoneDeletion.Reason?)], through: Int, more: Bool)
+    {
+        let page = databaseLog.changes(after: sequence, limit: limit)
+        return (page.changes.map { ($0.key.zone, $0.change) }, page.through, page.more)
+    }
+
+    func missingZoneError(_ zoneID: CloudRecord.ZoneID) -> CloudDatabaseError? {
+        storage.missingZoneError(zoneID)
     }
 }

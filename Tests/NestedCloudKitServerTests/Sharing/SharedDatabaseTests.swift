@@ -14,8 +14,8 @@ struct SharedDatabaseTests {
 
     @Test func eachUsersPrivateDatabaseIsTheirsWhoeverIsSignedIn() async throws {
         let bobsPrivate = server.privateDatabase(of: "_bob")
-        try await bobsPrivate.save(CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: "bobs")))
-        try await alice.save(CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: "alices")))
+        _ = try await bobsPrivate.save(CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: "bobs")))
+        _ = try await alice.save(CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: "alices")))
         #expect(try await bobsPrivate.userRecordName() == "_bob")
         await #expect(throws: CloudDatabaseError.unknownItem(CloudRecord.ID(recordName: "alices"))) {
             _ = try await bobsPrivate.record(for: CloudRecord.ID(recordName: "alices"))
@@ -39,7 +39,7 @@ struct SharedDatabaseTests {
 
         var eggs = CloudRecord(recordType: "Item", id: CloudRecord.ID(recordName: "eggs", zoneID: lists))
         eggs.parentID = list.id
-        try await alice.save(eggs)
+        _ = try await alice.save(eggs)
         let notifications = await server.takeNotifications()
         #expect(
             notifications.contains {
