@@ -11,8 +11,6 @@ import NestedCloudKitCodable
 /// so the engine's own work never wakes it (``localChanges()``).
 package struct SyncLedger: Sendable, StoreConnected {
     let connection: StoreConnection
-    /// The zone the app's models are saved in unless a call names another.
-    let zoneID: CloudRecord.ZoneID
 
     /// The number the app's latest local change noted (`nil` before any, and after a reset), now and after each
     /// transaction that changes it: an engine in automatic mode syncs on each new one. The store's writes note a

@@ -26,7 +26,7 @@ public final class SyncStore: Sendable, StoreConnected {
     /// The zone this store saves models in unless a call names another.
     public let zoneID: CloudRecord.ZoneID
     /// The file, or `nil` for a store in memory.
-    public let path: String?
+    public var path: String? { connection.path }
 
     /// The database, shared with the engine's view of it (``ledger``).
     let connection: StoreConnection
@@ -68,8 +68,7 @@ public final class SyncStore: Sendable, StoreConnected {
 
     private init(writer: any DatabaseWriter, path: String?, zoneID: CloudRecord.ZoneID, clock: any CloudClock) throws {
         connection = try StoreConnection(writer: writer, path: path, clock: clock)
-        ledger = SyncLedger(connection: connection, zoneID: zoneID)
-        self.path = path
+        ledger = SyncLedger(connection: connection)
         self.zoneID = zoneID
     }
 
