@@ -95,6 +95,12 @@ struct SQLiteRecordStore: CloudRecordStore {
         return exists
     }
 
+    /// Forgets which zones exist: a transaction created or deleted one.
+    func forgetZones() {
+        memo.zones.removeAll()
+        memo.rows.removeAll()
+    }
+
     // MARK: Reading
 
     func storedRecord(withID id: CloudRecord.ID) throws -> Row? {
@@ -141,7 +147,7 @@ struct SQLiteRecordStore: CloudRecordStore {
     }
 
     /// Points each stored asset at a file holding its contents.
-    private func attachAssets(to record: inout CloudRecord, rowID: Int64) throws {
+    func attachAssets(to record: inout CloudRecord, rowID: Int64) throws {
         var contents: [String: [Int: Data]] = [:]
         for row in try Row.fetchAll(
             database, sql: "SELECT field, position, content FROM asset WHERE record_id = ?", arguments: [rowID])
@@ -283,12 +289,6 @@ struct SQLiteRecordStore: CloudRecordStore {
     }
 
     // MARK: Writing
-
-    /// Writes a plan's changes; `contents` holds the contents of assets that came as files, read beforehand.
-    /// Returns the rows of the deleted records, whose asset files can go.
-    func apply(_ plan: CloudModificationPlan, contents: [AssetKey: Data]) throws -> [Int64] {
-        try write(plan.recordsToWrite, removing: plan.recordIDsToRemove, contents: contents)
-    }
 
     /// Writes these records as they are, system fields included, and removes others; `contents` holds the
     /// contents of assets that have none in memory. Returns the rows of the deleted records, whose asset files

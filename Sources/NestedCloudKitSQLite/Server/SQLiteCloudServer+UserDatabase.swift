@@ -19,11 +19,8 @@ extension SQLiteCloudServer {
         /// The server's limit.
         public var maximumItemsPerRequest: Int { server.maximumItemsPerRequest }
 
-        private func file() throws -> SQLiteCloudDatabase {
-            // A copy a failed refresh left behind is brought up to date before it is read.
-            if scope == .shared { server.copies.retryPending(files: server.files, now: server.clock.now()) }
-            return try server.files.file(of: userRecordName, scope)
-        }
+        /// This database, as the server names it.
+        private var database: UserDatabaseID { UserDatabaseID(userRecordName: userRecordName, scope: scope) }
 
         /// Deletes a zone of this user's private database as the user (`.purged`) or CloudKit would; see
         /// ``SQLiteCloudServer/deleteZone(_:ofUser:reason:)``. Does nothing in a shared database.
@@ -48,28 +45,21 @@ extension SQLiteCloudServer {
 
         /// Fetches records by ID; see `CloudDatabase.records(for:desiredKeys:)`.
         public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
-            try await file().records(for: ids, desiredKeys: desiredKeys)
+            try await server.server.records(for: ids, desiredKeys: desiredKeys, in: database)
         }
 
         package func modifyRecords(
             _ operations: [CloudRecordOperation], atomically: Bool,
             failing failures: [CloudRecord.ID: CloudDatabaseError]
         ) async throws -> CloudModifyResults {
-            if scope == .shared {
-                return try await server.modifySharedRecords(
-                    operations, atomically: atomically, failing: failures, as: userRecordName)
-            }
-            let (results, zoneChanges) = try await file().modifyRecords(
-                operations, atomically: atomically, failing: failures, madeBy: userRecordName,
-                trackingZoneChanges: true)
-            server.refreshSharedDatabases(after: zoneChanges, ownedBy: userRecordName)
-            return results
+            try await server.server.modifyRecords(operations, atomically: atomically, failing: failures, in: database)
         }
 
         package func queryPage(
             from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
         ) async throws -> CloudQueryPage {
-            try await file().queryPage(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+            try await server.server.queryPage(
+                from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit, in: database)
         }
 
         /// Creates and deletes zones; see `CloudDatabase.modifyRecordZones(saving:deleting:)`. In a shared
@@ -77,18 +67,12 @@ extension SQLiteCloudServer {
         public func modifyRecordZones(
             saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
         ) async throws -> CloudZoneModifyResults {
-            if scope == .shared {
-                return try await server.modifySharedZones(
-                    saving: zonesToSave, deleting: zonesToDelete, as: userRecordName)
-            }
-            let results = try await file().modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete)
-            server.refreshSharedDatabases(showing: zonesToSave + zonesToDelete, ownedBy: userRecordName)
-            return results
+            try await server.server.modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete, in: database)
         }
 
         /// Every zone of the database; see `CloudDatabase.allRecordZones()`.
         public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
-            try await file().allRecordZones()
+            try await server.server.allRecordZones(in: database)
         }
 
         /// The changes of a zone since a token; see
@@ -97,15 +81,15 @@ extension SQLiteCloudServer {
             inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
             resultsLimit: Int?
         ) async throws -> CloudRecordZoneChanges {
-            try await file().recordZoneChanges(
-                inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+            try await server.server.recordZoneChanges(
+                inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit, in: database)
         }
 
         /// The zones changed since a token; see `CloudDatabase.databaseChanges(since:resultsLimit:)`.
         public func databaseChanges(
             since token: CloudChangeToken?, resultsLimit: Int?
         ) async throws -> CloudDatabaseChanges {
-            try await file().databaseChanges(since: token, resultsLimit: resultsLimit)
+            try await server.server.databaseChanges(since: token, resultsLimit: resultsLimit, in: database)
         }
 
         /// The user's record name; see `CloudDatabase.userRecordName()`.
@@ -123,27 +107,13 @@ extension SQLiteCloudServer {
         public func modifySubscriptions(
             saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
         ) async throws -> CloudSubscriptionModifyResults {
-            var refused: [CloudSubscription.ID: Result<CloudSubscription, CloudDatabaseError>] = [:]
-            var accepted = subscriptionsToSave
-            if scope == .shared {
-                accepted = []
-                for subscription in subscriptionsToSave {
-                    if case .zone = subscription.kind {
-                        refused[subscription.id] = .failure(SharedDatabaseRules.zoneSubscriptionRefusal(subscription))
-                    } else {
-                        accepted.append(subscription)
-                    }
-                }
-            }
-            var results = try await file().modifySubscriptions(
-                saving: accepted, deleting: subscriptionIDsToDelete)
-            results.saveResults.merge(refused) { saved, _ in saved }
-            return results
+            try await server.server.modifySubscriptions(
+                saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, in: database)
         }
 
         /// Every subscription of the database; see `CloudDatabase.allSubscriptions()`.
         public func allSubscriptions() async throws -> [CloudSubscription] {
-            try await file().allSubscriptions()
+            try await server.server.allSubscriptions(in: database)
         }
     }
 }

@@ -31,10 +31,8 @@ public final class SQLiteCloudServer: Sendable {
     /// The most items one request may hold, in every user's database.
     public let maximumItemsPerRequest: Int
 
-    let clock: any CloudClock
-    private let maximumTombstones: Int
     let files: SQLiteServerFiles
-    let copies: SQLiteSharedCopies
+    let server: CloudServer<SQLiteStorage>
 
     /// Opens the server's directory, creating it if it doesn't exist, and brings every shared database up to
     /// date.
@@ -51,19 +49,17 @@ public final class SQLiteCloudServer: Sendable {
     ) throws {
         self.directory = directory
         self.maximumItemsPerRequest = maximumItemsPerRequest
-        self.maximumTombstones = maximumTombstones
-        self.clock = clock
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw SQLiteCloudDatabase.OpenError.cannotOpen(path: directory, reason: "\(error)")
         }
-        files = SQLiteServerFiles(
-            directory: directory, maximumItemsPerRequest: maximumItemsPerRequest,
-            maximumTombstones: maximumTombstones, clock: clock)
-        copies = SQLiteSharedCopies()
+        files = SQLiteServerFiles(directory: directory, maximumTombstones: maximumTombstones)
+        server = CloudServer(
+            engine: SQLiteStorage(files: files, clock: clock), maximumItemsPerRequest: maximumItemsPerRequest,
+            options: .sharedDatabases)
         try files.openExisting()
-        copies.recover(files: files, now: clock.now())
+        server.recoverSharedCopies()
     }
 
     /// One user's private database: their own zones and records, and the shares they own.
@@ -87,40 +83,65 @@ public final class SQLiteCloudServer: Sendable {
     public func deleteZone(
         _ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason
     ) async throws {
-        // A user the server has never met has no zone to delete, and gets no file for asking.
-        guard files.users(.private).contains(user) else { return }
-        try await files.file(of: user, .private).deleteZone(zoneID, reason: reason)
-        refreshSharedDatabases(showing: [zoneID], ownedBy: user)
+        try await server.deleteZone(zoneID, ofUser: user, reason: reason)
+    }
+
+    /// Accepts a share as `user`, from the short GUID of its URL (`CloudShare.shortGUID`), as CloudKit Web
+    /// Services' `records/accept` does: an invited participant becomes accepted; anyone else joins a public share
+    /// as a public user with its public permission. The share's new version is in its owner's database, and what
+    /// it covers appears in the user's shared database.
+    ///
+    /// - Returns: The share as it is once accepted, in the owner's zone as the user's shared database names it.
+    /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a short GUID no share has (a forged or mistyped
+    ///   URL) and for the owner accepting their own share; `CloudDatabaseError.permissionFailure(_:)` for a user
+    ///   a private share doesn't list.
+    public func acceptShare(shortGUID: String, as user: String) async throws -> CloudShare {
+        try await server.acceptShare(shortGUID: shortGUID, as: user)
+    }
+
+    /// What a share's URL tells `user` before they accept it, from its short GUID, as Web Services'
+    /// `records/resolve` and `CKFetchShareMetadataOperation` do.
+    ///
+    /// - Parameters:
+    ///   - shortGUID: The last part of the share's URL.
+    ///   - fetchingRootRecord: Whether to include the root record (for a hierarchy share).
+    ///   - user: Who asks.
+    /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a short GUID no share has;
+    ///   `CloudDatabaseError.permissionFailure(_:)` for a user a private share doesn't list.
+    public func shareMetadata(shortGUID: String, fetchingRootRecord: Bool = false, as user: String) async throws
+        -> CloudShare.Metadata
+    {
+        try await server.shareMetadata(shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: user)
+    }
+
+    /// The share with this short GUID, and the user whose database holds it: what a server serving share URLs
+    /// looks up.
+    package func share(withShortGUID shortGUID: String) async throws -> (owner: String, record: CloudRecord)? {
+        try await server.share(withShortGUID: shortGUID)
+    }
+
+    /// Every share a user owns or takes part in (invited, accepted, removed), with its owner: what an admin view of
+    /// a user's shares lists.
+    package func shares(involving user: String) async throws -> [(owner: String, record: CloudRecord)] {
+        try await server.shares(involving: user)
     }
 
     /// The databases other users' requests changed since the last call: an owner's private database a participant
     /// wrote to or accepted a share of, a user's shared database that an owner's change (or their own share being
     /// accepted or left) changed. For a server that sends pushes of its own.
-    package func takeDatabasesChangedByOthers() -> Set<SharedDatabaseRules.ChangedDatabase> {
-        copies.takeChangedByOthers()
+    package func takeDatabasesChangedByOthers() -> Set<UserDatabaseID> {
+        server.takeDatabasesChangedByOthers()
     }
 
     /// Compacts every file's change log down to `limit` tombstones; see
     /// ``SQLiteCloudDatabase/compactChangeLog(keepingTombstones:)``.
-    package func compactChangeLogs(keepingTombstones limit: Int) async throws {
-        for file in files.all() { try await file.compactChangeLog(keepingTombstones: limit) }
+    package func compactChangeLogs(keepingTombstones limit: Int) throws {
+        for file in files.all() { try file.compactChangeLog(keepingTombstones: limit) }
     }
 
     /// Closes every file. Requests made afterwards fail.
     public func close() throws {
         try files.closeAll()
-    }
-
-    /// Brings up to date, whole, the shared database of every user who may see one of these zones of `owner`.
-    func refreshSharedDatabases(showing zones: some Sequence<CloudRecord.ZoneID>, ownedBy owner: String) {
-        refreshSharedDatabases(
-            after: Dictionary(zones.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 }),
-            ownedBy: owner)
-    }
-
-    /// Brings up to date the shared database of every user who may see a zone of `owner` that a write changed.
-    func refreshSharedDatabases(after changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) {
-        copies.refresh(changes, ownedBy: owner, files: files, now: clock.now())
     }
 }
 
@@ -142,6 +163,6 @@ extension SQLiteCloudServer: MultiUserCloudServer {
 
     /// Expires every change token, by compacting away every tombstone a token could still need.
     package func expireEveryChangeToken() async throws {
-        try await compactChangeLogs(keepingTombstones: 0)
+        try compactChangeLogs(keepingTombstones: 0)
     }
 }

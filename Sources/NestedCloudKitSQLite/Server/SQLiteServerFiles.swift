@@ -4,29 +4,23 @@ import NestedCloudKitCodable
 /// The files of a ``SQLiteCloudServer``, opened once each and kept open.
 final class SQLiteServerFiles: @unchecked Sendable {
     private let directory: String
-    private let maximumItemsPerRequest: Int
     private let maximumTombstones: Int
-    private let clock: any CloudClock
     // Guards `open` and `closed`; held only while a file is looked up or opened, never across a request.
     private let lock = NSLock()
-    private var open: [SQLiteCloudDatabase.ServerStamp: SQLiteCloudDatabase] = [:]
+    private var open: [SQLiteFile.ServerStamp: SQLiteFile] = [:]
     /// Set by ``closeAll()``: a closed server opens no file again, so a request still running after a reset can't
     /// make one in a folder a new server owns.
     private var closed = false
 
-    init(directory: String, maximumItemsPerRequest: Int, maximumTombstones: Int, clock: any CloudClock) {
+    init(directory: String, maximumTombstones: Int) {
         self.directory = directory
-        self.maximumItemsPerRequest = maximumItemsPerRequest
         self.maximumTombstones = maximumTombstones
-        self.clock = clock
     }
 
     /// A user's file, opened (and made) now if it isn't yet: at `path` if given, else under its own name in the
     /// directory.
-    func file(of user: String, _ scope: CloudNotification.DatabaseScope, path: String? = nil) throws
-        -> SQLiteCloudDatabase
-    {
-        let stamp = SQLiteCloudDatabase.ServerStamp(userRecordName: user, scope: scope)
+    func file(of user: String, _ scope: CloudNotification.DatabaseScope, path: String? = nil) throws -> SQLiteFile {
+        let stamp = SQLiteFile.ServerStamp(userRecordName: user, scope: scope)
         return try lock.withLock {
             if let file = open[stamp] { return file }
             guard !closed else {
@@ -80,7 +74,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
     }
 
     /// Every open file.
-    func all() -> [SQLiteCloudDatabase] {
+    func all() -> [SQLiteFile] {
         lock.withLock { Array(open.values) }
     }
 
@@ -95,10 +89,8 @@ final class SQLiteServerFiles: @unchecked Sendable {
         for file in files { try file.close() }
     }
 
-    private func makeDatabase(path: String) throws -> SQLiteCloudDatabase {
-        try SQLiteCloudDatabase(
-            path: path, maximumItemsPerRequest: maximumItemsPerRequest, maximumTombstones: maximumTombstones,
-            clock: clock)
+    private func makeDatabase(path: String) throws -> SQLiteFile {
+        try SQLiteFile(path: path, maximumTombstones: maximumTombstones)
     }
 
     /// A user record name made safe for a file name: anything but letters, digits, `_` and `-` percent-encoded, so

@@ -6,7 +6,7 @@ import NestedCloudKitCodable
 ///
 /// Reading the changes since a position costs the changes since it (and the superseded entries among them, which
 /// are compacted away once they are half the log), never the size of the zone.
-struct InMemoryChangeLog<Key: Hashable, Change> {
+struct InMemoryChangeLog<Key: Hashable & Sendable, Change: Sendable>: Sendable {
     /// Which life of the log this is; positions from another are expired.
     let generation: Int
     /// The sequence number the log started at: a position before it is from before the log existed.

@@ -1,7 +1,7 @@
 import Foundation
 import NestedCloudKitCodable
 
-// Changes since a token: each custom zone's log of saved and deleted records, and the database's log of zones.
+// Changes since a token, and subscriptions: the server's (CloudServer), through the request gate.
 
 extension InMemoryCloudDatabase {
     // MARK: Changes since a token
@@ -22,9 +22,9 @@ extension InMemoryCloudDatabase {
         resultsLimit: Int?, as caller: Caller
     ) async throws -> CloudRecordZoneChanges {
         let request = try await beginRequest(.zoneChanges, items: 0)
-        let changes = try ChangePages.recordZoneChanges(
+        let changes = try await server.recordZoneChanges(
             inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
-            maximum: maximumItemsPerRequest, in: try database(of: caller))
+            in: try database(of: caller))
         gate.statistics.recordsFetched += changes.modifications.count
         return try respond(to: request, with: changes)
     }
@@ -41,48 +41,39 @@ extension InMemoryCloudDatabase {
         since token: CloudChangeToken?, resultsLimit: Int?, as caller: Caller
     ) async throws -> CloudDatabaseChanges {
         let request = try await beginRequest(.databaseChanges, items: 0)
-        let changes = try ChangePages.databaseChanges(
-            since: token, resultsLimit: resultsLimit, maximum: maximumItemsPerRequest, in: try database(of: caller))
+        let changes = try await server.databaseChanges(
+            since: token, resultsLimit: resultsLimit, in: try database(of: caller))
         return try respond(to: request, with: changes)
     }
-}
 
-extension InMemoryUserDatabase: ChangeLogReading {
-    func zoneLogBounds(_ zoneID: CloudRecord.ZoneID) -> ChangeLogBounds? {
-        zoneLogs[zoneID].map { ChangeLogBounds(generation: $0.generation, start: $0.startSequence) }
+    // MARK: Subscriptions
+
+    /// Saves and deletes subscriptions; see `CloudDatabase/modifySubscriptions(saving:deleting:)`. The pushes they
+    /// would send are collected for ``takeNotifications()``.
+    public func modifySubscriptions(
+        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
+    ) async throws -> CloudSubscriptionModifyResults {
+        try await modifySubscriptions(saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, as: .signedIn)
     }
 
-    func recordChanges(
-        in zoneID: CloudRecord.ZoneID, after sequence: Int, limit: Int, desiredKeys: [String]?
-    ) -> (modifications: [CloudRecord], deletions: [CloudRecordDeletion], through: Int, more: Bool) {
-        guard let page = zoneLogs[zoneID]?.changes(after: sequence, limit: limit) else {
-            return ([], [], sequence, false)
-        }
-        var modifications: [CloudRecord] = []
-        var deletions: [CloudRecordDeletion] = []
-        for (id, change) in page.changes {
-            switch change {
-            case .saved:
-                if let record = storage.records[id] { modifications.append(record.keepingFields(desiredKeys)) }
-            case .deleted(let recordType):
-                deletions.append(CloudRecordDeletion(id: id, recordType: recordType))
-            }
-        }
-        return (modifications, deletions, page.through, page.more)
+    func modifySubscriptions(
+        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID],
+        as caller: Caller
+    ) async throws -> CloudSubscriptionModifyResults {
+        let request = try await beginRequest(
+            .subscriptions, items: subscriptionsToSave.count + subscriptionIDsToDelete.count)
+        let results = try await server.modifySubscriptions(
+            saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, in: try database(of: caller))
+        return try respond(to: request, with: results)
     }
 
-    func databaseLogBounds() -> ChangeLogBounds {
-        ChangeLogBounds(generation: databaseLog.generation, start: databaseLog.startSequence)
+    /// Every subscription of the signed-in user's database, by ID.
+    public func allSubscriptions() async throws -> [CloudSubscription] {
+        try await allSubscriptions(as: .signedIn)
     }
 
-    func zoneChanges(after sequence: Int, limit: Int)
-        -> (changes: [(zoneID: CloudRecord.ZoneID, deletion: CloudZoneDeletion.Reason?)], through: Int, more: Bool)
-    {
-        let page = databaseLog.changes(after: sequence, limit: limit)
-        return (page.changes.map { ($0.key.zone, $0.change) }, page.through, page.more)
-    }
-
-    func missingZoneError(_ zoneID: CloudRecord.ZoneID) -> CloudDatabaseError? {
-        storage.missingZoneError(zoneID)
+    func allSubscriptions(as caller: Caller) async throws -> [CloudSubscription] {
+        let request = try await beginRequest(.subscriptions, items: 0)
+        return try respond(to: request, with: try await server.allSubscriptions(in: try database(of: caller)))
     }
 }

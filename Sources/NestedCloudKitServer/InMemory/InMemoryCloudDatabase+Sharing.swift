@@ -19,21 +19,8 @@ extension InMemoryCloudDatabase {
     /// Accepts a share as the caller's user; the share comes back as they name it, in the owner's zone.
     func acceptShare(shortGUID: String, as caller: Caller) async throws -> CloudShare {
         let request = try await beginRequest(.modify, items: 1)
-        let user = try user(of: caller)
-        guard let (owner, stored) = share(withShortGUID: shortGUID), let contents = stored.shareContents else {
-            throw SharedDatabaseRules.unknownShortGUID(shortGUID)
-        }
-        var accepted = stored
-        accepted.shareContents = try ShareAccess.accepting(contents, by: user, shareID: stored.id)
-        accepted.systemFields?.changeTag = nextChangeTag()
-        accepted.systemFields?.modificationDate = CloudValue.normalizedDate(clock.now())
-        users[owner]?.storage.apply(writing: [accepted], removing: [])
-        users[owner]?.logRecordChanges(written: [accepted], removed: [])
-        databasesChangedByOthers.insert(ChangedDatabase(userRecordName: owner, scope: .private))
-        notifySubscribers(of: owner, scope: .private, ofChangesIn: [accepted.id.zoneID])
-        refreshSharedDatabases(showingZones: [accepted.id.zoneID], ownedBy: owner)
-        let shared = accepted.movingZones { $0.sharedName(ownedBy: owner) }
-        return try respond(to: request, with: try CloudShare(record: shared))
+        let share = try await server.acceptShare(shortGUID: shortGUID, as: try user(of: caller))
+        return try respond(to: request, with: share)
     }
 
     /// What a share's URL tells the signed-in user before they accept it, from its short GUID, as Web Services'
@@ -52,43 +39,27 @@ extension InMemoryCloudDatabase {
         -> CloudShare.Metadata
     {
         let request = try await beginRequest(.fetch, items: 1)
-        let user = try user(of: caller)
-        guard let (owner, stored) = share(withShortGUID: shortGUID), let contents = stored.shareContents else {
-            throw SharedDatabaseRules.unknownShortGUID(shortGUID)
-        }
-        let standing = try ShareAccess.standing(of: user, in: contents, shareID: stored.id)
-        let shared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
-        let root = contents.rootRecordID.flatMap { fetchingRootRecord ? users[owner]?.storage.records[$0] : nil }
-        let metadata = CloudShare.Metadata(
-            share: try CloudShare(record: stored.movingZones(shared)),
-            rootRecordID: contents.rootRecordID?.movingZone(shared), rootRecord: root?.movingZones(shared),
-            ownerUserRecordName: owner, participantRole: standing.role, participantStatus: standing.status,
-            participantPermission: standing.permission)
+        let metadata = try await server.shareMetadata(
+            shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: try user(of: caller))
         return try respond(to: request, with: metadata)
     }
 
-    /// Every share a user owns or takes part in (invited, accepted, removed), with its owner, by owner and name:
-    /// what an admin view of a user's shares lists.
-    package func shares(involving user: String) -> [(owner: String, record: CloudRecord)] {
-        var found: [(owner: String, record: CloudRecord)] = []
-        for owner in users.keys.sorted() {
-            guard let records = users[owner]?.storage.records.values else { continue }
-            for record in records where record.recordType == CloudShare.recordType {
-                let involved =
-                    owner == user || record.shareContents?.participants.contains { $0.userRecordName == user } == true
-                if involved { found.append((owner, record)) }
-            }
-        }
-        return found.sorted { ($0.owner, $0.record.id.recordName) < ($1.owner, $1.record.id.recordName) }
+    /// Every share a user owns or takes part in (invited, accepted, removed), with its owner, by owner, zone and
+    /// name: what an admin view of a user's shares lists.
+    package func shares(involving user: String) async throws -> [(owner: String, record: CloudRecord)] {
+        try await server.shares(involving: user)
     }
 
     /// The share with this short GUID, and the user whose database holds it: what a server serving share URLs
     /// looks up.
-    package func share(withShortGUID shortGUID: String) -> (owner: String, record: CloudRecord)? {
-        // Sorted, so that the same state always finds the same share (short GUIDs are unique anyway).
-        for owner in users.keys.sorted() {
-            if let record = users[owner]?.storage.share(withShortGUID: shortGUID) { return (owner, record) }
-        }
-        return nil
+    package func share(withShortGUID shortGUID: String) async throws -> (owner: String, record: CloudRecord)? {
+        try await server.share(withShortGUID: shortGUID)
+    }
+
+    /// The databases other users' requests changed since the last call: an owner's private database a
+    /// participant wrote to or accepted a share of, a user's shared database that an owner's change (or their own
+    /// share being accepted or left) changed. For a server that sends pushes of its own.
+    package func takeDatabasesChangedByOthers() -> Set<UserDatabaseID> {
+        server.takeDatabasesChangedByOthers()
     }
 }

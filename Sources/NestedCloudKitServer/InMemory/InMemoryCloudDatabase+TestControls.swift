@@ -65,8 +65,8 @@ extension InMemoryCloudDatabase {
     /// Every record of the current user's database (none when signed out), for tests that look at the whole
     /// state.
     public var allRecords: [CloudRecord] {
-        guard let currentUser, let database = users[currentUser] else { return [] }
-        return database.storage.records.values.sorted {
+        guard let currentUser else { return [] }
+        return server.engine.allRecords(of: .privateDatabase(of: currentUser)).sorted {
             ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName)
         }
     }
@@ -76,7 +76,7 @@ extension InMemoryCloudDatabase {
     /// Signs a user in, creating their private database on first use; the previous user's database stays as it
     /// was, for when they sign in again.
     public func signIn(as userRecordName: String) {
-        if users[userRecordName] == nil { users[userRecordName] = InMemoryUserDatabase(generation: takeGeneration()) }
+        server.engine.makeDatabase(.privateDatabase(of: userRecordName))
         currentUser = userRecordName
     }
 
@@ -97,29 +97,21 @@ extension InMemoryCloudDatabase {
     // MARK: Test controls: change tracking
 
     /// Expires every change token given so far, as CloudKit does after a while: the next change request with one
-    /// fails with `CloudDatabaseError/changeTokenExpired(_:)`, and a client starts again with `nil`.
+    /// fails with `CloudDatabaseError/changeTokenExpired(_:)`, and a client starts again with `nil`. Each log starts
+    /// again with the zone's current records, so a client starting again with a `nil` token gets all of them (and
+    /// no tombstones from before).
     public func expireChangeTokens() {
         guard let currentUser else { return }
-        let first = takeGeneration()
-        nextGeneration =
-            users[currentUser, default: InMemoryUserDatabase(generation: first)]
-            .expireTokens(firstGeneration: first) + 1
+        server.engine.expireChangeTokens(of: .privateDatabase(of: currentUser))
     }
 
     /// Expires every change token of every user, private and shared databases alike: what an emulator serving
     /// several users does when asked to expire tokens.
     public func expireEveryUsersChangeTokens() {
-        for user in users.keys.sorted() {
-            let first = takeGeneration()
-            nextGeneration =
-                users[user, default: InMemoryUserDatabase(generation: first)]
-                .expireTokens(firstGeneration: first) + 1
-        }
-        for user in sharedDatabases.keys.sorted() {
-            let first = takeGeneration()
-            nextGeneration =
-                sharedDatabases[user, default: .shared(generation: first)]
-                .expireTokens(firstGeneration: first) + 1
+        for scope in [CloudNotification.DatabaseScope.private, .shared] {
+            for user in server.engine.users(scope) {
+                server.engine.expireChangeTokens(of: UserDatabaseID(userRecordName: user, scope: scope))
+            }
         }
     }
 
@@ -127,24 +119,23 @@ extension InMemoryCloudDatabase {
     /// Settings (`CloudZoneDeletion/Reason/purged`: requests for the zone then fail with
     /// `CloudDatabaseError/userDeletedZone(_:)` until the app creates it again), or an encrypted-data reset.
     /// Database changes report the deletion with its reason.
-    public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) {
+    public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async {
         guard let currentUser else { return }
-        deleteZone(zoneID, ofUser: currentUser, reason: reason)
+        await deleteZone(zoneID, ofUser: currentUser, reason: reason)
     }
 
     /// Deletes a zone of a user's private database as something other than the app would; the users it was
     /// shared with lose it.
-    package func deleteZone(_ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason) {
-        guard zoneID != .default, users[user]?.storage.zones.contains(zoneID) == true else { return }
-        users[user]?.deleteZone(zoneID, reason: reason)
-        notifySubscribers(of: user, scope: .private, ofChangesIn: [zoneID])
-        refreshSharedDatabases(showingZones: [zoneID], ownedBy: user)
+    package func deleteZone(
+        _ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason
+    ) async {
+        // The in-memory storage doesn't fail.
+        try? await server.deleteZone(zoneID, ofUser: user, reason: reason)
     }
 
     /// The pushes the database's subscriptions would have sent since the last call, oldest first: one per
     /// subscription and request that changed what it watches.
     public func takeNotifications() -> [CloudNotification] {
-        defer { notifications = [] }
-        return notifications
+        server.takeNotifications()
     }
 }

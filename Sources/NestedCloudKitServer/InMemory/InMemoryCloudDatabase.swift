@@ -37,30 +37,16 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     /// What the database has been asked so far.
     public var statistics: Statistics { gate.statistics }
 
-    /// Each user's private database, by user record name.
-    var users: [String: InMemoryUserDatabase] = [:]
-    /// Each user's shared database: a copy of the records others share with them, in zones named by their owners,
-    /// with change logs of its own (see ``refreshSharedDatabases(showingZones:ownedBy:)``).
-    var sharedDatabases: [String: InMemoryUserDatabase] = [:]
-    /// Which zones each shared database shows, and the refresh that keeps them up to date.
-    var sharedCopies = SharedCopies()
-    /// The databases another user's request changed since ``takeDatabasesChangedByOthers()`` was last asked: a
-    /// server that sends pushes of its own (the emulator) tells their subscribers.
-    var databasesChangedByOthers: Set<ChangedDatabase> = []
+    /// The server every request goes to, over the in-memory storage.
+    let server: CloudServer<InMemoryStorage>
     /// The signed-in user, or `nil` when signed out.
     var currentUser: String?
     var accountStatusOverride: CloudAccountStatus?
-    /// The generation the next new change log gets; one counter for every log of every user, so that a token is
-    /// never valid in a log it wasn't made for.
-    var nextGeneration = 1
-    var notifications: [CloudNotification] = []
     /// The requests' numbers, counts and the faults tests asked for.
     var gate = RequestGate()
     let clock: any CloudClock
-    private var changeTagCounter = 0
     /// Copies of the asset files saved, as CloudKit keeps a copy of what it uploads; removed with the database.
-    private let assetCopies = FileManager.default.temporaryDirectory
-        .appendingPathComponent("NestedCloudKitCodable-InMemory-\(UUID().uuidString)")
+    private let assetCopies: URL
 
     /// The user signed in when a database is made, unless it names another.
     public static let defaultUserRecordName = "_defaultUser"
@@ -82,7 +68,12 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         self.latency = latency
         self.clock = clock
         self.currentUser = userRecordName
-        self.users[userRecordName] = InMemoryUserDatabase(generation: 0)
+        let assetCopies = FileManager.default.temporaryDirectory
+            .appendingPathComponent("NestedCloudKitCodable-InMemory-\(UUID().uuidString)")
+        self.assetCopies = assetCopies
+        server = CloudServer(
+            engine: InMemoryStorage(firstUser: userRecordName, clock: clock, assetCopies: assetCopies),
+            maximumItemsPerRequest: maximumItemsPerRequest, options: [.sharedDatabases, .notifications])
     }
 
     deinit {
@@ -103,18 +94,14 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     ) async throws -> CloudRecordResults {
         let request = try await beginRequest(.fetch, items: ids.count)
         let database = try database(of: caller)
-        var results: CloudRecordResults = [:]
+        var faults: CloudRecordResults = [:]
         for id in ids {
-            if let fault = gate.faults.takeFailure(of: id) {
-                results[id] = .failure(fault)
-            } else if let record = database.storage.records[id] {
-                gate.statistics.recordsFetched += 1
-                results[id] = .success(record.keepingFields(desiredKeys))
-            } else {
-                results[id] = .failure(Self.missingZoneError(id.zoneID, in: database) ?? .unknownItem(id))
-            }
+            if let fault = gate.faults.takeFailure(of: id) { faults[id] = .failure(fault) }
         }
-        return try respond(to: request, with: results)
+        let fetched = try await server.records(
+            for: ids.filter { faults[$0] == nil }, desiredKeys: desiredKeys, in: database)
+        gate.statistics.recordsFetched += fetched.values.count { !$0.failed }
+        return try respond(to: request, with: fetched.merging(faults) { fetched, _ in fetched })
     }
 
     /// Applies the items of a modify request under CloudKit's rules, as Web Services names them.
@@ -129,62 +116,17 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         as caller: Caller
     ) async throws -> CloudModifyResults {
         let request = try await beginRequest(.modify, items: operations.count)
-        let user = try user(of: caller)
+        let database = try database(of: caller)
         // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
         var injected = failures
         for id in operations.map(\.id) where injected[id] == nil {
             if let fault = gate.faults.takeFailure(of: id) { injected[id] = fault }
         }
-        // CloudKit keeps a copy of an asset's file from the moment of the save, and refuses a file it can't read.
-        let files = AssetFileContents(readingFilesOf: operations.compactMap(\.recordToSave))
-        injected.merge(files.failures) { injectedFault, _ in injectedFault }
-        let copies: [CloudRecordOperation]
-        do {
-            copies = try operations.map { try $0.mappingRecord { try files.storingCopies(of: $0, in: assetCopies) } }
-        } catch {
-            throw CloudDatabaseError.internalError(
-                "the in-memory database couldn't copy an asset's file into \(assetCopies.path): \(error)")
-        }
-        let results =
-            caller.scope == .shared
-            ? try modifySharedRecords(copies, atomically: atomically, failing: injected, as: user)
-            : try applyModification(copies, atomically: atomically, failing: injected, toZonesOf: user, madeBy: user)
+        let results = try await server.modifyRecords(
+            operations, atomically: atomically, failing: injected, in: database)
+        gate.statistics.recordsSaved += results.saveResults.values.count { !$0.failed }
+        gate.statistics.recordsDeleted += results.deleteResults.values.count { !$0.failed }
         return try respond(to: request, with: results)
-    }
-
-    /// Applies a modify request to the zones of one user, made by them or by a user they share the zones with,
-    /// and brings up to date the shared databases that show the zones.
-    func applyModification(
-        _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
-        toZonesOf owner: String, madeBy user: String
-    ) throws -> CloudModifyResults {
-        let plan: CloudModificationPlan
-        let removed: [(id: CloudRecord.ID, recordType: String)]
-        var zoneChanges: [CloudRecord.ZoneID: SharedZoneChange] = [:]
-        do {
-            // In a scope of its own: a copy of the store still alive when it is changed below would copy it whole.
-            let storage = users[owner]?.storage ?? InMemoryRecordStore()
-            plan = try CloudModificationPlan(
-                operations, atomically: atomically, store: storage, failures: failures, now: clock.now(),
-                userRecordName: user, makeChangeTag: nextChangeTag)
-            removed = plan.recordIDsToRemove.compactMap { id in
-                storage.records[id].map { (id: id, recordType: $0.recordType) }
-            }
-            // What the write touched in each zone, read before it: shared copies are refreshed by that alone.
-            try SharedZoneChange.track(
-                writing: plan.recordsToWrite, removing: plan.recordIDsToRemove, in: storage, into: &zoneChanges)
-        }
-        let changedZones = plan.recordsToWrite.map(\.id.zoneID) + removed.map(\.id.zoneID)
-        users[owner]?.storage.apply(writing: plan.recordsToWrite, removing: plan.recordIDsToRemove)
-        users[owner]?.logRecordChanges(written: plan.recordsToWrite, removed: removed)
-        notifySubscribers(of: owner, scope: .private, ofChangesIn: changedZones)
-        refreshSharedDatabases(after: zoneChanges, ownedBy: owner)
-        if user != owner, !plan.recordsToWrite.isEmpty || !removed.isEmpty {
-            databasesChangedByOthers.insert(ChangedDatabase(userRecordName: owner, scope: .private))
-        }
-        gate.statistics.recordsSaved += plan.saveResults.values.count { !$0.failed }
-        gate.statistics.recordsDeleted += plan.deleteResults.values.count { !$0.failed }
-        return (plan.saveResults, plan.deleteResults)
     }
 
     /// Creates and deletes zones; deleting a zone deletes its records.
@@ -198,38 +140,9 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID], as caller: Caller
     ) async throws -> CloudZoneModifyResults {
         let request = try await beginRequest(.zones, items: zonesToSave.count + zonesToDelete.count)
-        let user = try user(of: caller)
-        if caller.scope == .shared {
-            return try respond(
-                to: request, with: modifySharedZones(saving: zonesToSave, deleting: zonesToDelete, as: user))
-        }
-        var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
-        var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
-        var changed: [CloudRecord.ZoneID] = []
-        for zone in zonesToSave {
-            if let refusal = CloudRequestRules.refusal(creating: zone) {
-                saveResults[zone] = .failure(refusal)
-                continue
-            }
-            if users[user]?.storage.zones.contains(zone) == false { changed.append(zone) }
-            let generation = takeGeneration()
-            users[user]?.createZone(zone, generation: generation)
-            saveResults[zone] = .success(())
-        }
-        for zone in zonesToDelete {
-            if zone == .default {
-                deleteResults[zone] = .failure(.invalidArguments("the default zone can't be deleted"))
-            } else if users[user]?.storage.zones.contains(zone) == true {
-                users[user]?.deleteZone(zone, reason: .deleted)
-                changed.append(zone)
-                deleteResults[zone] = .success(())
-            } else {
-                deleteResults[zone] = .failure(.zoneNotFound(zone))
-            }
-        }
-        notifySubscribers(of: user, scope: .private, ofChangesIn: changed)
-        refreshSharedDatabases(showingZones: changed, ownedBy: user)
-        return try respond(to: request, with: (saveResults, deleteResults))
+        let results = try await server.modifyRecordZones(
+            saving: zonesToSave, deleting: zonesToDelete, in: try database(of: caller))
+        return try respond(to: request, with: results)
     }
 
     /// Every zone, the default zone first among equals, sorted by name.
@@ -239,9 +152,24 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
 
     func allRecordZones(as caller: Caller) async throws -> [CloudRecord.ZoneID] {
         let request = try await beginRequest(.zones, items: 0)
-        let zones = try database(of: caller).storage.zones
-        return try respond(
-            to: request, with: zones.sorted { ($0.zoneName, $0.ownerName) < ($1.zoneName, $1.ownerName) })
+        return try respond(to: request, with: try await server.allRecordZones(in: try database(of: caller)))
+    }
+
+    /// One page of a query, from its cursor; see `CloudRecordStoringDatabase`.
+    package func queryPage(
+        from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
+    ) async throws -> CloudQueryPage {
+        try await queryPage(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit, as: .signedIn)
+    }
+
+    func queryPage(
+        from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int, as caller: Caller
+    ) async throws -> CloudQueryPage {
+        let request = try await beginRequest(.query, items: 0)
+        let page = try await server.queryPage(
+            from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit, in: try database(of: caller))
+        gate.statistics.recordsFetched += page.matchResults.count
+        return try respond(to: request, with: page)
     }
 
     // MARK: The user
@@ -289,15 +217,13 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     func user(of caller: Caller) throws -> String {
         guard let user = caller.userRecordName else { return try signedInUser() }
         try checkAccountStatus()
-        if users[user] == nil { users[user] = InMemoryUserDatabase(generation: takeGeneration()) }
+        server.engine.makeDatabase(.privateDatabase(of: user))
         return user
     }
 
-    /// The database a request reads: the user's private database, or the copy of what others share with them.
-    func database(of caller: Caller) throws -> InMemoryUserDatabase {
-        let user = try user(of: caller)
-        if caller.scope == .shared { return sharedDatabases[user] ?? InMemoryUserDatabase.shared(generation: 0) }
-        return users[user] ?? InMemoryUserDatabase(generation: 0)
+    /// The database a request goes to: the user's private database, or the copy of what others share with them.
+    func database(of caller: Caller) throws -> UserDatabaseID {
+        UserDatabaseID(userRecordName: try user(of: caller), scope: caller.scope)
     }
 
     /// Fails when the account status set by a test can't make requests, with the error CloudKit gives.
@@ -315,47 +241,6 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
         try checkAccountStatus()
         guard let currentUser else { throw CloudDatabaseError.notAuthenticated }
         return currentUser
-    }
-
-    func takeGeneration() -> Int {
-        defer { nextGeneration += 1 }
-        return nextGeneration
-    }
-
-    /// Why a zone can't be used, or `nil` when it exists.
-    static func missingZoneError(
-        _ zoneID: CloudRecord.ZoneID, in database: InMemoryUserDatabase
-    ) -> CloudDatabaseError? {
-        database.storage.missingZoneError(zoneID)
-    }
-
-    /// One page of a query, from its cursor; see `CloudRecordStoringDatabase`.
-    package func queryPage(
-        from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        try await queryPage(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit, as: .signedIn)
-    }
-
-    func queryPage(
-        from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int, as caller: Caller
-    ) async throws -> CloudQueryPage {
-        let request = try await beginRequest(.query, items: 0)
-        let database = try database(of: caller)
-        let paging = try CloudQueryPaging(
-            from: cursor, resultsLimit: resultsLimit, maximumItemsPerRequest: maximumItemsPerRequest)
-        if let missing = Self.missingZoneError(cursor.zoneID, in: database) { throw missing }
-        let query = cursor.query
-        let matches = database.storage.records.values.lazy.filter {
-            $0.id.zoneID == cursor.zoneID && $0.recordType == query.recordType && query.predicate.matches($0)
-        }
-        let (page, next) = paging.page(of: matches, record: { $0 }, continuing: cursor)
-        gate.statistics.recordsFetched += page.count
-        return try respond(to: request, with: (page.map { ($0.id, .success($0.keepingFields(desiredKeys))) }, next))
-    }
-
-    func nextChangeTag() -> String {
-        changeTagCounter += 1
-        return String(changeTagCounter, radix: 36)
     }
 }
 

@@ -2,7 +2,7 @@ import NestedCloudKitCodable
 
 /// The state of an ``InMemoryCloudDatabase``: records, an index of who references whom, the zones, and a few
 /// earlier versions of each record for conflict ancestors.
-struct InMemoryRecordStore: CloudRecordStore {
+struct InMemoryRecordStore: CloudRecordStore, Sendable {
     private(set) var records: [CloudRecord.ID: CloudRecord] = [:]
     var zones: Set<CloudRecord.ZoneID> = [.default]
     /// The zones the user deleted from Settings: refused as `userDeletedZone` until the app creates them again.

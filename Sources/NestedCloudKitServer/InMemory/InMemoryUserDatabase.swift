@@ -3,7 +3,7 @@ import NestedCloudKitCodable
 /// One user's private database in an ``InMemoryCloudDatabase``, or their shared database (a copy of what others
 /// share with them): the records and zones, the change logs that answer "what changed since this token", and the
 /// subscriptions.
-struct InMemoryUserDatabase {
+struct InMemoryUserDatabase: Sendable {
     /// A change to a record, as a zone's log keeps it.
     enum RecordChange {
         case saved

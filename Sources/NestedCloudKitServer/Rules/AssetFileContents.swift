@@ -60,7 +60,11 @@ package struct AssetFileContents: Sendable {
 
     /// The record with each asset that came as a file pointing to a copy of its contents in `directory`, so that
     /// the stored asset no longer depends on the caller's file, and a fetched one has a file, as CloudKit's do.
-    package func storingCopies(of record: CloudRecord, in directory: URL) throws -> CloudRecord {
+    ///
+    /// - Parameter contents: The contents read from the assets' files (``contents``), by where they are.
+    package static func storingCopies(
+        of record: CloudRecord, contents: [AssetKey: Data], in directory: URL
+    ) throws -> CloudRecord {
         guard !contents.isEmpty else { return record }
         var copy = record
         for (name, value) in record.fields {

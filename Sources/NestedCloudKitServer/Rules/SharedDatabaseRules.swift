@@ -11,15 +11,7 @@ package enum SharedDatabaseRules {
     /// A user's private or shared database that another user's request changed: an owner's a participant wrote
     /// to, a participant's an owner's change showed more or less of. A server that sends pushes sends them to
     /// these too.
-    package struct ChangedDatabase: Hashable, Sendable {
-        package var userRecordName: String
-        package var scope: CloudNotification.DatabaseScope
-
-        package init(userRecordName: String, scope: CloudNotification.DatabaseScope) {
-            self.userRecordName = userRecordName
-            self.scope = scope
-        }
-    }
+    package typealias ChangedDatabase = UserDatabaseID
 
     /// Whether `user` joined this share: an accepted participant, not its owner.
     package static func hasAccepted(_ share: CloudRecord, _ user: String) -> Bool {

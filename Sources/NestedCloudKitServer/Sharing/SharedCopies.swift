@@ -1,8 +1,7 @@
 import Foundation
 import NestedCloudKitCodable
 
-/// Keeps each user's shared database a copy of what the shares they accepted cover, written once for every server
-/// of several users (the in-memory and the SQLite one) over their storage (``SharedCopyStorage``).
+/// Keeps each user's shared database a copy of what the shares they accepted cover, over any storage engine.
 ///
 /// The owners' databases are the truth; a copy is brought up to date from them after every change to a shared zone,
 /// whoever makes it. A change that says which records a write touched, and can't change who sees the others
@@ -11,77 +10,117 @@ import NestedCloudKitCodable
 /// copy. So a record a share stops covering (the user removed, the share deleted, the record moved out of the
 /// hierarchy) is a deletion in the user's zone changes, and a zone they no longer see any record of is a deletion in
 /// their database changes, as CloudKit reports losing access.
-package struct SharedCopies: Sendable {
+///
+/// Refreshes run one at a time, each reading the owner's database when it starts: so the last one after a write
+/// always reads that write, and two refreshes never interleave their copies. A zone whose refresh fails (a file that
+/// can't be written just now) is refreshed whole with the next refresh, or before a shared database is read.
+package final class SharedCopies<Engine: CloudStorageEngine>: @unchecked Sendable {
     /// A zone of an owner's, by the owner's name for it.
     package struct OwnedZone: Hashable, Sendable {
         package var owner: String
         package var zone: CloudRecord.ZoneID
-
-        package init(owner: String, zone: CloudRecord.ZoneID) {
-            self.owner = owner
-            self.zone = zone
-        }
     }
 
-    /// What a refresh did: each viewer's copy that changed, by the zone as the viewer names it, and the zones whose
-    /// refresh failed (a copy that can't be written just now), to refresh whole later.
-    package struct Outcome {
-        package var changed: [(viewer: String, sharedZone: CloudRecord.ZoneID)] = []
-        package var failed: [OwnedZone] = []
-    }
+    /// What a refresh did: each viewer's copy that changed, by the zone as the viewer names it.
+    package typealias Changed = [(viewer: String, sharedZone: CloudRecord.ZoneID)]
 
+    private let engine: Engine
+    // Held for a whole refresh, which blocks on the storage and never suspends.
+    private let lock = NSLock()
     /// The users whose shared database shows each zone, as they name it: those a refresh must look at even once no
     /// share lists them any more.
     private var viewers: [CloudRecord.ZoneID: Set<String>] = [:]
+    // Guards `pending` briefly: taken inside `lock`, never the other way round.
+    private let pendingLock = NSLock()
+    /// Zones a refresh failed for, refreshed whole with the next refresh or read of a shared database.
+    private var pending: Set<OwnedZone> = []
 
-    package init() {}
-
-    /// Notes that a viewer's copy shows a zone: what a server learns from the copies an earlier run left.
-    package mutating func noteShown(_ sharedZone: CloudRecord.ZoneID, by viewer: String) {
-        viewers[sharedZone, default: []].insert(viewer)
+    package init(engine: Engine) {
+        self.engine = engine
     }
 
-    /// Brings up to date the copies of every user who may see one of these zones: the participants who accepted
-    /// one of its shares, and the users whose copy shows it now. Zones are refreshed in order, and a viewer's copy
-    /// that fails doesn't keep the others from losing what they no longer see.
-    package mutating func refresh<Storage: SharedCopyStorage>(
-        _ due: [OwnedZone: SharedZoneChange], in storage: inout Storage
-    ) -> Outcome {
-        var outcome = Outcome()
-        let ordered = due.filter { $0.key.zone != .default }.sorted {
-            ($0.key.owner, $0.key.zone.zoneName, $0.key.zone.ownerName)
-                < ($1.key.owner, $1.key.zone.zoneName, $1.key.zone.ownerName)
-        }
-        for (owned, change) in ordered {
-            do {
-                if change.reshaped {
-                    try refreshWhole(owned, in: &storage, into: &outcome)
-                } else {
-                    try refresh(owned, after: change, in: &storage, into: &outcome)
+    /// Whether a refresh failed and waits to be tried again.
+    package var hasPending: Bool { pendingLock.withLock { !pending.isEmpty } }
+
+    /// Learns which zones the shared databases an earlier run left show, and brings every copy up to date: a process
+    /// killed between an owner's write and its refresh left them behind. A database that can't be read is skipped:
+    /// it fails its own user's requests, not everyone's.
+    package func recover() -> Changed {
+        var zonesByOwner: [String: Set<CloudRecord.ZoneID>] = [:]
+        lock.withLock {
+            for viewer in (try? engine.users(.shared)) ?? [] {
+                guard let zones = try? engine.readNow(.sharedDatabase(of: viewer), { try $0.zones() }) else { continue }
+                for zone in zones {
+                    viewers[zone, default: []].insert(viewer)
+                    zonesByOwner[zone.ownerName, default: []].insert(zone.ownersName(ownedBy: zone.ownerName))
                 }
-            } catch {
-                outcome.failed.append(owned)
             }
         }
-        return outcome
+        for owner in (try? engine.users(.private)) ?? [] {
+            guard let shares = try? engine.readNow(.privateDatabase(of: owner), { try $0.allShares() }) else {
+                continue
+            }
+            zonesByOwner[owner, default: []].formUnion(shares.map(\.id.zoneID))
+        }
+        var changed: Changed = []
+        for (owner, zones) in zonesByOwner.sorted(by: { $0.key < $1.key }) {
+            changed += refresh(Dictionary(zones.map { ($0, .everything) }, uniquingKeysWith: { $1 }), ownedBy: owner)
+        }
+        return changed
+    }
+
+    /// Brings up to date the copies of every user who may see one of these zones of `owner`: the participants who
+    /// accepted one of its shares, and the users whose copy shows it now; and the zones a failed refresh left. Each
+    /// zone's change says what the write changed there.
+    package func refresh(_ changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) -> Changed {
+        let relevant = changes.filter { $0.key != .default }
+        guard !relevant.isEmpty || hasPending else { return [] }
+        return lock.withLock {
+            let failed = pendingLock.withLock {
+                defer { pending = [] }
+                return pending
+            }
+            var due = Dictionary(failed.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 })
+            for (zone, change) in relevant {
+                let owned = OwnedZone(owner: owner, zone: zone)
+                due[owned] = due[owned] == nil ? change : .everything
+            }
+            var changed: Changed = []
+            for (owned, change) in due.sorted(by: { Self.precedes($0.key, $1.key) }) {
+                do {
+                    if change.reshaped {
+                        try refreshWhole(owned, into: &changed)
+                    } else {
+                        try refresh(owned, after: change, into: &changed)
+                    }
+                } catch {
+                    pendingLock.withLock { _ = pending.insert(owned) }
+                }
+            }
+            return changed
+        }
+    }
+
+    private static func precedes(_ first: OwnedZone, _ second: OwnedZone) -> Bool {
+        (first.owner, first.zone.zoneName, first.zone.ownerName) < (
+            second.owner, second.zone.zoneName, second.zone.ownerName
+        )
     }
 
     /// What an incremental refresh writes: the names each viewer sees among the records written, and their copies.
-    private struct IncrementalUpdate<Copies> {
+    private struct IncrementalUpdate {
         var visible: [String: Set<String>] = [:]
-        var copies: Copies?
+        var copies: SharedRecordCopies?
     }
 
     /// Brings one zone up to date in its viewers' copies after a write that changed who sees only the records it
     /// wrote: only those are looked at.
-    private mutating func refresh<Storage: SharedCopyStorage>(
-        _ owned: OwnedZone, after change: SharedZoneChange, in storage: inout Storage, into outcome: inout Outcome
-    ) throws {
+    private func refresh(_ owned: OwnedZone, after change: SharedZoneChange, into changed: inout Changed) throws {
         let (owner, zone) = (owned.owner, owned.zone)
         let sharedZone = zone.sharedName(ownedBy: owner)
         let showing = viewers[sharedZone] ?? []
-        let update = try storage.readOwner(owner) { source -> IncrementalUpdate<Storage.Copies>? in
-            let shares = try source.shares(in: zone)
+        let update = try engine.readNow(.privateDatabase(of: owner)) { owners -> IncrementalUpdate? in
+            let shares = try owners.shares(in: zone)
             // A zone nobody else sees (most of a user's zones) needs nothing more. Without shares but with copies
             // left, the whole refresh is cheap: it reads no record and empties them.
             if shares.isEmpty { return showing.subtracting([owner]).isEmpty ? IncrementalUpdate() : nil }
@@ -89,29 +128,30 @@ package struct SharedCopies: Sendable {
             viewers.remove(owner)
             guard !viewers.isEmpty else { return IncrementalUpdate() }
             // A record written and then deleted by a later write is gone here: it is removed from the copies.
-            let copies = try source.copies(
+            let copies = try owners.copies(
                 of: change.written.sorted().map { CloudRecord.ID(recordName: $0, zoneID: zone) }, sharedBy: owner)
+            let lines = SkeletonLines(owners)
             var update = IncrementalUpdate(copies: copies)
             for viewer in viewers {
                 update.visible[viewer] = Set(
                     try copies.records.map(\.id.recordName).filter { name in
                         try ShareAccess.permission(
-                            of: viewer, on: CloudRecord.ID(recordName: name, zoneID: zone), in: source,
-                            shares: shares) != nil
+                            of: viewer, on: CloudRecord.ID(recordName: name, zoneID: zone), in: lines, shares: shares)
+                            != nil
                     })
             }
             return update
         }
         // A viewer whose copy doesn't show the zone yet gets all of it, not only what this write touched.
         guard let update, update.visible.allSatisfy({ $0.value.isEmpty || showing.contains($0.key) }) else {
-            return try refreshWhole(owned, in: &storage, into: &outcome)
+            return try refreshWhole(owned, into: &changed)
         }
         guard let copies = update.copies else { return }
         let touched = change.written.union(change.removed)
         try Self.eachViewer(update.visible) { viewer, visible in
-            let (changed, shown) = try storage.update(
+            let (updated, shown) = try self.update(
                 writing: copies.keeping(visible), removing: touched.subtracting(visible), in: sharedZone, for: viewer)
-            if changed { outcome.changed.append((viewer, sharedZone)) }
+            if updated { changed.append((viewer, sharedZone)) }
             note(sharedZone, shownBy: viewer, shown)
         }
     }
@@ -119,19 +159,17 @@ package struct SharedCopies: Sendable {
     /// Brings one zone up to date in its viewers' copies, whole. Who sees what is worked out from the zone's
     /// skeletons, and only the records new or changed in a copy are copied: a write to a large shared zone costs a
     /// pass over it, not a copy of it.
-    private mutating func refreshWhole<Storage: SharedCopyStorage>(
-        _ owned: OwnedZone, in storage: inout Storage, into outcome: inout Outcome
-    ) throws {
+    private func refreshWhole(_ owned: OwnedZone, into changed: inout Changed) throws {
         let (owner, zone) = (owned.owner, owned.zone)
         let sharedZone = zone.sharedName(ownedBy: owner)
         let showing = viewers[sharedZone] ?? []
-        let shown = try storage.readOwner(owner) { source -> [String: [String: String]] in
-            let shares = try source.shares(in: zone)
+        let shown = try engine.readNow(.privateDatabase(of: owner)) { owners -> [String: [String: String]] in
+            let shares = try owners.shares(in: zone)
             var viewers = SharedDatabaseRules.participants(of: shares).union(showing)
             viewers.remove(owner)
             guard !viewers.isEmpty else { return [:] }
-            let skeletons = shares.isEmpty ? [] : try source.skeletons(in: zone)
-            let lines = SkeletonStore(skeletons)
+            let skeletons = shares.isEmpty ? [] : try owners.skeletons(in: zone)
+            let lines = SkeletonLines(skeletons)
             var shown: [String: [String: String]] = [:]
             for viewer in viewers {
                 var visible: [String: String] = [:]
@@ -145,21 +183,72 @@ package struct SharedCopies: Sendable {
         }
         try Self.eachViewer(shown) { viewer, visible in
             // Only this refresh writes the copy, so its tags can't change before the write below.
-            let tags = try storage.changeTags(of: viewer, in: sharedZone)
-            let changed = visible.filter { tags[$0.key] != $0.value }.keys.sorted()
+            let tags = try engine.readNow(.sharedDatabase(of: viewer)) { try $0.changeTags(in: sharedZone) }
+            let new = visible.filter { tags[$0.key] != $0.value }.keys.sorted()
             // Read after the skeletons: a record changed since is written in its newer version, and one deleted
             // since is left to the refresh that follows its deletion.
-            let copies = try storage.readOwner(owner) { source in
-                try source.copies(of: changed.map { CloudRecord.ID(recordName: $0, zoneID: zone) }, sharedBy: owner)
+            let copies = try engine.readNow(.privateDatabase(of: owner)) { owners in
+                try owners.copies(of: new.map { CloudRecord.ID(recordName: $0, zoneID: zone) }, sharedBy: owner)
             }
-            if try storage.show(Set(visible.keys), writing: copies, in: sharedZone, to: viewer) {
-                outcome.changed.append((viewer, sharedZone))
+            if try show(Set(visible.keys), writing: copies, in: sharedZone, to: viewer) {
+                changed.append((viewer, sharedZone))
             }
             note(sharedZone, shownBy: viewer, !visible.isEmpty)
         }
     }
 
-    private mutating func note(_ sharedZone: CloudRecord.ZoneID, shownBy viewer: String, _ shown: Bool) {
+    /// Makes a viewer's copy of a zone hold exactly the records named `visible`, writing `copies` (those new or
+    /// changed there): the zone appears with its first record and is deleted with its last, as CloudKit reports
+    /// gaining and losing access. Returns whether anything changed.
+    private func show(
+        _ visible: Set<String>, writing copies: SharedRecordCopies, in sharedZone: CloudRecord.ZoneID,
+        to viewer: String
+    ) throws -> Bool {
+        try engine.writeNow(.sharedDatabase(of: viewer)) { copy in
+            let shown = try copy.containsZone(sharedZone)
+            if visible.isEmpty {
+                return try shown && copy.deleteZone(sharedZone, reason: .deleted)
+            }
+            if !shown { _ = try copy.createZone(sharedZone) }
+            let removed = try copy.changeTags(in: sharedZone).keys.filter { !visible.contains($0) }.sorted()
+                .map { CloudRecord.ID(recordName: $0, zoneID: sharedZone) }
+            guard !shown || !copies.records.isEmpty || !removed.isEmpty else { return false }
+            try copy.write(
+                copies.records.sorted { $0.id.recordName < $1.id.recordName }, removing: removed,
+                contents: copies.contents, asCopy: true)
+            return true
+        }
+    }
+
+    /// Writes `copies` into a viewer's copy of a zone where their change tags differ, and removes the records named
+    /// `removed`: the zone appears with its first record and is deleted with its last. Returns whether anything
+    /// changed, and whether the zone is shown afterwards.
+    private func update(
+        writing copies: SharedRecordCopies, removing removed: Set<String>, in sharedZone: CloudRecord.ZoneID,
+        for viewer: String
+    ) throws -> (changed: Bool, shown: Bool) {
+        try engine.writeNow(.sharedDatabase(of: viewer)) { copy in
+            let shown = try copy.containsZone(sharedZone)
+            if !shown {
+                guard !copies.records.isEmpty else { return (false, false) }
+                _ = try copy.createZone(sharedZone)
+            }
+            let written = try copies.records.filter {
+                try copy.skeleton(of: $0.id)?.systemFields?.changeTag != $0.systemFields?.changeTag
+            }
+            .sorted { $0.id.recordName < $1.id.recordName }
+            let gone = try removed.sorted().map { CloudRecord.ID(recordName: $0, zoneID: sharedZone) }
+                .filter { try copy.skeleton(of: $0) != nil }
+            guard !written.isEmpty || !gone.isEmpty else { return (!shown, true) }
+            try copy.write(written, removing: gone, contents: copies.contents, asCopy: true)
+            // A zone left without a record is one the user no longer sees anything of.
+            guard try !copy.containsRecords(in: sharedZone) else { return (true, true) }
+            _ = try copy.deleteZone(sharedZone, reason: .deleted)
+            return (true, false)
+        }
+    }
+
+    private func note(_ sharedZone: CloudRecord.ZoneID, shownBy viewer: String, _ shown: Bool) {
         if shown {
             viewers[sharedZone, default: []].insert(viewer)
         } else {
@@ -185,15 +274,29 @@ package struct SharedCopies: Sendable {
     }
 }
 
-/// A zone's records as the share rules read them (``SharedCopySource/skeletons(in:)``), for the lines of parents.
-private struct SkeletonStore: CloudRecordStore {
-    let records: [CloudRecord.ID: CloudRecord]
+/// A database's records as the share rules read a line of parents: skeletons, each read once.
+private final class SkeletonLines: CloudRecordStore {
+    private let read: (CloudRecord.ID) throws -> CloudRecord?
+    private var known: [CloudRecord.ID: CloudRecord?] = [:]
 
-    init(_ skeletons: [CloudRecord]) {
-        records = Dictionary(skeletons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    /// The lines of an owner's database, read a record at a time as the rules ask.
+    init(_ source: some SharedZoneShape) {
+        read = source.skeleton(of:)
     }
 
-    func record(withID id: CloudRecord.ID) -> CloudRecord? { records[id] }
+    /// The lines among a zone's skeletons, all read already.
+    init(_ skeletons: [CloudRecord]) {
+        let records = Dictionary(skeletons.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        read = { records[$0] }
+    }
+
+    func record(withID id: CloudRecord.ID) throws -> CloudRecord? {
+        if let record = known[id] { return record }
+        let record = try read(id)
+        known[id] = .some(record)
+        return record
+    }
+
     func ancestor(of id: CloudRecord.ID, changeTag: String) -> CloudRecord? { nil }
     func referenceHolders(of id: CloudRecord.ID) -> [(holder: CloudRecord.ID, action: CloudReference.Action)] { [] }
     func containsZone(_ zoneID: CloudRecord.ZoneID) -> Bool { true }

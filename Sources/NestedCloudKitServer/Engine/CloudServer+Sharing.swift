@@ -1,9 +1,11 @@
 import Foundation
 import NestedCloudKitCodable
-import NestedCloudKitServer
 
-extension SQLiteCloudServer {
-    // MARK: Accepting shares
+// The sharing requests of a server of several users: accepting a share, what a share's URL tells, and the writes
+// a user makes in their shared database, which go to the owners' databases under the shares' permissions.
+
+extension CloudServer {
+    // MARK: Shares by URL
 
     /// Accepts a share as `user`, from the short GUID of its URL (`CloudShare.shortGUID`), as CloudKit Web
     /// Services' `records/accept` does: an invited participant becomes accepted; anyone else joins a public share
@@ -14,24 +16,24 @@ extension SQLiteCloudServer {
     /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a short GUID no share has (a forged or mistyped
     ///   URL) and for the owner accepting their own share; `CloudDatabaseError.permissionFailure(_:)` for a user
     ///   a private share doesn't list.
-    public func acceptShare(shortGUID: String, as user: String) async throws -> CloudShare {
-        guard let (owner, found) = try share(withShortGUID: shortGUID) else {
+    package func acceptShare(shortGUID: String, as user: String) async throws -> CloudShare {
+        guard let (owner, found) = try await share(withShortGUID: shortGUID) else {
             throw SharedDatabaseRules.unknownShortGUID(shortGUID)
         }
-        let accepted = try await files.file(of: owner, .private).modify { _, transaction in
+        let accepted = try await engine.write(.privateDatabase(of: owner)) { stored in
             // Read again in the transaction that writes it: the owner may have changed it since.
-            guard let stored = try transaction.store.record(withID: found.id), let contents = stored.shareContents,
+            guard let share = try stored.record(withID: found.id), let contents = share.shareContents,
                 contents.shortGUID == shortGUID
             else { throw SharedDatabaseRules.unknownShortGUID(shortGUID) }
-            var accepted = stored
-            accepted.shareContents = try ShareAccess.accepting(contents, by: user, shareID: stored.id)
-            accepted.systemFields?.changeTag = transaction.nextChangeTag()
-            accepted.systemFields?.modificationDate = CloudValue.normalizedDate(transaction.now)
-            try transaction.write([accepted], removed: [], contents: [:])
+            var accepted = share
+            accepted.shareContents = try ShareAccess.accepting(contents, by: user, shareID: share.id)
+            accepted.systemFields?.changeTag = stored.nextChangeTag()
+            accepted.systemFields?.modificationDate = CloudValue.normalizedDate(stored.now)
+            try stored.write([accepted], removing: [], contents: [:], asCopy: false)
             return accepted
         }
-        copies.noteChangedByOthers(.init(userRecordName: owner, scope: .private))
-        refreshSharedDatabases(showing: [accepted.id.zoneID], ownedBy: owner)
+        let zone = accepted.id.zoneID
+        didChange(ownedBy: owner, OwnerChange(zones: [zone], shared: [zone: .everything]), madeBy: user)
         return try CloudShare(record: accepted.movingZones { $0.sharedName(ownedBy: owner) })
     }
 
@@ -44,17 +46,17 @@ extension SQLiteCloudServer {
     ///   - user: Who asks.
     /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a short GUID no share has;
     ///   `CloudDatabaseError.permissionFailure(_:)` for a user a private share doesn't list.
-    public func shareMetadata(shortGUID: String, fetchingRootRecord: Bool = false, as user: String) async throws
+    package func shareMetadata(shortGUID: String, fetchingRootRecord: Bool, as user: String) async throws
         -> CloudShare.Metadata
     {
-        guard let (owner, stored) = try share(withShortGUID: shortGUID), let contents = stored.shareContents else {
-            throw SharedDatabaseRules.unknownShortGUID(shortGUID)
-        }
+        guard let (owner, stored) = try await share(withShortGUID: shortGUID), let contents = stored.shareContents
+        else { throw SharedDatabaseRules.unknownShortGUID(shortGUID) }
         let standing = try ShareAccess.standing(of: user, in: contents, shareID: stored.id)
         let shared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
         var root: CloudRecord?
         if fetchingRootRecord, let rootID = contents.rootRecordID {
-            root = try await files.file(of: owner, .private).records(for: [rootID], desiredKeys: nil)[rootID]?.get()
+            root = try await records(for: [rootID], desiredKeys: nil, in: .privateDatabase(of: owner))[rootID]
+                .flatMap { try? $0.get() }
         }
         return CloudShare.Metadata(
             share: try CloudShare(record: stored.movingZones(shared)),
@@ -65,27 +67,20 @@ extension SQLiteCloudServer {
 
     /// The share with this short GUID, and the user whose database holds it: what a server serving share URLs
     /// looks up.
-    package func share(withShortGUID shortGUID: String) throws -> (owner: String, record: CloudRecord)? {
-        for owner in files.users(.private) {
-            let file = try files.file(of: owner, .private)
-            let found = try file.readNow { database in
-                try SQLiteRecordStore(database: database, assets: file.assets).allShares()
-                    .first { $0.shareContents?.shortGUID == shortGUID }
-            }
+    package func share(withShortGUID shortGUID: String) async throws -> (owner: String, record: CloudRecord)? {
+        for owner in try engine.users(.private) {
+            let found = try await engine.read(.privateDatabase(of: owner)) { try $0.share(withShortGUID: shortGUID) }
             if let found { return (owner, found) }
         }
         return nil
     }
 
-    /// Every share a user owns or takes part in (invited, accepted, removed), with its owner, by owner and name:
-    /// what an admin view of a user's shares lists.
-    package func shares(involving user: String) throws -> [(owner: String, record: CloudRecord)] {
+    /// Every share a user owns or takes part in (invited, accepted, removed), with its owner, by owner, zone and
+    /// name: what an admin view of a user's shares lists.
+    package func shares(involving user: String) async throws -> [(owner: String, record: CloudRecord)] {
         var found: [(owner: String, record: CloudRecord)] = []
-        for owner in files.users(.private) {
-            let file = try files.file(of: owner, .private)
-            let shares = try file.readNow { database in
-                try SQLiteRecordStore(database: database, assets: file.assets).allShares()
-            }
+        for owner in try engine.users(.private) {
+            let shares = try await engine.read(.privateDatabase(of: owner)) { try $0.allShares() }
             for share in shares
             where owner == user
                 || share.shareContents?.participants.contains(where: { $0.userRecordName == user }) == true
@@ -98,24 +93,18 @@ extension SQLiteCloudServer {
 
     // MARK: Writing to the shared database
 
-    /// Applies a modify request made in `user`'s shared database: each owner's part goes to the owner's file under
-    /// the rules, checked and written in one transaction, once the shares the user accepted allow each item.
+    /// Applies a modify request made in `user`'s shared database: each owner's part goes to the owner's database
+    /// under the rules, checked and written in one transaction, once the shares the user accepted allow each item.
     func modifySharedRecords(
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
-        as user: String
+        contents: [AssetKey: Data], as user: String
     ) async throws -> CloudModifyResults {
-        guard operations.count <= maximumItemsPerRequest else {
-            throw CloudDatabaseError.limitExceeded(limit: maximumItemsPerRequest, requested: operations.count)
-        }
-        let shownZones = Set(try await files.file(of: user, .shared).allRecordZones())
-        // Asset files are read before any transaction, as the user names the records.
-        let files = AssetFileContents(readingFilesOf: operations.compactMap(\.recordToSave))
-        let failures = files.failures.merging(failures) { fileFailure, _ in fileFailure }
+        let shownZones = Set(try await read(.sharedDatabase(of: user)) { try $0.zones() })
         var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
         var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
         let byOwner = Dictionary(grouping: operations) { $0.id.zoneID.ownerName }
         for (owner, operations) in byOwner.sorted(by: { $0.key < $1.key }) {
-            // An owner none of whose zones the user sees gets no file opened, whatever name the request makes up.
+            // An owner none of whose zones the user sees gets no database made, whatever name the request makes up.
             guard owner != user, operations.contains(where: { shownZones.contains($0.id.zoneID) }) else {
                 for operation in operations {
                     let failure = failures[operation.id] ?? .zoneNotFound(operation.id.zoneID)
@@ -127,49 +116,44 @@ extension SQLiteCloudServer {
                 }
                 continue
             }
-            let contents = Dictionary(
-                files.contents.filter { $0.key.recordID.zoneID.ownerName == owner }
+            let ownersContents = Dictionary(
+                contents.filter { $0.key.recordID.zoneID.ownerName == owner }
                     .map { ($0.key.movingZone { $0.ownersName(ownedBy: owner) }, $0.value) },
                 uniquingKeysWith: { first, _ in first })
-            let (results, zoneChanges) = try await self.files.file(of: owner, .private).modify(
-                trackingZoneChanges: true
-            ) { _, transaction in
+            let tracking = options.contains(.sharedDatabases)
+            let (results, change) = try await engine.write(.privateDatabase(of: owner)) { stored in
                 let request = try SharedDatabaseRules.OwnerRequest(
-                    operations, by: user, to: owner, failing: failures, shownZones: shownZones,
-                    store: transaction.store, shares: { try transaction.store.shares(in: $0) })
-                let results = try transaction.apply(
-                    request.operations, atomically: atomically, failing: request.refusals, contents: contents,
-                    madeBy: user)
-                try Self.leaving(request.sharesLeft, as: user, in: &transaction)
-                return (request.sharedResults(results, ownedBy: owner), transaction.zoneChanges)
+                    operations, by: user, to: owner, failing: failures, shownZones: shownZones, store: stored,
+                    shares: { try stored.shares(in: $0) })
+                var change = OwnerChange()
+                let results = try Self.apply(
+                    request.operations, atomically: atomically, failing: request.refusals, contents: ownersContents,
+                    madeBy: user, to: &stored, tracking: tracking, into: &change)
+                try Self.leave(request.sharesLeft, as: user, in: &stored, tracking: tracking, into: &change)
+                return (request.sharedResults(results, ownedBy: owner), change)
             }
             saveResults.merge(results.saveResults) { first, _ in first }
             deleteResults.merge(results.deleteResults) { first, _ in first }
-            if !zoneChanges.isEmpty { copies.noteChangedByOthers(.init(userRecordName: owner, scope: .private)) }
-            refreshSharedDatabases(after: zoneChanges, ownedBy: owner)
+            didChange(ownedBy: owner, change, madeBy: user)
         }
         return (saveResults, deleteResults)
     }
 
-    /// Takes `user` out of these shares (by the owner's IDs), each a new version in the owner's file; returns
-    /// their zones.
-    @discardableResult
-    private static func leaving(
-        _ shareIDs: [CloudRecord.ID], as user: String, in transaction: inout ModifyTransaction
-    ) throws -> Set<CloudRecord.ZoneID> {
+    /// Takes `user` out of these shares (by the owner's IDs), each a new version in the owner's database.
+    private static func leave(
+        _ shareIDs: [CloudRecord.ID], as user: String, in stored: inout Engine.Transaction, tracking: Bool,
+        into change: inout OwnerChange
+    ) throws {
         var written: [CloudRecord] = []
         for id in shareIDs {
-            guard var share = try transaction.store.record(withID: id), let contents = share.shareContents else {
-                continue
-            }
+            guard var share = try stored.record(withID: id), let contents = share.shareContents else { continue }
             share.shareContents = ShareAccess.leaving(contents, by: user)
-            share.systemFields?.changeTag = transaction.nextChangeTag()
-            share.systemFields?.modificationDate = CloudValue.normalizedDate(transaction.now)
+            share.systemFields?.changeTag = stored.nextChangeTag()
+            share.systemFields?.modificationDate = CloudValue.normalizedDate(stored.now)
             share.systemFields?.lastModifiedUserRecordName = user
             written.append(share)
         }
-        try transaction.write(written, removed: [], contents: [:])
-        return Set(written.map(\.id.zoneID))
+        try write(written, removing: [], contents: [:], to: &stored, tracking: tracking, into: &change)
     }
 
     // MARK: Zones of the shared database
@@ -179,16 +163,13 @@ extension SQLiteCloudServer {
     func modifySharedZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID], as user: String
     ) async throws -> CloudZoneModifyResults {
-        guard zonesToSave.count + zonesToDelete.count <= maximumItemsPerRequest else {
-            throw CloudDatabaseError.limitExceeded(
-                limit: maximumItemsPerRequest, requested: zonesToSave.count + zonesToDelete.count)
-        }
         var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         for zone in zonesToSave {
             saveResults[zone] = .failure(SharedDatabaseRules.zoneCreationRefusal(zone, by: user))
         }
-        let shownZones = Set(try await files.file(of: user, .shared).allRecordZones())
+        let shownZones = Set(try await read(.sharedDatabase(of: user)) { try $0.zones() })
+        let tracking = options.contains(.sharedDatabases)
         for zone in zonesToDelete {
             guard shownZones.contains(zone) else {
                 deleteResults[zone] = .failure(.zoneNotFound(zone))
@@ -196,14 +177,15 @@ extension SQLiteCloudServer {
             }
             let owner = zone.ownerName
             let ownersZone = zone.ownersName(ownedBy: owner)
-            let left = try await files.file(of: owner, .private).modify { _, transaction in
+            var change = try await engine.write(.privateDatabase(of: owner)) { stored in
                 // Only the shares the user joined: an invitation they haven't accepted stays open.
-                let joined = try transaction.store.shares(in: ownersZone)
-                    .filter { SharedDatabaseRules.hasAccepted($0, user) }
-                return try Self.leaving(joined.map(\.id), as: user, in: &transaction)
+                let joined = try stored.shares(in: ownersZone).filter { SharedDatabaseRules.hasAccepted($0, user) }
+                var change = OwnerChange()
+                try Self.leave(joined.map(\.id), as: user, in: &stored, tracking: tracking, into: &change)
+                return change
             }
-            if !left.isEmpty { copies.noteChangedByOthers(.init(userRecordName: owner, scope: .private)) }
-            refreshSharedDatabases(showing: left.union([ownersZone]), ownedBy: owner)
+            change.shared[ownersZone] = .everything
+            didChange(ownedBy: owner, change, madeBy: user)
             deleteResults[zone] = .success(())
         }
         return (saveResults, deleteResults)

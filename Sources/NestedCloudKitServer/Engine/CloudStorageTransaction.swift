@@ -1,0 +1,71 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// One database of a ``CloudStorageEngine`` inside one transaction: the primitives ``CloudServer`` is written over.
+///
+/// The reads are what the rules read (``CloudRecordStore``), what telling a write's shared-zone changes reads
+/// (``SharedZoneShape``), the change logs (``ChangeLogReading``) and what a shared database's copies read
+/// (``SharedCopySource``). The writes keep the change logs themselves: a record written or removed is logged in its
+/// zone, a zone created or deleted in the database's log, in the same transaction.
+package protocol CloudStorageTransaction: CloudRecordStore, SharedZoneShape, ChangeLogReading, SharedCopySource {
+    /// The time of the transaction, for the system fields it writes.
+    var now: Date { get }
+
+    /// A change tag no record of the database had.
+    func nextChangeTag() -> String
+
+    /// The record as a fetch returns it: with a local file for each asset that has contents.
+    func withAssetFiles(_ record: CloudRecord) throws -> CloudRecord
+
+    /// Every record of a zone of this type that matches the query's predicate, in any order.
+    func records(matching query: CloudQuery, in zone: CloudRecord.ZoneID) throws -> [CloudRecord]
+
+    /// Every zone, sorted by name and owner.
+    func zones() throws -> [CloudRecord.ZoneID]
+
+    /// Whether any record is in the zone.
+    func containsRecords(in zone: CloudRecord.ZoneID) throws -> Bool
+
+    /// Every share record of the database.
+    func allShares() throws -> [CloudRecord]
+
+    /// The share whose URL ends in this short GUID, if the database has it.
+    func share(withShortGUID shortGUID: String) throws -> CloudRecord?
+
+    /// The change tag of each record of a zone, by record name.
+    func changeTags(in zone: CloudRecord.ZoneID) throws -> [String: String]
+
+    /// Every subscription, by ID.
+    func subscriptions() throws -> [CloudSubscription]
+
+    /// Writes these records as they are, system fields included, and removes the records with these IDs (those
+    /// that exist), logging each change in its zone.
+    ///
+    /// - Parameters:
+    ///   - contents: The contents of assets that came as files (read before the transaction), by where they are.
+    ///   - asCopy: Whether the records are a copy of another database's (a shared database), which keeps no
+    ///     earlier versions for conflict ancestors.
+    mutating func write(
+        _ records: [CloudRecord], removing removed: [CloudRecord.ID], contents: [AssetKey: Data], asCopy: Bool)
+        throws
+
+    /// Creates a zone with a new log, logged as created, unless it exists; returns whether it was created. A zone
+    /// the user deleted from Settings can be used again.
+    mutating func createZone(_ zone: CloudRecord.ZoneID) throws -> Bool
+
+    /// Deletes a zone, its records and their log, logged as deleted with the reason; returns whether it existed.
+    mutating func deleteZone(_ zone: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) throws -> Bool
+
+    /// Saves a subscription, replacing one with its ID.
+    mutating func save(_ subscription: CloudSubscription) throws
+
+    /// Deletes a subscription; returns whether it existed.
+    mutating func deleteSubscription(_ id: CloudSubscription.ID) throws -> Bool
+}
+
+extension CloudStorageTransaction {
+    /// The share with this short GUID, found among every share of the database.
+    package func share(withShortGUID shortGUID: String) throws -> CloudRecord? {
+        try allShares().first { $0.shareContents?.shortGUID == shortGUID }
+    }
+}

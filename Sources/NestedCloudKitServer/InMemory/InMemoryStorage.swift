@@ -1,0 +1,124 @@
+import Foundation
+import NestedCloudKitCodable
+
+/// The in-memory server's storage engine: every user's private and shared databases in dictionaries, behind one
+/// lock, each transaction run whole while it is held.
+///
+/// A write transaction takes its database out of the dictionary while it runs, so that changing it copies nothing,
+/// and puts it back after. It can't undo what a body changed before throwing; ``CloudServer`` checks before it writes.
+final class InMemoryStorage: CloudStorageEngine {
+    /// What the lock guards.
+    struct State: Sendable {
+        var databases: [UserDatabaseID: InMemoryUserDatabase] = [:]
+        /// The generation the next new change log gets; one counter for every log of every user, so that a token
+        /// is never valid in a log it wasn't made for.
+        var nextGeneration = 1
+        /// The last change tag given; one counter for the whole server.
+        var lastChangeTag = 0
+
+        mutating func takeGeneration() -> Int {
+            defer { nextGeneration += 1 }
+            return nextGeneration
+        }
+    }
+
+    private let state: Locked<State>
+    private let clock: any CloudClock
+    /// Where copies of the asset files saved are kept, as CloudKit keeps a copy of what it uploads.
+    let assetCopies: URL
+
+    /// Storage with one user's empty private database.
+    init(firstUser: String, clock: any CloudClock, assetCopies: URL) {
+        var state = State()
+        state.databases[.privateDatabase(of: firstUser)] = InMemoryUserDatabase(generation: 0)
+        self.state = Locked(state)
+        self.clock = clock
+        self.assetCopies = assetCopies
+    }
+
+    func users(_ scope: CloudNotification.DatabaseScope) -> [String] {
+        state.withLock { state in
+            state.databases.keys.filter { $0.scope == scope }.map(\.userRecordName).sorted()
+        }
+    }
+
+    /// Makes a user's private database if it doesn't exist: a user the server hasn't met yet gets an empty one.
+    func makeDatabase(_ database: UserDatabaseID) {
+        state.withLock { state in
+            guard state.databases[database] == nil else { return }
+            state.databases[database] = Self.empty(database, generation: state.takeGeneration())
+        }
+    }
+
+    func readNow<T>(_ database: UserDatabaseID, _ body: (InMemoryTransaction) throws -> T) throws -> T {
+        try writeNow(database) { try body($0) }
+    }
+
+    func writeNow<T>(_ database: UserDatabaseID, _ body: (inout InMemoryTransaction) throws -> T) throws -> T {
+        let now = clock.now()
+        return try state.withLock { state in
+            let stored =
+                state.databases.removeValue(forKey: database)
+                ?? Self.empty(database, generation: state.takeGeneration())
+            var transaction = InMemoryTransaction(
+                database: stored, now: now, tags: ChangeTagSequence(after: state.lastChangeTag),
+                nextGeneration: state.nextGeneration)
+            defer {
+                state.databases[database] = transaction.database
+                state.lastChangeTag = transaction.tags.last
+                state.nextGeneration = transaction.nextGeneration
+            }
+            return try body(&transaction)
+        }
+    }
+
+    func read<T: Sendable>(_ database: UserDatabaseID, _ body: @escaping @Sendable (InMemoryTransaction) throws -> T)
+        async throws -> T
+    {
+        try readNow(database, body)
+    }
+
+    func write<T: Sendable>(
+        _ database: UserDatabaseID, _ body: @escaping @Sendable (inout InMemoryTransaction) throws -> T
+    ) async throws -> T {
+        try writeNow(database, body)
+    }
+
+    /// The items with each asset that came as a file pointing to a copy of it: CloudKit keeps a copy of what it
+    /// uploads, so the stored asset no longer depends on the caller's file.
+    func storingAssets(of operations: [CloudRecordOperation], contents: [AssetKey: Data]) throws
+        -> [CloudRecordOperation]
+    {
+        do {
+            return try operations.map { operation in
+                try operation.mappingRecord {
+                    try AssetFileContents.storingCopies(of: $0, contents: contents, in: assetCopies)
+                }
+            }
+        } catch {
+            throw CloudDatabaseError.internalError(
+                "the in-memory database couldn't copy an asset's file into \(assetCopies.path): \(error)")
+        }
+    }
+
+    /// Starts every log of a database again in a new generation, so that every token given so far is expired.
+    func expireChangeTokens(of database: UserDatabaseID) {
+        state.withLock { state in
+            let first = state.takeGeneration()
+            var stored = state.databases.removeValue(forKey: database) ?? Self.empty(database, generation: first)
+            state.nextGeneration = stored.expireTokens(firstGeneration: first) + 1
+            state.databases[database] = stored
+        }
+    }
+
+    /// Every record of a database, for tests that look at the whole state.
+    func allRecords(of database: UserDatabaseID) -> [CloudRecord] {
+        state.withLock { state in
+            state.databases[database].map { Array($0.storage.records.values) } ?? []
+        }
+    }
+
+    private static func empty(_ database: UserDatabaseID, generation: Int) -> InMemoryUserDatabase {
+        database.scope == .shared ? .shared(generation: generation) : InMemoryUserDatabase(generation: generation)
+    }
+}
