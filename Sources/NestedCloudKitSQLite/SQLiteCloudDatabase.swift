@@ -26,7 +26,7 @@ import NestedCloudKitServer
 /// - **Safe with other files.** The file is marked as this library's, with a schema version for later
 ///   migrations; opening a file that isn't a SQLite database, another program's database, or a newer schema
 ///   throws an ``OpenError`` and leaves the file untouched.
-public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
+public final class SQLiteCloudDatabase: CloudDatabase, CloudServerFront {
     /// The path of the database file.
     public let path: String
 
@@ -38,7 +38,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
     public let maximumTombstones: Int
 
     let file: SQLiteFile
-    private let server: CloudServer<SQLiteStorage>
+    package let cloudServer: CloudServer<SQLiteStorage>
     /// The one database of the file, as the server names it: the current user's private database.
     private let database = UserDatabaseID.privateDatabase(of: CloudRecord.ZoneID.currentUserOwnerName)
 
@@ -58,10 +58,13 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
         self.maximumItemsPerRequest = maximumItemsPerRequest
         file = try SQLiteFile(path: path, maximumTombstones: maximumTombstones)
         self.maximumTombstones = file.maximumTombstones
-        server = CloudServer(
+        cloudServer = CloudServer(
             engine: SQLiteStorage(file: file, clock: clock), maximumItemsPerRequest: maximumItemsPerRequest,
             options: [])
     }
+
+    /// Every request is the file's own user's, in their private database.
+    package func serverDatabase() -> UserDatabaseID { database }
 
     /// Closes the file. Requests made afterwards fail.
     public func close() throws {
@@ -70,66 +73,12 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
 
     // MARK: CloudDatabase
 
-    /// Fetches records by ID; see `CloudDatabase.records(for:desiredKeys:)`.
-    public func records(
-        for ids: [CloudRecord.ID], desiredKeys: [String]?
-    ) async throws -> CloudRecordResults {
-        try await server.records(for: ids, desiredKeys: desiredKeys, in: database)
-    }
-
-    /// Applies the items of a modify request under CloudKit's rules, as Web Services names them, in one
-    /// transaction.
-    package func modifyRecords(
-        _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError]
-    ) async throws -> CloudModifyResults {
-        try await server.modifyRecords(operations, atomically: atomically, failing: failures, in: database)
-    }
-
-    /// One page of a query, from its cursor; see `CloudRecordStoringDatabase`.
-    package func queryPage(
-        from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> CloudQueryPage {
-        try await server.queryPage(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit, in: database)
-    }
-
-    /// Creates and deletes zones; deleting a zone deletes its records.
-    public func modifyRecordZones(
-        saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
-    ) async throws -> CloudZoneModifyResults {
-        try await server.modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete, in: database)
-    }
-
     /// Deletes a zone and its records as something other than the app would: the user deleting the app's data in
     /// Settings (`CloudZoneDeletion.Reason.purged`: requests for the zone then fail with
     /// `CloudDatabaseError.userDeletedZone(_:)` until the app creates it again), or an encrypted-data reset. Database
     /// changes report the deletion with its reason. A zone that doesn't exist, or the default zone, is left alone.
     public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async throws {
-        try await server.deleteZone(zoneID, ofUser: database.userRecordName, reason: reason)
-    }
-
-    /// Every zone, sorted by name.
-    public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
-        try await server.allRecordZones(in: database)
-    }
-
-    // MARK: Changes since a token
-
-    /// The changes to a custom zone's records since a token, from the file's change log; see
-    /// `CloudDatabase.recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)`. A page holds at most
-    /// ``maximumItemsPerRequest`` changes; a token older than the zone's compaction horizon (see
-    /// ``maximumTombstones``) is expired.
-    public func recordZoneChanges(
-        inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
-        resultsLimit: Int?
-    ) async throws -> CloudRecordZoneChanges {
-        try await server.recordZoneChanges(
-            inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit, in: database)
-    }
-
-    /// The zones created, changed and deleted since a token; see `CloudDatabase.databaseChanges(since:resultsLimit:)`.
-    public func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges
-    {
-        try await server.databaseChanges(since: token, resultsLimit: resultsLimit, in: database)
+        try await cloudServer.deleteZone(zoneID, ofUser: database.userRecordName, reason: reason)
     }
 
     /// Deletes the oldest tombstones of deleted records until at most `limit` remain. Each write already keeps the
@@ -149,22 +98,6 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudRecordStoringDatabas
     /// Always `CloudAccountStatus.available`: a local file has no account to lose.
     public func accountStatus() async throws -> CloudAccountStatus {
         .available
-    }
-
-    // MARK: Subscriptions
-
-    /// Saves and deletes subscriptions in the file. A local database sends no pushes: subscriptions are kept so
-    /// that code written for CloudKit runs unchanged, and a client polls instead.
-    public func modifySubscriptions(
-        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
-    ) async throws -> CloudSubscriptionModifyResults {
-        try await server.modifySubscriptions(
-            saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, in: database)
-    }
-
-    /// Every subscription saved in the file, by ID.
-    public func allSubscriptions() async throws -> [CloudSubscription] {
-        try await server.allSubscriptions(in: database)
     }
 }
 

@@ -4,7 +4,7 @@ import NestedCloudKitServer
 
 /// The SQLite storage engine: each database a file (``SQLiteFile``), each transaction one of the file's. A
 /// ``SQLiteCloudDatabase`` is one file; a ``SQLiteCloudServer`` a file per user and scope.
-struct SQLiteStorage: CloudStorageEngine {
+package struct SQLiteStorage: CloudStorageEngine {
     private let file: @Sendable (UserDatabaseID) throws -> SQLiteFile
     private let users: @Sendable (CloudNotification.DatabaseScope) -> [String]
     private let clock: any CloudClock
@@ -23,25 +23,27 @@ struct SQLiteStorage: CloudStorageEngine {
         self.clock = clock
     }
 
-    func users(_ scope: CloudNotification.DatabaseScope) -> [String] { users(scope) }
+    package func users(_ scope: CloudNotification.DatabaseScope) -> [String] { users(scope) }
 
-    func read<T: Sendable>(_ database: UserDatabaseID, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T)
+    package func read<T: Sendable>(
+        _ database: UserDatabaseID, _ body: @escaping @Sendable (SQLiteTransaction) throws -> T
+    )
         async throws -> T
     {
         try await file(database).read(body)
     }
 
-    func write<T: Sendable>(
+    package func write<T: Sendable>(
         _ database: UserDatabaseID, _ body: @escaping @Sendable (inout SQLiteTransaction) throws -> T
     ) async throws -> T {
         try await file(database).write(now: clock.now(), body)
     }
 
-    func readNow<T>(_ database: UserDatabaseID, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+    package func readNow<T>(_ database: UserDatabaseID, _ body: (SQLiteTransaction) throws -> T) throws -> T {
         try file(database).readNow(body)
     }
 
-    func writeNow<T>(_ database: UserDatabaseID, _ body: (inout SQLiteTransaction) throws -> T) throws -> T {
+    package func writeNow<T>(_ database: UserDatabaseID, _ body: (inout SQLiteTransaction) throws -> T) throws -> T {
         try file(database).writeNow(now: clock.now(), body)
     }
 }

@@ -6,10 +6,10 @@ import NestedCloudKitServer
 /// One transaction of a SQLite file, as the server reads and writes a database (`CloudStorageTransaction`): its
 /// records (``SQLiteRecordStore``), its change log (``SQLiteChangeLog``), its subscriptions and its change tags, all
 /// committed together.
-struct SQLiteTransaction: CloudStorageTransaction {
+package struct SQLiteTransaction: CloudStorageTransaction {
     let store: SQLiteRecordStore
     let log: SQLiteChangeLog
-    let now: Date
+    package let now: Date
     /// The change tags given in this transaction, counting up from the file's counter (stored when it ends).
     private let tags: ChangeTagSequence
     private let firstTag: Int
@@ -28,7 +28,7 @@ struct SQLiteTransaction: CloudStorageTransaction {
         tags = ChangeTagSequence(after: firstTag)
     }
 
-    func nextChangeTag() -> String { tags.next() }
+    package func nextChangeTag() -> String { tags.next() }
 
     /// Stores the change tag counter, and compacts the log if records were deleted.
     func finish(keepingTombstones maximumTombstones: Int) throws {
@@ -41,27 +41,29 @@ struct SQLiteTransaction: CloudStorageTransaction {
 
     // MARK: Records
 
-    func record(withID id: CloudRecord.ID) throws -> CloudRecord? { try store.record(withID: id) }
+    package func record(withID id: CloudRecord.ID) throws -> CloudRecord? { try store.record(withID: id) }
 
-    func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord? {
+    package func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord? {
         try store.ancestor(of: id, changeTag: changeTag)
     }
 
-    func referenceHolders(of id: CloudRecord.ID) throws -> [(holder: CloudRecord.ID, action: CloudReference.Action)] {
+    package func referenceHolders(of id: CloudRecord.ID) throws -> [(
+        holder: CloudRecord.ID, action: CloudReference.Action
+    )] {
         try store.referenceHolders(of: id)
     }
 
-    func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool { try store.containsZone(zoneID) }
+    package func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool { try store.containsZone(zoneID) }
 
-    func missingZoneError(_ zoneID: CloudRecord.ZoneID) throws -> CloudDatabaseError? {
+    package func missingZoneError(_ zoneID: CloudRecord.ZoneID) throws -> CloudDatabaseError? {
         try store.missingZoneError(zoneID)
     }
 
-    func skeleton(of id: CloudRecord.ID) throws -> CloudRecord? { try store.skeleton(of: id) }
+    package func skeleton(of id: CloudRecord.ID) throws -> CloudRecord? { try store.skeleton(of: id) }
 
-    func hasChildren(_ id: CloudRecord.ID) throws -> Bool { try store.hasChildren(id) }
+    package func hasChildren(_ id: CloudRecord.ID) throws -> Bool { try store.hasChildren(id) }
 
-    func withAssetFiles(_ record: CloudRecord) throws -> CloudRecord {
+    package func withAssetFiles(_ record: CloudRecord) throws -> CloudRecord {
         guard record.fields.contains(where: { !$0.value.assets.isEmpty }),
             let rowID: Int64 = try store.storedRecord(withID: record.id)?["id"]
         else { return record }
@@ -70,31 +72,31 @@ struct SQLiteTransaction: CloudStorageTransaction {
         return located
     }
 
-    func records(matching query: CloudQuery, in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
+    package func records(matching query: CloudQuery, in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
         try QueryPlanner(store: store).records(matching: query, in: zone).map(\.record)
     }
 
-    func zones() throws -> [CloudRecord.ZoneID] {
+    package func zones() throws -> [CloudRecord.ZoneID] {
         try Row.fetchAll(store.database, sql: "SELECT zone_name, owner_name FROM zone ORDER BY zone_name, owner_name")
             .map { CloudRecord.ZoneID(zoneName: $0[0], ownerName: $0[1]) }
     }
 
-    func containsRecords(in zone: CloudRecord.ZoneID) throws -> Bool {
+    package func containsRecords(in zone: CloudRecord.ZoneID) throws -> Bool {
         try Bool.fetchOne(
             store.database, sql: "SELECT EXISTS (SELECT 1 FROM record WHERE zone_name = ? AND owner_name = ?)",
             arguments: [zone.zoneName, zone.ownerName]) ?? false
     }
 
-    func shares(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] { try store.shares(in: zone) }
+    package func shares(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] { try store.shares(in: zone) }
 
-    func allShares() throws -> [CloudRecord] { try store.allShares() }
+    package func allShares() throws -> [CloudRecord] { try store.allShares() }
 
-    func skeletons(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] { try store.skeletons(in: zone) }
+    package func skeletons(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] { try store.skeletons(in: zone) }
 
-    func changeTags(in zone: CloudRecord.ZoneID) throws -> [String: String] { try store.changeTags(in: zone) }
+    package func changeTags(in zone: CloudRecord.ZoneID) throws -> [String: String] { try store.changeTags(in: zone) }
 
     /// The records and their assets' contents, for a viewer's file.
-    func copies(of ids: [CloudRecord.ID], sharedBy owner: String) throws -> SharedRecordCopies {
+    package func copies(of ids: [CloudRecord.ID], sharedBy owner: String) throws -> SharedRecordCopies {
         let records = try ids.compactMap { try store.record(withID: $0) }
         let withAssets = records.filter { record in record.fields.contains { !$0.value.assets.isEmpty } }
         let toShared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
@@ -105,7 +107,7 @@ struct SQLiteTransaction: CloudStorageTransaction {
                 uniquingKeysWith: { first, _ in first }))
     }
 
-    func subscriptions() throws -> [CloudSubscription] {
+    package func subscriptions() throws -> [CloudSubscription] {
         let decoder = JSONDecoder()
         return try String.fetchAll(store.database, sql: "SELECT body FROM subscription ORDER BY id").compactMap {
             // A subscription a newer version wrote in a form this one doesn't read is skipped, not fatal.
@@ -115,7 +117,7 @@ struct SQLiteTransaction: CloudStorageTransaction {
 
     // MARK: Writing
 
-    mutating func write(
+    package mutating func write(
         _ records: [CloudRecord], removing removed: [CloudRecord.ID], contents: [AssetKey: Data], asCopy: Bool
     ) throws {
         let gone = try removed.compactMap { id in
@@ -127,7 +129,7 @@ struct SQLiteTransaction: CloudStorageTransaction {
         removedAny = removedAny || !gone.isEmpty
     }
 
-    mutating func createZone(_ zone: CloudRecord.ZoneID) throws -> Bool {
+    package mutating func createZone(_ zone: CloudRecord.ZoneID) throws -> Bool {
         store.forgetZones()
         try store.database.execute(
             sql: "INSERT OR IGNORE INTO zone (zone_name, owner_name) VALUES (?, ?)",
@@ -137,7 +139,7 @@ struct SQLiteTransaction: CloudStorageTransaction {
         return true
     }
 
-    mutating func deleteZone(_ zone: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) throws -> Bool {
+    package mutating func deleteZone(_ zone: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) throws -> Bool {
         store.forgetZones()
         let rows = try Int64.fetchAll(
             store.database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
@@ -150,7 +152,7 @@ struct SQLiteTransaction: CloudStorageTransaction {
         return true
     }
 
-    mutating func save(_ subscription: CloudSubscription) throws {
+    package mutating func save(_ subscription: CloudSubscription) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         try store.database.execute(
@@ -158,20 +160,20 @@ struct SQLiteTransaction: CloudStorageTransaction {
             arguments: [subscription.id, String(decoding: try encoder.encode(subscription), as: UTF8.self)])
     }
 
-    mutating func deleteSubscription(_ id: CloudSubscription.ID) throws -> Bool {
+    package mutating func deleteSubscription(_ id: CloudSubscription.ID) throws -> Bool {
         try store.database.execute(sql: "DELETE FROM subscription WHERE id = ?", arguments: [id])
         return store.database.changesCount > 0
     }
 }
 
 extension SQLiteTransaction: ChangeLogReading {
-    func zoneLogBounds(_ zoneID: CloudRecord.ZoneID) throws -> ChangeLogBounds? {
+    package func zoneLogBounds(_ zoneID: CloudRecord.ZoneID) throws -> ChangeLogBounds? {
         try log.zone(zoneID).map {
             ChangeLogBounds(generation: $0.generation, start: $0.startSequence, horizon: $0.horizon)
         }
     }
 
-    func recordChanges(
+    package func recordChanges(
         in zoneID: CloudRecord.ZoneID, after sequence: Int, limit: Int, desiredKeys: [String]?
     ) throws -> (modifications: [CloudRecord], deletions: [CloudRecordDeletion], through: Int, more: Bool) {
         guard let zone = try log.zone(zoneID) else { return ([], [], sequence, false) }
@@ -191,11 +193,11 @@ extension SQLiteTransaction: ChangeLogReading {
         return (modifications, deletions, page.through, page.more)
     }
 
-    func databaseLogBounds() throws -> ChangeLogBounds {
+    package func databaseLogBounds() throws -> ChangeLogBounds {
         ChangeLogBounds(generation: try log.databaseLog().generation, start: 0)
     }
 
-    func zoneChanges(after sequence: Int, limit: Int) throws
+    package func zoneChanges(after sequence: Int, limit: Int) throws
         -> (changes: [(zoneID: CloudRecord.ZoneID, deletion: CloudZoneDeletion.Reason?)], through: Int, more: Bool)
     {
         try log.zoneChanges(after: sequence, limit: limit)

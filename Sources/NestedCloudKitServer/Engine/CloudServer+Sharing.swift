@@ -17,6 +17,10 @@ extension CloudServer {
     ///   URL) and for the owner accepting their own share; `CloudDatabaseError.permissionFailure(_:)` for a user
     ///   a private share doesn't list.
     package func acceptShare(shortGUID: String, as user: String) async throws -> CloudShare {
+        try await request(.modify, items: 1) { try await accept(shortGUID: shortGUID, as: user) }
+    }
+
+    private func accept(shortGUID: String, as user: String) async throws -> CloudShare {
         guard let (owner, found) = try await share(withShortGUID: shortGUID) else {
             throw SharedDatabaseRules.unknownShortGUID(shortGUID)
         }
@@ -49,14 +53,23 @@ extension CloudServer {
     package func shareMetadata(shortGUID: String, fetchingRootRecord: Bool, as user: String) async throws
         -> CloudShare.Metadata
     {
+        try await request(.fetch, items: 1) {
+            try await metadata(shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: user)
+        }
+    }
+
+    private func metadata(shortGUID: String, fetchingRootRecord: Bool, as user: String) async throws
+        -> CloudShare.Metadata
+    {
         guard let (owner, stored) = try await share(withShortGUID: shortGUID), let contents = stored.shareContents
         else { throw SharedDatabaseRules.unknownShortGUID(shortGUID) }
         let standing = try ShareAccess.standing(of: user, in: contents, shareID: stored.id)
         let shared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
         var root: CloudRecord?
         if fetchingRootRecord, let rootID = contents.rootRecordID {
-            root = try await records(for: [rootID], desiredKeys: nil, in: .privateDatabase(of: owner))[rootID]
-                .flatMap { try? $0.get() }
+            root = try await engine.read(.privateDatabase(of: owner)) { owners in
+                try owners.record(withID: rootID).map(owners.withAssetFiles)
+            }
         }
         return CloudShare.Metadata(
             share: try CloudShare(record: stored.movingZones(shared)),

@@ -27,14 +27,19 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     package let engine: Engine
     /// The most items one request may hold.
     package let maximumItemsPerRequest: Int
+    /// What every request passes through on a test's server (numbers, latency, faults, statistics), or `nil`.
+    package let gate: RequestGate?
     let options: CloudServerOptions
     let copies: SharedCopies<Engine>
     let events = ServerEvents()
 
-    package init(engine: Engine, maximumItemsPerRequest: Int, options: CloudServerOptions) {
+    package init(
+        engine: Engine, maximumItemsPerRequest: Int, options: CloudServerOptions, gate: RequestGate? = nil
+    ) {
         self.engine = engine
         self.maximumItemsPerRequest = maximumItemsPerRequest
         self.options = options
+        self.gate = gate
         copies = SharedCopies(engine: engine)
     }
 
@@ -51,17 +56,23 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     package func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?, in database: UserDatabaseID
     ) async throws -> CloudRecordResults {
-        try checkLimit(ids.count)
-        return try await read(database) { stored in
-            var results: CloudRecordResults = [:]
-            for id in ids {
-                if let record = try stored.record(withID: id) {
-                    results[id] = .success(try stored.withAssetFiles(record).keepingFields(desiredKeys))
-                } else {
-                    results[id] = .failure(try stored.missingZoneError(id.zoneID) ?? .unknownItem(id))
-                }
+        try await request(.fetch, items: ids.count) {
+            let faults = ids.reduce(into: CloudRecordResults()) { faults, id in
+                if let fault = gate?.takeFailure(of: id) { faults[id] = .failure(fault) }
             }
-            return results
+            let results = try await read(database) { stored in
+                var results: CloudRecordResults = [:]
+                for id in ids where faults[id] == nil {
+                    if let record = try stored.record(withID: id) {
+                        results[id] = .success(try stored.withAssetFiles(record).keepingFields(desiredKeys))
+                    } else {
+                        results[id] = .failure(try stored.missingZoneError(id.zoneID) ?? .unknownItem(id))
+                    }
+                }
+                return results
+            }
+            gate?.count { $0.recordsFetched += results.values.count { !$0.failed } }
+            return results.merging(faults) { fetched, _ in fetched }
         }
     }
 
@@ -72,7 +83,25 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
         in database: UserDatabaseID
     ) async throws -> CloudModifyResults {
-        try checkLimit(operations.count)
+        try await request(.modify, items: operations.count) {
+            // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
+            var failures = failures
+            for id in operations.map(\.id) where failures[id] == nil {
+                if let fault = gate?.takeFailure(of: id) { failures[id] = fault }
+            }
+            let results = try await modify(operations, atomically: atomically, failing: failures, in: database)
+            gate?.count { statistics in
+                statistics.recordsSaved += results.saveResults.values.count { !$0.failed }
+                statistics.recordsDeleted += results.deleteResults.values.count { !$0.failed }
+            }
+            return results
+        }
+    }
+
+    private func modify(
+        _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
+        in database: UserDatabaseID
+    ) async throws -> CloudModifyResults {
         // CloudKit keeps a copy of an asset's file from the moment of the save, and refuses a file it can't read;
         // files are read before any transaction, so the writer never waits on them.
         let files = AssetFileContents(readingFilesOf: operations.compactMap(\.recordToSave))
@@ -139,7 +168,15 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID],
         in database: UserDatabaseID
     ) async throws -> CloudZoneModifyResults {
-        try checkLimit(zonesToSave.count + zonesToDelete.count)
+        try await request(.zones, items: zonesToSave.count + zonesToDelete.count) {
+            try await changeZones(saving: zonesToSave, deleting: zonesToDelete, in: database)
+        }
+    }
+
+    private func changeZones(
+        saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID],
+        in database: UserDatabaseID
+    ) async throws -> CloudZoneModifyResults {
         if database.scope == .shared {
             return try await modifySharedZones(
                 saving: zonesToSave, deleting: zonesToDelete, as: database.userRecordName)
@@ -174,7 +211,7 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
 
     /// Every zone of a database, sorted by name.
     package func allRecordZones(in database: UserDatabaseID) async throws -> [CloudRecord.ZoneID] {
-        try await read(database) { try $0.zones() }
+        try await request(.zones, items: 0) { try await read(database) { try $0.zones() } }
     }
 
     /// Deletes a zone of a user's private database as something other than the app would: the user deleting the
@@ -196,13 +233,19 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     package func queryPage(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int, in database: UserDatabaseID
     ) async throws -> CloudQueryPage {
-        let paging = try CloudQueryPaging(
-            from: cursor, resultsLimit: resultsLimit, maximumItemsPerRequest: maximumItemsPerRequest)
-        return try await read(database) { stored in
-            if let missing = try stored.missingZoneError(cursor.zoneID) { throw missing }
-            let matches = try stored.records(matching: cursor.query, in: cursor.zoneID)
-            let (page, next) = paging.page(of: matches, record: { $0 }, continuing: cursor)
-            return (try page.map { ($0.id, .success(try stored.withAssetFiles($0).keepingFields(desiredKeys))) }, next)
+        try await request(.query, items: 0) {
+            let paging = try CloudQueryPaging(
+                from: cursor, resultsLimit: resultsLimit, maximumItemsPerRequest: maximumItemsPerRequest)
+            let page: CloudQueryPage = try await read(database) { stored in
+                if let missing = try stored.missingZoneError(cursor.zoneID) { throw missing }
+                let matches = try stored.records(matching: cursor.query, in: cursor.zoneID)
+                let (page, next) = paging.page(of: matches, record: { $0 }, continuing: cursor)
+                return (
+                    try page.map { ($0.id, .success(try stored.withAssetFiles($0).keepingFields(desiredKeys))) }, next
+                )
+            }
+            gate?.count { $0.recordsFetched += page.matchResults.count }
+            return page
         }
     }
 
@@ -213,10 +256,14 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         resultsLimit: Int?, in database: UserDatabaseID
     ) async throws -> CloudRecordZoneChanges {
         let maximum = maximumItemsPerRequest
-        return try await read(database) { stored in
-            try ChangePages.recordZoneChanges(
-                inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
-                maximum: maximum, in: stored)
+        return try await request(.zoneChanges, items: 0) {
+            let changes = try await read(database) { stored in
+                try ChangePages.recordZoneChanges(
+                    inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
+                    maximum: maximum, in: stored)
+            }
+            gate?.count { $0.recordsFetched += changes.modifications.count }
+            return changes
         }
     }
 
@@ -225,8 +272,11 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         since token: CloudChangeToken?, resultsLimit: Int?, in database: UserDatabaseID
     ) async throws -> CloudDatabaseChanges {
         let maximum = maximumItemsPerRequest
-        return try await read(database) { stored in
-            try ChangePages.databaseChanges(since: token, resultsLimit: resultsLimit, maximum: maximum, in: stored)
+        return try await request(.databaseChanges, items: 0) {
+            try await read(database) { stored in
+                try ChangePages.databaseChanges(
+                    since: token, resultsLimit: resultsLimit, maximum: maximum, in: stored)
+            }
         }
     }
 
@@ -238,8 +288,16 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID],
         in database: UserDatabaseID
     ) async throws -> CloudSubscriptionModifyResults {
-        try checkLimit(subscriptionsToSave.count + subscriptionIDsToDelete.count)
-        return try await engine.write(database) { stored in
+        try await request(.subscriptions, items: subscriptionsToSave.count + subscriptionIDsToDelete.count) {
+            try await changeSubscriptions(saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, in: database)
+        }
+    }
+
+    private func changeSubscriptions(
+        saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID],
+        in database: UserDatabaseID
+    ) async throws -> CloudSubscriptionModifyResults {
+        try await engine.write(database) { stored in
             var saveResults: [CloudSubscription.ID: Result<CloudSubscription, CloudDatabaseError>] = [:]
             var deleteResults: [CloudSubscription.ID: Result<Void, CloudDatabaseError>] = [:]
             for subscription in subscriptionsToSave {
@@ -265,7 +323,7 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
 
     /// Every subscription of a database, by ID.
     package func allSubscriptions(in database: UserDatabaseID) async throws -> [CloudSubscription] {
-        try await read(database) { try $0.subscriptions() }
+        try await request(.subscriptions, items: 0) { try await read(database) { try $0.subscriptions() } }
     }
 
     // MARK: What a request changed
@@ -331,9 +389,14 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         return try await engine.read(database, body)
     }
 
-    func checkLimit(_ items: Int) throws {
+    /// Runs a request through the gate, or checks its limit on a server without one.
+    package func request<T>(_ kind: CloudRequestKind, items: Int, _ body: @Sendable () async throws -> T) async throws
+        -> T
+    {
+        if let gate { return try await gate.request(kind, items: items, maximum: maximumItemsPerRequest, body) }
         guard items <= maximumItemsPerRequest else {
             throw CloudDatabaseError.limitExceeded(limit: maximumItemsPerRequest, requested: items)
         }
+        return try await body()
     }
 }

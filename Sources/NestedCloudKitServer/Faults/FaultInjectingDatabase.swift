@@ -18,10 +18,7 @@ import NestedCloudKitCodable
 public actor FaultInjectingDatabase: CloudDatabase {
     /// The database the requests go to.
     public nonisolated let base: any CloudDatabase
-    /// How long each request waits before it goes on.
-    public var latency: Duration
-    private let clock: any CloudClock
-    private var gate = RequestGate()
+    private let gate: RequestGate
 
     /// Wraps a database.
     ///
@@ -31,9 +28,11 @@ public actor FaultInjectingDatabase: CloudDatabase {
     ///   - clock: The clock ``latency`` waits on: a test's clock makes the waits take no time.
     public init(_ base: any CloudDatabase, latency: Duration = .zero, clock: any CloudClock = SystemCloudClock()) {
         self.base = base
-        self.latency = latency
-        self.clock = clock
+        gate = RequestGate(latency: latency, clock: clock)
     }
+
+    /// How long each request waits before it goes on.
+    public var latency: Duration { gate.latency }
 
     /// The base database's limit.
     public nonisolated var maximumItemsPerRequest: Int { base.maximumItemsPerRequest }
@@ -44,7 +43,7 @@ public actor FaultInjectingDatabase: CloudDatabase {
     // MARK: Test controls
 
     /// Sets the wait before each request.
-    public func setLatency(_ latency: Duration) { self.latency = latency }
+    public func setLatency(_ latency: Duration) { gate.latency = latency }
 
     /// Makes the request with the given number (from 1, in the order requests arrive) fail with `error`.
     public func failRequest(number: Int, with error: CloudDatabaseError) {
@@ -70,7 +69,7 @@ public actor FaultInjectingDatabase: CloudDatabase {
     public func loseNextResponse(to kind: CloudRequestKind) { gate.loseNextResponse(to: kind) }
 
     /// Resets the counters.
-    public func resetStatistics() { gate.statistics = CloudRequestStatistics() }
+    public func resetStatistics() { gate.resetStatistics() }
 
     // MARK: CloudDatabase
 
@@ -80,14 +79,14 @@ public actor FaultInjectingDatabase: CloudDatabase {
             var results: CloudRecordResults = [:]
             var asked: [CloudRecord.ID] = []
             for id in ids {
-                if let fault = gate.faults.takeFailure(of: id) {
+                if let fault = gate.takeFailure(of: id) {
                     results[id] = .failure(fault)
                 } else {
                     asked.append(id)
                 }
             }
             if !asked.isEmpty { results.merge(try await base.records(for: asked, desiredKeys: desiredKeys)) { $1 } }
-            gate.statistics.recordsFetched += results.values.count { if case .success = $0 { true } else { false } }
+            gate.count { $0.recordsFetched += results.values.count { if case .success = $0 { true } else { false } } }
             return results
         }
     }
@@ -103,12 +102,12 @@ public actor FaultInjectingDatabase: CloudDatabase {
             var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
             var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
             saves.removeAll { record in
-                guard let fault = gate.faults.takeFailure(of: record.id) else { return false }
+                guard let fault = gate.takeFailure(of: record.id) else { return false }
                 saveResults[record.id] = .failure(fault)
                 return true
             }
             deletions.removeAll { id in
-                guard let fault = gate.faults.takeFailure(of: id) else { return false }
+                guard let fault = gate.takeFailure(of: id) else { return false }
                 deleteResults[id] = .failure(fault)
                 return true
             }
@@ -122,8 +121,8 @@ public actor FaultInjectingDatabase: CloudDatabase {
                     saving: saves, deleting: deletions, savePolicy: savePolicy, atomically: atomically)
                 saveResults.merge(results.saveResults) { $1 }
                 deleteResults.merge(results.deleteResults) { $1 }
-                gate.statistics.recordsSaved += results.saveResults.values.count { !$0.failed }
-                gate.statistics.recordsDeleted += results.deleteResults.values.count { !$0.failed }
+                gate.count { $0.recordsSaved += results.saveResults.values.count { !$0.failed } }
+                gate.count { $0.recordsDeleted += results.deleteResults.values.count { !$0.failed } }
             }
             return (saveResults, deleteResults)
         }
@@ -173,7 +172,7 @@ public actor FaultInjectingDatabase: CloudDatabase {
         try await request(.zoneChanges, items: 0) {
             let changes = try await base.recordZoneChanges(
                 inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
-            gate.statistics.recordsFetched += changes.modifications.count
+            gate.count { $0.recordsFetched += changes.modifications.count }
             return changes
         }
     }
@@ -216,16 +215,13 @@ public actor FaultInjectingDatabase: CloudDatabase {
     /// Runs one request through the gate: counted, waited for, failed if a test asked, its response lost if a test
     /// asked.
     private func request<Response: Sendable>(
-        _ kind: CloudRequestKind, items: Int, _ body: () async throws -> Response
+        _ kind: CloudRequestKind, items: Int, _ body: @Sendable () async throws -> Response
     ) async throws -> Response {
-        let number = gate.arrive(kind)
-        if latency > .zero { try await clock.sleep(for: latency) }
-        try gate.admit(number, kind, items: items, maximum: maximumItemsPerRequest)
-        return try gate.respond(to: number, with: try await body())
+        try await gate.request(kind, items: items, maximum: maximumItemsPerRequest, body)
     }
 
-    private func counted(_ page: CloudQueryPage) -> CloudQueryPage {
-        gate.statistics.recordsFetched += page.matchResults.count { if case .success = $0.1 { true } else { false } }
+    private nonisolated func counted(_ page: CloudQueryPage) -> CloudQueryPage {
+        gate.count { $0.recordsFetched += page.matchResults.count { if case .success = $0.1 { true } else { false } } }
         return page
     }
 }

@@ -32,7 +32,7 @@ extension InMemoryCloudDatabase {
     ///
     /// Requests count in the server's ``InMemoryCloudDatabase/statistics`` and go through its faults and latency;
     /// an account status set with ``InMemoryCloudDatabase/setAccountStatus(_:)`` applies to every user.
-    public struct ScopedDatabase: CloudDatabase, CloudRecordStoringDatabase {
+    public struct ScopedDatabase: CloudDatabase, CloudServerFront {
         /// The server.
         public let server: InMemoryCloudDatabase
         let caller: Caller
@@ -45,6 +45,12 @@ extension InMemoryCloudDatabase {
 
         /// The server's limit.
         public var maximumItemsPerRequest: Int { server.maximumItemsPerRequest }
+
+        package var cloudServer: CloudServer<InMemoryStorage> { server.cloudServer }
+
+        package func serverDatabase() async throws -> UserDatabaseID {
+            try await server.database(of: caller)
+        }
 
         /// Accepts a share as this database's user; see ``InMemoryCloudDatabase/acceptShare(shortGUID:)``.
         public func acceptShare(shortGUID: String) async throws -> CloudShare {
@@ -66,53 +72,6 @@ extension InMemoryCloudDatabase {
             await server.deleteZone(zoneID, ofUser: user, reason: reason)
         }
 
-        /// Fetches records by ID; see `CloudDatabase/records(for:desiredKeys:)`.
-        public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
-            try await server.records(for: ids, desiredKeys: desiredKeys, as: caller)
-        }
-
-        package func modifyRecords(
-            _ operations: [CloudRecordOperation], atomically: Bool,
-            failing failures: [CloudRecord.ID: CloudDatabaseError]
-        ) async throws -> CloudModifyResults {
-            try await server.modifyRecords(operations, atomically: atomically, failing: failures, as: caller)
-        }
-
-        package func queryPage(
-            from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-        ) async throws -> CloudQueryPage {
-            try await server.queryPage(from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit, as: caller)
-        }
-
-        /// Creates and deletes zones; see `CloudDatabase/modifyRecordZones(saving:deleting:)`.
-        public func modifyRecordZones(
-            saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
-        ) async throws -> CloudZoneModifyResults {
-            try await server.modifyRecordZones(saving: zonesToSave, deleting: zonesToDelete, as: caller)
-        }
-
-        /// Every zone of the database; see `CloudDatabase/allRecordZones()`.
-        public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
-            try await server.allRecordZones(as: caller)
-        }
-
-        /// The changes of a zone since a token; see
-        /// `CloudDatabase/recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)`.
-        public func recordZoneChanges(
-            inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
-            resultsLimit: Int?
-        ) async throws -> CloudRecordZoneChanges {
-            try await server.recordZoneChanges(
-                inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit, as: caller)
-        }
-
-        /// The zones changed since a token; see `CloudDatabase/databaseChanges(since:resultsLimit:)`.
-        public func databaseChanges(
-            since token: CloudChangeToken?, resultsLimit: Int?
-        ) async throws -> CloudDatabaseChanges {
-            try await server.databaseChanges(since: token, resultsLimit: resultsLimit, as: caller)
-        }
-
         /// The user's record name; see `CloudDatabase/userRecordName()`.
         public func userRecordName() async throws -> String {
             try await server.userRecordName(as: caller)
@@ -121,19 +80,6 @@ extension InMemoryCloudDatabase {
         /// The account's status; see `CloudDatabase/accountStatus()`.
         public func accountStatus() async throws -> CloudAccountStatus {
             try await server.accountStatus(as: caller)
-        }
-
-        /// Saves and deletes subscriptions; see `CloudDatabase/modifySubscriptions(saving:deleting:)`.
-        public func modifySubscriptions(
-            saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
-        ) async throws -> CloudSubscriptionModifyResults {
-            try await server.modifySubscriptions(
-                saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, as: caller)
-        }
-
-        /// Every subscription of the database; see `CloudDatabase/allSubscriptions()`.
-        public func allSubscriptions() async throws -> [CloudSubscription] {
-            try await server.allSubscriptions(as: caller)
         }
     }
 }

@@ -18,9 +18,7 @@ extension InMemoryCloudDatabase {
 
     /// Accepts a share as the caller's user; the share comes back as they name it, in the owner's zone.
     func acceptShare(shortGUID: String, as caller: Caller) async throws -> CloudShare {
-        let request = try await beginRequest(.modify, items: 1)
-        let share = try await server.acceptShare(shortGUID: shortGUID, as: try user(of: caller))
-        return try respond(to: request, with: share)
+        try await cloudServer.acceptShare(shortGUID: shortGUID, as: try user(of: caller))
     }
 
     /// What a share's URL tells the signed-in user before they accept it, from its short GUID, as Web Services'
@@ -38,28 +36,26 @@ extension InMemoryCloudDatabase {
     func shareMetadata(shortGUID: String, fetchingRootRecord: Bool, as caller: Caller) async throws
         -> CloudShare.Metadata
     {
-        let request = try await beginRequest(.fetch, items: 1)
-        let metadata = try await server.shareMetadata(
+        try await cloudServer.shareMetadata(
             shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: try user(of: caller))
-        return try respond(to: request, with: metadata)
     }
 
     /// Every share a user owns or takes part in (invited, accepted, removed), with its owner, by owner, zone and
     /// name: what an admin view of a user's shares lists.
     package func shares(involving user: String) async throws -> [(owner: String, record: CloudRecord)] {
-        try await server.shares(involving: user)
+        try await cloudServer.shares(involving: user)
     }
 
     /// The share with this short GUID, and the user whose database holds it: what a server serving share URLs
     /// looks up.
     package func share(withShortGUID shortGUID: String) async throws -> (owner: String, record: CloudRecord)? {
-        try await server.share(withShortGUID: shortGUID)
+        try await cloudServer.share(withShortGUID: shortGUID)
     }
 
     /// The databases other users' requests changed since the last call: an owner's private database a
     /// participant wrote to or accepted a share of, a user's shared database that an owner's change (or their own
     /// share being accepted or left) changed. For a server that sends pushes of its own.
     package func takeDatabasesChangedByOthers() -> Set<UserDatabaseID> {
-        server.takeDatabasesChangedByOthers()
+        cloudServer.takeDatabasesChangedByOthers()
     }
 }

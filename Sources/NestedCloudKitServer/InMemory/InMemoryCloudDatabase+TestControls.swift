@@ -9,7 +9,7 @@ extension InMemoryCloudDatabase {
 
     /// Sets the wait before each request is answered.
     public func setLatency(_ latency: Duration) {
-        self.latency = latency
+        gate.latency = latency
     }
 
     /// Makes the request with the given number fail with `error`; requests are numbered from 1, in the order they
@@ -59,14 +59,14 @@ extension InMemoryCloudDatabase {
 
     /// Resets the counters.
     public func resetStatistics() {
-        gate.statistics = Statistics()
+        gate.resetStatistics()
     }
 
     /// Every record of the current user's database (none when signed out), for tests that look at the whole
     /// state.
     public var allRecords: [CloudRecord] {
         guard let currentUser else { return [] }
-        return server.engine.allRecords(of: .privateDatabase(of: currentUser)).sorted {
+        return cloudServer.engine.allRecords(of: .privateDatabase(of: currentUser)).sorted {
             ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName)
         }
     }
@@ -76,7 +76,7 @@ extension InMemoryCloudDatabase {
     /// Signs a user in, creating their private database on first use; the previous user's database stays as it
     /// was, for when they sign in again.
     public func signIn(as userRecordName: String) {
-        server.engine.makeDatabase(.privateDatabase(of: userRecordName))
+        cloudServer.engine.makeDatabase(.privateDatabase(of: userRecordName))
         currentUser = userRecordName
     }
 
@@ -102,15 +102,15 @@ extension InMemoryCloudDatabase {
     /// no tombstones from before).
     public func expireChangeTokens() {
         guard let currentUser else { return }
-        server.engine.expireChangeTokens(of: .privateDatabase(of: currentUser))
+        cloudServer.engine.expireChangeTokens(of: .privateDatabase(of: currentUser))
     }
 
     /// Expires every change token of every user, private and shared databases alike: what an emulator serving
     /// several users does when asked to expire tokens.
     public func expireEveryUsersChangeTokens() {
         for scope in [CloudNotification.DatabaseScope.private, .shared] {
-            for user in server.engine.users(scope) {
-                server.engine.expireChangeTokens(of: UserDatabaseID(userRecordName: user, scope: scope))
+            for user in cloudServer.engine.users(scope) {
+                cloudServer.engine.expireChangeTokens(of: UserDatabaseID(userRecordName: user, scope: scope))
             }
         }
     }
@@ -130,12 +130,12 @@ extension InMemoryCloudDatabase {
         _ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason
     ) async {
         // The in-memory storage doesn't fail.
-        try? await server.deleteZone(zoneID, ofUser: user, reason: reason)
+        try? await cloudServer.deleteZone(zoneID, ofUser: user, reason: reason)
     }
 
     /// The pushes the database's subscriptions would have sent since the last call, oldest first: one per
     /// subscription and request that changed what it watches.
     public func takeNotifications() -> [CloudNotification] {
-        server.takeNotifications()
+        cloudServer.takeNotifications()
     }
 }

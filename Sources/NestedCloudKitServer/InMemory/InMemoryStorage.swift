@@ -6,7 +6,7 @@ import NestedCloudKitCodable
 ///
 /// A write transaction takes its database out of the dictionary while it runs, so that changing it copies nothing,
 /// and puts it back after. It can't undo what a body changed before throwing; ``CloudServer`` checks before it writes.
-final class InMemoryStorage: CloudStorageEngine {
+package final class InMemoryStorage: CloudStorageEngine {
     /// What the lock guards.
     struct State: Sendable {
         var databases: [UserDatabaseID: InMemoryUserDatabase] = [:]
@@ -25,10 +25,10 @@ final class InMemoryStorage: CloudStorageEngine {
     private let state: Locked<State>
     private let clock: any CloudClock
     /// Where copies of the asset files saved are kept, as CloudKit keeps a copy of what it uploads.
-    let assetCopies: URL
+    package let assetCopies: URL
 
     /// Storage with one user's empty private database.
-    init(firstUser: String, clock: any CloudClock, assetCopies: URL) {
+    package init(firstUser: String, clock: any CloudClock, assetCopies: URL) {
         var state = State()
         state.databases[.privateDatabase(of: firstUser)] = InMemoryUserDatabase(generation: 0)
         self.state = Locked(state)
@@ -36,25 +36,25 @@ final class InMemoryStorage: CloudStorageEngine {
         self.assetCopies = assetCopies
     }
 
-    func users(_ scope: CloudNotification.DatabaseScope) -> [String] {
+    package func users(_ scope: CloudNotification.DatabaseScope) -> [String] {
         state.withLock { state in
             state.databases.keys.filter { $0.scope == scope }.map(\.userRecordName).sorted()
         }
     }
 
     /// Makes a user's private database if it doesn't exist: a user the server hasn't met yet gets an empty one.
-    func makeDatabase(_ database: UserDatabaseID) {
+    package func makeDatabase(_ database: UserDatabaseID) {
         state.withLock { state in
             guard state.databases[database] == nil else { return }
             state.databases[database] = Self.empty(database, generation: state.takeGeneration())
         }
     }
 
-    func readNow<T>(_ database: UserDatabaseID, _ body: (InMemoryTransaction) throws -> T) throws -> T {
+    package func readNow<T>(_ database: UserDatabaseID, _ body: (InMemoryTransaction) throws -> T) throws -> T {
         try writeNow(database) { try body($0) }
     }
 
-    func writeNow<T>(_ database: UserDatabaseID, _ body: (inout InMemoryTransaction) throws -> T) throws -> T {
+    package func writeNow<T>(_ database: UserDatabaseID, _ body: (inout InMemoryTransaction) throws -> T) throws -> T {
         let now = clock.now()
         return try state.withLock { state in
             let stored =
@@ -72,13 +72,15 @@ final class InMemoryStorage: CloudStorageEngine {
         }
     }
 
-    func read<T: Sendable>(_ database: UserDatabaseID, _ body: @escaping @Sendable (InMemoryTransaction) throws -> T)
+    package func read<T: Sendable>(
+        _ database: UserDatabaseID, _ body: @escaping @Sendable (InMemoryTransaction) throws -> T
+    )
         async throws -> T
     {
         try readNow(database, body)
     }
 
-    func write<T: Sendable>(
+    package func write<T: Sendable>(
         _ database: UserDatabaseID, _ body: @escaping @Sendable (inout InMemoryTransaction) throws -> T
     ) async throws -> T {
         try writeNow(database, body)
@@ -86,7 +88,7 @@ final class InMemoryStorage: CloudStorageEngine {
 
     /// The items with each asset that came as a file pointing to a copy of it: CloudKit keeps a copy of what it
     /// uploads, so the stored asset no longer depends on the caller's file.
-    func storingAssets(of operations: [CloudRecordOperation], contents: [AssetKey: Data]) throws
+    package func storingAssets(of operations: [CloudRecordOperation], contents: [AssetKey: Data]) throws
         -> [CloudRecordOperation]
     {
         do {
@@ -102,7 +104,7 @@ final class InMemoryStorage: CloudStorageEngine {
     }
 
     /// Starts every log of a database again in a new generation, so that every token given so far is expired.
-    func expireChangeTokens(of database: UserDatabaseID) {
+    package func expireChangeTokens(of database: UserDatabaseID) {
         state.withLock { state in
             let first = state.takeGeneration()
             var stored = state.databases.removeValue(forKey: database) ?? Self.empty(database, generation: first)
@@ -112,7 +114,7 @@ final class InMemoryStorage: CloudStorageEngine {
     }
 
     /// Every record of a database, for tests that look at the whole state.
-    func allRecords(of database: UserDatabaseID) -> [CloudRecord] {
+    package func allRecords(of database: UserDatabaseID) -> [CloudRecord] {
         state.withLock { state in
             state.databases[database].map { Array($0.storage.records.values) } ?? []
         }

@@ -3,83 +3,85 @@ import NestedCloudKitCodable
 
 /// One database of the in-memory server in one transaction: its records, logs and subscriptions, with the
 /// server's counters.
-struct InMemoryTransaction: CloudStorageTransaction {
+package struct InMemoryTransaction: CloudStorageTransaction {
     var database: InMemoryUserDatabase
-    let now: Date
+    package let now: Date
     let tags: ChangeTagSequence
     /// The generation the next new change log gets, handed back to the storage when the transaction ends.
     var nextGeneration: Int
 
-    func nextChangeTag() -> String { tags.next() }
+    package func nextChangeTag() -> String { tags.next() }
 
     // MARK: Records
 
-    func record(withID id: CloudRecord.ID) -> CloudRecord? { database.storage.record(withID: id) }
+    package func record(withID id: CloudRecord.ID) -> CloudRecord? { database.storage.record(withID: id) }
 
-    func ancestor(of id: CloudRecord.ID, changeTag: String) -> CloudRecord? {
+    package func ancestor(of id: CloudRecord.ID, changeTag: String) -> CloudRecord? {
         database.storage.ancestor(of: id, changeTag: changeTag)
     }
 
-    func referenceHolders(of id: CloudRecord.ID) -> [(holder: CloudRecord.ID, action: CloudReference.Action)] {
+    package func referenceHolders(of id: CloudRecord.ID) -> [(holder: CloudRecord.ID, action: CloudReference.Action)] {
         database.storage.referenceHolders(of: id)
     }
 
-    func containsZone(_ zoneID: CloudRecord.ZoneID) -> Bool { database.storage.containsZone(zoneID) }
+    package func containsZone(_ zoneID: CloudRecord.ZoneID) -> Bool { database.storage.containsZone(zoneID) }
 
-    func missingZoneError(_ zoneID: CloudRecord.ZoneID) -> CloudDatabaseError? {
+    package func missingZoneError(_ zoneID: CloudRecord.ZoneID) -> CloudDatabaseError? {
         database.storage.missingZoneError(zoneID)
     }
 
-    func skeleton(of id: CloudRecord.ID) -> CloudRecord? { database.storage.record(withID: id) }
+    package func skeleton(of id: CloudRecord.ID) -> CloudRecord? { database.storage.record(withID: id) }
 
-    func hasChildren(_ id: CloudRecord.ID) -> Bool { database.storage.hasChildren(id) }
+    package func hasChildren(_ id: CloudRecord.ID) -> Bool { database.storage.hasChildren(id) }
 
     /// The record as stored: its assets' files are the copies made when it was saved.
-    func withAssetFiles(_ record: CloudRecord) -> CloudRecord { record }
+    package func withAssetFiles(_ record: CloudRecord) -> CloudRecord { record }
 
-    func records(matching query: CloudQuery, in zone: CloudRecord.ZoneID) -> [CloudRecord] {
+    package func records(matching query: CloudQuery, in zone: CloudRecord.ZoneID) -> [CloudRecord] {
         database.storage.records.values.filter {
             $0.id.zoneID == zone && $0.recordType == query.recordType && query.predicate.matches($0)
         }
     }
 
-    func zones() -> [CloudRecord.ZoneID] {
+    package func zones() -> [CloudRecord.ZoneID] {
         database.storage.zones.sorted { ($0.zoneName, $0.ownerName) < ($1.zoneName, $1.ownerName) }
     }
 
-    func containsRecords(in zone: CloudRecord.ZoneID) -> Bool {
+    package func containsRecords(in zone: CloudRecord.ZoneID) -> Bool {
         database.storage.records.keys.contains { $0.zoneID == zone }
     }
 
-    func shares(in zone: CloudRecord.ZoneID) -> [CloudRecord] { database.storage.shares(in: zone) }
+    package func shares(in zone: CloudRecord.ZoneID) -> [CloudRecord] { database.storage.shares(in: zone) }
 
-    func allShares() -> [CloudRecord] {
+    package func allShares() -> [CloudRecord] {
         zones().flatMap { database.storage.shares(in: $0) }
     }
 
-    func share(withShortGUID shortGUID: String) -> CloudRecord? { database.storage.share(withShortGUID: shortGUID) }
+    package func share(withShortGUID shortGUID: String) -> CloudRecord? {
+        database.storage.share(withShortGUID: shortGUID)
+    }
 
-    func skeletons(in zone: CloudRecord.ZoneID) -> [CloudRecord] { database.storage.records(in: zone) }
+    package func skeletons(in zone: CloudRecord.ZoneID) -> [CloudRecord] { database.storage.records(in: zone) }
 
-    func copies(of ids: [CloudRecord.ID], sharedBy owner: String) -> SharedRecordCopies {
+    package func copies(of ids: [CloudRecord.ID], sharedBy owner: String) -> SharedRecordCopies {
         SharedRecordCopies(
             records: ids.compactMap { record(withID: $0)?.movingZones { $0.sharedName(ownedBy: owner) } })
     }
 
-    func changeTags(in zone: CloudRecord.ZoneID) -> [String: String] {
+    package func changeTags(in zone: CloudRecord.ZoneID) -> [String: String] {
         Dictionary(
             database.storage.records(in: zone).map { ($0.id.recordName, $0.systemFields?.changeTag ?? "") },
             uniquingKeysWith: { first, _ in first })
     }
 
-    func subscriptions() -> [CloudSubscription] {
+    package func subscriptions() -> [CloudSubscription] {
         database.subscriptions.values.sorted { $0.id < $1.id }
     }
 
     // MARK: Writing
 
     /// Writes the records; their assets' files are the storage's copies already (`storingAssets(of:contents:)`).
-    mutating func write(
+    package mutating func write(
         _ stored: [CloudRecord], removing removed: [CloudRecord.ID], contents: [AssetKey: Data], asCopy: Bool
     ) {
         let gone = removed.compactMap { id in database.storage.records[id].map { (id: id, recordType: $0.recordType) } }
@@ -87,34 +89,34 @@ struct InMemoryTransaction: CloudStorageTransaction {
         database.logRecordChanges(written: stored, removed: gone)
     }
 
-    mutating func createZone(_ zone: CloudRecord.ZoneID) -> Bool {
+    package mutating func createZone(_ zone: CloudRecord.ZoneID) -> Bool {
         let existed = database.storage.zones.contains(zone)
         database.createZone(zone, generation: nextGeneration)
         if !existed { nextGeneration += 1 }
         return !existed
     }
 
-    mutating func deleteZone(_ zone: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) -> Bool {
+    package mutating func deleteZone(_ zone: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) -> Bool {
         guard database.storage.zones.contains(zone) else { return false }
         database.deleteZone(zone, reason: reason)
         return true
     }
 
-    mutating func save(_ subscription: CloudSubscription) {
+    package mutating func save(_ subscription: CloudSubscription) {
         database.subscriptions[subscription.id] = subscription
     }
 
-    mutating func deleteSubscription(_ id: CloudSubscription.ID) -> Bool {
+    package mutating func deleteSubscription(_ id: CloudSubscription.ID) -> Bool {
         database.subscriptions.removeValue(forKey: id) != nil
     }
 }
 
 extension InMemoryTransaction: ChangeLogReading {
-    func zoneLogBounds(_ zoneID: CloudRecord.ZoneID) -> ChangeLogBounds? {
+    package func zoneLogBounds(_ zoneID: CloudRecord.ZoneID) -> ChangeLogBounds? {
         database.zoneLogs[zoneID].map { ChangeLogBounds(generation: $0.generation, start: $0.startSequence) }
     }
 
-    func recordChanges(
+    package func recordChanges(
         in zoneID: CloudRecord.ZoneID, after sequence: Int, limit: Int, desiredKeys: [String]?
     ) -> (modifications: [CloudRecord], deletions: [CloudRecordDeletion], through: Int, more: Bool) {
         guard let page = database.zoneLogs[zoneID]?.changes(after: sequence, limit: limit) else {
@@ -133,11 +135,11 @@ extension InMemoryTransaction: ChangeLogReading {
         return (modifications, deletions, page.through, page.more)
     }
 
-    func databaseLogBounds() -> ChangeLogBounds {
+    package func databaseLogBounds() -> ChangeLogBounds {
         ChangeLogBounds(generation: database.databaseLog.generation, start: database.databaseLog.startSequence)
     }
 
-    func zoneChanges(after sequence: Int, limit: Int)
+    package func zoneChanges(after sequence: Int, limit: Int)
         -> (changes: [(zoneID: CloudRecord.ZoneID, deletion: CloudZoneDeletion.Reason?)], through: Int, more: Bool)
     {
         let page = database.databaseLog.changes(after: sequence, limit: limit)
