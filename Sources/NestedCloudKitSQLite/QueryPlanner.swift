@@ -4,7 +4,7 @@ import NestedCloudKitCodable
 /// Finds the records that match a query: from the reference index when the query asks for the holders of a
 /// reference, from the record type's index otherwise; every candidate is then checked against the whole predicate.
 struct QueryPlanner {
-    let store: SQLiteRecordStore
+    let transaction: SQLiteTransaction
 
     private static let columns = """
         record.id, record.zone_name, record.owner_name, record.record_name, record.record_type, record.change_tag,
@@ -15,7 +15,7 @@ struct QueryPlanner {
         let rows: [Row]
         if let (target, field) = Self.referenceCondition(in: query.predicate) {
             rows = try Row.fetchAll(
-                store.database,
+                transaction.database,
                 sql: """
                     SELECT DISTINCT \(Self.columns) FROM reference JOIN record ON record.id = reference.holder
                     WHERE reference.target_zone = ? AND reference.target_owner = ? AND reference.target_name = ?
@@ -29,14 +29,14 @@ struct QueryPlanner {
             // "Modified since": a range of the modification index, so a client syncing by date reads only what
             // changed.
             rows = try Row.fetchAll(
-                store.database,
+                transaction.database,
                 sql: """
                     SELECT \(Self.columns) FROM record
                     WHERE zone_name = ? AND owner_name = ? AND modified_at >= ? AND record_type = ?
                     """, arguments: [zone.zoneName, zone.ownerName, modifiedSince, query.recordType])
         } else {
             rows = try Row.fetchAll(
-                store.database,
+                transaction.database,
                 sql: """
                     SELECT \(Self.columns) FROM record WHERE zone_name = ? AND owner_name = ? AND record_type = ?
                     """, arguments: [zone.zoneName, zone.ownerName, query.recordType])
@@ -45,7 +45,7 @@ struct QueryPlanner {
             let id = CloudRecord.ID(
                 recordName: row["record_name"],
                 zoneID: CloudRecord.ZoneID(zoneName: row["zone_name"], ownerName: row["owner_name"]))
-            let record = try store.decode(row, id: id, withAssets: false)
+            let record = try transaction.decode(row, id: id, withAssets: false)
             return query.predicate.matches(record) ? (row, record) : nil
         }
     }

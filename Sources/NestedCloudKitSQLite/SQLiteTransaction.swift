@@ -4,11 +4,14 @@ import NestedCloudKitCodable
 import NestedCloudKitServer
 
 /// One transaction of a SQLite file, as the server reads and writes a database (`CloudStorageTransaction`): its
-/// records (``SQLiteRecordStore``), its change log (``SQLiteChangeLog``), its subscriptions and its change tags, all
-/// committed together.
+/// records (read and written in `SQLiteTransaction+Records.swift`), its change log (``SQLiteChangeLog``), its
+/// subscriptions and its change tags, all committed together.
 package struct SQLiteTransaction: CloudStorageTransaction {
-    let store: SQLiteRecordStore
+    let database: Database
+    let assets: AssetFiles
     let log: SQLiteChangeLog
+    /// What the transaction has already read, so the rules and the writes don't ask SQLite twice.
+    let memo = Memo()
     package let now: Date
     /// The change tags given in this transaction, counting up from the file's counter (stored when it ends).
     private let tags: ChangeTagSequence
@@ -17,9 +20,18 @@ package struct SQLiteTransaction: CloudStorageTransaction {
     private(set) var deletedRows: [Int64] = []
     private var removedAny = false
 
+    /// Reads remembered within one transaction.
+    final class Memo {
+        var zones: [CloudRecord.ZoneID: Bool] = [:]
+        var rows: [CloudRecord.ID: Row?] = [:]
+        let encoder = JSONEncoder()
+        let decoder = JSONDecoder()
+    }
+
     /// A transaction of the file; a read one gives no change tags.
     init(database: Database, assets: AssetFiles, now: Date, writing: Bool) throws {
-        store = SQLiteRecordStore(database: database, assets: assets)
+        self.database = database
+        self.assets = assets
         log = SQLiteChangeLog(database: database)
         self.now = now
         firstTag =
@@ -33,7 +45,7 @@ package struct SQLiteTransaction: CloudStorageTransaction {
     /// Stores the change tag counter, and compacts the log if records were deleted.
     func finish(keepingTombstones maximumTombstones: Int) throws {
         if tags.last != firstTag {
-            try store.database.execute(
+            try database.execute(
                 sql: "UPDATE metadata SET value = ? WHERE key = 'change_counter'", arguments: [tags.last])
         }
         if removedAny { try log.compact(keepingTombstones: maximumTombstones) }
@@ -41,75 +53,45 @@ package struct SQLiteTransaction: CloudStorageTransaction {
 
     // MARK: Records
 
-    package func record(withID id: CloudRecord.ID) throws -> CloudRecord? { try store.record(withID: id) }
-
-    package func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord? {
-        try store.ancestor(of: id, changeTag: changeTag)
-    }
-
-    package func referenceHolders(of id: CloudRecord.ID) throws -> [(
-        holder: CloudRecord.ID, action: CloudReference.Action
-    )] {
-        try store.referenceHolders(of: id)
-    }
-
-    package func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool { try store.containsZone(zoneID) }
-
-    package func missingZoneError(_ zoneID: CloudRecord.ZoneID) throws -> CloudDatabaseError? {
-        try store.missingZoneError(zoneID)
-    }
-
-    package func skeleton(of id: CloudRecord.ID) throws -> CloudRecord? { try store.skeleton(of: id) }
-
-    package func hasChildren(_ id: CloudRecord.ID) throws -> Bool { try store.hasChildren(id) }
-
     package func withAssetFiles(_ record: CloudRecord) throws -> CloudRecord {
         guard record.fields.contains(where: { !$0.value.assets.isEmpty }),
-            let rowID: Int64 = try store.storedRecord(withID: record.id)?["id"]
+            let rowID: Int64 = try storedRecord(withID: record.id)?["id"]
         else { return record }
         var located = record
-        try store.attachAssets(to: &located, rowID: rowID)
+        try attachAssets(to: &located, rowID: rowID)
         return located
     }
 
     package func records(matching query: CloudQuery, in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
-        try QueryPlanner(store: store).records(matching: query, in: zone).map(\.record)
+        try QueryPlanner(transaction: self).records(matching: query, in: zone).map(\.record)
     }
 
     package func zones() throws -> [CloudRecord.ZoneID] {
-        try Row.fetchAll(store.database, sql: "SELECT zone_name, owner_name FROM zone ORDER BY zone_name, owner_name")
+        try Row.fetchAll(database, sql: "SELECT zone_name, owner_name FROM zone ORDER BY zone_name, owner_name")
             .map { CloudRecord.ZoneID(zoneName: $0[0], ownerName: $0[1]) }
     }
 
     package func containsRecords(in zone: CloudRecord.ZoneID) throws -> Bool {
         try Bool.fetchOne(
-            store.database, sql: "SELECT EXISTS (SELECT 1 FROM record WHERE zone_name = ? AND owner_name = ?)",
+            database, sql: "SELECT EXISTS (SELECT 1 FROM record WHERE zone_name = ? AND owner_name = ?)",
             arguments: [zone.zoneName, zone.ownerName]) ?? false
     }
 
-    package func shares(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] { try store.shares(in: zone) }
-
-    package func allShares() throws -> [CloudRecord] { try store.allShares() }
-
-    package func skeletons(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] { try store.skeletons(in: zone) }
-
-    package func changeTags(in zone: CloudRecord.ZoneID) throws -> [String: String] { try store.changeTags(in: zone) }
-
     /// The records and their assets' contents, for a viewer's file.
     package func copies(of ids: [CloudRecord.ID], sharedBy owner: String) throws -> SharedRecordCopies {
-        let records = try ids.compactMap { try store.record(withID: $0) }
+        let records = try ids.compactMap { try record(withID: $0) }
         let withAssets = records.filter { record in record.fields.contains { !$0.value.assets.isEmpty } }
         let toShared = { (zone: CloudRecord.ZoneID) in zone.sharedName(ownedBy: owner) }
         return SharedRecordCopies(
             records: records.map { $0.movingZones(toShared) },
             contents: Dictionary(
-                try store.assetContents(of: withAssets.map(\.id)).map { ($0.key.movingZone(toShared), $0.value) },
+                try assetContents(of: withAssets.map(\.id)).map { ($0.key.movingZone(toShared), $0.value) },
                 uniquingKeysWith: { first, _ in first }))
     }
 
     package func subscriptions() throws -> [CloudSubscription] {
         let decoder = JSONDecoder()
-        return try String.fetchAll(store.database, sql: "SELECT body FROM subscription ORDER BY id").compactMap {
+        return try String.fetchAll(database, sql: "SELECT body FROM subscription ORDER BY id").compactMap {
             // A subscription a newer version wrote in a form this one doesn't read is skipped, not fatal.
             try? decoder.decode(CloudSubscription.self, from: Data($0.utf8))
         }
@@ -121,32 +103,31 @@ package struct SQLiteTransaction: CloudStorageTransaction {
         _ records: [CloudRecord], removing removed: [CloudRecord.ID], contents: [AssetKey: Data], asCopy: Bool
     ) throws {
         let gone = try removed.compactMap { id in
-            try store.storedRecord(withID: id).map { (id: id, recordType: $0["record_type"] as String) }
+            try storedRecord(withID: id).map { (id: id, recordType: $0["record_type"] as String) }
         }
-        deletedRows += try store.write(
-            records, removing: gone.map(\.id), contents: contents, keepingVersions: !asCopy)
+        deletedRows += try writeRows(records, removing: gone.map(\.id), contents: contents, keepingVersions: !asCopy)
         try log.logRecordChanges(written: records.map(\.id), removed: gone)
         removedAny = removedAny || !gone.isEmpty
     }
 
     package mutating func createZone(_ zone: CloudRecord.ZoneID) throws -> Bool {
-        store.forgetZones()
-        try store.database.execute(
+        forgetZones()
+        try database.execute(
             sql: "INSERT OR IGNORE INTO zone (zone_name, owner_name) VALUES (?, ?)",
             arguments: [zone.zoneName, zone.ownerName])
-        guard store.database.changesCount > 0 else { return false }
+        guard database.changesCount > 0 else { return false }
         try log.logZoneCreated(zone)
         return true
     }
 
     package mutating func deleteZone(_ zone: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) throws -> Bool {
-        store.forgetZones()
+        forgetZones()
         let rows = try Int64.fetchAll(
-            store.database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
+            database, sql: "SELECT id FROM record WHERE zone_name = ? AND owner_name = ?",
             arguments: [zone.zoneName, zone.ownerName])
-        try store.database.execute(
+        try database.execute(
             sql: "DELETE FROM zone WHERE zone_name = ? AND owner_name = ?", arguments: [zone.zoneName, zone.ownerName])
-        guard store.database.changesCount > 0 else { return false }
+        guard database.changesCount > 0 else { return false }
         try log.logZoneDeleted(zone, reason: reason)
         deletedRows += rows
         return true
@@ -155,14 +136,14 @@ package struct SQLiteTransaction: CloudStorageTransaction {
     package mutating func save(_ subscription: CloudSubscription) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        try store.database.execute(
+        try database.execute(
             sql: "INSERT OR REPLACE INTO subscription (id, body) VALUES (?, ?)",
             arguments: [subscription.id, String(decoding: try encoder.encode(subscription), as: UTF8.self)])
     }
 
     package mutating func deleteSubscription(_ id: CloudSubscription.ID) throws -> Bool {
-        try store.database.execute(sql: "DELETE FROM subscription WHERE id = ?", arguments: [id])
-        return store.database.changesCount > 0
+        try database.execute(sql: "DELETE FROM subscription WHERE id = ?", arguments: [id])
+        return database.changesCount > 0
     }
 }
 
@@ -186,8 +167,8 @@ extension SQLiteTransaction: ChangeLogReading {
             let id = CloudRecord.ID(recordName: change.recordName, zoneID: zoneID)
             if let recordType = change.deletedRecordType {
                 deletions.append(CloudRecordDeletion(id: id, recordType: recordType))
-            } else if let row = try store.storedRecord(withID: id) {
-                modifications.append(try store.decode(row, id: id, withAssets: withAssets).keepingFields(desiredKeys))
+            } else if let row = try storedRecord(withID: id) {
+                modifications.append(try decode(row, id: id, withAssets: withAssets).keepingFields(desiredKeys))
             }
         }
         return (modifications, deletions, page.through, page.more)

@@ -3,11 +3,11 @@ import NestedCloudKitCodable
 
 /// One database of a ``CloudStorageEngine`` inside one transaction: the primitives ``CloudServer`` is written over.
 ///
-/// The reads are what the rules read (``CloudRecordStore``), what telling a write's shared-zone changes reads
-/// (``SharedZoneShape``), the change logs (``ChangeLogReading``) and what a shared database's copies read
-/// (``SharedCopySource``). The writes keep the change logs themselves: a record written or removed is logged in its
+/// The reads are what the rules read (``CloudRecordStore``), what telling a write's shared-zone changes and the share
+/// rules' lines of parents read (``SharedZoneShape``), the change logs (``ChangeLogReading``) and what a shared
+/// database's copies read (``SharedCopies``). The writes keep the change logs themselves: a record written or removed is logged in its
 /// zone, a zone created or deleted in the database's log, in the same transaction.
-package protocol CloudStorageTransaction: CloudRecordStore, SharedZoneShape, ChangeLogReading, SharedCopySource {
+package protocol CloudStorageTransaction: CloudRecordStore, SharedZoneShape, ChangeLogReading {
     /// The time of the transaction, for the system fields it writes.
     var now: Date { get }
 
@@ -25,6 +25,18 @@ package protocol CloudStorageTransaction: CloudRecordStore, SharedZoneShape, Cha
 
     /// Whether any record is in the zone.
     func containsRecords(in zone: CloudRecord.ZoneID) throws -> Bool
+
+    /// The share records of a zone.
+    func shares(in zone: CloudRecord.ZoneID) throws -> [CloudRecord]
+
+    /// Every record of a zone as the share rules read it: its ID, type, parent, share and change tag (its fields
+    /// may be left out).
+    func skeletons(in zone: CloudRecord.ZoneID) throws -> [CloudRecord]
+
+    /// What a viewer's copy writes of these records (those that exist), named as the viewer's shared database
+    /// names them (``CloudRecord/ZoneID/sharedName(ownedBy:)``), with their assets' contents where the storage
+    /// keeps them beside the records.
+    func copies(of ids: [CloudRecord.ID], sharedBy owner: String) throws -> SharedRecordCopies
 
     /// Every share record of the database.
     func allShares() throws -> [CloudRecord]

@@ -32,22 +32,6 @@ package enum SharedDatabaseRules {
             })
     }
 
-    /// The records of one of `owner`'s zones that `viewer` sees, named as the viewer names them.
-    ///
-    /// - Parameters:
-    ///   - records: Every record of the zone, as the owner stores it.
-    ///   - shares: The zone's shares.
-    ///   - store: The owner's records, for the lines of parents.
-    package static func recordsShown(
-        to viewer: String, of records: [CloudRecord], ownedBy owner: String, shares: [CloudRecord],
-        in store: some CloudRecordStore
-    ) -> [CloudRecord] {
-        records.filter { record in
-            (try? ShareAccess.permission(of: viewer, on: record.id, in: store, shares: shares)) != nil
-        }
-        .map { $0.movingZones { $0.sharedName(ownedBy: owner) } }
-    }
-
     /// A request made in `user`'s shared database, as it applies to one owner's database: the items to plan, what
     /// refuses some of them, and the shares that deleting leaves.
     package struct OwnerRequest {

@@ -3,39 +3,23 @@ import GRDB
 import NestedCloudKitCodable
 import NestedCloudKitServer
 
-/// The records in a SQLite file, read and written inside one transaction: what ``CloudModificationPlan`` reads
-/// to apply CloudKit's rules, and where its plan is written.
-struct SQLiteRecordStore: CloudRecordStore {
-    let database: Database
-    let assets: AssetFiles
-    /// What one transaction has already read, so the rules and the writes don't ask SQLite twice.
-    private let memo = Memo()
+// The records of a SQLite file as a transaction reads and writes them: what `CloudModificationPlan` reads to apply
+// CloudKit's rules, what the shared copies read, and where the rows, references, assets and earlier versions are
+// written.
 
-    init(database: Database, assets: AssetFiles) {
-        self.database = database
-        self.assets = assets
-    }
-
-    /// Reads remembered within one transaction (the store lives only as long as its transaction).
-    private final class Memo {
-        var zones: [CloudRecord.ZoneID: Bool] = [:]
-        var rows: [CloudRecord.ID: Row?] = [:]
-        let encoder = JSONEncoder()
-        let decoder = JSONDecoder()
-    }
-
+extension SQLiteTransaction {
     /// How many earlier versions of each record are kept for conflict ancestors.
-    static let versionsKept = 8
+    static var versionsKept: Int { 8 }
 
-    private static let columns = "id, record_type, change_tag, created_at, created_by, modified_at, modified_by, body"
+    static var columns: String { "id, record_type, change_tag, created_at, created_by, modified_at, modified_by, body" }
 
-    // MARK: CloudRecordStore
+    // MARK: What the rules read
 
-    func record(withID id: CloudRecord.ID) throws -> CloudRecord? {
+    package func record(withID id: CloudRecord.ID) throws -> CloudRecord? {
         try storedRecord(withID: id).map { try decode($0, id: id, withAssets: false) }
     }
 
-    func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord? {
+    package func ancestor(of id: CloudRecord.ID, changeTag: String) throws -> CloudRecord? {
         guard let rowID = try rowID(of: id) else { return nil }
         if let current = try Row.fetchOne(
             database, sql: "SELECT \(Self.columns) FROM record WHERE id = ? AND change_tag = ?",
@@ -52,7 +36,9 @@ struct SQLiteRecordStore: CloudRecordStore {
         return try row.map { try decode($0, id: id, withAssets: false) }
     }
 
-    func referenceHolders(of id: CloudRecord.ID) throws -> [(holder: CloudRecord.ID, action: CloudReference.Action)] {
+    package func referenceHolders(of id: CloudRecord.ID) throws -> [(
+        holder: CloudRecord.ID, action: CloudReference.Action
+    )] {
         let rows = try Row.fetchAll(
             database,
             sql: """
@@ -76,7 +62,7 @@ struct SQLiteRecordStore: CloudRecordStore {
     /// Why a zone can't be used, or `nil` when it exists. A zone the user deleted from Settings
     /// (``SQLiteCloudDatabase/deleteZone(_:reason:)`` with `.purged`) is refused with `userDeletedZone` until the app
     /// creates it again; zone tombstones are never compacted, so the file remembers.
-    func missingZoneError(_ zoneID: CloudRecord.ZoneID) throws -> CloudDatabaseError? {
+    package func missingZoneError(_ zoneID: CloudRecord.ZoneID) throws -> CloudDatabaseError? {
         if try containsZone(zoneID) { return nil }
         let reason = try String.fetchOne(
             database,
@@ -85,7 +71,7 @@ struct SQLiteRecordStore: CloudRecordStore {
         return reason == CloudZoneDeletion.Reason.purged.rawValue ? .userDeletedZone(zoneID) : .zoneNotFound(zoneID)
     }
 
-    func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool {
+    package func containsZone(_ zoneID: CloudRecord.ZoneID) throws -> Bool {
         if let known = memo.zones[zoneID] { return known }
         let exists =
             try Bool.fetchOne(
@@ -180,7 +166,7 @@ struct SQLiteRecordStore: CloudRecordStore {
     // MARK: Reading a zone (for the shared databases of a server)
 
     /// The share records of a zone, by name.
-    func shares(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
+    package func shares(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
         try records(
             sql: "WHERE zone_name = ? AND owner_name = ? AND record_type = ?",
             [
@@ -190,7 +176,7 @@ struct SQLiteRecordStore: CloudRecordStore {
 
     /// Every share record of the file, by zone and name: zone by zone, so that each is one lookup in the index of
     /// record types rather than a scan of every record.
-    func allShares() throws -> [CloudRecord] {
+    package func allShares() throws -> [CloudRecord] {
         try Row.fetchAll(database, sql: "SELECT zone_name, owner_name FROM zone ORDER BY zone_name, owner_name")
             .flatMap { try shares(in: CloudRecord.ZoneID(zoneName: $0[0], ownerName: $0[1])) }
     }
@@ -198,12 +184,12 @@ struct SQLiteRecordStore: CloudRecordStore {
     /// Every record of a zone as the share rules see it: its ID, type, change tag, parent and share, without its
     /// fields. Read by SQLite from the stored JSON, without decoding a record in Swift: a shared zone's viewers
     /// are worked out from these after every write to it.
-    func skeletons(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
+    package func skeletons(in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
         try skeletons(where: "zone_name = ? AND owner_name = ?", [zone.zoneName, zone.ownerName], zone: zone)
     }
 
     /// One record as the share rules see it; see ``skeletons(in:)``.
-    func skeleton(of id: CloudRecord.ID) throws -> CloudRecord? {
+    package func skeleton(of id: CloudRecord.ID) throws -> CloudRecord? {
         try skeletons(
             where: "zone_name = ? AND owner_name = ? AND record_name = ?",
             [id.zoneID.zoneName, id.zoneID.ownerName, id.recordName], zone: id.zoneID
@@ -212,7 +198,7 @@ struct SQLiteRecordStore: CloudRecordStore {
 
     /// Whether any record of the record's zone has it as its parent (from the `record_by_parent` index, which a
     /// server's files have).
-    func hasChildren(_ id: CloudRecord.ID) throws -> Bool {
+    package func hasChildren(_ id: CloudRecord.ID) throws -> Bool {
         try Bool.fetchOne(
             database,
             sql: """
@@ -251,7 +237,7 @@ struct SQLiteRecordStore: CloudRecordStore {
     }
 
     /// The change tag of each record of a zone, by record name.
-    func changeTags(in zone: CloudRecord.ZoneID) throws -> [String: String] {
+    package func changeTags(in zone: CloudRecord.ZoneID) throws -> [String: String] {
         try Row.fetchAll(
             database, sql: "SELECT record_name, change_tag FROM record WHERE zone_name = ? AND owner_name = ?",
             arguments: [zone.zoneName, zone.ownerName]
@@ -296,7 +282,7 @@ struct SQLiteRecordStore: CloudRecordStore {
     ///
     /// - Parameter keepingVersions: Whether a record's earlier version is kept for the ancestor of a conflict.
     ///   A server's shared copy keeps none: writes to it go to the owner's file, which has them.
-    func write(
+    func writeRows(
         _ records: [CloudRecord], removing removedIDs: [CloudRecord.ID], contents: [AssetKey: Data],
         keepingVersions: Bool = true
     ) throws -> [Int64] {
@@ -449,5 +435,3 @@ extension CloudAsset {
         return copy
     }
 }
-
-extension SQLiteRecordStore: SharedZoneShape {}
