@@ -9,8 +9,8 @@ import NestedCloudKitCodable
 ///
 /// It tracks changes as CloudKit does, so a sync client can be tested against it: each custom zone keeps a log of
 /// the records saved and deleted, the database a log of the zones changed and deleted, and change tokens are
-/// positions in them (``recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)``,
-/// ``databaseChanges(since:resultsLimit:)``). Each user has a private database of their own; sign in, switch and
+/// positions in them (`CloudDatabase/recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)`,
+/// `CloudDatabase/databaseChanges(since:resultsLimit:)`). Each user has a private database of their own; sign in, switch and
 /// sign out with ``signIn(as:)`` and ``signOut()``. Subscriptions are kept, and the pushes they would send are
 /// collected for ``takeNotifications()``.
 ///
