@@ -85,7 +85,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudServerFront {
     /// file within ``maximumTombstones``; call this to shrink it further. A token that could miss a deletion
     /// compacted away is expired afterwards: its client fetches the zone again from a `nil` token.
     public func compactChangeLog(keepingTombstones limit: Int) async throws {
-        try file.compactChangeLog(keepingTombstones: limit)
+        try await file.compactChangeLog(keepingTombstones: limit)
     }
 
     // MARK: The user

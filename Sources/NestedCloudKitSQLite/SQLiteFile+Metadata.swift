@@ -15,12 +15,6 @@ extension SQLiteFile {
         }
     }
 
-    /// Deletes the oldest tombstones of deleted records until at most `limit` remain; see
-    /// ``SQLiteCloudDatabase/compactChangeLog(keepingTombstones:)``.
-    func compactChangeLog(keepingTombstones limit: Int) throws {
-        _ = try writeRaw { database in try SQLiteChangeLog(database: database).compact(keepingTombstones: limit) }
-    }
-
     /// Whose database a file of a ``SQLiteCloudServer`` is: stored in the file, so that a server finds its users'
     /// files again whatever their names.
     typealias ServerStamp = UserDatabaseID

@@ -119,6 +119,14 @@ final class SQLiteFile: Sendable {
         try mappingFailures("writing") { try pool.write(body) }
     }
 
+    /// Deletes the oldest tombstones of deleted records until at most `limit` remain, without blocking the caller's
+    /// thread; see ``SQLiteCloudDatabase/compactChangeLog(keepingTombstones:)``.
+    func compactChangeLog(keepingTombstones limit: Int) async throws {
+        _ = try await mappingFailures("writing") {
+            try await pool.write { try SQLiteChangeLog(database: $0).compact(keepingTombstones: limit) }
+        }
+    }
+
     /// Reads the file itself, outside the records' rules.
     func readRaw<T>(_ body: (Database) throws -> T) throws -> T {
         try mappingFailures("reading") { try pool.read(body) }

@@ -135,8 +135,8 @@ public final class SQLiteCloudServer: Sendable {
 
     /// Compacts every file's change log down to `limit` tombstones; see
     /// ``SQLiteCloudDatabase/compactChangeLog(keepingTombstones:)``.
-    package func compactChangeLogs(keepingTombstones limit: Int) throws {
-        for file in files.all() { try file.compactChangeLog(keepingTombstones: limit) }
+    package func compactChangeLogs(keepingTombstones limit: Int) async throws {
+        for file in files.all() { try await file.compactChangeLog(keepingTombstones: limit) }
     }
 
     /// Closes every file. Requests made afterwards fail.
@@ -163,6 +163,6 @@ extension SQLiteCloudServer: MultiUserCloudServer {
 
     /// Expires every change token, by compacting away every tombstone a token could still need.
     package func expireEveryChangeToken() async throws {
-        try compactChangeLogs(keepingTombstones: 0)
+        try await compactChangeLogs(keepingTombstones: 0)
     }
 }
