@@ -92,7 +92,7 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudServerFront {
 
     /// The file's own user: a record name made when the file was created, the same every time it is opened.
     public func userRecordName() async throws -> String {
-        try file.userRecordName()
+        try await file.userRecordName()
     }
 
     /// Always `CloudAccountStatus.available`: a local file has no account to lose.

@@ -8,9 +8,10 @@ import NestedCloudKitServer
 extension SQLiteFile {
     /// The file's own user: a record name made when the file was created, the same every time it is opened; a
     /// server's file is its user's.
-    func userRecordName() throws -> String {
-        try readRaw { database in
-            try String.fetchOne(database, sql: "SELECT value FROM text_metadata WHERE key = 'user_record_name'")
+    func userRecordName() async throws -> String {
+        try await read { transaction in
+            try String.fetchOne(
+                transaction.database, sql: "SELECT value FROM text_metadata WHERE key = 'user_record_name'")
                 ?? "_defaultUser"
         }
     }

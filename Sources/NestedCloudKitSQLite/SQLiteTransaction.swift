@@ -14,7 +14,7 @@ package struct SQLiteTransaction: CloudStorageTransaction {
     let memo = Memo()
     package let now: Date
     /// The change tags given in this transaction, counting up from the file's counter (stored when it ends).
-    private let tags: ChangeTagSequence
+    package let changeTags: ChangeTagSequence
     private let firstTag: Int
     /// The rows of the records deleted, whose asset files can go once the transaction commits.
     private(set) var deletedRows: [Int64] = []
@@ -37,16 +37,14 @@ package struct SQLiteTransaction: CloudStorageTransaction {
         firstTag =
             writing
             ? try Int.fetchOne(database, sql: "SELECT value FROM metadata WHERE key = 'change_counter'") ?? 0 : 0
-        tags = ChangeTagSequence(after: firstTag)
+        changeTags = ChangeTagSequence(after: firstTag)
     }
-
-    package func nextChangeTag() -> String { tags.next() }
 
     /// Stores the change tag counter, and compacts the log if records were deleted.
     func finish(keepingTombstones maximumTombstones: Int) throws {
-        if tags.last != firstTag {
+        if changeTags.last != firstTag {
             try database.execute(
-                sql: "UPDATE metadata SET value = ? WHERE key = 'change_counter'", arguments: [tags.last])
+                sql: "UPDATE metadata SET value = ? WHERE key = 'change_counter'", arguments: [changeTags.last])
         }
         if removedAny { try log.compact(keepingTombstones: maximumTombstones) }
     }
@@ -63,7 +61,10 @@ package struct SQLiteTransaction: CloudStorageTransaction {
     }
 
     package func records(matching query: CloudQuery, in zone: CloudRecord.ZoneID) throws -> [CloudRecord] {
-        try QueryPlanner(transaction: self).records(matching: query, in: zone).map(\.record)
+        let matches = try QueryPlanner(transaction: self).records(matching: query, in: zone)
+        // Kept, so that a page's records with assets find their rows without reading them again.
+        for (row, record) in matches { memo.rows[record.id] = .some(row) }
+        return matches.map(\.record)
     }
 
     package func zones() throws -> [CloudRecord.ZoneID] {

@@ -53,6 +53,28 @@ struct InMemoryServerControlsTests {
         #expect(await database.allRecords.isEmpty)
     }
 
+    /// As on CloudKit, a request of a signed-out device still reaches the server: it is counted, a fault aimed at it
+    /// applies first, and only then does the account fail it; over the limit, the limit fails it first.
+    @Test func aSignedOutRequestIsCountedAndMeetsItsFaultBeforeTheAccountFailsIt() async throws {
+        let database = try await makeDatabase()
+        await database.resetStatistics()
+        await database.signOut()
+        await #expect(throws: CloudDatabaseError.notAuthenticated) { _ = try await database.allRecordZones() }
+        await database.failNextRequest(with: .networkFailure("dropped"))
+        await #expect(throws: CloudDatabaseError.networkFailure("dropped")) {
+            _ = try await database.records(for: [CloudRecord.ID(recordName: "x")])
+        }
+        await #expect(throws: CloudDatabaseError.limitExceeded(limit: 400, requested: 401)) {
+            _ = try await database.records(for: (0...400).map { CloudRecord.ID(recordName: "r\($0)") })
+        }
+        await #expect(throws: CloudDatabaseError.notAuthenticated) {
+            _ = try await database.acceptShare(shortGUID: "nothing")
+        }
+        let statistics = await database.statistics
+        #expect(statistics.requests == 4)
+        #expect(statistics.fetchRequests == 2)
+    }
+
     @Test func anAccountNotReadyFailsRequestsWithAnErrorToRetry() async throws {
         let database = try await makeDatabase()
         await database.setAccountStatus(.temporarilyUnavailable)

@@ -19,7 +19,7 @@ extension SQLiteCloudServer {
         /// The server's limit.
         public var maximumItemsPerRequest: Int { server.maximumItemsPerRequest }
 
-        package var cloudServer: CloudServer<SQLiteStorage> { server.server }
+        package var cloudServer: CloudServer<SQLiteStorage> { server.cloudServer }
 
         /// This database, as the server names it.
         package func serverDatabase() -> UserDatabaseID {

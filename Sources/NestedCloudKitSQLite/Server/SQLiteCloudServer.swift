@@ -32,7 +32,7 @@ public final class SQLiteCloudServer: Sendable {
     public let maximumItemsPerRequest: Int
 
     let files: SQLiteServerFiles
-    let server: CloudServer<SQLiteStorage>
+    let cloudServer: CloudServer<SQLiteStorage>
 
     /// Opens the server's directory, creating it if it doesn't exist, and brings every shared database up to
     /// date.
@@ -55,11 +55,11 @@ public final class SQLiteCloudServer: Sendable {
             throw SQLiteCloudDatabase.OpenError.cannotOpen(path: directory, reason: "\(error)")
         }
         files = SQLiteServerFiles(directory: directory, maximumTombstones: maximumTombstones)
-        server = CloudServer(
+        cloudServer = CloudServer(
             engine: SQLiteStorage(files: files, clock: clock), maximumItemsPerRequest: maximumItemsPerRequest,
             options: .sharedDatabases)
         try files.openExisting()
-        server.recoverSharedCopies()
+        cloudServer.recoverSharedCopies()
     }
 
     /// One user's private database: their own zones and records, and the shares they own.
@@ -83,7 +83,7 @@ public final class SQLiteCloudServer: Sendable {
     public func deleteZone(
         _ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason
     ) async throws {
-        try await server.deleteZone(zoneID, ofUser: user, reason: reason)
+        try await cloudServer.deleteZone(zoneID, ofUser: user, reason: reason)
     }
 
     /// Accepts a share as `user`, from the short GUID of its URL (`CloudShare.shortGUID`), as CloudKit Web
@@ -96,7 +96,7 @@ public final class SQLiteCloudServer: Sendable {
     ///   URL) and for the owner accepting their own share; `CloudDatabaseError.permissionFailure(_:)` for a user
     ///   a private share doesn't list.
     public func acceptShare(shortGUID: String, as user: String) async throws -> CloudShare {
-        try await server.acceptShare(shortGUID: shortGUID, as: user)
+        try await cloudServer.acceptShare(shortGUID: shortGUID) { user }
     }
 
     /// What a share's URL tells `user` before they accept it, from its short GUID, as Web Services'
@@ -111,26 +111,26 @@ public final class SQLiteCloudServer: Sendable {
     public func shareMetadata(shortGUID: String, fetchingRootRecord: Bool = false, as user: String) async throws
         -> CloudShare.Metadata
     {
-        try await server.shareMetadata(shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: user)
+        try await cloudServer.shareMetadata(shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord) { user }
     }
 
     /// The share with this short GUID, and the user whose database holds it: what a server serving share URLs
     /// looks up.
     package func share(withShortGUID shortGUID: String) async throws -> (owner: String, record: CloudRecord)? {
-        try await server.share(withShortGUID: shortGUID)
+        try await cloudServer.share(withShortGUID: shortGUID)
     }
 
     /// Every share a user owns or takes part in (invited, accepted, removed), with its owner: what an admin view of
     /// a user's shares lists.
     package func shares(involving user: String) async throws -> [(owner: String, record: CloudRecord)] {
-        try await server.shares(involving: user)
+        try await cloudServer.shares(involving: user)
     }
 
     /// The databases other users' requests changed since the last call: an owner's private database a participant
     /// wrote to or accepted a share of, a user's shared database that an owner's change (or their own share being
     /// accepted or left) changed. For a server that sends pushes of its own.
     package func takeDatabasesChangedByOthers() -> Set<UserDatabaseID> {
-        server.takeDatabasesChangedByOthers()
+        cloudServer.takeDatabasesChangedByOthers()
     }
 
     /// Compacts every file's change log down to `limit` tombstones; see

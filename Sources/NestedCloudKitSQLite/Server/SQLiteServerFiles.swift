@@ -27,7 +27,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
                 throw CloudDatabaseError.internalError("the server of \(directory) is closed: open it again")
             }
             let name = (scope == .shared ? "shared-" : "private-") + Self.safe(user) + ".sqlite"
-            let file = try makeDatabase(
+            let file = try makeFile(
                 path: path ?? URL(fileURLWithPath: directory).appendingPathComponent(name).path)
             if try file.serverStamp() != stamp { try file.stamp(stamp) }
             try file.prepareForServer()
@@ -53,7 +53,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
         for name in names.sorted()
         where name.hasSuffix(".sqlite") && (name.hasPrefix("private-") || name.hasPrefix("shared-")) {
             let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
-            guard let file = try? makeDatabase(path: path) else { continue }
+            guard let file = try? makeFile(path: path) else { continue }
             guard let stamp = try? file.serverStamp(), (try? file.prepareForServer()) != nil else {
                 try? file.close()
                 continue
@@ -89,7 +89,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
         for file in files { try file.close() }
     }
 
-    private func makeDatabase(path: String) throws -> SQLiteFile {
+    private func makeFile(path: String) throws -> SQLiteFile {
         try SQLiteFile(path: path, maximumTombstones: maximumTombstones)
     }
 

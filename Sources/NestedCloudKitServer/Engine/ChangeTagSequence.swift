@@ -1,5 +1,6 @@
-/// The change tags of one transaction, counting up from the last one its database gave: short, and unique within
-/// the database. A reference, so that the rules can take tags from a transaction they only read.
+/// The change tags of one transaction, counting up from the last one given (by the database, or by the whole
+/// in-memory server): short, and unique within the database. A reference, so that the rules can take tags from a
+/// transaction they only read.
 package final class ChangeTagSequence {
     /// The last number given.
     package private(set) var last: Int

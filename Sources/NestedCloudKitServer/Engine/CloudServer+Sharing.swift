@@ -16,8 +16,10 @@ extension CloudServer {
     /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a short GUID no share has (a forged or mistyped
     ///   URL) and for the owner accepting their own share; `CloudDatabaseError.permissionFailure(_:)` for a user
     ///   a private share doesn't list.
-    package func acceptShare(shortGUID: String, as user: String) async throws -> CloudShare {
-        try await request(.modify, items: 1) { try await accept(shortGUID: shortGUID, as: user) }
+    package func acceptShare(shortGUID: String, as user: @escaping @Sendable () async throws -> String) async throws
+        -> CloudShare
+    {
+        try await request(.modify, items: 1) { try await accept(shortGUID: shortGUID, as: try await user()) }
     }
 
     private func accept(shortGUID: String, as user: String) async throws -> CloudShare {
@@ -31,7 +33,7 @@ extension CloudServer {
             else { throw SharedDatabaseRules.unknownShortGUID(shortGUID) }
             var accepted = share
             accepted.shareContents = try ShareAccess.accepting(contents, by: user, shareID: share.id)
-            accepted.systemFields?.changeTag = stored.nextChangeTag()
+            accepted.systemFields?.changeTag = stored.changeTags.next()
             accepted.systemFields?.modificationDate = CloudValue.normalizedDate(stored.now)
             try stored.write([accepted], removing: [], contents: [:], asCopy: false)
             return accepted
@@ -47,14 +49,14 @@ extension CloudServer {
     /// - Parameters:
     ///   - shortGUID: The last part of the share's URL.
     ///   - fetchingRootRecord: Whether to include the root record (for a hierarchy share).
-    ///   - user: Who asks.
+    ///   - user: Who asks, found once the request is admitted.
     /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a short GUID no share has;
     ///   `CloudDatabaseError.permissionFailure(_:)` for a user a private share doesn't list.
-    package func shareMetadata(shortGUID: String, fetchingRootRecord: Bool, as user: String) async throws
-        -> CloudShare.Metadata
-    {
+    package func shareMetadata(
+        shortGUID: String, fetchingRootRecord: Bool, as user: @escaping @Sendable () async throws -> String
+    ) async throws -> CloudShare.Metadata {
         try await request(.fetch, items: 1) {
-            try await metadata(shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: user)
+            try await metadata(shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: try await user())
         }
     }
 
@@ -161,7 +163,7 @@ extension CloudServer {
         for id in shareIDs {
             guard var share = try stored.record(withID: id), let contents = share.shareContents else { continue }
             share.shareContents = ShareAccess.leaving(contents, by: user)
-            share.systemFields?.changeTag = stored.nextChangeTag()
+            share.systemFields?.changeTag = stored.changeTags.next()
             share.systemFields?.modificationDate = CloudValue.normalizedDate(stored.now)
             share.systemFields?.lastModifiedUserRecordName = user
             written.append(share)

@@ -15,6 +15,10 @@ package struct CloudServerOptions: OptionSet, Sendable {
     package static let notifications = CloudServerOptions(rawValue: 2)
 }
 
+/// How a request finds the database it goes to, once the server has admitted it: a front's user may be signed out,
+/// which fails the request after it is counted and delayed, as CloudKit's would.
+package typealias DatabaseResolver = @Sendable () async throws -> UserDatabaseID
+
 /// Every `CloudDatabase` request implemented once, over any ``CloudStorageEngine``: the in-memory server, a SQLite
 /// file and the SQLite server are fronts of one of these.
 ///
@@ -30,7 +34,8 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     /// What every request passes through on a test's server (numbers, latency, faults, statistics), or `nil`.
     package let gate: RequestGate?
     let options: CloudServerOptions
-    let copies: SharedCopies<Engine>
+    /// The participants' copies, on a server whose users share records (``CloudServerOptions/sharedDatabases``).
+    let copies: SharedCopies<Engine>?
     let events = ServerEvents()
 
     package init(
@@ -40,23 +45,23 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         self.maximumItemsPerRequest = maximumItemsPerRequest
         self.options = options
         self.gate = gate
-        copies = SharedCopies(engine: engine)
+        copies = options.contains(.sharedDatabases) ? SharedCopies(engine: engine) : nil
     }
 
     /// Brings the shared databases an earlier run left up to date with their owners': a process killed between an
     /// owner's write and the copies' refresh left them behind.
     package func recoverSharedCopies() {
-        guard options.contains(.sharedDatabases) else { return }
-        noteChanged(copies.recover())
+        if let copies { noteChanged(copies.recover()) }
     }
 
     // MARK: Records
 
     /// Fetches records by ID; see `CloudDatabase.records(for:desiredKeys:)`.
     package func records(
-        for ids: [CloudRecord.ID], desiredKeys: [String]?, in database: UserDatabaseID
+        for ids: [CloudRecord.ID], desiredKeys: [String]?, in resolveDatabase: @escaping DatabaseResolver
     ) async throws -> CloudRecordResults {
         try await request(.fetch, items: ids.count) {
+            let database = try await resolveDatabase()
             let faults = ids.reduce(into: CloudRecordResults()) { faults, id in
                 if let fault = gate?.takeFailure(of: id) { faults[id] = .failure(fault) }
             }
@@ -81,9 +86,10 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     /// once the shares the user accepted allow each item.
     package func modifyRecords(
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
-        in database: UserDatabaseID
+        in resolveDatabase: @escaping DatabaseResolver
     ) async throws -> CloudModifyResults {
         try await request(.modify, items: operations.count) {
+            let database = try await resolveDatabase()
             // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
             var failures = failures
             for id in operations.map(\.id) where failures[id] == nil {
@@ -137,10 +143,10 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         contents: [AssetKey: Data], madeBy user: String, to stored: inout Engine.Transaction, tracking: Bool,
         into change: inout OwnerChange
     ) throws -> CloudModifyResults {
-        let tags = stored
+        let tags = stored.changeTags
         let plan = try CloudModificationPlan(
             operations, atomically: atomically, store: stored, failures: failures, now: stored.now,
-            userRecordName: user, makeChangeTag: tags.nextChangeTag)
+            userRecordName: user, makeChangeTag: tags.next)
         try write(
             plan.recordsToWrite, removing: plan.recordIDsToRemove, contents: contents, to: &stored,
             tracking: tracking, into: &change)
@@ -166,10 +172,11 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     /// and deleting one leaves every share of it the user joined.
     package func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID],
-        in database: UserDatabaseID
+        in resolveDatabase: @escaping DatabaseResolver
     ) async throws -> CloudZoneModifyResults {
         try await request(.zones, items: zonesToSave.count + zonesToDelete.count) {
-            try await changeZones(saving: zonesToSave, deleting: zonesToDelete, in: database)
+            let database = try await resolveDatabase()
+            return try await changeZones(saving: zonesToSave, deleting: zonesToDelete, in: database)
         }
     }
 
@@ -210,8 +217,11 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     }
 
     /// Every zone of a database, sorted by name.
-    package func allRecordZones(in database: UserDatabaseID) async throws -> [CloudRecord.ZoneID] {
-        try await request(.zones, items: 0) { try await read(database) { try $0.zones() } }
+    package func allRecordZones(in resolveDatabase: @escaping DatabaseResolver) async throws -> [CloudRecord.ZoneID] {
+        try await request(.zones, items: 0) {
+            let database = try await resolveDatabase()
+            return try await read(database) { try $0.zones() }
+        }
     }
 
     /// Deletes a zone of a user's private database as something other than the app would: the user deleting the
@@ -231,9 +241,11 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
 
     /// One page of a query, from its cursor; see ``CloudRecordStoringDatabase``.
     package func queryPage(
-        from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int, in database: UserDatabaseID
+        from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int,
+        in resolveDatabase: @escaping DatabaseResolver
     ) async throws -> CloudQueryPage {
         try await request(.query, items: 0) {
+            let database = try await resolveDatabase()
             let paging = try CloudQueryPaging(
                 from: cursor, resultsLimit: resultsLimit, maximumItemsPerRequest: maximumItemsPerRequest)
             let page: CloudQueryPage = try await read(database) { stored in
@@ -253,10 +265,11 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     /// `CloudDatabase.recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)`.
     package func recordZoneChanges(
         inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
-        resultsLimit: Int?, in database: UserDatabaseID
+        resultsLimit: Int?, in resolveDatabase: @escaping DatabaseResolver
     ) async throws -> CloudRecordZoneChanges {
         let maximum = maximumItemsPerRequest
         return try await request(.zoneChanges, items: 0) {
+            let database = try await resolveDatabase()
             let changes = try await read(database) { stored in
                 try ChangePages.recordZoneChanges(
                     inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
@@ -269,11 +282,12 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
 
     /// The zones created, changed and deleted since a token; see `CloudDatabase.databaseChanges(since:resultsLimit:)`.
     package func databaseChanges(
-        since token: CloudChangeToken?, resultsLimit: Int?, in database: UserDatabaseID
+        since token: CloudChangeToken?, resultsLimit: Int?, in resolveDatabase: @escaping DatabaseResolver
     ) async throws -> CloudDatabaseChanges {
         let maximum = maximumItemsPerRequest
         return try await request(.databaseChanges, items: 0) {
-            try await read(database) { stored in
+            let database = try await resolveDatabase()
+            return try await read(database) { stored in
                 try ChangePages.databaseChanges(
                     since: token, resultsLimit: resultsLimit, maximum: maximum, in: stored)
             }
@@ -286,10 +300,12 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     /// database takes database subscriptions only, as CloudKit's.
     package func modifySubscriptions(
         saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID],
-        in database: UserDatabaseID
+        in resolveDatabase: @escaping DatabaseResolver
     ) async throws -> CloudSubscriptionModifyResults {
         try await request(.subscriptions, items: subscriptionsToSave.count + subscriptionIDsToDelete.count) {
-            try await changeSubscriptions(saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, in: database)
+            let database = try await resolveDatabase()
+            return try await changeSubscriptions(
+                saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, in: database)
         }
     }
 
@@ -322,8 +338,11 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     }
 
     /// Every subscription of a database, by ID.
-    package func allSubscriptions(in database: UserDatabaseID) async throws -> [CloudSubscription] {
-        try await request(.subscriptions, items: 0) { try await read(database) { try $0.subscriptions() } }
+    package func allSubscriptions(in resolveDatabase: @escaping DatabaseResolver) async throws -> [CloudSubscription] {
+        try await request(.subscriptions, items: 0) {
+            let database = try await resolveDatabase()
+            return try await read(database) { try $0.subscriptions() }
+        }
     }
 
     // MARK: What a request changed
@@ -359,8 +378,7 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     }
 
     private func refreshSharedCopies(after changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) {
-        guard options.contains(.sharedDatabases) else { return }
-        noteChanged(copies.refresh(changes, ownedBy: owner))
+        if let copies { noteChanged(copies.refresh(changes, ownedBy: owner)) }
     }
 
     /// Tells the users whose shared database a refresh changed.
@@ -385,7 +403,7 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     func read<T: Sendable>(
         _ database: UserDatabaseID, _ body: @escaping @Sendable (Engine.Transaction) throws -> T
     ) async throws -> T {
-        if database.scope == .shared, copies.hasPending { refreshSharedCopies(after: [:], ownedBy: "") }
+        if database.scope == .shared, copies?.hasPending == true { refreshSharedCopies(after: [:], ownedBy: "") }
         return try await engine.read(database, body)
     }
 

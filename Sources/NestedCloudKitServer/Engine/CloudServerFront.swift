@@ -17,7 +17,7 @@ package protocol CloudServerFront: CloudRecordStoringDatabase {
 extension CloudServerFront {
     /// Fetches records by ID; see `CloudDatabase/records(for:desiredKeys:)`.
     public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
-        try await cloudServer.records(for: ids, desiredKeys: desiredKeys, in: try await serverDatabase())
+        try await cloudServer.records(for: ids, desiredKeys: desiredKeys, in: serverDatabase)
     }
 
     /// Applies the items of a modify request under CloudKit's rules, as Web Services names them.
@@ -25,7 +25,7 @@ extension CloudServerFront {
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError]
     ) async throws -> CloudModifyResults {
         try await cloudServer.modifyRecords(
-            operations, atomically: atomically, failing: failures, in: try await serverDatabase())
+            operations, atomically: atomically, failing: failures, in: serverDatabase)
     }
 
     /// One page of a query, from its cursor; see ``CloudRecordStoringDatabase``.
@@ -33,7 +33,7 @@ extension CloudServerFront {
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
         try await cloudServer.queryPage(
-            from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit, in: try await serverDatabase())
+            from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit, in: serverDatabase)
     }
 
     /// Creates and deletes zones; see `CloudDatabase/modifyRecordZones(saving:deleting:)`. Deleting a zone deletes
@@ -43,12 +43,12 @@ extension CloudServerFront {
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
     ) async throws -> CloudZoneModifyResults {
         try await cloudServer.modifyRecordZones(
-            saving: zonesToSave, deleting: zonesToDelete, in: try await serverDatabase())
+            saving: zonesToSave, deleting: zonesToDelete, in: serverDatabase)
     }
 
     /// Every zone of the database, sorted by name; see `CloudDatabase/allRecordZones()`.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
-        try await cloudServer.allRecordZones(in: try await serverDatabase())
+        try await cloudServer.allRecordZones(in: serverDatabase)
     }
 
     /// The changes to a custom zone's records since a token; see
@@ -60,13 +60,13 @@ extension CloudServerFront {
     ) async throws -> CloudRecordZoneChanges {
         try await cloudServer.recordZoneChanges(
             inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
-            in: try await serverDatabase())
+            in: serverDatabase)
     }
 
     /// The zones created, changed and deleted since a token; see `CloudDatabase/databaseChanges(since:resultsLimit:)`.
     public func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges
     {
-        try await cloudServer.databaseChanges(since: token, resultsLimit: resultsLimit, in: try await serverDatabase())
+        try await cloudServer.databaseChanges(since: token, resultsLimit: resultsLimit, in: serverDatabase)
     }
 
     /// Saves and deletes subscriptions; see `CloudDatabase/modifySubscriptions(saving:deleting:)`. A shared
@@ -75,11 +75,11 @@ extension CloudServerFront {
         saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
     ) async throws -> CloudSubscriptionModifyResults {
         try await cloudServer.modifySubscriptions(
-            saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, in: try await serverDatabase())
+            saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, in: serverDatabase)
     }
 
     /// Every subscription of the database, by ID; see `CloudDatabase/allSubscriptions()`.
     public func allSubscriptions() async throws -> [CloudSubscription] {
-        try await cloudServer.allSubscriptions(in: try await serverDatabase())
+        try await cloudServer.allSubscriptions(in: serverDatabase)
     }
 }

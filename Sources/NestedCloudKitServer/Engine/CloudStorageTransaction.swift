@@ -11,8 +11,9 @@ package protocol CloudStorageTransaction: CloudRecordStore, SharedZoneShape, Cha
     /// The time of the transaction, for the system fields it writes.
     var now: Date { get }
 
-    /// A change tag no record of the database had.
-    func nextChangeTag() -> String
+    /// The change tags the transaction gives, none of which a record of the database had: a reference, so that the
+    /// rules take tags from a transaction they only read, and nothing copies the transaction to reach them.
+    var changeTags: ChangeTagSequence { get }
 
     /// The record as a fetch returns it: with a local file for each asset that has contents.
     func withAssetFiles(_ record: CloudRecord) throws -> CloudRecord

@@ -18,7 +18,7 @@ extension InMemoryCloudDatabase {
 
     /// Accepts a share as the caller's user; the share comes back as they name it, in the owner's zone.
     func acceptShare(shortGUID: String, as caller: Caller) async throws -> CloudShare {
-        try await cloudServer.acceptShare(shortGUID: shortGUID, as: try user(of: caller))
+        try await cloudServer.acceptShare(shortGUID: shortGUID) { try await self.user(of: caller) }
     }
 
     /// What a share's URL tells the signed-in user before they accept it, from its short GUID, as Web Services'
@@ -36,8 +36,9 @@ extension InMemoryCloudDatabase {
     func shareMetadata(shortGUID: String, fetchingRootRecord: Bool, as caller: Caller) async throws
         -> CloudShare.Metadata
     {
-        try await cloudServer.shareMetadata(
-            shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord, as: try user(of: caller))
+        try await cloudServer.shareMetadata(shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord) {
+            try await self.user(of: caller)
+        }
     }
 
     /// Every share a user owns or takes part in (invited, accepted, removed), with its owner, by owner, zone and

@@ -1,8 +1,9 @@
 import Foundation
 import NestedCloudKitCodable
 
-// What a test sets on the in-memory database: latency, injected faults (kept in RequestGate, which FaultInjectingDatabase shares), users and
-// accounts, expired tokens and zones deleted as the user or CloudKit would.
+// What a test sets on the in-memory database: latency and injected faults (kept in a RequestGate, as
+// FaultInjectingDatabase keeps them), users and accounts, expired tokens and zones deleted as the user or CloudKit
+// would.
 
 extension InMemoryCloudDatabase {
     // MARK: Test controls

@@ -92,8 +92,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudServerFront {
     }
 
     func userRecordName(as caller: Caller) async throws -> String {
-        let user = Result { try self.user(of: caller) }
-        return try await cloudServer.request(.account, items: 0) { try user.get() }
+        try await cloudServer.request(.account, items: 0) { try await self.user(of: caller) }
     }
 
     /// Whether a user is signed in, or the status ``setAccountStatus(_:)`` set; see

@@ -57,15 +57,13 @@ package final class InMemoryStorage: CloudStorageEngine {
     package func writeNow<T>(_ database: UserDatabaseID, _ body: (inout InMemoryTransaction) throws -> T) throws -> T {
         let now = clock.now()
         return try state.withLock { state in
-            let stored =
-                state.databases.removeValue(forKey: database)
-                ?? Self.empty(database, generation: state.takeGeneration())
+            // Taken out rather than copied: changing a copy the dictionary still holds would copy it whole.
             var transaction = InMemoryTransaction(
-                database: stored, now: now, tags: ChangeTagSequence(after: state.lastChangeTag),
-                nextGeneration: state.nextGeneration)
+                database: Self.take(database, from: &state), now: now,
+                changeTags: ChangeTagSequence(after: state.lastChangeTag), nextGeneration: state.nextGeneration)
             defer {
                 state.databases[database] = transaction.database
-                state.lastChangeTag = transaction.tags.last
+                state.lastChangeTag = transaction.changeTags.last
                 state.nextGeneration = transaction.nextGeneration
             }
             return try body(&transaction)
@@ -118,6 +116,11 @@ package final class InMemoryStorage: CloudStorageEngine {
         state.withLock { state in
             state.databases[database].map { Array($0.storage.records.values) } ?? []
         }
+    }
+
+    /// A database taken out of the state, or a new one.
+    private static func take(_ database: UserDatabaseID, from state: inout State) -> InMemoryUserDatabase {
+        state.databases.removeValue(forKey: database) ?? empty(database, generation: state.takeGeneration())
     }
 
     private static func empty(_ database: UserDatabaseID, generation: Int) -> InMemoryUserDatabase {

@@ -6,11 +6,9 @@ import NestedCloudKitCodable
 package struct InMemoryTransaction: CloudStorageTransaction {
     var database: InMemoryUserDatabase
     package let now: Date
-    let tags: ChangeTagSequence
+    package let changeTags: ChangeTagSequence
     /// The generation the next new change log gets, handed back to the storage when the transaction ends.
     var nextGeneration: Int
-
-    package func nextChangeTag() -> String { tags.next() }
 
     // MARK: Records
 

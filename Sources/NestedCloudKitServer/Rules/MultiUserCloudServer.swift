@@ -23,7 +23,7 @@ package protocol MultiUserCloudServer: AnyObject, Sendable {
 
     /// The databases other users' requests changed since the last call: a server that sends pushes of its own
     /// tells their subscribers.
-    func takeDatabasesChangedByOthers() async -> Set<SharedDatabaseRules.ChangedDatabase>
+    func takeDatabasesChangedByOthers() async -> Set<UserDatabaseID>
 
     /// Expires every change token handed out, in every user's databases, as CloudKit does after a while.
     func expireEveryChangeToken() async throws

@@ -8,11 +8,6 @@ import NestedCloudKitCodable
 /// The owner's database holds the one copy of each record. A participant's shared database shows what the shares
 /// they accepted cover, under the owner's zone names (`CloudRecord/ZoneID/sharedName(ownedBy:)`).
 package enum SharedDatabaseRules {
-    /// A user's private or shared database that another user's request changed: an owner's a participant wrote
-    /// to, a participant's an owner's change showed more or less of. A server that sends pushes sends them to
-    /// these too.
-    package typealias ChangedDatabase = UserDatabaseID
-
     /// Whether `user` joined this share: an accepted participant, not its owner.
     package static func hasAccepted(_ share: CloudRecord, _ user: String) -> Bool {
         share.shareContents?.participants.contains {
