@@ -81,10 +81,7 @@ final class SQLiteFile: Sendable {
         let (assets, maximumTombstones) = (assets, maximumTombstones)
         let (result, deletedRows) = try await mappingFailures("writing") {
             try await pool.write { database in
-                var transaction = try SQLiteTransaction(database: database, assets: assets, now: now, writing: true)
-                let result = try body(&transaction)
-                try transaction.finish(keepingTombstones: maximumTombstones)
-                return (result, transaction.deletedRows)
+                try Self.transaction(database, assets, maximumTombstones, now: now, body)
             }
         }
         assets.removeFiles(ofRows: deletedRows)
@@ -103,15 +100,22 @@ final class SQLiteFile: Sendable {
     /// Runs a write transaction now, blocking the caller; see ``readNow(_:)``.
     func writeNow<T>(now: Date, _ body: (inout SQLiteTransaction) throws -> T) throws -> T {
         let (result, deletedRows) = try mappingFailures("writing") {
-            try pool.write { database in
-                var transaction = try SQLiteTransaction(database: database, assets: assets, now: now, writing: true)
-                let result = try body(&transaction)
-                try transaction.finish(keepingTombstones: maximumTombstones)
-                return (result, transaction.deletedRows)
-            }
+            try pool.write { database in try Self.transaction(database, assets, maximumTombstones, now: now, body) }
         }
         assets.removeFiles(ofRows: deletedRows)
         return result
+    }
+
+    /// A write transaction's body, then what ends it: the change tags stored, the log compacted; returns the
+    /// result and the rows of the records deleted.
+    private static func transaction<T>(
+        _ database: Database, _ assets: AssetFiles, _ maximumTombstones: Int, now: Date,
+        _ body: (inout SQLiteTransaction) throws -> T
+    ) throws -> (T, [Int64]) {
+        var transaction = try SQLiteTransaction(database: database, assets: assets, now: now, writing: true)
+        let result = try body(&transaction)
+        try transaction.finish(keepingTombstones: maximumTombstones)
+        return (result, transaction.deletedRows)
     }
 
     /// Runs a transaction on the file itself, outside the records' rules: stamps, compaction, metadata.
