@@ -75,6 +75,21 @@ struct InMemoryServerControlsTests {
         #expect(statistics.fetchRequests == 2)
     }
 
+    /// Only writes take time from the clock: a test's stepping clock stamps consecutive saves a step apart, however
+    /// many reads (fetches, queries, the server's own reads of subscriptions and shares) come between them.
+    @Test func readsTakeNoTimeFromTheClock() async throws {
+        let database = try await makeDatabase()
+        let first = try await database.save(record("Note", "first", ["text": .string("a")], zone: zone))
+        for _ in 0..<3 {
+            _ = try await database.records(for: [first.id])
+            _ = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
+        }
+        let second = try await database.save(record("Note", "second", ["text": .string("b")], zone: zone))
+        let firstDate = try #require(first.systemFields?.modificationDate)
+        let secondDate = try #require(second.systemFields?.modificationDate)
+        #expect(secondDate.timeIntervalSince(firstDate) == 1)
+    }
+
     @Test func anAccountNotReadyFailsRequestsWithAnErrorToRetry() async throws {
         let database = try await makeDatabase()
         await database.setAccountStatus(.temporarilyUnavailable)

@@ -8,7 +8,7 @@ import NestedCloudKitCodable
 /// database's copies read (``SharedCopies``). The writes keep the change logs themselves: a record written or removed is logged in its
 /// zone, a zone created or deleted in the database's log, in the same transaction.
 package protocol CloudStorageTransaction: CloudRecordStore, SharedZoneShape, ChangeLogReading {
-    /// The time of the transaction, for the system fields it writes.
+    /// The time of a write transaction, for the system fields it writes (a read's means nothing).
     var now: Date { get }
 
     /// The change tags the transaction gives, none of which a record of the database had: a reference, so that the

@@ -50,13 +50,19 @@ package final class InMemoryStorage: CloudStorageEngine {
         }
     }
 
+    /// A read takes no time from the clock: only writes stamp records, so a test's stepping clock counts writes.
     package func readNow<T>(_ database: UserDatabaseID, _ body: (InMemoryTransaction) throws -> T) throws -> T {
-        try writeNow(database) { try body($0) }
+        try transaction(database, now: .distantPast) { try body($0) }
     }
 
     package func writeNow<T>(_ database: UserDatabaseID, _ body: (inout InMemoryTransaction) throws -> T) throws -> T {
-        let now = clock.now()
-        return try state.withLock { state in
+        try transaction(database, now: clock.now(), body)
+    }
+
+    private func transaction<T>(
+        _ database: UserDatabaseID, now: Date, _ body: (inout InMemoryTransaction) throws -> T
+    ) throws -> T {
+        try state.withLock { state in
             // Taken out rather than copied: changing a copy the dictionary still holds would copy it whole.
             var transaction = InMemoryTransaction(
                 database: Self.take(database, from: &state), now: now,
