@@ -62,9 +62,12 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     ) async throws -> CloudRecordResults {
         try await request(.fetch, items: ids.count) {
             let database = try await resolveDatabase()
-            let faults = ids.reduce(into: CloudRecordResults()) { faults, id in
-                if let fault = gate?.takeFailure(of: id) { faults[id] = .failure(fault) }
-            }
+            let faults =
+                gate.map { gate in
+                    ids.reduce(into: CloudRecordResults()) { faults, id in
+                        if let fault = gate.takeFailure(of: id) { faults[id] = .failure(fault) }
+                    }
+                } ?? [:]
             let results = try await read(database) { stored in
                 var results: CloudRecordResults = [:]
                 for id in ids where faults[id] == nil {
@@ -77,7 +80,8 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
                 return results
             }
             gate?.count { $0.recordsFetched += results.values.count { !$0.failed } }
-            return results.merging(faults) { fetched, _ in fetched }
+            // Most requests meet no fault: their results aren't copied into a new dictionary.
+            return faults.isEmpty ? results : results.merging(faults) { fetched, _ in fetched }
         }
     }
 
@@ -92,8 +96,10 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
             let database = try await resolveDatabase()
             // An injected record fault acts like a server-side failure of that item, atomic rollbacks included.
             var failures = failures
-            for id in operations.map(\.id) where failures[id] == nil {
-                if let fault = gate?.takeFailure(of: id) { failures[id] = fault }
+            if let gate {
+                for operation in operations where failures[operation.id] == nil {
+                    if let fault = gate.takeFailure(of: operation.id) { failures[operation.id] = fault }
+                }
             }
             let results = try await modify(operations, atomically: atomically, failing: failures, in: database)
             gate?.count { statistics in
