@@ -106,8 +106,9 @@ struct UploadOutcomeTests {
                 deleteResults: [:]
             ),
             recreatedZones: [])
-        #expect(outcome.sendAgain.map(\.id) == [records[0].id, records[1].id])
-        #expect(outcome.transient == .serviceUnavailable(retryAfter: 3))
+        #expect(outcome.sendAgain.map(\.id) == [records[0].id])
+        #expect(outcome.transient.map(\.upload.entry.id) == [records[1].id])
+        #expect(outcome.transient.map(\.error) == [.serviceUnavailable(retryAfter: 3)])
         #expect(outcome.halt == .quotaExceeded)
         #expect(outcome.refused.map(\.error) == [.invalidArguments("bad field")])
         #expect(outcome.saved.isEmpty && outcome.deleted.isEmpty)
@@ -133,13 +134,17 @@ struct UploadOutcomeTests {
         let again = UploadOutcome(uploads, results: results, recreatedZones: [Self.zone])
         #expect(again.lostZones == [UploadOutcome.LostZone(zoneID: purged, reason: .purged)])
         #expect(again.sendAgain.map(\.id) == [Self.id("c")])
+        #expect(again.leftQueued.map(\.upload.entry.id) == [a.id, b.id])
+        #expect(again.leftQueued.map(\.error) == [.zoneNotFound(Self.zone), .zoneNotFound(Self.zone)])
         #expect(again.refused.isEmpty)
     }
 
-    @Test func aChangeWithoutAnAnswerWaitsForTheNextSync() {
+    @Test func aChangeWithoutAnAnswerIsLeftQueuedForTheNextSync() {
         let outcome = UploadOutcome(
             [Self.save(Self.note("a", "x")), Self.delete("b")], results: (saveResults: [:], deleteResults: [:]),
             recreatedZones: [])
+        #expect(outcome.leftQueued.map(\.upload.entry.id) == [Self.id("a"), Self.id("b")])
+        #expect(outcome.leftQueued.map(\.error) == [.serverResponseLost, .serverResponseLost])
         #expect(outcome.saved.isEmpty && outcome.deleted.isEmpty && outcome.refused.isEmpty)
         #expect(outcome.sendAgain.isEmpty && outcome.conflicts.isEmpty && outcome.serverDeletions.isEmpty)
     }

@@ -16,23 +16,41 @@ extension SyncEngine {
         var attempted: Set<UploadKey> = []
         var resends: [UploadKey: Int] = [:]
         var conflictRounds: [CloudRecord.ID: Int] = [:]
-        var transientFailures = 0
+        /// How many times each record's change failed for a reason that passes in this sync: each record is tried
+        /// at most ``SyncRetryPolicy/maximumAttempts`` times, whatever happens to the others.
+        var transientFailures: [CloudRecord.ID: Int] = [:]
         /// The zones this sync created again after the server lost them: once each.
         var recreatedZones: Set<CloudRecord.ZoneID> = []
+        /// Changes this sync gave up on for now for a reason that may pass, and that reason: while one of them is
+        /// still queued at the end, the sync ends with the reason, not as a success.
+        var leftQueued: [CloudRecord.ID: CloudDatabaseError] = [:]
+        /// The records the pending deletions' records referenced, read once a sync (``SyncLedger/nextUploads``).
+        var deletionReferences = DeletionReferences()
 
-        /// Makes a change part of a later batch of this sync again, at most ``maximumImmediateResends`` times.
-        mutating func sendAgain(_ key: UploadKey) {
+        /// Makes a change part of a later batch of this sync again, at most ``maximumImmediateResends`` times; after
+        /// that it is left queued with `reason`.
+        mutating func sendAgain(_ key: UploadKey, because reason: CloudDatabaseError) {
             resends[key, default: 0] += 1
-            if resends[key, default: 0] <= SyncEngine.maximumImmediateResends { attempted.remove(key) }
+            if resends[key, default: 0] <= SyncEngine.maximumImmediateResends {
+                attempted.remove(key)
+            } else {
+                leftQueued[key.id] = reason
+            }
         }
     }
 
     /// Sends the pending changes in batches until none is left that this sync hasn't tried.
+    ///
+    /// - Throws: The reason a change this sync tried is still queued when nothing is left to try (a rate limit
+    ///   that outlasted the retries, a conflict the server kept renewing, an answer the server never gave): a
+    ///   sync never ends as a success while a change it sent is still waiting for a reason that may pass.
     func sendChanges() async throws {
         var progress = SendProgress()
         while true {
-            let uploads = try await ledger.nextUploads(limit: batchSize, excluding: progress.attempted)
-            guard !uploads.isEmpty else { return }
+            let (uploads, references) = try await ledger.nextUploads(
+                limit: batchSize, excluding: progress.attempted, deletionReferences: progress.deletionReferences)
+            progress.deletionReferences = references
+            guard !uploads.isEmpty else { return try await checkNothingLeftQueued(progress) }
             try await ledger.markSent(uploads)
             // Changes to zones others share with the user go to the shared database, the rest to the private one.
             let shared = uploads.filter { $0.entry.id.zoneID.isShared && sharedDatabase != nil }
@@ -41,7 +59,8 @@ extension SyncEngine {
                 guard let results = try await send(batch, to: database, progress: &progress) else { continue }
                 progress.attempted.formUnion(batch.map(\.key))
                 let outcome = UploadOutcome(batch, results: results, recreatedZones: progress.recreatedZones)
-                for key in outcome.sendAgain { progress.sendAgain(key) }
+                for key in outcome.sendAgain { progress.sendAgain(key, because: Self.resendReason(key, in: results)) }
+                for left in outcome.leftQueued { progress.leftQueued[left.upload.entry.id] = left.error }
                 try await act(on: outcome, progress: &progress)
             }
         }
@@ -104,7 +123,12 @@ extension SyncEngine {
         for conflict in outcome.conflicts {
             let id = conflict.upload.entry.id
             progress.conflictRounds[id, default: 0] += 1
-            guard progress.conflictRounds[id, default: 0] <= Self.maximumConflictRounds else { continue }
+            guard progress.conflictRounds[id, default: 0] <= Self.maximumConflictRounds else {
+                // The server keeps changing it: it waits for the next sync, and this one doesn't end as a success.
+                progress.leftQueued[id] = .serverRecordChanged(
+                    server: conflict.server, client: conflict.upload.record ?? conflict.server, ancestor: nil)
+                continue
+            }
             do {
                 try await resolveConflict(server: conflict.server)
             } catch let error as SyncError {
@@ -123,10 +147,43 @@ extension SyncEngine {
             try await zoneWasDeleted(zone.zoneID, reason: zone.reason)
         }
         if let halt = outcome.halt { throw halt }
-        if let transient = outcome.transient {
-            progress.transientFailures += 1
-            guard progress.transientFailures < configuration.retry.maximumAttempts else { throw transient }
-            try await wait(after: transient, attempt: progress.transientFailures)
+        try await retry(outcome.transient, progress: &progress)
+    }
+
+    /// Counts each change's transient failure against that change alone, and makes it part of a later batch of
+    /// this sync after one wait for all of them (the longest backoff any needs, at least the longest `retryAfter`).
+    /// A change tried ``SyncRetryPolicy/maximumAttempts`` times ends the sync with its error; it stays queued.
+    private func retry(_ failures: [UploadOutcome.Refused], progress: inout SendProgress) async throws {
+        guard !failures.isEmpty else { return }
+        var attempt = 0
+        for failure in failures {
+            let id = failure.upload.entry.id
+            progress.transientFailures[id, default: 0] += 1
+            let failed = progress.transientFailures[id, default: 0]
+            guard failed < configuration.retry.maximumAttempts else { throw failure.error }
+            progress.attempted.remove(failure.upload.key)
+            attempt = max(attempt, failed)
+        }
+        let longest = failures.max { ($0.error.retryAfter ?? 0) < ($1.error.retryAfter ?? 0) }
+        if let longest { try await wait(after: longest.error, attempt: attempt) }
+    }
+
+    /// Why a change is sent again at once: the failure the server answered it with.
+    private static func resendReason(_ key: UploadKey, in results: CloudModifyResults) -> CloudDatabaseError {
+        let result = results.saveResults[key.id].map { $0.map { _ in () } } ?? results.deleteResults[key.id]
+        if case .failure(let error)? = result { return error }
+        return .batchRequestFailed(key.id)
+    }
+
+    /// Ends the sending with the reason a change this sync left behind for a reason that may pass is still queued
+    /// (not halted: a halted change has had its event, and waits for the app).
+    private func checkNothingLeftQueued(_ progress: SendProgress) async throws {
+        guard !progress.leftQueued.isEmpty else { return }
+        let ids = progress.leftQueued.keys.sorted { $0.recordName < $1.recordName }
+        let states = try await ledger.localStates(ids)
+        for id in ids {
+            guard let entry = states[id]?.outbox, !entry.halted, let reason = progress.leftQueued[id] else { continue }
+            throw reason
         }
     }
 

@@ -35,25 +35,30 @@ struct UploadOutcome: Sendable {
     var serverDeletions: [CloudRecord.ID] = []
     /// Zones the server lost, each once, in the order the changes named them.
     var lostZones: [LostZone] = []
-    /// Changes to send again in this sync: their batch failed because of another change, the error was transient,
-    /// or their zone is about to be created again.
+    /// Changes to send again at once in this sync: their batch failed because of another change, or their zone is
+    /// about to be created again.
     var sendAgain: [UploadKey] = []
-    /// The last transient error: the sync waits, then goes on.
-    var transient: CloudDatabaseError?
+    /// Changes that failed for a reason that passes (a rate limit, an unavailable service): each is sent again after
+    /// a wait, in the same sync, until it has been tried as often as the retry policy allows.
+    var transient: [Refused] = []
+    /// Changes this answer leaves queued for a reason that may pass, with no way forward in this sync: the server
+    /// gave no answer for them, or their zone was lost again right after being created again. A sync that leaves
+    /// one doesn't end as a success.
+    var leftQueued: [Refused] = []
     /// An error no change can get past (quota, permission, authentication): the sync stops with it.
     var halt: CloudDatabaseError?
     /// Changes the server refused for what they are.
     var refused: [Refused] = []
 
-    /// Sorts the answer to `uploads`. A change without an answer is in none of the lists: it waits for the next
-    /// sync rather than loop in this one. `recreatedZones` are the zones this sync already created again: a
-    /// change that finds one lost again waits for the next sync too.
+    /// Sorts the answer to `uploads`. A change without an answer is left queued: it waits for the next sync rather
+    /// than loop in this one. `recreatedZones` are the zones this sync already created again: a change that finds
+    /// one lost again waits for the next sync too.
     init(_ uploads: [Upload], results: CloudModifyResults, recreatedZones: Set<CloudRecord.ZoneID>) {
         for upload in uploads {
             let id = upload.entry.id
             if let record = upload.record {
                 switch results.saveResults[id] {
-                case nil: continue
+                case nil: leftQueued.append(Refused(upload: upload, error: .serverResponseLost))
                 case .success(let server)?: saved.append(Answered(upload: upload, server: server))
                 case .failure(.serverRecordChanged(let server, _, _))?:
                     sortConflict(upload, record: record, server: server)
@@ -62,7 +67,7 @@ struct UploadOutcome: Sendable {
                 }
             } else {
                 switch results.deleteResults[id] {
-                case nil: continue
+                case nil: leftQueued.append(Refused(upload: upload, error: .serverResponseLost))
                 case .success?, .failure(.unknownItem)?: deleted.append(upload)
                 case .failure(let error)?: sortFailure(upload, error: error, recreatedZones: recreatedZones)
                 }
@@ -90,8 +95,7 @@ struct UploadOutcome: Sendable {
         case .batchRequestFailed:
             sendAgain.append(upload.key)
         case let error where error.isRetryable:
-            sendAgain.append(upload.key)
-            transient = error
+            transient.append(Refused(upload: upload, error: error))
         case .permissionFailure where upload.entry.id.zoneID.isShared:
             // The owner's share doesn't let the user make this change (made read-only since it was queued): the
             // change is refused alone, and the user's other changes go on.
@@ -100,7 +104,9 @@ struct UploadOutcome: Sendable {
             halt = error
         case let error where Self.lostZone(error) != nil:
             // Lost again right after being created again: left for the next sync.
-            guard let zone = Self.lostZone(error), !recreatedZones.contains(zone.zoneID) else { return }
+            guard let zone = Self.lostZone(error), !recreatedZones.contains(zone.zoneID) else {
+                return leftQueued.append(Refused(upload: upload, error: error))
+            }
             sendAgain.append(upload.key)
             if !lostZones.contains(where: { $0.zoneID == zone.zoneID }) { lostZones.append(zone) }
         default:

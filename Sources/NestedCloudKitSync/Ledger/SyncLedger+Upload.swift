@@ -30,12 +30,15 @@ struct UploadKey: Hashable, Sendable {
 
 extension SyncLedger {
     /// The next changes to send, at most `limit`: saves before deletions; a save after the saves of the records it
-    /// references; a deletion before the deletions of the records its record referenced.
-    func nextUploads(limit: Int, excluding attempted: Set<UploadKey>) async throws -> [Upload] {
+    /// references; a deletion before the deletions of the records its record referenced, over the whole queue
+    /// (``DeletionOrder``). `deletionReferences` are those read for an earlier batch; the ones read now come back.
+    func nextUploads(
+        limit: Int, excluding attempted: Set<UploadKey>, deletionReferences: DeletionReferences = DeletionReferences()
+    ) async throws -> (uploads: [Upload], deletionReferences: DeletionReferences) {
         try await read { db in
             let saves = try Self.nextSaves(limit: limit, excluding: attempted, in: db)
-            if !saves.isEmpty { return saves }
-            return try Self.nextDeletions(limit: limit, excluding: attempted, in: db)
+            if !saves.isEmpty { return (saves, deletionReferences) }
+            return try DeletionOrder.next(limit: limit, excluding: attempted, cache: deletionReferences, in: db)
         }
     }
 
@@ -92,36 +95,6 @@ extension SyncLedger {
             return uploads.count >= limit
         }
         return uploads
-    }
-
-    private static func nextDeletions(limit: Int, excluding attempted: Set<UploadKey>, in db: Database) throws
-        -> [Upload]
-    {
-        var entries: [OutboxEntry] = []
-        try pendingEntries(.delete, excluding: attempted, in: db) { entry in
-            entries.append(entry)
-            return entries.count >= limit
-        }
-        // A record's deletion before the deletions of the records it referenced, so a `.validate` reference never
-        // blocks a deletion in the same batch.
-        let ids = Set(entries.map(\.id))
-        var referencedInBatch: [CloudRecord.ID: Int] = [:]
-        for entry in entries {
-            for target in Set(entry.ancestor?.referencedRecordIDs ?? []) where ids.contains(target) {
-                referencedInBatch[target, default: 0] += 1
-            }
-        }
-        var ordered: [OutboxEntry] = []
-        var remaining = entries
-        while !remaining.isEmpty {
-            let index = remaining.firstIndex { referencedInBatch[$0.id, default: 0] == 0 } ?? 0
-            let entry = remaining.remove(at: index)
-            ordered.append(entry)
-            for target in Set(entry.ancestor?.referencedRecordIDs ?? []) where ids.contains(target) {
-                referencedInBatch[target, default: 0] -= 1
-            }
-        }
-        return ordered.map { Upload(entry: $0, record: nil) }
     }
 
     /// The record as it goes to the server: its fields, the fields the server's copy has and it doesn't (to

@@ -318,23 +318,28 @@ enum StoreTables {
         ancestor: CloudRecord? = nil, keepingSentCopies: Bool = false, in db: Database
     ) throws {
         // The version is a fresh counter value too, so it orders a new entry; a replaced entry keeps its place.
+        // A change of a record a fetch skipped stays halted, with the skip's reason, until the app asks again.
         let sequence = version
         try db.cachedStatement(
             sql: """
                 INSERT INTO ncs_outbox (zone_owner, zone_name, record_name, operation, record_type, version,
-                    sequence, ancestor, ancestor_files)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    sequence, ancestor, ancestor_files, halted, last_error)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
+                    EXISTS (SELECT 1 FROM ncs_skipped
+                        WHERE zone_owner = ?1 AND zone_name = ?2 AND record_name = ?3 AND retry = 0),
+                    (SELECT reason FROM ncs_skipped
+                        WHERE zone_owner = ?1 AND zone_name = ?2 AND record_name = ?3 AND retry = 0))
                 ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
                     operation = excluded.operation, record_type = excluded.record_type, version = excluded.version,
                     ancestor = excluded.ancestor, ancestor_files = excluded.ancestor_files, failures = 0,
-                    last_error = NULL, halted = 0,
-                    sent_copies = CASE WHEN ? THEN ncs_outbox.sent_copies END,
-                    sent_files = CASE WHEN ? THEN ncs_outbox.sent_files END
+                    last_error = excluded.last_error, halted = excluded.halted,
+                    sent_copies = CASE WHEN ?10 THEN ncs_outbox.sent_copies END,
+                    sent_files = CASE WHEN ?10 THEN ncs_outbox.sent_files END
                 """
         ).execute(arguments: [
             id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, operation.rawValue, recordType, version,
             sequence, try ancestor.map { try JSONEncoder().encode($0) }, AssetFiles.fileList(in: [ancestor]),
-            keepingSentCopies, keepingSentCopies,
+            keepingSentCopies,
         ])
         try noteChanged(queueTable, in: db)
     }

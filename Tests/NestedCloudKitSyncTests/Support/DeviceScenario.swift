@@ -11,6 +11,8 @@ protocol DeviceScenario: Sendable {
     var clock: VirtualCloudClock { get }
     /// A new device on the server.
     func device(_ configuration: SyncConfiguration) async throws -> Device
+    /// A new client of the server, signed in as the scenario's user: for a device behind a wrapper.
+    func client() async throws -> any CloudDatabase
     /// The server's records of the synced zone, by name, without the engine's fields.
     func serverNotes() async throws -> [String: Note]
     /// The server's records of some types in the synced zone, sorted by name.
@@ -24,6 +26,18 @@ protocol DeviceScenario: Sendable {
 extension DeviceScenario {
     func device() async throws -> Device {
         try await device(SyncConfiguration(retry: SyncRetryPolicy(jitter: 0)))
+    }
+
+    /// A new device whose client fails and hides records as a test says (``FlakyDatabase``).
+    func flakyDevice(
+        maximumItemsPerRequest: Int? = nil,
+        _ configuration: SyncConfiguration = SyncConfiguration(retry: SyncRetryPolicy(jitter: 0))
+    ) async throws -> (Device, any RecordFaults) {
+        func wrap(_ base: some CloudDatabase) -> any RecordFaults {
+            FlakyDatabase(base, maximumItemsPerRequest: maximumItemsPerRequest)
+        }
+        let flaky = wrap(try await client())
+        return (try await Device(server: flaky, clock: clock, configuration: configuration), flaky)
     }
 
     /// The zone every device syncs by default.

@@ -15,12 +15,13 @@ struct EmulatorScenario: DeviceScenario {
     /// An emulator in development, or in production on a schema.
     static func start(schema: CloudSchema? = nil) async throws -> EmulatorScenario {
         let clock = VirtualCloudClock()
-        let emulator = try await CloudKitEmulator.start(EmulatorConfiguration(schema: schema, clock: clock))
+        let emulator = try await CloudKitEmulator.start(
+            EmulatorConfiguration(schema: schema, clock: clock, webAuthTokens: .singleUse))
         return EmulatorScenario(clock: clock, emulator: emulator)
     }
 
-    /// A new client of the user's private database, with a web auth token of its own (tokens are single-use and
-    /// rotate with every response, so two devices never share one).
+    /// A new client of the user's private database, with a web auth token of its own: the scenarios keep tokens
+    /// single-use, as Apple's reference says, so that every device's client is seen to send the newest.
     func database() async throws -> CloudKitWebServicesDatabase {
         try CloudKitWebServicesDatabase(
             configuration: CloudKitWebServicesConfiguration(
@@ -34,6 +35,8 @@ struct EmulatorScenario: DeviceScenario {
     func device(_ configuration: SyncConfiguration) async throws -> Device {
         try await Device(server: try await database(), clock: clock, configuration: configuration)
     }
+
+    func client() async throws -> any CloudDatabase { try await database() }
 
     func serverNotes() async throws -> [String: Note] {
         Self.notes(in: try await serverRecords(ofTypes: ["Note"]))

@@ -19,6 +19,8 @@ struct SQLiteScenario: DeviceScenario {
         try await Device(server: server, clock: clock, configuration: configuration)
     }
 
+    func client() async throws -> any CloudDatabase { server }
+
     func serverNotes() async throws -> [String: Note] {
         Self.notes(in: try await serverRecords(ofTypes: ["Note"]))
     }

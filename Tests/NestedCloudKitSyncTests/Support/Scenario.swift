@@ -27,6 +27,8 @@ struct Scenario: DeviceScenario {
     }
 
     /// The server's records of the synced zone, by name, without the engine's fields.
+    func client() async throws -> any CloudDatabase { server }
+
     func serverNotes() async -> [String: Note] {
         Self.notes(in: await server.allRecords)
     }
