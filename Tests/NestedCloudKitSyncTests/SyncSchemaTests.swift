@@ -68,4 +68,34 @@ struct SyncSchemaTests {
         #expect(try await scenario.serverNotes().isEmpty)
         #expect(try await phone.store.pendingChanges().count == 1)
     }
+
+    /// A photo whose file is declared an asset: the schema can type it without a sample.
+    struct DeclaredPhoto: CKCodable, Identifiable, Equatable, Sendable {
+        var id: String
+        var caption: String
+        var image: URL
+        static var cloudKitFieldOptions: CloudFieldOptions { CloudFieldOptions(assetFields: ["image"]) }
+    }
+
+    @Test func aURLFieldIsNeverGuessedAndOnceDeclaredProductionTakesTheFile() async throws {
+        // `Photo.image` holds a file, but nothing says so: a guess of STRING is what production would refuse.
+        let undeclared = try #require(throws: CloudSchemaError.self) { try CloudSchema(syncing: [Photo.self]) }
+        #expect(undeclared.recordType == "Photo" && undeclared.field == "image")
+
+        let scenario = try await EmulatorScenario.start(
+            schema: try CloudSchema(syncing: [DeclaredPhoto.self], queries: [CloudQuery(recordType: "DeclaredPhoto")]))
+        let deployed = try await scenario.emulator.schema(container: EmulatorScenario.container)
+        #expect(deployed[recordType: "DeclaredPhoto"]?.fields["image"] == .init(.init(.asset)))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("photo-\(UUID().uuidString).png")
+        try Data("pixels".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let phone = try await scenario.device()
+        try await phone.store.save(DeclaredPhoto(id: "p", caption: "beach", image: file))
+        try await phone.sync()
+        #expect(try await phone.store.pendingChanges().isEmpty)
+        #expect(phone.recorder.events.allSatisfy { if case .uploadFailed = $0 { false } else { true } })
+        let server = try await scenario.serverRecords(ofTypes: ["DeclaredPhoto"])
+        #expect(server.map(\.id.recordName) == ["p"])
+        #expect(server.first?["image"].map { if case .asset = $0 { true } else { false } } == true)
+    }
 }

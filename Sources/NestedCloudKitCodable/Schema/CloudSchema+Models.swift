@@ -43,19 +43,24 @@ extension CloudSchema {
             for record in try Self.records(of: sample, encoder: encoder) { try add(record) }
         }
         for model in models where !sampled.contains(ObjectIdentifier(model)) {
-            for record in try Self.records(of: model, encoder: encoder) { try add(record) }
+            for record in try Self.records(of: model, samples: samples, encoder: encoder) { try add(record) }
         }
         for query in queries { try addIndexes(for: query) }
     }
 
-    /// The records an instance of the type with every field set encodes to.
-    static func records<Model: CKCodable>(of type: Model.Type, encoder: CKRecordEncoder) throws(CloudSchemaError)
-        -> [CloudRecord]
-    {
+    /// The records an instance of the type with every field set encodes to; a type among `samples` is its sample
+    /// wherever it nests.
+    ///
+    /// - Throws: ``CloudSchemaError/Code/unreadableModel(_:)`` also for a `URL` field that isn't declared an asset:
+    ///   the encoder writes a file URL as an `ASSET` and any other as a `STRING`, so the type of the field depends
+    ///   on the value, which a guess would get wrong for the other kind (production refuses the record).
+    static func records<Model: CKCodable>(
+        of type: Model.Type, samples: [any CKEncodable] = [], encoder: CKRecordEncoder
+    ) throws(CloudSchemaError) -> [CloudRecord] {
         let name = String(reflecting: type)
         let instance: Model
         do {
-            instance = try SchemaProbe().instance(of: type)
+            instance = try SchemaProbe(samples: samples).instance(of: type)
         } catch let error as SchemaProbe.Failure {
             throw CloudSchemaError(
                 .unreadableModel(name), reason: "\(name) can't be built to read its fields: \(error)",
@@ -81,7 +86,29 @@ extension CloudSchema {
                     + "that checks its values, give an instance with every field set among the samples",
                 underlyingError: "\(error)")
         }
-        return try records(of: instance, encoder: encoder)
+        let records = try records(of: instance, encoder: encoder)
+        for record in records {
+            for (field, value) in record.fields where Self.holdsProbedWebURL(value) {
+                throw CloudSchemaError(
+                    .unreadableModel(name), recordType: record.recordType, field: field,
+                    reason: "the field '\(field)' of \(record.recordType) (in \(name)) is a URL, which the encoder "
+                        + "writes as an ASSET when it names a file and as a STRING otherwise: its type can't be read "
+                        + "from the model's type",
+                    recoverySuggestion: "If it names a file, declare it an asset (CloudFieldOptions(assetFields: "
+                        + "[\"\(field)\"])); if it holds web URLs, give an instance of \(record.recordType)'s model "
+                        + "among the samples, with the URL set")
+            }
+        }
+        return records
+    }
+
+    /// Whether a field holds a URL the probe built for a field not declared an asset.
+    private static func holdsProbedWebURL(_ value: CloudValue) -> Bool {
+        switch value {
+        case .string(let string): string.hasPrefix(SchemaProbe.webURLPrefix)
+        case .stringList(let strings): strings.contains { $0.hasPrefix(SchemaProbe.webURLPrefix) }
+        default: false
+        }
     }
 
     /// The records a value encodes to.

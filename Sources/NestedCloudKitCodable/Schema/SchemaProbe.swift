@@ -4,6 +4,10 @@ import Foundation
 /// element, each nested model built too, so that encoding the instance writes every field the type can write,
 /// with the type the encoder gives it. What ``CloudSchema/init(models:queries:encoder:)`` reads a schema from.
 ///
+/// A type the app gave a sample of is the sample wherever it nests. A URL that isn't declared an asset is a web
+/// URL (``webURLPrefix``), which the encoder writes as a string where a file URL would be an asset: the schema
+/// refuses a field that holds one (``CloudSchema/records(of:samples:encoder:)``), as its type depends on the value.
+///
 /// A type nested in itself (a folder's subfolders) is built twice, so that the outer one's list of the inner one
 /// has an element; inside the inner one, the optionals of that type are `nil` and its lists empty. Each string, number, date and identifier is distinct, so nested records get distinct names.
 final class SchemaProbe {
@@ -19,6 +23,17 @@ final class SchemaProbe {
     /// The types being built, innermost last, each with the fields its model type declares assets.
     private var building: [(type: ObjectIdentifier, assetFields: Set<String>)] = []
     private var counter = 0
+    /// The app's instances of types it can't be built, or whose fields' types depend on their values.
+    private let samples: [ObjectIdentifier: any CKEncodable]
+
+    /// How each URL the probe builds outside an asset field begins: a field whose value begins so was a URL.
+    static let webURLPrefix = "https://probe.invalid/"
+
+    init(samples: [any CKEncodable] = []) {
+        var byType: [ObjectIdentifier: any CKEncodable] = [:]
+        for sample in samples { byType[ObjectIdentifier(type(of: sample))] = sample }
+        self.samples = byType
+    }
 
     /// An instance of a type with every field set.
     func instance<Model: Decodable>(of type: Model.Type) throws -> Model {
@@ -27,7 +42,10 @@ final class SchemaProbe {
 
     func value<Value: Decodable>(_ type: Value.Type, codingPath: [any CodingKey], key: String?) throws -> Value {
         counter += 1
-        if let known = knownValue(type, number: counter, isAsset: key.map(isAssetField) ?? false) as? Value {
+        if let sample = samples[ObjectIdentifier(Value.self)] as? Value { return sample }
+        // A list's elements are the field of the key before their indexes.
+        let field = key ?? codingPath.last { !($0 is ProbeIndexKey) }?.stringValue
+        if let known = knownValue(type, number: counter, isAsset: field.map(isAssetField) ?? false) as? Value {
             return known
         }
         if let wrapper = Value.self as? any SchemaProbeWrapper.Type, leavesOut(wrapper.probedElementType),
@@ -43,7 +61,10 @@ final class SchemaProbe {
                 description: "\(Value.self) nests in itself without an optional or a list to end it, "
                     + "\(Self.maximumDepth) levels deep")
         }
-        let assets = (Value.self as? any CKRecordRepresentable.Type)?.cloudKitFieldOptions.assetFields ?? []
+        // A list or an optional is its field's: its elements are assets where the field is one.
+        let assets =
+            (Value.self as? any CKRecordRepresentable.Type)?.cloudKitFieldOptions.assetFields
+            ?? (Value.self is any SchemaProbeWrapper.Type ? building.last?.assetFields ?? [] : [])
         building.append((ObjectIdentifier(Value.self), assets))
         defer { building.removeLast() }
         return try Value(from: SchemaProbeDecoder(probe: self, codingPath: codingPath))
@@ -74,8 +95,9 @@ final class SchemaProbe {
         if Value.self == Date.self { return Date(timeIntervalSince1970: TimeInterval(number)) }
         if Value.self == Data.self { return Data("probe\(number)".utf8) }
         if Value.self == URL.self {
-            // A file URL is an asset, any other a string: an asset field gets the one it holds.
-            return URL(string: isAsset ? "file:///probe/\(number)" : "https://probe.invalid/\(number)")
+            // A file URL is an asset, any other a string: an asset field gets the one it holds, any other a web URL
+            // the schema recognises in the record and refuses, since a file URL there would be an asset.
+            return URL(string: isAsset ? "file:///probe/\(number)" : "\(Self.webURLPrefix)\(number)")
         }
         if Value.self == UUID.self {
             var bytes = [UInt8](repeating: 0, count: 16)

@@ -41,7 +41,7 @@ struct SchemaFromModelsTests {
         var due: Date?
         var tags: [String]
         var counts: [Int]
-        var link: URL
+        var link: String
         var priority: Priority
         var place: Place
         var location: CloudLocation?
@@ -235,5 +235,55 @@ struct SchemaFromModelsTests {
         let error = try #require(throws: CloudSchemaError.self) { try CloudSchema(models: [Diary.self]) }
         #expect(error.reason.contains("at mood"))
         #expect(error.recoverySuggestion?.contains("CaseIterable") == true)
+    }
+
+    /// A URL's field type depends on the value: the encoder writes a file URL as an asset and a web URL as a
+    /// string. The probe can't know which the app stores, and a guess would be a schema production refuses.
+    struct Download: CKCodable, Identifiable, Equatable {
+        var id: String
+        var file: URL
+        var mirrors: [URL]
+    }
+
+    struct Attachments: CKCodable, Identifiable {
+        var id: String
+        var file: URL
+        var pages: [URL]
+        var place: Link
+        static var cloudKitFieldOptions: CloudFieldOptions { CloudFieldOptions(assetFields: ["file", "pages"]) }
+    }
+
+    /// A nested value written as JSON: its URL is part of a string whatever it names.
+    struct Link: Codable { var url: URL }
+
+    /// A model that nests `Download`: a sample of it stands in wherever it nests.
+    struct Shelf: CKCodable, Identifiable {
+        var id: String
+        var downloads: [Download]
+    }
+
+    @Test func aURLFieldNotDeclaredAnAssetIsRefusedUntilDeclaredOrSampled() throws {
+        let error = try #require(throws: CloudSchemaError.self) { try CloudSchema(models: [Download.self]) }
+        #expect(error.code == .unreadableModel(String(reflecting: Download.self)))
+        #expect(error.recordType == "Download")
+        #expect(error.field == "file")
+        #expect(error.recoverySuggestion?.contains(#"assetFields: ["file"]"#) == true)
+        #expect(error.recoverySuggestion?.contains("samples") == true)
+
+        let declared = try CloudSchema(models: [Attachments.self])
+        #expect(declared[recordType: "Attachments"]?.fields["file"] == .init(.init(.asset)))
+        #expect(declared[recordType: "Attachments"]?.fields["pages"] == .init(.init(.asset, list: true)))
+        #expect(declared[recordType: "Attachments"]?.fields["place"] == .init(.init(.string)))
+
+        let sample = Download(
+            id: "d", file: URL(fileURLWithPath: "/tmp/report.pdf"), mirrors: [URL(string: "https://example.com/r")!])
+        for schema in [
+            try CloudSchema(models: [Download.self], samples: [sample]),
+            try CloudSchema(models: [Shelf.self], samples: [sample]),
+        ] {
+            #expect(schema[recordType: "Download"]?.fields["file"] == .init(.init(.asset)))
+            #expect(schema[recordType: "Download"]?.fields["mirrors"] == .init(.init(.string, list: true)))
+        }
+        #expect(throws: CloudSchemaError.self) { try CloudSchema(models: [Shelf.self]) }
     }
 }
