@@ -155,6 +155,28 @@ struct VersionSkewTests {
         #expect(refusal.description.contains("update the app"))
     }
 
+    /// The first release's task, before any layout version was declared: at version 0.
+    struct TaskV0: CKCodable, Identifiable, Equatable, Sendable {
+        var id: String
+        var due: Double
+        var cloudKitRecordType: String { "Task" }
+    }
+
+    @Test func aModelThatDeclaresNoVersionIsAtZeroAndTheRefusalSaysSo() async throws {
+        let store = try SyncStore.inMemory()
+        try await store.save(TaskV0(id: "t", due: 3))
+        #expect(
+            try await store.record(withID: CloudRecord.ID(recordName: "t", zoneID: store.zoneID))?.schemaVersion == nil)
+        try await store.save(TaskV1(id: "t", due: 1_700_000_000))
+        let refusal = SyncError.recordFromNewerVersion(
+            CloudRecord.ID(recordName: "t", zoneID: store.zoneID), recordVersion: 1, modelVersion: 0)
+        await #expect(throws: refusal) { try await store.save(TaskV0(id: "t", due: 4)) }
+        #expect(refusal.description.contains("newer than this app's model, which declares no version (0)"))
+        #expect(
+            SyncError.recordFromNewerVersion(CloudRecord.ID(recordName: "t"), recordVersion: 2, modelVersion: 1)
+                .description.contains("newer than this app's version 1"))
+    }
+
     @Test func anUploadSendsOnlyWhatChanged() async throws {
         let scenario = Scenario()
         let sent = SentRecords(base: scenario.server)

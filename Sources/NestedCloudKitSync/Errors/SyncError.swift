@@ -34,7 +34,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// queued; the message says why and what to do.
     case sharePermissionDenied(CloudRecord.ID, String)
     /// A save of a model over a record a newer version of its type wrote (`CloudRecord.schemaVersion` above the
-    /// model's `cloudKitSchemaVersion`): the record is kept as it is, since this version can't know what the newer
+    /// model's `cloudKitSchemaVersion`, which is 0 for a model that declares none): the record is kept as it is, since this version can't know what the newer
     /// one's fields mean. Nothing was saved or queued; the app should say the record needs a newer version.
     case recordFromNewerVersion(CloudRecord.ID, recordVersion: Int, modelVersion: Int)
 
@@ -57,8 +57,9 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notFound(let id): "The store has no record \(id) to update; save the model first"
         case .sharePermissionDenied(let id, let reason): "The share doesn't let this user change \(id): \(reason)"
         case .recordFromNewerVersion(let id, let recordVersion, let modelVersion):
-            "\(id) was written by version \(recordVersion) of its model, newer than this app's \(modelVersion): it "
-                + "is kept as it is; update the app to change it"
+            "\(id) was written by version \(recordVersion) of its model, newer than this app's "
+                + (modelVersion == 0 ? "model, which declares no version (0)" : "version \(modelVersion)")
+                + ": it is kept as it is; update the app to change it"
         }
     }
 }
