@@ -248,7 +248,7 @@ struct SQLiteDurabilityTests {
         try process.run()
         var output = ""
         while !output.contains("saving") {
-            let chunk = await offCooperativeThreads { pipe.fileHandleForReading.availableData }
+            let chunk = await offCooperativeThreads { pipe.fileHandleForReading.nextChunk() }
             guard !chunk.isEmpty else { break }
             output += String(decoding: chunk, as: UTF8.self)
         }
@@ -264,7 +264,7 @@ struct SQLiteDurabilityTests {
         kill(process.processIdentifier, SIGKILL)
         let rest = await offCooperativeThreads {
             process.waitUntilExit()
-            return pipe.fileHandleForReading.readDataToEndOfFile()
+            return pipe.fileHandleForReading.readAll()
         }
         output += String(decoding: rest, as: UTF8.self)
         return (output.contains("saved"), output)

@@ -1,6 +1,7 @@
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
+import TestSupport
 import Testing
 
 @testable import NestedCloudKitSync
@@ -101,7 +102,7 @@ struct SyncCrashTests {
         try process.run()
         var output = ""
         while true {
-            let chunk = await offCooperativeThreads { pipe.fileHandleForReading.availableData }
+            let chunk = await offCooperativeThreads { pipe.fileHandleForReading.nextChunk() }
             if chunk.isEmpty { break }
             output += String(decoding: chunk, as: UTF8.self)
             if stop(output) {
@@ -111,7 +112,7 @@ struct SyncCrashTests {
         }
         let rest = await offCooperativeThreads {
             process.waitUntilExit()
-            return pipe.fileHandleForReading.readDataToEndOfFile()
+            return pipe.fileHandleForReading.readAll()
         }
         output += String(decoding: rest, as: UTF8.self)
         #expect(process.terminationReason == .uncaughtSignal, "the writer ended by itself: \(output)")

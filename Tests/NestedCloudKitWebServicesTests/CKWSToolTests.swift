@@ -2,6 +2,7 @@ import CloudKitTestServer
 import Foundation
 import NIOConcurrencyHelpers
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 @testable import NestedCloudKitWebServices
@@ -66,11 +67,11 @@ import Testing
                 let errorRead = DispatchSemaphore(value: 0)
                 let errorData = NIOLockedValueBox(Data())
                 Thread.detachNewThread {
-                    let data = error.fileHandleForReading.readDataToEndOfFile()
+                    let data = error.fileHandleForReading.readAll()
                     errorData.withLockedValue { $0 = data }
                     errorRead.signal()
                 }
-                let outputData = output.fileHandleForReading.readDataToEndOfFile()
+                let outputData = output.fileHandleForReading.readAll()
                 errorRead.wait()
                 process.waitUntilExit()
                 continuation.resume(returning: (outputData, errorData.withLockedValue { $0 }))

@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 
 /// The `cloudkit-emulator` executable run as a process, as a developer or CI runs it.
@@ -77,7 +78,7 @@ final class EmulatorProcess: Sendable {
                 var buffer = Data()
                 var resumed = false
                 while true {
-                    let chunk = handle.availableData
+                    let chunk = handle.nextChunk()
                     if chunk.isEmpty { break }
                     guard !resumed else { continue }
                     buffer.append(chunk)
