@@ -75,7 +75,9 @@ let package = Package(
         ),
         .target(
             name: "NestedCloudKitSQLite",
-            dependencies: ["NestedCloudKitCodable", "NestedCloudKitServer", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitServer", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .target(
             name: "NestedCloudKitWebServices",
@@ -94,7 +96,9 @@ let package = Package(
         // A local store of models that syncs with any CloudDatabase: GRDB for the store, nothing else.
         .target(
             name: "NestedCloudKitSync",
-            dependencies: ["NestedCloudKitCodable", "NestedCloudKitServer", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitServer", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .testTarget(
             name: "NestedCloudKitSyncTests",
@@ -221,7 +225,10 @@ let package = Package(
         ),
         .testTarget(
             name: "NestedCloudKitEmulatorTests",
-            dependencies: ["NestedCloudKitCodable", "NestedCloudKitEmulator", "BackendTestSupport", "TestSupport"]
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitEmulator", "BackendTestSupport", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         // CloudKit's semantics, checked once against every database backend (BackendTestSupport's DatabaseBackend.all).
         .testTarget(

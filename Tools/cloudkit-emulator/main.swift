@@ -74,6 +74,13 @@ struct CloudKitEmulatorCommand: AsyncParsableCommand {
     @Flag(help: "Keep the admin API's reads (such as the dashboard's polling) in the request log too.")
     var logAdminReads = false
 
+    @Flag(
+        help: """
+            Make a web auth token single-use, as Apple's reference documents; by default a used token keeps \
+            working, as live CloudKit behaves (FIDELITY.md).
+            """)
+    var singleUseWebAuthTokens = false
+
     @Flag(help: "Print FIDELITY.md, as the emulator reports its fidelity, and exit.")
     var printFidelity = false
 
@@ -103,7 +110,8 @@ struct CloudKitEmulatorCommand: AsyncParsableCommand {
             environment: environment, schema: try schema.map(Self.readSchema),
             notificationPollTimeout: .seconds(notificationPollTimeout),
             adminToken: adminToken ?? environmentToken.flatMap { $0.isEmpty ? nil : $0 },
-            allowedOrigins: allowedOrigins, logsAdminReads: logAdminReads)
+            allowedOrigins: allowedOrigins, logsAdminReads: logAdminReads,
+            webAuthTokens: singleUseWebAuthTokens ? .singleUse : .reusable)
         for entry in serverKeys {
             let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2 else {

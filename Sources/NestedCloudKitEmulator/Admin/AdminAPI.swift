@@ -81,6 +81,19 @@ struct AdminAPI: Sendable {
             throw .badRequest("sign-in needs {\"user\": \"NAME\"}")
         }
         try DatabaseNames.check(user: user)
+        if let discoverable = body["discoverable"], !discoverable.isNull {
+            guard let givenName = discoverable["givenName"]?.string, !givenName.isEmpty else {
+                throw .badRequest(
+                    "discoverable is {\"givenName\": ..., \"familyName\": ..., \"emailAddress\": ..., \"phoneNumber\": ...}, "
+                        + "with a givenName")
+            }
+            state.users.publish(
+                user,
+                as: EmulatorUserIdentity(
+                    givenName: givenName, familyName: discoverable["familyName"]?.string ?? "",
+                    emailAddress: discoverable["emailAddress"]?.string, phoneNumber: discoverable["phoneNumber"]?.string
+                ))
+        }
         let token = await state.tokens.issue(for: user)
         return ["ckWebAuthToken": .string(token), "userRecordName": .string(Caller.userRecordName(for: user))]
     }

@@ -32,7 +32,7 @@ public enum Fidelity {
     public static let entries: [Entry] = [
         entry(
             "Records", "records/modify", .done,
-            "All seven operation types; change tags checked under a per-database lock; `atomic` in custom zones (ignored in the default zone, as CloudKit does); `desiredKeys`; at most 200 operations."
+            "All seven operation types; change tags checked under a per-database lock; `atomic` in custom zones (ignored in the default zone, as CloudKit does); `desiredKeys`; at most 200 operations. A `create` without a `recordName` gets a random UUID, which the answer's record carries (\"If you don't provide a record name, CloudKit assigns one for you\"); any other operation needs one."
         ),
         entry("Records", "records/lookup", .done, "Per-record `NOT_FOUND`; `desiredKeys` per request and per record."),
         entry(
@@ -92,7 +92,10 @@ public enum Fidelity {
         entry(
             "Users", "users/caller, users/current", .done,
             "The reference shows one user dictionary, clients read a `users` list: the answer holds both."),
-        entry("Users", "users/discover, users/lookup/*", .absent, "Test users aren't discoverable."),
+        entry(
+            "Users", "users/discover, users/lookup/email, users/lookup/id", .done,
+            "A test user signed in as discoverable (a name, an email address, a phone number: `discoverable` in the admin API's sign-in, \"Others can look me up\" on the sign-in page, `signIn(user:discoverableAs:)`) is found by email, phone or user record name; a user who isn't discoverable isn't found, and their lookup has no entry in `users`. Each answer is a UserIdentity (`userRecordName`, `nameComponents`, `lookupInfo`) and the reference's user dictionary (`firstName`, `lastName`, `emailAddress` for a lookup by it) at once. As live CloudKit answers (MistKit #28): the public database only (another is `BAD_REQUEST` \"endpoint not applicable in the database type 'privatedb'\"), a signed-in user only (a server-to-server key is `AUTHENTICATION_FAILED`), and an empty `lookupInfos` is `BAD_REQUEST`. No address book: `users/lookup/contacts` is absent."
+        ),
         entry(
             "Subscriptions", "subscriptions/list, lookup, modify", .done,
             "`zone`, `query` (`firesOn`, `firesOnce`, filters) and `database` subscriptions; `database` is our client's spelling, undocumented."
@@ -103,11 +106,11 @@ public enum Fidelity {
         ),
         entry(
             "Authentication", "server-to-server keys", .done,
-            "ECDSA P-256 over `DATE:BODYHASH:SUBPATH`; the documented path is tried first, then path and query as CloudKit JS signs; dates within 10 minutes (Apple states no window); public database only."
+            "ECDSA P-256 over `DATE:BODYHASH:SUBPATH`; the documented path is tried first, then path and query as CloudKit JS signs; dates within 10 minutes (Apple states no window); public database only. For a request without a body (a GET such as `zones/list`), BODYHASH is the SHA-256 of the empty body or an empty field (`DATE::SUBPATH`): the reference doesn't say, clients differ (MistKit signs an empty field, requests-cloudkit hashes the empty body), and both are taken."
         ),
         entry(
             "Authentication", "API token and web auth token", .done,
-            "Every answer carries the next token in `X-Apple-CloudKit-Web-Auth-Token`, exposed through CORS; a used token stops working; tokens expire after 30 minutes and don't survive a restart."
+            "Every answer carries the next token in `X-Apple-CloudKit-Web-Auth-Token`, exposed through CORS. Production wins: a used token keeps working alongside the new one, as live CloudKit accepts a token reused eight times, shared by six concurrent requests and 25 hours old (MistKit #462), where the reference says \"the previous token is no longer valid\"; `--single-use-web-auth-tokens` (`EmulatorConfiguration.webAuthTokens = .singleUse`) keeps to the reference, for a client's authors. A session keeps its 16 tokens used or issued last; a token unused for 30 minutes expires; none survives a restart."
         ),
         entry(
             "Authentication", "sign-in", .done,

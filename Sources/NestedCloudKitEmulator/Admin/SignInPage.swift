@@ -77,6 +77,16 @@ enum SignInPage {
         } catch {
             return .html(page(body: problem(error.reason) + formHTML(destination)), status: 400)
         }
+        if form["discoverable"] == "on" {
+            let given = form["givenName"]?.trimmingCharacters(in: .whitespaces) ?? ""
+            let email = form["emailAddress"]?.trimmingCharacters(in: .whitespaces) ?? ""
+            state.users.publish(
+                user,
+                as: EmulatorUserIdentity(
+                    givenName: given.isEmpty ? user : given,
+                    familyName: form["familyName"]?.trimmingCharacters(in: .whitespaces) ?? "",
+                    emailAddress: email.isEmpty ? nil : email))
+        }
         let token = await state.tokens.issue(for: user)
         return .html(page(body: signedIn(user: user, token: token, destination: destination)))
     }
@@ -114,11 +124,18 @@ enum SignInPage {
         """
         <form method="post" action="/emulator/sign-in">
           <label>Test user <input name="user" id="user" value="alice" autofocus></label>
+          <fieldset>
+            <label><input type="checkbox" name="discoverable" id="discoverable"> Others can look me up</label>
+            <label>Given name <input name="givenName" id="givenName"></label>
+            <label>Family name <input name="familyName" id="familyName"></label>
+            <label>Email <input name="emailAddress" id="emailAddress" type="email"></label>
+          </fieldset>
           <input type="hidden" name="returnURL" value="\(escaped(destination?.returnURL ?? ""))">
           <input type="hidden" name="origin" value="\(escaped(destination?.openerOrigin ?? ""))">
           <button type="submit" id="sign-in">Sign in</button>
         </form>
-        <p>Each name is its own iCloud user, with its own private database: ASCII letters, digits and . _ - @ +.</p>
+        <p>Each name is its own iCloud user, with its own private database: ASCII letters, digits and . _ - @ +.
+        A user who can be looked up is found by users/discover and users/lookup by that email address.</p>
         """
     }
 

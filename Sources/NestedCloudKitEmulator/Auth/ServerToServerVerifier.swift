@@ -22,7 +22,7 @@ struct ServerToServerVerifier: Sendable {
     /// The key ID that signed the request.
     ///
     /// The documentation signs the subpath; CloudKit JS and other clients sign the path with its query. Both are
-    /// taken, the documented form first (FIDELITY.md).
+    /// taken, the documented form first, and an empty body's hash either way (``bodyHashes(_:)``, FIDELITY.md).
     func verify(_ request: EmulatorRequest, now: Date = Date()) throws(ServerError) -> String {
         guard let keyID = request.header(Self.keyIDHeader), let dateText = request.header(Self.dateHeader),
             let signatureText = request.header(Self.signatureHeader)
@@ -47,13 +47,25 @@ struct ServerToServerVerifier: Sendable {
         guard let signatureBytes = Data(base64Encoded: signatureText),
             let signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes)
         else { throw failed("the signature isn't a base64 DER ECDSA signature") }
-        let bodyHash = Data(SHA256.hash(data: request.body)).base64EncodedString()
-        for subpath in [request.rawPath, request.rawTarget] {
-            if key.isValidSignature(signature, for: Data("\(dateText):\(bodyHash):\(subpath)".utf8)) { return keyID }
+        for bodyHash in Self.bodyHashes(request.body) {
+            for subpath in [request.rawPath, request.rawTarget] {
+                if key.isValidSignature(signature, for: Data("\(dateText):\(bodyHash):\(subpath)".utf8)) {
+                    return keyID
+                }
+            }
         }
         throw failed(
             "the signature doesn't verify with key \(keyID): sign DATE:BODYHASH:SUBPATH with the key's private half, "
                 + "where BODYHASH is the base64 SHA-256 of the exact body and SUBPATH the path (\(request.rawPath))")
+    }
+
+    /// The body hashes a signature may cover: the base64 SHA-256 of the body; for a request without a body (a GET
+    /// such as `zones/list`), also an empty field (`DATE::SUBPATH`). Apple's reference doesn't say which an empty body
+    /// takes, and clients differ: CloudKit JS-style clients and requests-cloudkit hash the empty body, MistKit signs
+    /// an empty field, and both work against CloudKit (FIDELITY.md).
+    static func bodyHashes(_ body: Data) -> [String] {
+        let hash = Data(SHA256.hash(data: body)).base64EncodedString()
+        return body.isEmpty ? [hash, ""] : [hash]
     }
 
     private func failed(_ reason: String) -> ServerError {

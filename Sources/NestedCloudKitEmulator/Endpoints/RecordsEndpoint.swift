@@ -75,9 +75,20 @@ enum RecordsEndpoint {
                     "unknown operationType \(typeName): create, update, forceUpdate, replace, forceReplace, delete or forceDelete"
                 )
             }
-            let wire = operation["record"] ?? .null
-            guard let name = wire["recordName"]?.string, !name.isEmpty else {
-                throw .badRequest("each operation's record needs a recordName")
+            var wire = operation["record"] ?? .null
+            let name: String
+            if let given = wire["recordName"]?.string, !given.isEmpty {
+                name = given
+            } else if type == .create, case .object(var members) = wire {
+                // "If you don't provide a record name, CloudKit assigns one for you" ("Modifying Records"): a random
+                // UUID, as CloudKit JS documents, which the answer's record carries.
+                name = UUID().uuidString
+                members["recordName"] = .string(name)
+                wire = .object(members)
+            } else {
+                throw .badRequest(
+                    "a \(typeName) operation's record needs a recordName (only a create may leave it out, and CloudKit "
+                        + "assigns one)")
             }
             guard seen.insert(name).inserted else {
                 throw .badRequest("record \(name) appears twice: one operation per record in a request")

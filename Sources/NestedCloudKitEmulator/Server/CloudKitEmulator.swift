@@ -125,11 +125,17 @@ public final class CloudKitEmulator: Service, Sendable {
     // MARK: For tests
 
     /// Signs in a test user, as `POST /emulator/v1/sign-in` does, and returns a web auth token.
-    public func signIn(user: String) async -> String {
-        await state.tokens.issue(for: user)
+    ///
+    /// - Parameter identity: Makes the user discoverable by it (`users/discover`, `users/lookup/email`,
+    ///   `users/lookup/id`), replacing an identity an earlier sign-in gave; `nil` leaves discoverability as it was
+    ///   (a user never made discoverable isn't found).
+    public func signIn(user: String, discoverableAs identity: EmulatorUserIdentity? = nil) async -> String {
+        if let identity { state.users.publish(user, as: identity) }
+        return await state.tokens.issue(for: user)
     }
 
-    /// Forgets everything, as `POST /emulator/v1/reset` does: every database, web auth token, notification URL,
+    /// Forgets everything, as `POST /emulator/v1/reset` does: every database, web auth token, discoverable user,
+    /// notification URL,
     /// schema, upload, fault and logged request, and the clock's offset. With a data directory, the folders of each
     /// container's environments are deleted; nothing else in the directory is.
     public func reset() async throws {

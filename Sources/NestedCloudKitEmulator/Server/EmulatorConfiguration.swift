@@ -39,20 +39,24 @@ public struct EmulatorConfiguration: Sendable {
     public var logsAdminReads: Bool
     /// The time before the admin API's offset: the system's, unless a test injects its own.
     public var clock: any CloudClock
+    /// Whether a used web auth token keeps working: by default as live CloudKit (``WebAuthTokenPolicy/reusable``),
+    /// or single-use as Apple's reference says (``WebAuthTokenPolicy/singleUse``, `--single-use-web-auth-tokens`).
+    public var webAuthTokens: WebAuthTokenPolicy
     /// The largest request body read: a 50 MB asset and its envelope. A larger body answers 413.
     var maximumRequestBodySize = 60 * 1024 * 1024
 
-    /// A configuration: by default loopback on a free port, in memory, any API token, no admin token, and the
-    /// development environment, or production with a schema.
+    /// A configuration: by default loopback on a free port, in memory, any API token, no admin token, web auth
+    /// tokens as live CloudKit treats them, and the development environment, or production with a schema.
     public init(
         host: String = "127.0.0.1", port: Int = 0, storage: EmulatorStorage = .inMemory,
         serverKeys: [String: P256.Signing.PublicKey] = [:], apiTokens: Set<String> = [],
         environment: EmulatorEnvironment? = nil, schema: CloudSchema? = nil,
         notificationPollTimeout: Duration = .seconds(25),
         adminToken: String? = nil, allowedOrigins: [String] = [], logsAdminReads: Bool = false,
-        clock: any CloudClock = SystemCloudClock()
+        clock: any CloudClock = SystemCloudClock(), webAuthTokens: WebAuthTokenPolicy = .reusable
     ) {
         self.clock = clock
+        self.webAuthTokens = webAuthTokens
         self.host = host
         self.port = port
         self.storage = storage

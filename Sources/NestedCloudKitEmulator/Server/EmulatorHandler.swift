@@ -233,6 +233,9 @@ struct EmulatorHandler: Sendable {
         case "assets/upload": result = try AssetsEndpoint.uploadURLs(context)
         case "users/caller": result = try UsersEndpoint.caller(context)
         case "users/current": result = try UsersEndpoint.current(context)
+        case "users/discover": result = try UsersEndpoint.discover(context)
+        case "users/lookup/email": result = try UsersEndpoint.lookUpByEmail(context)
+        case "users/lookup/id": result = try UsersEndpoint.lookUpByID(context)
         case "records/resolve": result = try await SharesEndpoint.resolve(context)
         case "records/accept": result = try await SharesEndpoint.accept(context)
         default:

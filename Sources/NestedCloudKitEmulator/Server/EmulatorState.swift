@@ -9,6 +9,7 @@ final class EmulatorState: Sendable {
     let clock: EmulatorClock
     let registry: DatabaseRegistry
     let tokens: WebAuthTokens
+    let users = UserDirectory()
     let uploads: UploadStore
     let notifications: NotificationHub
     let schema: SchemaRegistry
@@ -29,7 +30,7 @@ final class EmulatorState: Sendable {
         self.configuration = configuration
         self.clock = clock
         registry = DatabaseRegistry(storage: configuration.storage, clock: clock)
-        tokens = WebAuthTokens(clock: clock)
+        tokens = WebAuthTokens(clock: clock, policy: configuration.webAuthTokens)
         uploads = UploadStore(clock: clock)
         notifications = NotificationHub(pollTimeout: configuration.notificationPollTimeout)
         schema = SchemaRegistry(
@@ -43,11 +44,12 @@ final class EmulatorState: Sendable {
         RequestOrigins(configuration: configuration, port: boundPort ?? configuration.port)
     }
 
-    /// Forgets everything: every database, token, notification URL, schema, upload, fault and logged request, and
-    /// the clock's offset.
+    /// Forgets everything: every database, token, discoverable user, notification URL, schema, upload, fault and
+    /// logged request, and the clock's offset.
     func reset() async throws(ServerError) {
         try await registry.reset()
         await tokens.reset()
+        users.reset()
         await notifications.reset()
         await schema.reset()
         uploads.reset()
