@@ -35,6 +35,15 @@ struct StoreNote: CKCodable, Identifiable, Equatable, Sendable, QueryableModel {
     }
 }
 
+/// A second flat type, which the `store.save-observed` row's other observers show: a save of a note must not wake
+/// them.
+struct StoreTag: CKCodable, Identifiable, Equatable, Sendable, QueryableModel {
+    var id: String
+    var name: String
+
+    enum CodingKeys: String, CodingKey { case id, name }
+}
+
 /// The same model as a plain GRDB record: the baseline of every `store.*` workload.
 struct PlainNote: Codable, FetchableRecord, PersistableRecord, Equatable, Sendable {
     static let databaseTableName = "note"

@@ -190,6 +190,11 @@ extension Workloads {
                     baselineSeconds: times[1], target: 1.5, details: [("models", small), ("saves observed", 200)]))
         }
 
+        if wanted("store.save-observed") {
+            let (store, _) = try await notes(small)
+            results += try await savesObserved(store: store, screen: screen, from: small + 1_000_000)
+        }
+
         if wanted("store.fetch-one") {
             let (store, pool) = try await notes(small)
             let ids = (0..<1_000).map { "note-\(($0 * 7_919) % small)" }
@@ -259,6 +264,77 @@ extension Workloads {
                 return waited.seconds
             },
         ])
+    }
+
+    /// What live observers cost a save: the time of a save with 200 observations of another type, and with 200 of
+    /// the screen's query of notes (each delivery read in its observer's task, after the commit), against the same
+    /// saves with none, in turns. Each save is timed from its call to its return: what the saving code waits for.
+    private func savesObserved(
+        store: SyncStore, screen: ModelQuery<StoreNote>, from start: Int
+    ) async throws -> [BenchmarkResult] {
+        let observers = 200
+        let saves = 50
+        var next = start
+        // The observers' tasks for one turn: each takes its first result before the saves, then every later one.
+        func observing<Model: QueryableModel & Equatable>(_ query: ModelQuery<Model>) async throws -> [Task<
+            Int, any Error
+        >] {
+            var tasks: [Task<Int, any Error>] = []
+            for _ in 0..<observers {
+                let ready = AsyncStream.makeStream(of: Void.self)
+                tasks.append(
+                    Task {
+                        var delivered = 0
+                        for try await _ in store.observe(query) {
+                            delivered += 1
+                            if delivered == 1 { ready.continuation.yield(()) }
+                        }
+                        return delivered
+                    })
+                for await _ in ready.stream { break }
+            }
+            return tasks
+        }
+        func timedSaves() async throws -> Double {
+            var seconds = 0.0
+            for _ in 0..<saves {
+                next += 1
+                let began = ContinuousClock.now
+                try await store.save(Self.openNote(next))
+                seconds += (ContinuousClock.now - began).seconds
+            }
+            return seconds
+        }
+        func withObservers<Model: QueryableModel & Equatable>(_ query: ModelQuery<Model>, expectingDeliveries: Bool)
+            async throws -> Double
+        {
+            let tasks = try await observing(query)
+            let seconds = try await timedSaves()
+            for task in tasks { task.cancel() }
+            var delivered = 0
+            for task in tasks { delivered += try await task.value - 1 }
+            if !expectingDeliveries && delivered != 0 {
+                throw BenchmarkFailure("store.save-observed: observers of tags were woken \(delivered) times by notes")
+            }
+            if expectingDeliveries && delivered == 0 {
+                throw BenchmarkFailure("store.save-observed: the observers of notes saw none of the saves")
+            }
+            return seconds
+        }
+        let times = try await harness.interleavedSelfTimedMedians([
+            { try await withObservers(ModelQuery(StoreTag.self), expectingDeliveries: false) },
+            { try await withObservers(screen, expectingDeliveries: true) },
+            { try await timedSaves() },
+        ])
+        let details = [("observers", observers), ("saves", saves)]
+        return [
+            BenchmarkResult(
+                name: "store.save-observed.other-type", ours: times[0], baseline: "the same saves, no observer",
+                baselineSeconds: times[2], target: 1.2, details: details),
+            BenchmarkResult(
+                name: "store.save-observed.same-type", ours: times[1], baseline: "the same saves, no observer",
+                baselineSeconds: times[2], target: 1.5, details: details),
+        ]
     }
 
     /// A note that enters the screen's query (open, created after every other): each save changes the result.

@@ -1,6 +1,7 @@
 import Foundation
 import NestedCloudKitCodable
 import Observation
+import TestSupport
 import Testing
 
 @testable import NestedCloudKitSync
@@ -22,6 +23,52 @@ struct StoreObservationTests {
         #expect(try await results.next()?.map(\.text) == ["blueberry"])
         try await store.resetLocalStore()
         #expect(try await results.next()?.map(\.text) == [])
+    }
+
+    @Test(arguments: [false, true])
+    func aSaveOfAnotherTypeWakesNoObservationAndASaveOfItsTypeWakesItAfterTheCommit(inFile: Bool) async throws {
+        let store = try inFile ? SyncStore(path: temporaryDatabasePath("observed")) : SyncStore.inMemory()
+        var memos = store.observe(Self.titles).makeAsyncIterator()
+        var count = store.observeCount(ModelQuery(Memo.self)).makeAsyncIterator()
+        #expect(try await memos.next()?.isEmpty == true)
+        #expect(try await count.next() == 0)
+        let hub = store.connection.recordChanges
+        let before = hub.wakeUps
+        for index in 0..<20 { try await store.save(Chore(id: "c\(index)", title: "chore")) }
+        try await store.delete(Chore.self, id: "c0")
+        #expect(hub.wakeUps == before)
+        try await store.save(Memo(id: "a", text: "apple"))
+        #expect(hub.wakeUps == before + 2)
+        #expect(try await memos.next()?.map(\.text) == ["apple"])
+        #expect(try await count.next() == 1)
+        try await store.delete(Memo.self, id: "a")
+        #expect(try await memos.next()?.isEmpty == true)
+        #expect(try await count.next() == 0)
+    }
+
+    @Test func aGraphIsWokenByAChangeToARecordItReferencesOfAnotherType() async throws {
+        let store = try SyncStore.inMemory()
+        let school = School(
+            id: "s", name: "Hill", director: Person(id: "d", name: "Ada"), students: [Person(id: "p", name: "Bo")])
+        try await store.save(school)
+        var observed = store.observe(School.self, id: "s").makeAsyncIterator()
+        #expect(try await observed.next() == school)
+        try await store.update(Person.self, id: "d") { $0.name = "Grace" }
+        var expected = school
+        expected.director.name = "Grace"
+        #expect(try await observed.next() == expected)
+    }
+
+    @Test func aModelNotThereYetIsWokenByItsArrivalAsAnyType() async throws {
+        let store = try SyncStore.inMemory()
+        var observed = store.observe(Memo.self, id: "later").makeAsyncIterator()
+        #expect(try #require(try await observed.next()) == nil)
+        try await store.save(Memo(id: "later", text: "here"))
+        #expect(try await observed.next()??.text == "here")
+        // Found, it follows memos alone.
+        let before = store.connection.recordChanges.wakeUps
+        try await store.save(Chore(id: "c", title: "chore"))
+        #expect(store.connection.recordChanges.wakeUps == before)
     }
 
     @Test func aSaveThatChangesNothingDeliversNothing() async throws {

@@ -21,10 +21,15 @@ enum StoreSQL {
         case exists
     }
 
+    /// The record type a query reads: the one it names, or the model's type's name.
+    static func recordType<Model: QueryableModel>(of query: ModelQuery<Model>) -> String {
+        query.recordType ?? String(describing: Model.self)
+    }
+
     static func statement<Model: QueryableModel>(
         for query: ModelQuery<Model>, selecting selection: Selection, storeZone: CloudRecord.ZoneID
     ) throws -> Statement {
-        let recordType = query.recordType ?? String(describing: Model.self)
+        let recordType = recordType(of: query)
         let zone = query.zoneID ?? storeZone
         var checker = FieldChecker<Model>(recordType: recordType)
         var arguments: StatementArguments = [zone.ownerName, zone.zoneName]

@@ -13,6 +13,10 @@ final class StoreConnection: Sendable {
     let path: String?
     let clock: any CloudClock
     let assetFiles: AssetFiles
+    /// Which record types each transaction changed, for the observations of records.
+    let recordChanges = RecordTypeChanges()
+    /// The turns of the observations' reads (``ObservationReadGate``).
+    let observationReads = ObservationReadGate()
     private let editClock: EditClock
     private let isClosed = Locked(false)
 
@@ -27,6 +31,9 @@ final class StoreConnection: Sendable {
                 ).standardizedFileURL)
         do {
             try StoreSchema.migrator().migrate(writer)
+            let changes = recordChanges
+            try writer.read { db in try changes.prime(db) }
+            writer.add(transactionObserver: recordChanges, extent: .databaseLifetime)
             let assets = assetFiles
             try writer.write { db in try assets.sweep(in: db) }
             let latest = try writer.read { db in

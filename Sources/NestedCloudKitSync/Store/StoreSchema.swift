@@ -24,6 +24,8 @@ import GRDB
 ///   edits then pending), which a trigger keeps as a record's server copy is replaced: what a model read earlier
 ///   held, which its save merges against.
 /// - `ncs_index`: the indexes the app declared, so that a later declaration drops the ones it no longer lists.
+/// - `ncs_record_type_change`: a row per record type, whose count its records' triggers raise on every change that
+///   a read can see, so that the observations of one type are woken by its changes alone (``RecordTypeChanges``).
 /// - `ncs_zone_key`: a number for each zone records were written in, which each record keeps (`zone_key`) and the
 ///   index by type and the declared indexes lead with.
 enum StoreSchema {
@@ -39,6 +41,7 @@ enum StoreSchema {
         migrator.registerMigration(
             "v4: records of a type in name order, references by row", migrate: indexRecordsByTypeAndReferencesByRow)
         migrator.registerMigration("v5: zones by number in declared indexes", migrate: numberZones)
+        migrator.registerMigration("v6: changes counted by record type", migrate: countChangesByRecordType)
         return migrator
     }
 
@@ -222,6 +225,40 @@ enum StoreSchema {
                             AND record_name = target_name);
                 CREATE INDEX ncs_reference_by_holder_row ON ncs_reference (holder_row, target_row);
                 """ + referenceRowTriggers)
+    }
+
+    /// A row per record type in `ncs_record_type_change`, which a trigger of every insertion, deletion and change of
+    /// what a read sees (not a fetch's bookkeeping, `fetch_epoch`) counts up: after a commit, the counts that moved
+    /// name the types the transaction changed, and ``RecordTypeChanges`` wakes only the observations of those types. Triggers, so that every write of a record is counted however it is made; a new
+    /// type's row is inserted only if missing (an `OR IGNORE` would give way to the conflict policy of the statement
+    /// that fired the trigger, an upsert's among them).
+    private static func countChangesByRecordType(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE ncs_record_type_change (
+                    id INTEGER PRIMARY KEY,
+                    record_type TEXT NOT NULL UNIQUE,
+                    changes INTEGER NOT NULL DEFAULT 0
+                );
+                INSERT INTO ncs_record_type_change (record_type) SELECT DISTINCT record_type FROM ncs_record;
+                CREATE TRIGGER ncs_record_type_inserted AFTER INSERT ON ncs_record BEGIN
+                    INSERT INTO ncs_record_type_change (record_type) SELECT NEW.record_type
+                    WHERE NOT EXISTS (SELECT 1 FROM ncs_record_type_change WHERE record_type = NEW.record_type);
+                    UPDATE ncs_record_type_change SET changes = changes + 1 WHERE record_type = NEW.record_type;
+                END;
+                CREATE TRIGGER ncs_record_type_updated
+                AFTER UPDATE OF record, record_type, fields, created_at, modified_at, zone_key, zone_owner, zone_name,
+                    record_name ON ncs_record
+                BEGIN
+                    INSERT INTO ncs_record_type_change (record_type) SELECT NEW.record_type
+                    WHERE NOT EXISTS (SELECT 1 FROM ncs_record_type_change WHERE record_type = NEW.record_type);
+                    UPDATE ncs_record_type_change SET changes = changes + 1
+                    WHERE record_type IN (OLD.record_type, NEW.record_type);
+                END;
+                CREATE TRIGGER ncs_record_type_deleted AFTER DELETE ON ncs_record BEGIN
+                    UPDATE ncs_record_type_change SET changes = changes + 1 WHERE record_type = OLD.record_type;
+                END;
+                """)
     }
 
     /// Each zone gets a number (`ncs_zone_key`), and each record its zone's (`zone_key`): the index by type and

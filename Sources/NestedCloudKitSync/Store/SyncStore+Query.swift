@@ -175,6 +175,9 @@ extension SyncStore {
     ) throws -> [Model] {
         let reader = StoreGraphReader(roots: rows, in: db)
         return try CKRecordDecoder().decodeAll(type, from: roots) { ids, receive in
+            // References may name records of any type, or records not there yet: an observation of a graph is
+            // woken by a change to any.
+            ReadRecorder.current?.readEveryType()
             try reader.read(ids, receive: receive)
         }
     }
