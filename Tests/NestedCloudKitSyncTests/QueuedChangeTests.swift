@@ -28,7 +28,7 @@ struct QueuedChangeTests {
         try await b.store.save(Note(id: "n", title: "b's", body: ""))
         await client.setUnreadable([n])
         try await b.sync()
-        let reason = SyncError.database(InterceptingDatabase.unreadableError(n)).description
+        let reason = SyncError.database(CloudDatabaseError.unreadable(n)).description
         #expect(try await b.store.skippedRecords() == [SkippedRecord(recordID: n, reason: reason)])
         let pending = try #require(try await b.store.pendingChanges().first)
         #expect(pending.recordID == n && pending.isHalted && pending.lastError == reason)

@@ -61,9 +61,8 @@ struct SkippedRecordTests {
     @Test func aRecordTheClientCantReadIsSkippedAndTheSyncGoesOn() async throws {
         let scenario = Scenario()
         let bad = scenario.recordID("bad")
-        let server = InterceptingDatabase(base: scenario.server)
         let a = try await scenario.device()
-        let b = try await Device(server: server, clock: scenario.clock)
+        let (b, server) = try await scenario.flakyDevice()
         try await a.store.save(Note(id: "good", title: "", body: ""))
         try await a.store.save(Note(id: "bad", title: "unreadable", body: ""))
         try await a.sync()
@@ -78,7 +77,7 @@ struct SkippedRecordTests {
             try await b.store.skippedRecords() == [
                 SkippedRecord(
                     recordID: bad,
-                    reason: SyncError.database(InterceptingDatabase.unreadableError(bad)).description)
+                    reason: SyncError.database(CloudDatabaseError.unreadable(bad)).description)
             ])
         #expect(b.recorder.events.filter { if case .recordSkipped = $0 { true } else { false } }.count == 1)
 

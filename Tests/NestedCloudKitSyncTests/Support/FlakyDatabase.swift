@@ -73,7 +73,7 @@ actor FlakyDatabase<Base: CloudDatabase>: ForwardingCloudDatabase, RecordFaults 
         var changes = try await base.recordZoneChanges(
             inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         for record in changes.modifications where unreadable.contains(record.id) {
-            changes.modificationFailures[record.id] = InterceptingDatabase.unreadableError(record.id)
+            changes.modificationFailures[record.id] = CloudDatabaseError.unreadable(record.id)
         }
         changes.modifications.removeAll { unreadable.contains($0.id) }
         return changes
@@ -81,7 +81,14 @@ actor FlakyDatabase<Base: CloudDatabase>: ForwardingCloudDatabase, RecordFaults 
 
     func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
         var results = try await base.records(for: ids, desiredKeys: desiredKeys)
-        for id in ids where unreadable.contains(id) { results[id] = .failure(InterceptingDatabase.unreadableError(id)) }
+        for id in ids where unreadable.contains(id) { results[id] = .failure(CloudDatabaseError.unreadable(id)) }
         return results
+    }
+}
+
+extension CloudDatabaseError {
+    /// What a ``FlakyDatabase``'s fetch of a record it can't read fails with.
+    static func unreadable(_ id: CloudRecord.ID) -> CloudDatabaseError {
+        .invalidArguments("\(id) has a field this client can't read")
     }
 }

@@ -15,16 +15,14 @@ final class StoreBox: Sendable {
 /// A database in front of the in-memory server that misbehaves on purpose: runs a hook once in the middle of the
 /// first upload (after the engine read the batch, before the server saw it, as a user editing during a sync), refuses
 /// requests with more saves than a limit (as CloudKit refuses a request too large in bytes, without saying the
-/// limit), refuses some records every time, leaves some records out of zone changes (a change feed that hasn't
-/// caught up yet, as CloudKit's may not have), and can't read some records (as a client that can't decode one).
+/// limit), refuses some records every time, and leaves some records out of zone changes (a change feed that hasn't
+/// caught up yet, as CloudKit's may not have). A client that can't read some records is ``FlakyDatabase``.
 actor InterceptingDatabase: ForwardingCloudDatabase {
     let base: InMemoryCloudDatabase
     private var hook: (@Sendable () async throws -> Void)?
     private let maximumSaves: Int?
     private let refused: [CloudRecord.ID: CloudDatabaseError]
     private let hiddenFromChanges: Set<CloudRecord.ID>
-    /// Records every fetch fails to read, until a test makes them readable again.
-    private(set) var unreadable: Set<CloudRecord.ID> = []
     /// The number of saves of each upload the server accepted to look at.
     private(set) var uploadSizes: [Int] = []
 
@@ -67,24 +65,6 @@ actor InterceptingDatabase: ForwardingCloudDatabase {
         var changes = try await base.recordZoneChanges(
             inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         changes.modifications.removeAll { hiddenFromChanges.contains($0.id) }
-        for record in changes.modifications where unreadable.contains(record.id) {
-            changes.modificationFailures[record.id] = Self.unreadableError(record.id)
-        }
-        changes.modifications.removeAll { unreadable.contains($0.id) }
         return changes
-    }
-
-    func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
-        var results = try await base.records(for: ids, desiredKeys: desiredKeys)
-        for id in ids where unreadable.contains(id) { results[id] = .failure(Self.unreadableError(id)) }
-        return results
-    }
-
-    func setUnreadable(_ ids: Set<CloudRecord.ID>) {
-        unreadable = ids
-    }
-
-    static func unreadableError(_ id: CloudRecord.ID) -> CloudDatabaseError {
-        .invalidArguments("\(id) has a field this client can't read")
     }
 }
