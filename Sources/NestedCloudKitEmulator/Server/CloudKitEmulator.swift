@@ -126,9 +126,11 @@ public final class CloudKitEmulator: Service, Sendable {
 
     /// Signs in a test user, as `POST /emulator/v1/sign-in` does, and returns a web auth token.
     ///
-    /// - Parameter identity: Makes the user discoverable by it (`users/discover`, `users/lookup/email`,
-    ///   `users/lookup/id`), replacing an identity an earlier sign-in gave; `nil` leaves discoverability as it was
-    ///   (a user never made discoverable isn't found).
+    /// - Parameters:
+    ///   - user: The test user's name: each name is its own iCloud user, with a private database of their own.
+    ///   - identity: Makes the user discoverable by it (`users/discover`, `users/lookup/email`,
+    ///     `users/lookup/id`), replacing an identity an earlier sign-in gave; `nil` leaves discoverability as it was
+    ///     (a user never made discoverable isn't found).
     public func signIn(user: String, discoverableAs identity: EmulatorUserIdentity? = nil) async -> String {
         if let identity { state.users.publish(user, as: identity) }
         return await state.tokens.issue(for: user)
