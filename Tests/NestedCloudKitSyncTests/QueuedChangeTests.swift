@@ -111,6 +111,23 @@ struct QueuedChangeTests {
     }
 
     @Test(arguments: ScenarioServer.allCases)
+    func aChangeTheServerLeftOutOfItsAnswerFailsTheSyncAndGoesAgainNextTime(server: ScenarioServer) async throws {
+        let scenario = try await server.scenario()
+        let (a, client) = try await scenario.flakyDevice()
+        try await a.sync()
+        try await a.store.save(Note(id: "quiet", title: "t", body: ""))
+        try await a.store.save(Note(id: "fine", title: "t", body: ""))
+        await client.leaveOutAnswer(for: scenario.recordID("quiet"))
+        await #expect(throws: SyncError.database(.serverResponseLost)) { try await a.sync() }
+        #expect(try await a.store.pendingChanges().map(\.recordID.recordName) == ["quiet"])
+        // The server has it: sent again, it is recognised as this device's own write.
+        try await a.sync()
+        #expect(try await a.store.pendingChanges().isEmpty)
+        #expect(a.recorder.resolutions.isEmpty)
+        #expect(try await scenario.serverNotes().keys.sorted() == ["fine", "quiet"])
+    }
+
+    @Test(arguments: ScenarioServer.allCases)
     func deletingAGraphParentsFirstReachesTheServerAndTheOtherDevice(server: ScenarioServer) async throws {
         let scenario = try await server.scenario()
         let (a, client) = try await scenario.flakyDevice(maximumItemsPerRequest: 1)

@@ -5,6 +5,7 @@ import NestedCloudKitCodable
 protocol RecordFaults: CloudDatabase {
     func fail(_ id: CloudRecord.ID, with error: CloudDatabaseError, times: Int) async
     func setUnreadable(_ ids: Set<CloudRecord.ID>) async
+    func leaveOutAnswer(for id: CloudRecord.ID) async
     var requests: [[CloudRecord.ID]] { get async }
 }
 
@@ -19,6 +20,8 @@ actor FlakyDatabase<Base: CloudDatabase>: ForwardingCloudDatabase, RecordFaults 
     private var failures: [CloudRecord.ID: [CloudDatabaseError]] = [:]
     /// Records every fetch fails to read, until a test makes them readable again.
     private var unreadable: Set<CloudRecord.ID> = []
+    /// Records whose next save or deletion the server applies but leaves out of its answer.
+    private var unanswered: Set<CloudRecord.ID> = []
     /// The records each upload request named, in order: what reached the server, and how.
     private(set) var requests: [[CloudRecord.ID]] = []
 
@@ -34,6 +37,12 @@ actor FlakyDatabase<Base: CloudDatabase>: ForwardingCloudDatabase, RecordFaults 
 
     func setUnreadable(_ ids: Set<CloudRecord.ID>) {
         unreadable = ids
+    }
+
+    /// Makes the answer to the next save or deletion of a record leave it out, as a server that applied it and
+    /// said nothing of it.
+    func leaveOutAnswer(for id: CloudRecord.ID) {
+        unanswered.insert(id)
     }
 
     func modifyRecords(
@@ -63,6 +72,10 @@ actor FlakyDatabase<Base: CloudDatabase>: ForwardingCloudDatabase, RecordFaults 
             if let error = failed[record.id] { results.saveResults[record.id] = .failure(error) }
         }
         for id in recordIDsToDelete { if let error = failed[id] { results.deleteResults[id] = .failure(error) } }
+        for id in recordsToSave.map(\.id) + recordIDsToDelete where unanswered.remove(id) != nil {
+            results.saveResults[id] = nil
+            results.deleteResults[id] = nil
+        }
         return results
     }
 
