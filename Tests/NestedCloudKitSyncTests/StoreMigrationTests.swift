@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitSQLite
 import NestedCloudKitServer
 import Testing
 
@@ -76,4 +77,78 @@ struct QueryableNote: CKCodable, Identifiable, Sendable, QueryableModel {
     var cloudKitRecordType: String { "Note" }
 
     enum CodingKeys: String, CodingKey { case id, title, body, pinned }
+}
+
+/// A store file of the sixth layout (`Fixtures/store-v6`, written by ``StoreFixtureWriter`` with the code of that
+/// layout) and the SQLite server it synced with: opened in this layout, its records are in their types' tables, and
+/// it syncs on where it was, sending its pending changes and nothing else.
+@Suite("Store: a file of the sixth layout, on its server")
+struct StoreSixthLayoutTests {
+    @Test func itOpensInTablesAndSyncsOnSendingOnlyWhatWasPending() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("migration-v6-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for file in ["store", "server"] {
+            let fixture = try #require(
+                Bundle.module.url(forResource: file, withExtension: "sqlite", subdirectory: "Fixtures/store-v6"))
+            try FileManager.default.copyItem(
+                atPath: fixture.path, toPath: directory.appendingPathComponent("\(file).sqlite").path)
+        }
+        let clock = VirtualCloudClock(start: Date(timeIntervalSince1970: 1_790_001_000))
+        let server = try SQLiteCloudDatabase(path: directory.appendingPathComponent("server.sqlite").path, clock: clock)
+        let client = FlakyDatabase(server)
+        let store = try SyncStore(path: directory.appendingPathComponent("store.sqlite").path, clock: clock)
+        let zone = store.zoneID
+
+        // Every record in its table, the newer version's field in a column of its own.
+        let rows = try await store.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT quote(_record_name), quote(title), quote(color), quote(_inexact)
+                    FROM "Note" ORDER BY _record_name
+                    """
+            ).map { row in (0..<4).map { row[$0] as String } }
+        }
+        let expectedRows: [[String]] = [
+            ["'n-new'", "'Not sent yet'", "NULL", "0"], ["'n1'", "'Note 1, newer'", "'teal'", "0"],
+            ["'n3'", "'Note 3'", "NULL", "0"], ["'n4'", "'Note 4'", "NULL", "0"],
+        ]
+        #expect(rows == expectedRows)
+        #expect(
+            try await store.fetch(Note.self, id: "n1") == Note(id: "n1", title: "Note 1, newer", body: "edited offline")
+        )
+        #expect(try await store.pendingChanges().map(\.recordID.recordName) == ["n1", "n2", "n-new"])
+        #expect(try await store.skippedRecords().map(\.recordID.recordName) == ["hidden"])
+        #expect(try await store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ncs_server_copy") } == 3)
+
+        let engine = SyncEngine(
+            store: store, database: client, configuration: SyncConfiguration(retry: SyncRetryPolicy(jitter: 0)))
+        try await engine.sync()
+        let pending = Set(["n1", "n2", "n-new"].map { CloudRecord.ID(recordName: $0, zoneID: zone) })
+        // The saves in one request, the deletion in another: each pending change once, nothing else.
+        let sent = await client.requests.flatMap { $0 }
+        #expect(sent.count == pending.count)
+        #expect(Set(sent) == pending)
+        let requestsMade = await client.requests.count
+        let onServer = try await server.records(
+            for: ["n1", "n2", "n-new"].map { CloudRecord.ID(recordName: $0, zoneID: zone) }, desiredKeys: nil)
+        let n1 = try #require(try onServer[CloudRecord.ID(recordName: "n1", zoneID: zone)]?.get())
+        // The edit of a version that doesn't know `color` kept it.
+        #expect(n1["body"] == .string("edited offline"))
+        #expect(n1["color"] == .string("teal"))
+        #expect(throws: CloudDatabaseError.self) {
+            try onServer[CloudRecord.ID(recordName: "n2", zoneID: zone)]?.get()
+        }
+        #expect(
+            try onServer[CloudRecord.ID(recordName: "n-new", zoneID: zone)]?.get()["title"] == .string("Not sent yet"))
+        #expect(try await store.pendingChanges().isEmpty)
+        #expect(try await store.skippedRecords().map(\.recordID.recordName) == ["hidden"])
+
+        // Nothing is left to send: the next sync sends nothing.
+        try await engine.sync()
+        #expect(await client.requests.count == requestsMade)
+        try await store.close()
+        try server.close()
+    }
 }

@@ -138,13 +138,14 @@ public struct StoreIndex: Sendable, Hashable {
     var sqliteName: String { "ncs_index_" + name + "_" + StoreSQL.stableHash(Self.layout + definition) }
 
     /// The layout of the indexes' columns, in the hash of their names: a store opened by a release that lays them
-    /// out otherwise makes them anew when they are declared (since v5 they lead with the zone's number).
-    private static let layout = "zone_key:"
+    /// out otherwise makes them anew when they are declared (since v5 they lead with the zone's number; since v7 they
+    /// are on the record type's table).
+    private static let layout = "table:"
 
     /// What the index covers, in words that identify it.
     var definition: String {
         recordType + "("
-            + columns.map { StoreSQL.expression($0.key) + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
+            + columns.map { StoreSQL.column($0.key) + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
             + ")"
     }
 

@@ -2,20 +2,21 @@ import Foundation
 import GRDB
 import NestedCloudKitCodable
 
-/// Turns queries and index declarations into SQL over `ncs_record`.
+/// Turns queries and index declarations into SQL over the record type's table (``RecordTypeTable``).
 ///
-/// A field is `json_extract(fields, '$."name"')` (``FieldProjection``), written the same way in queries and in
-/// index definitions, which is what lets SQLite match one to the other. The record type is a literal, not a
-/// parameter: declared indexes are partial (`WHERE record_type = 'Note'`), and SQLite uses a partial index only
-/// for a query whose WHERE clause states the same term.
+/// A field is its column (`"Note"."title"`), or NULL for a field no record of the type has had; the system fields
+/// are the system columns (`_created_at`, `_modified_at`, `_record_name`). An index declares the same columns,
+/// which is what lets SQLite use it for a query.
 enum StoreSQL {
     struct Statement {
         var sql: String
         var arguments: StatementArguments
     }
 
-    /// What a query selects: rows of records, a count, or whether one exists.
+    /// What a query selects: the table's rows (every column, for ``TableRowReading``), the records of the rows
+    /// (and their rows in `ncs_record`), a count, or whether one exists.
     enum Selection {
+        case rows
         case records
         case count
         case exists
@@ -26,26 +27,33 @@ enum StoreSQL {
         query.recordType ?? String(describing: Model.self)
     }
 
+    /// The statement of a query over its record type's table: a table with no columns for a type the store has no
+    /// table for, which checks the query as any other (and isn't run).
     static func statement<Model: QueryableModel>(
-        for query: ModelQuery<Model>, selecting selection: Selection, storeZone: CloudRecord.ZoneID
+        for query: ModelQuery<Model>, selecting selection: Selection, storeZone: CloudRecord.ZoneID,
+        table: RecordTypeTable
     ) throws -> Statement {
         let recordType = recordType(of: query)
         let zone = query.zoneID ?? storeZone
         var checker = FieldChecker<Model>(recordType: recordType)
         var arguments: StatementArguments = [zone.ownerName, zone.zoneName]
+        let name = identifier(table.tableName)
         var sql: String
         switch selection {
-        case .records: sql = "SELECT record, rowid FROM ncs_record"
-        case .count: sql = "SELECT COUNT(*) FROM ncs_record"
-        case .exists: sql = "SELECT EXISTS (SELECT 1 FROM ncs_record"
+        case .rows: sql = "SELECT * FROM \(name)"
+        case .records:
+            sql =
+                "SELECT ncs_record.record, ncs_record.rowid FROM \(name) JOIN ncs_record ON ncs_record.rowid = \(name)._record_row"
+        case .count: sql = "SELECT COUNT(*) FROM \(name)"
+        case .exists: sql = "SELECT EXISTS (SELECT 1 FROM \(name)"
         }
         // The zone by its number, which the declared indexes lead with; a zone the store never wrote has none, and
         // no record.
-        sql +=
-            " WHERE record_type = \(literal(recordType)) AND zone_key = (SELECT key FROM ncs_zone_key "
-            + "WHERE zone_owner = ? AND zone_name = ?)"
+        sql += " WHERE \(name)._zone_key = (SELECT key FROM ncs_zone_key WHERE zone_owner = ? AND zone_name = ?)"
         if let filter = query.filter {
-            sql += " AND " + (try condition(filter.node, zone: zone, checker: &checker, arguments: &arguments))
+            sql +=
+                " AND "
+                + (try condition(filter.node, zone: zone, table: table, checker: &checker, arguments: &arguments))
         }
         // Checked whatever is selected: a count of a misspelt sort is as wrong as a fetch of it.
         for key in query.sortOrder { try checker.check(key.field.target) }
@@ -55,14 +63,14 @@ enum StoreSQL {
                     + "offset \(query.offset))")
         }
         switch selection {
-        case .records:
+        case .rows, .records:
             var terms: [String] = []
             for key in query.sortOrder {
-                terms.append(expression(key.field.target) + (key.descending ? " DESC" : ""))
+                terms.append(expression(key.field.target, table: table) + (key.descending ? " DESC" : ""))
             }
             // Equal keys by record name, ascending whatever the keys' direction: a stable order a reader expects.
             // An index whose columns run as the keys do (and end with the record's name) gives it without sorting.
-            terms.append("record_name")
+            terms.append("\(name)._record_name")
             sql += " ORDER BY " + terms.joined(separator: ", ") + limitClause(query)
         case .count:
             break
@@ -79,9 +87,10 @@ enum StoreSQL {
     }
 
     private static func condition<Model>(
-        _ node: ModelFilter<Model>.Node, zone: CloudRecord.ZoneID, checker: inout FieldChecker<Model>,
-        arguments: inout StatementArguments
+        _ node: ModelFilter<Model>.Node, zone: CloudRecord.ZoneID, table: RecordTypeTable,
+        checker: inout FieldChecker<Model>, arguments: inout StatementArguments
     ) throws -> String {
+        func expression(_ target: QueryField<Model>.Target) -> String { Self.expression(target, table: table) }
         switch node {
         case .compare(let target, let comparison, let value):
             try checker.check(target)
@@ -105,13 +114,13 @@ enum StoreSQL {
             return "(\(field) >= ? AND substr(\(field), 1, ?) = ?)"
         case .listContains(let target, let value):
             try checker.check(target)
-            guard case .field(let name, _) = target else {
+            guard case .field = target else {
                 throw SyncError.invalidQuery(
                     "\(checker.recordType).\(QueryField<Model>(target: target).name) isn't a list; use equals(_:_:)")
             }
             arguments += [try argument(value, for: target, checker: checker)]
             return "CASE WHEN \(expression(target)) IS NULL THEN NULL ELSE EXISTS (SELECT 1 FROM "
-                + "json_each(ncs_record.fields, \(path(name))) WHERE value = ?) END"
+                + "json_each(\(expression(target))) WHERE value = ?) END"
         case .references(let target, let recordID):
             try checker.check(target)
             guard case .field(let name, _) = target else {
@@ -121,10 +130,12 @@ enum StoreSQL {
             }
             let field = expression(target)
             let targetZone = recordID.zoneID == QueryZone.placeholder ? zone : recordID.zoneID
-            arguments += [name, targetZone.ownerName, targetZone.zoneName, recordID.recordName]
-            return "CASE WHEN \(field) IS NULL THEN NULL ELSE record_name IN ("
-                + "SELECT holder_name FROM ncs_reference WHERE holder_zone_owner = ncs_record.zone_owner "
-                + "AND holder_zone_name = ncs_record.zone_name AND field = ? AND target_zone_owner = ? "
+            arguments += [
+                zone.ownerName, zone.zoneName, name, targetZone.ownerName, targetZone.zoneName, recordID.recordName,
+            ]
+            return "CASE WHEN \(field) IS NULL THEN NULL ELSE \(identifier(table.tableName))._record_name IN ("
+                + "SELECT holder_name FROM ncs_reference WHERE holder_zone_owner = ? "
+                + "AND holder_zone_name = ? AND field = ? AND target_zone_owner = ? "
                 + "AND target_zone_name = ? AND target_name = ?) END"
         case .isNil(let target, let isNil):
             try checker.check(target)
@@ -132,15 +143,20 @@ enum StoreSQL {
         case .and(let nodes):
             guard !nodes.isEmpty else { return "1" }
             return "("
-                + (try nodes.map { try condition($0, zone: zone, checker: &checker, arguments: &arguments) })
+                + (try nodes.map {
+                    try condition($0, zone: zone, table: table, checker: &checker, arguments: &arguments)
+                })
                 .joined(separator: " AND ") + ")"
         case .or(let nodes):
             guard !nodes.isEmpty else { return "0" }
             return "("
-                + (try nodes.map { try condition($0, zone: zone, checker: &checker, arguments: &arguments) })
+                + (try nodes.map {
+                    try condition($0, zone: zone, table: table, checker: &checker, arguments: &arguments)
+                })
                 .joined(separator: " OR ") + ")"
         case .not(let node):
-            return "NOT (" + (try condition(node, zone: zone, checker: &checker, arguments: &arguments)) + ")"
+            return "NOT ("
+                + (try condition(node, zone: zone, table: table, checker: &checker, arguments: &arguments)) + ")"
         case .invalid(let reason):
             throw SyncError.invalidQuery(reason)
         }
@@ -166,26 +182,30 @@ enum StoreSQL {
 
     // MARK: Expressions
 
-    static func expression<Model>(_ target: QueryField<Model>.Target) -> String {
+    /// A field or system field of a query, in the table's columns.
+    static func expression<Model>(_ target: QueryField<Model>.Target, table: RecordTypeTable) -> String {
+        let name = identifier(table.tableName)
         switch target {
-        case .field(let name, _): "json_extract(fields, \(path(name)))"
-        case .creationDate: "created_at"
-        case .modificationDate: "modified_at"
-        case .recordName: "record_name"
+        case .field(let field, _): return table.expression(ofField: field)
+        case .creationDate: return name + "._created_at"
+        case .modificationDate: return name + "._modified_at"
+        case .recordName: return name + "._record_name"
         }
     }
 
-    static func expression(_ key: StoreIndex.Key) -> String {
+    /// A column of an index: the field's column (which the declaration adds to the table if needed), or a system
+    /// column.
+    static func column(_ key: StoreIndex.Key) -> String {
         switch key {
-        case .field(let name): "json_extract(fields, \(path(name)))"
-        case .creationDate: "created_at"
-        case .modificationDate: "modified_at"
-        case .recordName: "record_name"
+        case .field(let field): identifier(field)
+        case .creationDate: "_created_at"
+        case .modificationDate: "_modified_at"
+        case .recordName: "_record_name"
         }
     }
 
-    /// The JSON path of a field: quoted, so a name with a dot is one key, not a nested path.
-    private static func path(_ name: String) -> String { literal("$.\"" + name + "\"") }
+    /// A name as an SQL identifier: quoted, so that any record type or field is one name.
+    static func identifier(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     /// A string as an SQL literal.
     static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }

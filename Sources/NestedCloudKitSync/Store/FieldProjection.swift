@@ -26,6 +26,13 @@ enum FieldProjection {
         return json
     }
 
+    /// One value as ``json(of:)-swift.type.method`` projects it: what a list's column holds.
+    static func json(of value: CloudValue) -> String {
+        var json = ""
+        append(value, to: &json)
+        return json
+    }
+
     private static func append(_ value: CloudValue, to json: inout String) {
         switch value {
         case .string(let value): appendString(value, to: &json)

@@ -42,6 +42,7 @@ enum StoreSchema {
             "v4: records of a type in name order, references by row", migrate: indexRecordsByTypeAndReferencesByRow)
         migrator.registerMigration("v5: zones by number in declared indexes", migrate: numberZones)
         migrator.registerMigration("v6: changes counted by record type", migrate: countChangesByRecordType)
+        migrator.registerMigration("v7: a table per record type", migrate: makeATablePerRecordType)
         return migrator
     }
 
@@ -259,6 +260,32 @@ enum StoreSchema {
                     UPDATE ncs_record_type_change SET changes = changes + 1 WHERE record_type = OLD.record_type;
                 END;
                 """)
+    }
+
+    /// Each record type gets a table of its own, a column per field (``RecordTypeTable``), filled from the records
+    /// the store holds; the fields' JSON column is emptied, and the indexes declared on it dropped (the next
+    /// declaration makes them on the tables' columns, under new names).
+    private static func makeATablePerRecordType(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE ncs_table (
+                    record_type TEXT PRIMARY KEY NOT NULL,
+                    table_name TEXT NOT NULL UNIQUE,
+                    columns TEXT NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        for name in try String.fetchAll(db, sql: "SELECT name FROM ncs_index") {
+            try db.execute(sql: "DROP INDEX IF EXISTS \(StoreSQL.identifier(name))")
+        }
+        try db.execute(sql: "DELETE FROM ncs_index")
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT rowid, record, zone_key, created_at, modified_at FROM ncs_record ORDER BY rowid")
+        while let row = try rows.next() {
+            try RecordTypeTable.write(
+                try RecordCoding.decode(row, column: 1), row: row[0], zoneKey: row[2], createdAt: row[3],
+                modifiedAt: row[4], in: db)
+        }
+        try db.execute(sql: "UPDATE ncs_record SET fields = '{}' WHERE fields <> '{}'")
     }
 
     /// Each zone gets a number (`ncs_zone_key`), and each record its zone's (`zone_key`): the index by type and

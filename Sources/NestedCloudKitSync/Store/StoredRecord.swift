@@ -181,7 +181,7 @@ enum StoreTables {
         // the zone is written.
         try db.cachedStatement(sql: "INSERT OR IGNORE INTO ncs_zone_key (zone_owner, zone_name) VALUES (?, ?)")
             .execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName])
-        let row = try Int64.fetchOne(
+        let written = try Row.fetchOne(
             db.cachedStatement(
                 sql: """
                     INSERT INTO ncs_record (zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
@@ -196,17 +196,22 @@ enum StoreTables {
                         created_at = COALESCE(?17, ncs_record.created_at), modified_at = excluded.modified_at,
                         ancestor_tag = excluded.ancestor_tag,
                         fetch_epoch = CASE WHEN ?18 IS NULL THEN ncs_record.fetch_epoch ELSE excluded.fetch_epoch END
-                    RETURNING rowid
+                    RETURNING rowid, zone_key, created_at, modified_at
                     """),
             arguments: [
                 id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, record.recordType,
                 RecordCoding.encode(record), ancestorBytes(of: stored, record: record),
                 stored.editTime, EditTimes.encode(stored.fieldEditTimes), version, epoch ?? 0,
-                AssetFiles.fileList(in: [record, stored.ancestor]), FieldProjection.json(of: record.fields),
+                // The fields' column of earlier layouts: the record type's table has them now.
+                AssetFiles.fileList(in: [record, stored.ancestor]), "{}",
                 system?.creationDate?.timeIntervalSince1970, editSeconds, modified,
                 stored.ancestor?.systemFields?.changeTag,
                 system?.creationDate?.timeIntervalSince1970, epoch,
             ])
+        guard let written else { throw SyncError.store("the store wrote \(id) but SQLite returned no row") }
+        let row: Int64 = written[0]
+        try RecordTypeTable.write(
+            record, row: row, zoneKey: written[1], createdAt: written[2], modifiedAt: written[3], in: db)
         try deleteReferences(of: id, in: db)
         try writeReferences(of: record, row: row, in: db)
         return version

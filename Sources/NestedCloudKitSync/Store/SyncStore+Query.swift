@@ -37,8 +37,10 @@ extension SyncStore {
         _ query: ModelQuery<Model>, storeZone: CloudRecord.ZoneID, in db: Database
     ) throws -> Int {
         // COUNT(*) ignores the limit and offset; they cut the count here.
-        let statement = try StoreSQL.statement(for: query, selecting: .count, storeZone: storeZone)
-        let all = try Int.fetchOne(db, sql: statement.sql, arguments: statement.arguments) ?? 0
+        let (table, exists) = try Self.table(of: query, in: db)
+        let statement = try StoreSQL.statement(for: query, selecting: .count, storeZone: storeZone, table: table)
+        guard exists else { return 0 }
+        let all = try Int.fetchOne(db.cachedStatement(sql: statement.sql), arguments: statement.arguments) ?? 0
         let afterOffset = max(0, all - query.offset)
         return query.limit.map { min($0, afterOffset) } ?? afterOffset
     }
@@ -47,17 +49,22 @@ extension SyncStore {
     public func exists<Model: QueryableModel>(_ query: ModelQuery<Model>) async throws -> Bool {
         let zone = zoneID
         return try await read { db in
-            let statement = try StoreSQL.statement(for: query, selecting: .exists, storeZone: zone)
-            return try Bool.fetchOne(db, sql: statement.sql, arguments: statement.arguments) ?? false
+            let (table, exists) = try Self.table(of: query, in: db)
+            let statement = try StoreSQL.statement(for: query, selecting: .exists, storeZone: zone, table: table)
+            guard exists else { return false }
+            return try Bool.fetchOne(db.cachedStatement(sql: statement.sql), arguments: statement.arguments) ?? false
         }
     }
 
     /// What SQLite does to run a query (`EXPLAIN QUERY PLAN`): each step's detail, such as
-    /// `SEARCH ncs_record USING INDEX ...` or `SCAN ncs_record`. For checking that a query uses an index.
+    /// `SEARCH Note USING INDEX ...` or `SCAN Note`. For checking that a query uses an index. Empty for a record type
+    /// the store has no table for yet (no record of it, no index declared on it).
     public func queryPlan<Model: QueryableModel>(_ query: ModelQuery<Model>) async throws -> [String] {
         let zone = zoneID
         return try await read { db in
-            let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: zone)
+            let (table, exists) = try Self.table(of: query, in: db)
+            let statement = try StoreSQL.statement(for: query, selecting: .rows, storeZone: zone, table: table)
+            guard exists else { return [] }
             // A plan is made from the schema the connection has loaded, and an EXPLAIN never checks it against the
             // file's: a reader that last read before `declareIndexes` would show a plan without the new index.
             // Reading the schema table checks the schema's version (and loads the new one), as the next fetch will.
@@ -92,16 +99,22 @@ extension SyncStore {
                 try db.execute(sql: "DELETE FROM ncs_index WHERE name = ?", arguments: [name])
             }
             for (name, index) in wanted.sorted(by: { $0.key < $1.key }) where !existing.contains(name) {
+                // The table, and a column for each field, before any record has them: the index is there when
+                // they come.
+                let fields = index.columns.compactMap { column -> (field: String, kind: CloudValue.Kind?)? in
+                    if case .field(let field) = column.key { (field, nil) } else { nil }
+                }
+                let table = try RecordTypeTable.table(for: index.recordType, in: db).adding(fields, in: db)
                 // The record's name last, ascending as queries break ties by it, so the index gives their whole
                 // order.
                 let columns =
-                    ["zone_key"]
-                    + index.columns.map { StoreSQL.expression($0.key) + ($0.descending ? " DESC" : "") }
-                    + ["record_name"]
+                    ["_zone_key"]
+                    + index.columns.map { StoreSQL.column($0.key) + ($0.descending ? " DESC" : "") }
+                    + ["_record_name"]
                 try db.execute(
                     sql: """
-                        CREATE INDEX IF NOT EXISTS \(name) ON ncs_record (\(columns.joined(separator: ", ")))
-                        WHERE record_type = \(StoreSQL.literal(index.recordType))
+                        CREATE INDEX IF NOT EXISTS \(name) ON \(StoreSQL.identifier(table.tableName)) \
+                        (\(columns.joined(separator: ", ")))
                         """)
                 try db.execute(
                     sql: "INSERT INTO ncs_index (name, record_type, definition) VALUES (?, ?, ?)",
@@ -110,18 +123,30 @@ extension SyncStore {
         }
     }
 
-    /// The indexes the store keeps, by what they cover: `Note(json_extract(fields, '$."isDone"'), created_at DESC)`.
+    /// The indexes the store keeps, by what they cover: `Note("isDone", _created_at DESC)`.
     public func declaredIndexes() async throws -> [String] {
         try await read { db in try String.fetchAll(db, sql: "SELECT definition FROM ncs_index ORDER BY definition") }
     }
 
     // MARK: Reading inside a transaction
 
+    /// The table a query reads, and whether the store has it: if not, a table without columns, which checks the
+    /// query (the query finds nothing).
+    static func table<Model: QueryableModel>(of query: ModelQuery<Model>, in db: Database) throws
+        -> (table: RecordTypeTable, exists: Bool)
+    {
+        let recordType = StoreSQL.recordType(of: query)
+        if let table = try RecordTypeTable.existing(for: recordType, in: db) { return (table, true) }
+        return (RecordTypeTable(recordType: recordType, tableName: recordType, columns: []), false)
+    }
+
     static func records<Model: QueryableModel>(
         matching query: ModelQuery<Model>, storeZone: CloudRecord.ZoneID, in db: Database
     ) throws -> [CloudRecord] {
-        let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: storeZone)
-        let cursor = try Row.fetchCursor(db, sql: statement.sql, arguments: statement.arguments)
+        let (table, exists) = try Self.table(of: query, in: db)
+        let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: storeZone, table: table)
+        guard exists else { return [] }
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: statement.sql), arguments: statement.arguments)
         var records: [CloudRecord] = []
         let shared = RecordCoding.SharedStrings()
         while let row = try cursor.next() { records.append(try RecordCoding.decode(row, column: 0, sharing: shared)) }
@@ -131,10 +156,76 @@ extension SyncStore {
     static func fetch<Model: QueryableModel>(
         _ query: ModelQuery<Model>, storeZone: CloudRecord.ZoneID, in db: Database
     ) throws -> [Model] {
-        let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: storeZone)
+        let (table, exists) = try Self.table(of: query, in: db)
+        if exists, TableRowReading.mayRead(Model.self, recordType: table.recordType) {
+            let statement = try StoreSQL.statement(for: query, selecting: .rows, storeZone: storeZone, table: table)
+            if let models = try rows(Model.self, of: table, sql: statement.sql, arguments: statement.arguments, in: db)
+            {
+                return models
+            }
+        }
+        let statement = try StoreSQL.statement(for: query, selecting: .records, storeZone: storeZone, table: table)
+        guard exists else { return [] }
         return try decode(
-            Model.self, rows: try Row.fetchCursor(db, sql: statement.sql, arguments: statement.arguments),
+            Model.self,
+            rows: try Row.fetchCursor(db.cachedStatement(sql: statement.sql), arguments: statement.arguments),
             atMost: query.limit, in: db)
+    }
+
+    /// The models of the rows a statement selects from a table (``TableRowReading``), or `nil` if the read takes
+    /// the records.
+    static func rows<Model: CKDecodable>(
+        _ type: Model.Type, of table: RecordTypeTable, sql: String, arguments: StatementArguments, in db: Database
+    ) throws -> [Model]? {
+        try TableRowReading.models(
+            Model.self, table: table, statement: try db.cachedStatement(sql: sql), arguments: arguments
+        ) { row in
+            let record = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT record, rowid FROM ncs_record WHERE rowid = ?"), arguments: [row]
+            ).map { try RecordCoding.decode($0, column: 0) }
+            guard let record else { return nil }
+            return try decode(Model.self, from: [record], rows: [row], in: db).first
+        }
+    }
+
+    /// Every model of a type in a zone, by record name, read from the rows of its table when they give it
+    /// (``TableRowReading``), else from the records.
+    static func fetchAll<Model: CKDecodable>(
+        _ type: Model.Type, recordType: String, in zone: CloudRecord.ZoneID, in db: Database
+    ) throws -> [Model] {
+        if TableRowReading.mayRead(Model.self, recordType: recordType),
+            let table = try RecordTypeTable.existing(for: recordType, in: db)
+        {
+            let sql =
+                "SELECT * FROM \(StoreSQL.identifier(table.tableName)) WHERE _zone_key = "
+                + "(SELECT key FROM ncs_zone_key WHERE zone_owner = ? AND zone_name = ?) ORDER BY _record_name"
+            if let models = try rows(
+                Model.self, of: table, sql: sql, arguments: [zone.ownerName, zone.zoneName], in: db)
+            {
+                return models
+            }
+        }
+        return try decode(
+            Model.self, rows: try StoreTables.rows(ofType: recordType, in: zone, in: db), atMost: nil, in: db)
+    }
+
+    /// The model of the record with an ID, read from its row when the model's table has it and gives it, else
+    /// from the record (of whatever type); `nil` if the store has no such record.
+    static func fetch<Model: CKDecodable>(_ type: Model.Type, id: CloudRecord.ID, in db: Database) throws -> Model? {
+        let recordType = String(describing: Model.self)
+        if TableRowReading.mayRead(Model.self, recordType: recordType),
+            let table = try RecordTypeTable.existing(for: recordType, in: db)
+        {
+            let sql =
+                "SELECT * FROM \(StoreSQL.identifier(table.tableName)) WHERE _zone_key = "
+                + "(SELECT key FROM ncs_zone_key WHERE zone_owner = ? AND zone_name = ?) AND _record_name = ?"
+            let arguments: StatementArguments = [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName]
+            if let models = try rows(Model.self, of: table, sql: sql, arguments: arguments, in: db), !models.isEmpty {
+                return models[0]
+            }
+        }
+        guard let record = try StoreTables.records([id], in: db).first else { return nil }
+        return try decode(Model.self, from: [record], in: db).first
     }
 
     /// Decodes the models of rows whose first column is a record and second its row, a thousand at a time: the

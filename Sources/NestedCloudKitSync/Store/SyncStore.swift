@@ -36,6 +36,12 @@ public final class SyncStore: Sendable, StoreConnected {
     /// a transaction observer of this writer sees.
     package var databaseWriter: any DatabaseWriter { writer }
 
+    /// The store's database, to read: the tables of the record types (<doc:HowTheStoreKeepsRecords>) with GRDB or
+    /// SQL of the app's own, and a GRDB `ValueObservation` of them, which sees every write of the store and its
+    /// engine (an observation on another connection to the file sees only that connection's writes). Writes
+    /// aren't possible through it: change data through the store, which queues what the server should get.
+    public var database: any DatabaseReader { AnyDatabaseReader(writer) }
+
     /// Opens the store in a SQLite file, creating it if needed.
     ///
     /// - Parameters:
@@ -48,7 +54,7 @@ public final class SyncStore: Sendable, StoreConnected {
     ) throws {
         let pool: DatabasePool
         do {
-            var configuration = Configuration()
+            var configuration = StoreWriteGuard.configuration()
             configuration.busyMode = .timeout(10)
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
@@ -62,7 +68,9 @@ public final class SyncStore: Sendable, StoreConnected {
         zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any CloudClock = SystemCloudClock()
     ) throws -> SyncStore {
         let queue: DatabaseQueue
-        do { queue = try DatabaseQueue() } catch { throw SyncError.store("can't open a store in memory: \(error)") }
+        do { queue = try DatabaseQueue(configuration: StoreWriteGuard.configuration()) } catch {
+            throw SyncError.store("can't open a store in memory: \(error)")
+        }
         return try SyncStore(writer: queue, path: nil, zoneID: zoneID, clock: clock)
     }
 
@@ -216,10 +224,7 @@ public final class SyncStore: Sendable, StoreConnected {
         _ type: Value.Type, recordName: String, in zoneID: CloudRecord.ZoneID? = nil
     ) async throws -> Value? {
         let id = CloudRecord.ID(recordName: recordName, zoneID: zoneID ?? self.zoneID)
-        return try await read { db -> Transfer<Value?> in
-            guard let record = try StoreTables.records([id], in: db).first else { return Transfer(value: nil) }
-            return Transfer(value: try Self.decode(Value.self, from: [record], in: db).first)
-        }.value
+        return try await read { db in Transfer(value: try Self.fetch(Value.self, id: id, in: db)) }.value
     }
 
     /// Decodes the model with an identifier, with everything it references, from the store.
@@ -243,9 +248,7 @@ public final class SyncStore: Sendable, StoreConnected {
         let zone = zoneID ?? self.zoneID
         let recordType = recordType ?? String(describing: type)
         return try await read { db in
-            Transfer(
-                value: try Self.decode(
-                    Value.self, rows: try StoreTables.rows(ofType: recordType, in: zone, in: db), atMost: nil, in: db))
+            Transfer(value: try Self.fetchAll(Value.self, recordType: recordType, in: zone, in: db))
         }.value
     }
 
