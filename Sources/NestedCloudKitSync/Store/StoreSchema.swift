@@ -1,13 +1,16 @@
 import Foundation
 import GRDB
 
-/// The local store's tables. Every table starts with `ncs_`, so a store can live in a file the app also uses.
+/// The local store's tables. Every table of the store's own starts with `ncs_`, so a store can live in a file the
+/// app also uses; the record types' tables are named after the types (``RecordTypeTable``).
 /// <doc:HowTheStoreKeepsRecords> explains the layout to users.
 ///
+/// - A table per record type (listed in `ncs_table`): a row per record, a column per field, which models read and
+///   queries and declared indexes run on.
 /// - `ncs_record`: each record the app sees (``RecordCoding``'s binary form), with the server's system fields it
 ///   was last saved or fetched with, the last server copy (the ancestor of three-way merges), the user's edit times
-///   and a local version; its fields as SQLite compares them (``FieldProjection``), for queries and declared
-///   indexes; the dates queries sort on. A rowid table, so GRDB's observations see its changes.
+///   and a local version; the dates queries sort on. Its `fields` column, the JSON that queries read before v7, is
+///   empty. A rowid table, so GRDB's observations see its changes.
 /// - `ncs_reference`: who references whom, so "the students of this school" is an index lookup; with the holder's
 ///   and the target's rows, so a graph's next level is read by row (``StoreGraphReader``).
 /// - `ncs_outbox`: one row per record with a change the server doesn't have yet. A row leaves only when the server

@@ -90,95 +90,128 @@ struct TableRowDecoder: Decoder {
     }
 }
 
-/// The fields of a row, by key.
-private struct TableRowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// The values of one row, by field: what the keyed container reads, outside of any generic context. The container
+/// is generic over the model's keys, which the store's module can't specialize; code in it looks its own type's
+/// metadata up at run time on every call.
+private struct TableRowFields {
     let row: Row
     let columns: TableRowColumns
 
-    var codingPath: [any CodingKey] { [] }
-
-    var allKeys: [Key] {
-        columns.fields.filter { !row.hasNull(atIndex: $0.column) }.compactMap { Key(stringValue: $0.field) }
-    }
-
-    /// The column of a key's field if the row has a value for it, else `nil`.
-    private func column(_ key: Key) -> Int? {
-        guard let column = columns.column(of: key.stringValue), !row.hasNull(atIndex: column) else { return nil }
+    /// The column of a field if the row has a value for it, else `nil`.
+    func column(_ field: String) -> Int? {
+        guard let column = columns.column(of: field), !row.hasNull(atIndex: column) else { return nil }
         return column
     }
 
-    /// The column of a key's field, which must hold a value of the kind.
-    private func column(_ key: Key, kind: CloudValue.Kind) throws -> Int? {
-        guard let column = column(key) else { return nil }
+    /// The column of a field, which must hold a value of the kind.
+    private func column(_ field: String, kind: CloudValue.Kind) throws -> Int? {
+        guard let column = column(field) else { return nil }
         // Another kind is read as the record's decoder reads it (a double from an integer, say), or refused.
         guard columns.kinds[column] == kind else { throw RowDecodingFallback.modelNeedsRecords }
         return column
     }
 
-    func contains(_ key: Key) -> Bool { column(key) != nil || key.stringValue == "id" }
-
-    func decodeNil(forKey key: Key) throws -> Bool { column(key) == nil && key.stringValue != "id" }
-
-    // MARK: Values
-
-    private func string(_ key: Key) throws -> String? {
-        if let column = try column(key, kind: .string) { return try row.decode(String.self, atIndex: column) }
-        return key.stringValue == "id" ? try row.decode(String.self, atIndex: columns.nameColumn) : nil
+    func string(_ field: String) throws -> String? {
+        if let column = try column(field, kind: .string) { return try row.decode(String.self, atIndex: column) }
+        return field == "id" ? try row.decode(String.self, atIndex: columns.nameColumn) : nil
     }
 
-    private func int64(_ key: Key) throws -> Int64? {
-        guard let column = try column(key, kind: .int64) else { return nil }
+    func int64(_ field: String) throws -> Int64? {
+        guard let column = try column(field, kind: .int64) else { return nil }
         return try row.decode(Int64.self, atIndex: column)
     }
 
-    private func integer<T: FixedWidthInteger>(_ key: Key, as type: T.Type) throws -> T? {
-        guard let value = try int64(key) else { return nil }
+    /// An integer the row must have.
+    func requiredInteger<T: FixedWidthInteger>(_ field: String) throws -> T {
+        guard let value = try integer(field, as: T.self) else { throw RowDecodingFallback.rowNeedsRecord }
+        return value
+    }
+
+    func integer<T: FixedWidthInteger>(_ field: String, as type: T.Type) throws -> T? {
+        guard let value = try int64(field) else { return nil }
         guard let integer = T(exactly: value) else { throw RowDecodingFallback.rowNeedsRecord }
         return integer
     }
 
-    private func bool(_ key: Key) throws -> Bool? {
-        guard let value = try int64(key) else { return nil }
+    func bool(_ field: String) throws -> Bool? {
+        guard let value = try int64(field) else { return nil }
         guard value == 0 || value == 1 else { throw RowDecodingFallback.rowNeedsRecord }
         return value == 1
     }
 
-    private func double(_ key: Key) throws -> Double? {
-        guard let column = try column(key, kind: .double) else { return nil }
+    func double(_ field: String) throws -> Double? {
+        guard let column = try column(field, kind: .double) else { return nil }
         return try row.decode(Double.self, atIndex: column)
     }
 
-    private func date(_ key: Key) throws -> Date? {
-        guard let column = try column(key, kind: .date) else { return nil }
+    func date(_ field: String) throws -> Date? {
+        guard let column = try column(field, kind: .date) else { return nil }
         let seconds = try row.decode(Double.self, atIndex: column)
         // The dates CloudKit can store (JavaScript's range), as the record's decoder checks.
         guard seconds.isFinite, abs(seconds) <= 8.64e12 else { throw RowDecodingFallback.rowNeedsRecord }
         return Date(timeIntervalSince1970: seconds)
     }
 
-    private func data(_ key: Key) throws -> Data? {
-        guard let column = try column(key, kind: .bytes) else { return nil }
+    /// A date the row must have.
+    func requiredDate(_ field: String) throws -> Date {
+        guard let date = try date(field) else { throw RowDecodingFallback.rowNeedsRecord }
+        return date
+    }
+
+    /// Bytes the row must have.
+    func requiredData(_ field: String) throws -> Data {
+        guard let data = try data(field) else { throw RowDecodingFallback.rowNeedsRecord }
+        return data
+    }
+
+    func data(_ field: String) throws -> Data? {
+        guard let column = try column(field, kind: .bytes) else { return nil }
         return try row.decode(Data.self, atIndex: column)
     }
 
     /// A value of a type the row reads; `.some(nil)` for a missing one; `nil` for a type it doesn't read itself.
-    private func known<T>(_ type: T.Type, _ key: Key) throws -> Any?? {
-        if T.self == String.self { return .some(try string(key)) }
-        if T.self == Int.self { return .some(try integer(key, as: Int.self)) }
-        if T.self == Bool.self { return .some(try bool(key)) }
-        if T.self == Double.self { return .some(try double(key)) }
-        if T.self == Date.self { return .some(try date(key)) }
-        if T.self == Data.self { return .some(try data(key)) }
-        if T.self == Int64.self { return .some(try int64(key)) }
-        if T.self == Int32.self { return .some(try integer(key, as: Int32.self)) }
-        if T.self == Int16.self { return .some(try integer(key, as: Int16.self)) }
-        if T.self == Int8.self { return .some(try integer(key, as: Int8.self)) }
-        if T.self == UInt.self { return .some(try integer(key, as: UInt.self)) }
-        if T.self == UInt64.self { return .some(try integer(key, as: UInt64.self)) }
-        if T.self == UInt32.self { return .some(try integer(key, as: UInt32.self)) }
-        if T.self == UInt16.self { return .some(try integer(key, as: UInt16.self)) }
-        if T.self == UInt8.self { return .some(try integer(key, as: UInt8.self)) }
+    func known<T>(_ type: T.Type, _ field: String) throws -> T?? {
+        // Each value is of the type just compared with `T`: a cast would look the types up again.
+        func typed<V>(_ value: V?) -> T?? { .some(value.map { unsafeBitCast($0, to: T.self) }) }
+        if T.self == String.self { return typed(try string(field)) }
+        if T.self == Date.self { return typed(try date(field)) }
+        if T.self == Int.self { return typed(try integer(field, as: Int.self)) }
+        if T.self == Bool.self { return typed(try bool(field)) }
+        if T.self == Double.self { return typed(try double(field)) }
+        if T.self == Data.self { return typed(try data(field)) }
+        if T.self == Int64.self { return typed(try int64(field)) }
+        if T.self == Int32.self { return typed(try integer(field, as: Int32.self)) }
+        if T.self == Int16.self { return typed(try integer(field, as: Int16.self)) }
+        if T.self == Int8.self { return typed(try integer(field, as: Int8.self)) }
+        if T.self == UInt.self { return typed(try integer(field, as: UInt.self)) }
+        if T.self == UInt64.self { return typed(try integer(field, as: UInt64.self)) }
+        if T.self == UInt32.self { return typed(try integer(field, as: UInt32.self)) }
+        if T.self == UInt16.self { return typed(try integer(field, as: UInt16.self)) }
+        if T.self == UInt8.self { return typed(try integer(field, as: UInt8.self)) }
         return nil
+    }
+}
+
+/// The fields of a row, by key.
+private struct TableRowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let fields: TableRowFields
+
+    init(row: Row, columns: TableRowColumns) {
+        fields = TableRowFields(row: row, columns: columns)
+    }
+
+    var codingPath: [any CodingKey] { [] }
+
+    var allKeys: [Key] {
+        fields.columns.fields.filter { !fields.row.hasNull(atIndex: $0.column) }.compactMap {
+            Key(stringValue: $0.field)
+        }
+    }
+
+    func contains(_ key: Key) -> Bool { fields.column(key.stringValue) != nil || key.stringValue == "id" }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        fields.column(key.stringValue) == nil && key.stringValue != "id"
     }
 
     /// Whether the record's decoder reads a type in a way of its own (a model it references, a file, a location,
@@ -190,49 +223,56 @@ private struct TableRowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerPro
             || T.self == CloudRecord.SystemFields?.self || T.self is any Collection.Type
     }
 
-    private func required<T>(_ value: T?) throws -> T {
-        guard let value else { throw RowDecodingFallback.rowNeedsRecord }
+    // Each without a generic helper: in this generic type, a generic function's specialization stays generic over
+    // the keys, and looks up the metadata of its optionals on every call.
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        guard let value = try fields.string(key.stringValue) else { throw RowDecodingFallback.rowNeedsRecord }
         return value
     }
-
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try required(string(key)) }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try required(bool(key)) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try required(double(key)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        guard let value = try fields.bool(key.stringValue) else { throw RowDecodingFallback.rowNeedsRecord }
+        return value
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        guard let value = try fields.double(key.stringValue) else { throw RowDecodingFallback.rowNeedsRecord }
+        return value
+    }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { throw RowDecodingFallback.modelNeedsRecords }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try required(integer(key, as: type)) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try required(integer(key, as: type)) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try required(integer(key, as: type)) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try required(integer(key, as: type)) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try required(int64(key)) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try required(integer(key, as: type)) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try required(integer(key, as: type)) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try required(integer(key, as: type)) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try required(integer(key, as: type)) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try required(integer(key, as: type)) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try fields.requiredInteger(key.stringValue) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try fields.requiredInteger(key.stringValue) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try fields.requiredInteger(key.stringValue) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try fields.requiredInteger(key.stringValue) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try fields.requiredInteger(key.stringValue) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try fields.requiredInteger(key.stringValue) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try fields.requiredInteger(key.stringValue) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try fields.requiredInteger(key.stringValue) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try fields.requiredInteger(key.stringValue) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try fields.requiredInteger(key.stringValue) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        if let known = try known(type, key) {
-            guard let value = known as? T else { throw RowDecodingFallback.rowNeedsRecord }
+        // Dates and bytes first, with no optional of `T`: the types `Codable` reads through this method most.
+        if T.self == Date.self { return unsafeBitCast(try fields.requiredDate(key.stringValue), to: T.self) }
+        if T.self == Data.self { return unsafeBitCast(try fields.requiredData(key.stringValue), to: T.self) }
+        if let known = try fields.known(type, key.stringValue) {
+            guard let value = known else { throw RowDecodingFallback.rowNeedsRecord }
             return value
         }
         guard !isReadFromRecords(type) else { throw RowDecodingFallback.modelNeedsRecords }
         return try T(from: TableRowValueDecoder(container: self, key: key))
     }
 
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try string(key) }
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try bool(key) }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try double(key) }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try integer(key, as: type) }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try int64(key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try fields.string(key.stringValue) }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try fields.bool(key.stringValue) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try fields.double(key.stringValue) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        try fields.integer(key.stringValue, as: type)
+    }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try fields.int64(key.stringValue) }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        if let known = try known(type, key) {
-            guard let value = known else { return nil }
-            guard let typed = value as? T else { throw RowDecodingFallback.rowNeedsRecord }
-            return typed
-        }
+        if let known = try fields.known(type, key.stringValue) { return known }
         guard !isReadFromRecords(type) else { throw RowDecodingFallback.modelNeedsRecords }
-        guard column(key) != nil else {
+        guard fields.column(key.stringValue) != nil else {
             // A missing `id` of another type than a string is read from the record name by the record's decoder.
             if key.stringValue == "id" { throw RowDecodingFallback.rowNeedsRecord }
             return nil
@@ -278,8 +318,10 @@ private struct TableRowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerPro
         func decodeNil() -> Bool { (try? container.decodeNil(forKey: key)) ?? false }
 
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            guard let known = try container.known(type, key) else { throw RowDecodingFallback.modelNeedsRecords }
-            guard let value = known as? T else { throw RowDecodingFallback.rowNeedsRecord }
+            guard let known = try container.fields.known(type, key.stringValue) else {
+                throw RowDecodingFallback.modelNeedsRecords
+            }
+            guard let value = known else { throw RowDecodingFallback.rowNeedsRecord }
             return value
         }
     }
