@@ -1,15 +1,14 @@
 import Foundation
 import NestedCloudKitCodable
 
-/// A record's fields as SQLite sees them: the `fields` column of `ncs_record`, a JSON object that queries read
-/// with `json_extract` and that declared indexes index.
+/// Field values as SQLite sees them, in JSON: what a list's column of its record type's table holds
+/// (``ColumnValue``), which `json_each` reads; and the `fields` column of `ncs_record` that the migration to the
+/// third layout filled (queries read it with `json_extract` until the seventh, which empties it).
 ///
 /// Each value is projected to what SQLite compares: a string stays a string, an integer an integer, a double a
 /// real, a date its seconds since 1970, a reference its target's record name (CloudKit keeps references inside a
 /// zone), a list a JSON array of those. Bytes, assets and locations can't be compared, so they are `true`: a
 /// query can ask whether they are set, nothing more. A NaN or an infinity, which JSON can't hold, is `null`.
-///
-/// The full record lives beside it in ``RecordCoding``'s form; this column only answers queries.
 enum FieldProjection {
     static func json(of fields: CloudRecord.Fields) -> String {
         var json = "{"
