@@ -146,6 +146,29 @@ struct StoreTableTests {
         try await store.close()
     }
 
+    @Test func aTypeWhoseNameAnAppsTableHasGetsAPrefixedTable() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tables-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let app = try DatabaseQueue(path: path)
+        try await app.write { try $0.execute(sql: "CREATE TABLE note (appColumn TEXT)") }
+        try app.close()
+        let store = try SyncStore(path: path)
+        try await store.save(Self.note("a", "Mine"))
+        let tables = try await store.read { db in
+            try Row.fetchAll(db, sql: "SELECT record_type, table_name FROM ncs_table").map {
+                [$0[0], $0[1]] as [String]
+            }
+        }
+        #expect(tables == [["Note", "ncs_type_Note"]])
+        #expect(try await store.fetchAll(Note.self).map(\.title) == ["Mine"])
+        #expect(
+            try await store.fetch(ModelQuery(QueryableNote.self).recordType("Note").filter(.equals(.pinned, false)))
+                .map(\.id) == ["a"])
+        try await store.close()
+    }
+
     @Test func aValueObservationOfATableSeesWhatTheEngineFetches() async throws {
         let scenario = Scenario()
         let other = try await scenario.device()

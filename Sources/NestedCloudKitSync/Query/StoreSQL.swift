@@ -71,19 +71,22 @@ enum StoreSQL {
             // Equal keys by record name, ascending whatever the keys' direction: a stable order a reader expects.
             // An index whose columns run as the keys do (and end with the record's name) gives it without sorting.
             terms.append("\(name)._record_name")
-            sql += " ORDER BY " + terms.joined(separator: ", ") + limitClause(query)
+            sql += " ORDER BY " + terms.joined(separator: ", ") + limitClause(query, arguments: &arguments)
         case .count:
             break
         case .exists:
             // The limit and offset count here too: a page past the last match holds nothing.
-            sql += limitClause(query) + ")"
+            sql += limitClause(query, arguments: &arguments) + ")"
         }
         return Statement(sql: sql, arguments: arguments)
     }
 
-    private static func limitClause<Model>(_ query: ModelQuery<Model>) -> String {
-        if let limit = query.limit { return " LIMIT \(limit) OFFSET \(query.offset)" }
-        return query.offset > 0 ? " LIMIT -1 OFFSET \(query.offset)" : ""
+    /// The limit and offset as parameters: the store caches each query's statement, and a page of another offset
+    /// is the same statement, not one more in the cache.
+    private static func limitClause<Model>(_ query: ModelQuery<Model>, arguments: inout StatementArguments) -> String {
+        guard query.limit != nil || query.offset > 0 else { return "" }
+        arguments += [query.limit ?? -1, query.offset]
+        return " LIMIT ? OFFSET ?"
     }
 
     private static func condition<Model>(

@@ -163,22 +163,17 @@ struct RecordTypeTable: Sendable {
     /// The record type as a table name, unless a table (or an index, a view, a trigger) has it, or it is a name
     /// SQLite or the store keeps for itself.
     private static func freeName(for recordType: String, in db: Database) throws -> String {
-        func isTaken(_ name: String) throws -> Bool {
-            let lowercased = name.lowercased()
-            if lowercased.hasPrefix("sqlite_") || lowercased.hasPrefix("ncs_") { return true }
-            let inSchema = try Bool.fetchOne(
-                db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE lower(name) = ?)", arguments: [lowercased])
-            let listed = try Bool.fetchOne(
-                db, sql: "SELECT EXISTS (SELECT 1 FROM ncs_table WHERE lower(table_name) = ?)",
-                arguments: [lowercased])
-            return inSchema == true || listed == true
+        // Every table of `ncs_table` is in the schema too.
+        func inSchema(_ name: String) throws -> Bool {
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE lower(name) = ?)",
+                arguments: [name.lowercased()]) == true
         }
-        if try !isTaken(recordType) { return recordType }
+        let reserved = ["sqlite_", "ncs_"].contains { recordType.lowercased().hasPrefix($0) }
+        if !reserved, try !inSchema(recordType) { return recordType }
         var name = "ncs_type_" + recordType
         var attempt = 1
-        while try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE lower(name) = ?)", arguments: [name.lowercased()]
-        ) == true {
+        while try inSchema(name) {
             attempt += 1
             name = "ncs_type_\(attempt)_" + recordType
         }
