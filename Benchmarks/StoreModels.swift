@@ -113,11 +113,11 @@ struct PlainFile: Codable, FetchableRecord, PersistableRecord, Sendable {
     var size: Int
 }
 
-// The store's models with record mappings, under the same record types, so they read the same records: the
-// `.mapped` store workloads.
+// The store's models with record mappings (and the `init(row:)` `@CloudRecord` writes beside them), under the
+// same record types, so they read the same records: the `.mapped` store workloads.
 
 /// ``StoreNote`` with a record mapping.
-struct MappedStoreNote: CKCodable, CloudRecordMappable, Identifiable, Equatable, Sendable {
+struct MappedStoreNote: CKCodable, CloudRecordMappable, CloudRecordRowDecodable, Identifiable, Equatable, Sendable {
     var id: String
     var title: String
     var body: String
@@ -156,10 +156,23 @@ struct MappedStoreNote: CKCodable, CloudRecordMappable, Identifiable, Equatable,
         created = try record.decode(Date.self, forKey: "created")
         updated = try record.decode(Date.self, forKey: "updated")
     }
+
+    init(row: CloudRecordRow) throws {
+        id = try row.decode(forKey: "id")
+        title = try row.decode(forKey: "title")
+        body = try row.decode(forKey: "body")
+        author = try row.decode(forKey: "author")
+        category = try row.decode(forKey: "category")
+        isDone = try row.decode(forKey: "isDone")
+        priority = try row.decode(forKey: "priority")
+        score = try row.decode(forKey: "score")
+        created = try row.decode(forKey: "created")
+        updated = try row.decode(forKey: "updated")
+    }
 }
 
 /// ``StoreFolder`` with a record mapping.
-struct MappedStoreFolder: CKCodable, CloudRecordMappable, Identifiable, Equatable, Sendable {
+struct MappedStoreFolder: CKCodable, CloudRecordMappable, CloudRecordRowDecodable, Identifiable, Equatable, Sendable {
     var id: String
     var name: String
     var files: [MappedStoreFile]
@@ -177,10 +190,16 @@ struct MappedStoreFolder: CKCodable, CloudRecordMappable, Identifiable, Equatabl
         name = try record.decode(String.self, forKey: "name")
         files = try record.decode([MappedStoreFile].self, forKey: "files")
     }
+
+    init(row: CloudRecordRow) throws {
+        id = try row.decode(forKey: "id")
+        name = try row.decode(forKey: "name")
+        files = try row.decode(forKey: "files")
+    }
 }
 
 /// ``StoreFile`` with a record mapping.
-struct MappedStoreFile: CKCodable, CloudRecordMappable, Identifiable, Equatable, Sendable {
+struct MappedStoreFile: CKCodable, CloudRecordMappable, CloudRecordRowDecodable, Identifiable, Equatable, Sendable {
     var id: String
     var name: String
     var size: Int
@@ -197,6 +216,12 @@ struct MappedStoreFile: CKCodable, CloudRecordMappable, Identifiable, Equatable,
         id = try record.decode(String.self, forKey: "id")
         name = try record.decode(String.self, forKey: "name")
         size = try record.decode(Int.self, forKey: "size")
+    }
+
+    init(row: CloudRecordRow) throws {
+        id = try row.decode(forKey: "id")
+        name = try row.decode(forKey: "name")
+        size = try row.decode(forKey: "size")
     }
 }
 

@@ -1,7 +1,8 @@
 import NestedCloudKitCodable
 
-/// Writes a model's `CloudRecordMappable` conformance from its stored properties, so that
-/// the coders and the local store map it without Codable, at the speed of hand-written code.
+/// Writes a model's `CloudRecordMappable` and `CloudRecordRowDecodable` conformances from its stored properties, so
+/// that the coders map it without Codable, and the local store reads it from its table's row, at the speed of
+/// hand-written code.
 ///
 /// ```swift
 /// import NestedCloudKitCodable
@@ -28,8 +29,8 @@ import NestedCloudKitCodable
 /// The macro applies to structs that don't code themselves; a class, an enum or a struct with its own
 /// `init(from:)` or `encode(to:)` keeps its Codable path, or a conformance written by hand.
 @attached(
-    extension, conformances: CloudRecordEncodable, CloudRecordDecodable,
-    names: named(encodeFields(to:)), named(init(fields:)))
+    extension, conformances: CloudRecordEncodable, CloudRecordDecodable, CloudRecordRowDecodable,
+    names: named(encodeFields(to:)), named(init(fields:)), named(init(row:)))
 @attached(member, names: named(CodingKeys), named(cloudKitFieldOptions))
 public macro CloudRecord() = #externalMacro(module: "NestedCloudKitMacrosPlugin", type: "CloudRecordMacro")
 

@@ -3,9 +3,9 @@ import SwiftSyntax
 import SwiftSyntaxBuilder
 import SwiftSyntaxMacros
 
-/// `@CloudRecord`: writes a struct's `CloudRecordMappable` conformance (its `encodeFields(to:)` and
-/// `init(fields:)`) from its stored properties, under the field names its `CodingKeys` give them, so that the
-/// mapping and the synthesized `Codable` conformance describe the same record.
+/// `@CloudRecord`: writes a struct's `CloudRecordMappable` and `CloudRecordRowDecodable` conformances (its
+/// `encodeFields(to:)`, `init(fields:)` and `init(row:)`) from its stored properties, under the field names its
+/// `CodingKeys` give them, so that the mapping and the synthesized `Codable` conformance describe the same record.
 public struct CloudRecordMacro: ExtensionMacro {
     public static func expansion(
         of node: AttributeSyntax,
@@ -28,15 +28,20 @@ public struct CloudRecordMacro: ExtensionMacro {
             let method = property.isOptional ? "encodeIfPresent" : "encode"
             return "try record.\(method)(self.\(property.storage), forKey: \(literal(property.field)))"
         }
-        let decodeLines = properties.filter(\.isDecoded).map { property in
-            let field = literal(property.field)
-            // The type comes from the property: a type it names may not be in scope in an extension.
-            if property.isOptional { return "self.\(property.storage) = try record.decodeIfPresent(forKey: \(field))" }
-            // A record written before the property existed lacks its field: it takes the initial value.
-            if let initial = property.initialValue {
-                return "self.\(property.storage) = try record.decodeIfPresent(forKey: \(field)) ?? (\(initial))"
+        // The same reads from a record and from a row of the store's table, so both give the same value.
+        func decodeLines(from source: String) -> [String] {
+            properties.filter(\.isDecoded).map { property in
+                let field = literal(property.field)
+                // The type comes from the property: a type it names may not be in scope in an extension.
+                if property.isOptional {
+                    return "self.\(property.storage) = try \(source).decodeIfPresent(forKey: \(field))"
+                }
+                // A record written before the property existed lacks its field: it takes the initial value.
+                if let initial = property.initialValue {
+                    return "self.\(property.storage) = try \(source).decodeIfPresent(forKey: \(field)) ?? (\(initial))"
+                }
+                return "self.\(property.storage) = try \(source).decode(forKey: \(field))"
             }
-            return "self.\(property.storage) = try record.decode(forKey: \(field))"
         }
         let inheritance = protocols.isEmpty ? "" : ": " + protocols.map(\.trimmedDescription).joined(separator: ", ")
         let source: DeclSyntax = """
@@ -46,7 +51,11 @@ public struct CloudRecordMacro: ExtensionMacro {
                 }
 
                 \(raw: access)init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
-                    \(raw: decodeLines.joined(separator: "\n"))
+                    \(raw: decodeLines(from: "record").joined(separator: "\n"))
+                }
+
+                \(raw: access)init(row: NestedCloudKitCodable.CloudRecordRow) throws {
+                    \(raw: decodeLines(from: "row").joined(separator: "\n"))
                 }
             }
             """

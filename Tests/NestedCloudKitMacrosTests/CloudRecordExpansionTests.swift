@@ -10,7 +10,8 @@ import Testing
 struct CloudRecordExpansionTests {
     static let macros: [String: MacroSpec] = [
         "CloudRecord": MacroSpec(
-            type: CloudRecordMacro.self, conformances: ["CloudRecordEncodable", "CloudRecordDecodable"]),
+            type: CloudRecordMacro.self,
+            conformances: ["CloudRecordEncodable", "CloudRecordDecodable", "CloudRecordRowDecodable"]),
         "CloudField": MacroSpec(type: CloudFieldMacro.self),
         "CloudIgnored": MacroSpec(type: CloudFieldMacro.self),
     ]
@@ -51,7 +52,7 @@ struct CloudRecordExpansionTests {
                     var count: Optional<Int>
                 }
 
-                extension Note: CloudRecordEncodable, CloudRecordDecodable {
+                extension Note: CloudRecordEncodable, CloudRecordDecodable, CloudRecordRowDecodable {
                     func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
                         try record.encode(self.id, forKey: "id")
                         try record.encode(self.title, forKey: "title")
@@ -70,6 +71,16 @@ struct CloudRecordExpansionTests {
                         self.folder = try record.decode(forKey: "folder")
                         self.children = try record.decode(forKey: "children")
                         self.count = try record.decodeIfPresent(forKey: "count")
+                    }
+
+                    init(row: NestedCloudKitCodable.CloudRecordRow) throws {
+                        self.id = try row.decode(forKey: "id")
+                        self.title = try row.decode(forKey: "title")
+                        self.dueDate = try row.decodeIfPresent(forKey: "dueDate")
+                        self.tags = try row.decodeIfPresent(forKey: "tags") ?? ([])
+                        self.folder = try row.decode(forKey: "folder")
+                        self.children = try row.decode(forKey: "children")
+                        self.count = try row.decodeIfPresent(forKey: "count")
                     }
                 }
                 """)
@@ -112,7 +123,7 @@ struct CloudRecordExpansionTests {
                     }
                 }
 
-                extension Song: CloudRecordEncodable, CloudRecordDecodable {
+                extension Song: CloudRecordEncodable, CloudRecordDecodable, CloudRecordRowDecodable {
                     public func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
                         try record.encode(self.title, forKey: "title")
                         try record.encode(self.durationInSeconds, forKey: "duration")
@@ -122,6 +133,11 @@ struct CloudRecordExpansionTests {
                     public init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
                         self.title = try record.decode(forKey: "title")
                         self.durationInSeconds = try record.decode(forKey: "duration")
+                    }
+
+                    public init(row: NestedCloudKitCodable.CloudRecordRow) throws {
+                        self.title = try row.decode(forKey: "title")
+                        self.durationInSeconds = try row.decode(forKey: "duration")
                     }
                 }
                 """)
@@ -142,7 +158,7 @@ struct CloudRecordExpansionTests {
                     var label: String { didSet { } }
                 }
 
-                extension Point: CloudRecordEncodable, CloudRecordDecodable {
+                extension Point: CloudRecordEncodable, CloudRecordDecodable, CloudRecordRowDecodable {
                     func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
                         try record.encode(self.x, forKey: "x")
                         try record.encode(self.y, forKey: "y")
@@ -153,6 +169,12 @@ struct CloudRecordExpansionTests {
                         self.x = try record.decode(forKey: "x")
                         self.y = try record.decode(forKey: "y")
                         self.label = try record.decode(forKey: "label")
+                    }
+
+                    init(row: NestedCloudKitCodable.CloudRecordRow) throws {
+                        self.x = try row.decode(forKey: "x")
+                        self.y = try row.decode(forKey: "y")
+                        self.label = try row.decode(forKey: "label")
                     }
                 }
                 """)
@@ -228,7 +250,7 @@ struct CloudRecordExpansionTests {
                     }
                 }
 
-                extension Entry: CloudRecordEncodable, CloudRecordDecodable {
+                extension Entry: CloudRecordEncodable, CloudRecordDecodable, CloudRecordRowDecodable {
                     func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
                         try record.encode(self.id, forKey: "id")
                         try record.encode(self._level, forKey: "level")
@@ -241,6 +263,13 @@ struct CloudRecordExpansionTests {
                         self._level = try record.decode(forKey: "level")
                         self.default = try record.decodeIfPresent(forKey: "default") ?? (0)
                         self.title = try record.decode(forKey: "title")
+                    }
+
+                    init(row: NestedCloudKitCodable.CloudRecordRow) throws {
+                        self.id = try row.decode(forKey: "id")
+                        self._level = try row.decode(forKey: "level")
+                        self.default = try row.decodeIfPresent(forKey: "default") ?? (0)
+                        self.title = try row.decode(forKey: "title")
                     }
                 }
                 """)
@@ -281,7 +310,7 @@ struct CloudRecordExpansionTests {
                     }
                 }
 
-                extension Album: CloudRecordEncodable, CloudRecordDecodable {
+                extension Album: CloudRecordEncodable, CloudRecordDecodable, CloudRecordRowDecodable {
                     public func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
                         try record.encode(self.id, forKey: "id")
                         try record.encode(self.name, forKey: "title")
@@ -296,6 +325,14 @@ struct CloudRecordExpansionTests {
                         self.owner = try record.decode(forKey: "owner")
                         self.cover = try record.decode(forKey: "cover")
                         self.default = try record.decode(forKey: "default")
+                    }
+
+                    public init(row: NestedCloudKitCodable.CloudRecordRow) throws {
+                        self.id = try row.decode(forKey: "id")
+                        self.name = try row.decode(forKey: "title")
+                        self.owner = try row.decode(forKey: "owner")
+                        self.cover = try row.decode(forKey: "cover")
+                        self.default = try row.decode(forKey: "default")
                     }
                 }
                 """)
@@ -338,7 +375,7 @@ struct CloudRecordExpansionTests {
                     }
                 }
 
-                extension Note: CloudRecordEncodable, CloudRecordDecodable {
+                extension Note: CloudRecordEncodable, CloudRecordDecodable, CloudRecordRowDecodable {
                     func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
                         try record.encode(self.id, forKey: "id")
                         try record.encode(self.title, forKey: "title")
@@ -353,6 +390,14 @@ struct CloudRecordExpansionTests {
                         self.folder = try record.decode(forKey: "folder")
                         self.body = try record.decode(forKey: "body")
                         self.attachment = try record.decode(forKey: "attachment")
+                    }
+
+                    init(row: NestedCloudKitCodable.CloudRecordRow) throws {
+                        self.id = try row.decode(forKey: "id")
+                        self.title = try row.decode(forKey: "title")
+                        self.folder = try row.decode(forKey: "folder")
+                        self.body = try row.decode(forKey: "body")
+                        self.attachment = try row.decode(forKey: "attachment")
                     }
                 }
                 """,
@@ -396,7 +441,7 @@ struct CloudRecordExpansionTests {
                     }
                 }
 
-                extension Item: CloudRecordEncodable, CloudRecordDecodable {
+                extension Item: CloudRecordEncodable, CloudRecordDecodable, CloudRecordRowDecodable {
                     func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
                         try record.encode(self.id, forKey: "id")
                         try record.encode(self.list, forKey: "list")
@@ -405,6 +450,11 @@ struct CloudRecordExpansionTests {
                     init(fields record: NestedCloudKitCodable.CloudRecordReader) throws {
                         self.id = try record.decode(forKey: "id")
                         self.list = try record.decode(forKey: "list")
+                    }
+
+                    init(row: NestedCloudKitCodable.CloudRecordRow) throws {
+                        self.id = try row.decode(forKey: "id")
+                        self.list = try row.decode(forKey: "list")
                     }
                 }
                 """)
@@ -431,7 +481,7 @@ struct CloudRecordExpansionTests {
                     }
                 }
 
-                extension Item: CloudRecordEncodable, CloudRecordDecodable {
+                extension Item: CloudRecordEncodable, CloudRecordDecodable, CloudRecordRowDecodable {
                     func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
                         try record.encode(self.id, forKey: "id")
                         try record.encode(self.list, forKey: "list")
@@ -442,6 +492,12 @@ struct CloudRecordExpansionTests {
                         self.id = try record.decode(forKey: "id")
                         self.list = try record.decode(forKey: "list")
                         self.shelf = try record.decode(forKey: "shelf")
+                    }
+
+                    init(row: NestedCloudKitCodable.CloudRecordRow) throws {
+                        self.id = try row.decode(forKey: "id")
+                        self.list = try row.decode(forKey: "list")
+                        self.shelf = try row.decode(forKey: "shelf")
                     }
                 }
                 """,
@@ -481,7 +537,7 @@ struct CloudRecordExpansionTests {
                     }
                 }
 
-                extension Note: CloudRecordEncodable, CloudRecordDecodable {
+                extension Note: CloudRecordEncodable, CloudRecordDecodable, CloudRecordRowDecodable {
                     func encodeFields(to record: inout NestedCloudKitCodable.CloudRecordWriter) throws {
                         try record.encode(self.id, forKey: "id")
                         try record.encode(self.body, forKey: "body")
@@ -500,6 +556,16 @@ struct CloudRecordExpansionTests {
                         self.photo = try record.decodeIfPresent(forKey: "photo")
                         self.scans = try record.decode(forKey: "scans")
                         self.cover = try record.decode(forKey: "cover")
+                    }
+
+                    init(row: NestedCloudKitCodable.CloudRecordRow) throws {
+                        self.id = try row.decode(forKey: "id")
+                        self.body = try row.decode(forKey: "body")
+                        self.folder = try row.decodeIfPresent(forKey: "folder")
+                        self.lists = try row.decode(forKey: "lists")
+                        self.photo = try row.decodeIfPresent(forKey: "photo")
+                        self.scans = try row.decode(forKey: "scans")
+                        self.cover = try row.decode(forKey: "cover")
                     }
                 }
                 """,

@@ -45,36 +45,14 @@ final class StoreGraphReader {
     /// Every record the holders reference, each once.
     private func readTargets(of holders: [Int64], receive: (consuming CloudRecord, _ row: Int64) -> Void) throws {
         let shared = RecordCoding.SharedStrings()
-        var start = 0
-        while start < holders.count {
-            let end = min(holders.count, start + Self.batchSizes[Self.batchSizes.count - 1])
-            // A few statement sizes, the rows padded with the last one, so a handful of statements is cached.
-            let size = Self.batchSizes.first { $0 >= end - start } ?? (end - start)
-            var arguments = Array(holders[start..<end])
-            arguments.reserveCapacity(size)
-            while arguments.count < size { arguments.append(holders[end - 1]) }
-            let statement = try db.cachedStatement(sql: Self.targetsSQL(size))
-            let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
-            while let row = try cursor.next() {
-                receive(try RecordCoding.decode(row, column: 0, sharing: shared), row[1])
-            }
-            start = end
+        try RowBatches.forEach(holders, in: db, sql: Self.targetsSQL) { row, _ in
+            receive(try RecordCoding.decode(row, column: 0, sharing: shared), row[1])
         }
     }
 
-    /// The numbers of holders a statement takes; the largest stays under SQLite's default limit of parameters.
-    private static let batchSizes = [1, 8, 64, 500]
-
-    private static let targetsSQLs = batchSizes.map(makeTargetsSQL)
-
-    private static func targetsSQL(_ size: Int) -> String {
-        batchSizes.firstIndex(of: size).map { targetsSQLs[$0] } ?? makeTargetsSQL(size)
-    }
-
     /// The targets as a set of rows, so each is read once, in the order of the table.
-    private static func makeTargetsSQL(_ size: Int) -> String {
+    private static func targetsSQL(_ holders: String) -> String {
         "SELECT record, rowid FROM ncs_record WHERE rowid IN "
-            + "(SELECT target_row FROM ncs_reference WHERE holder_row IN ("
-            + Array(repeating: "?", count: size).joined(separator: ",") + "))"
+            + "(SELECT target_row FROM ncs_reference WHERE holder_row IN \(holders))"
     }
 }

@@ -178,7 +178,7 @@ extension SyncStore {
         _ type: Model.Type, of table: RecordTypeTable, sql: String, arguments: StatementArguments, in db: Database
     ) throws -> [Model]? {
         try TableRowReading.models(
-            Model.self, table: table, statement: try db.cachedStatement(sql: sql), arguments: arguments
+            Model.self, table: table, statement: try db.cachedStatement(sql: sql), arguments: arguments, in: db
         ) { row in
             let record = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT record, rowid FROM ncs_record WHERE rowid = ?"), arguments: [row]

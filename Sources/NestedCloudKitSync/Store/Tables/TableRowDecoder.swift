@@ -7,9 +7,12 @@ enum RowDecodingFallback: Error {
     /// The model's type reads what a row never holds exactly (a nested value, a model it references, a list, an
     /// asset, its system fields): its reads take records from then on (``TableRowReading``).
     case modelNeedsRecords
-    /// The row doesn't hold what the model reads (a field it has no value for, a row marked `_inexact`): this read
-    /// takes records, whose decoder reads the value or says exactly what is wrong.
+    /// The row doesn't hold what the model reads (a field it has no value for, a row marked `_inexact`): this
+    /// model is read from its record, whose decoder reads the value or says exactly what is wrong.
     case rowNeedsRecord
+    /// The row references a record whose row the read hasn't fetched: the read fetches the next level of the graph
+    /// (``TableGraphRows``) and decodes the model again.
+    case needsReferencedRows
 }
 
 /// The columns of a statement over a record type's table, as ``TableRowDecoder`` reads them: each field's column
@@ -22,17 +25,25 @@ final class TableRowColumns {
     private let columns: [String: Int]
     /// The kind of each of the statement's columns (`nil` for a system column, or a field no record had).
     let kinds: [CloudValue.Kind?]
+    /// The system columns' places in the statement (every statement over a table selects them all, `SELECT *`).
     let nameColumn: Int
+    let recordRowColumn: Int
+    let zoneKeyColumn: Int
+    let inexactColumn: Int
     /// The fields asked for in the last row, in order, with their columns (`nil`: the table has none).
     private var order: [(field: String, column: Int?)] = []
     private var next = 0
 
-    init(statementColumns names: [String], table: RecordTypeTable) {
+    /// `nil` if the statement doesn't select the system columns.
+    init?(statementColumns names: [String], table: RecordTypeTable) {
+        guard let nameColumn = names.firstIndex(of: "_record_name"),
+            let recordRowColumn = names.firstIndex(of: "_record_row"),
+            let zoneKeyColumn = names.firstIndex(of: "_zone_key"),
+            let inexactColumn = names.firstIndex(of: "_inexact")
+        else { return nil }
         var columns: [String: Int] = [:]
         var kinds: [CloudValue.Kind?] = []
-        var nameColumn = 0
         for (index, name) in names.enumerated() {
-            if name == "_record_name" { nameColumn = index }
             if let position = table.positions[name] {
                 columns[name] = index
                 kinds.append(table.columns[position].kind)
@@ -43,10 +54,42 @@ final class TableRowColumns {
         self.columns = columns
         self.kinds = kinds
         self.nameColumn = nameColumn
+        self.recordRowColumn = recordRowColumn
+        self.zoneKeyColumn = zoneKeyColumn
+        self.inexactColumn = inexactColumn
+    }
+
+    /// The fallback the decoding of the current row threw, which a model's initializer may have caught (`try?`):
+    /// a model decoded with one raised is read as if it had been thrown.
+    private(set) var raised: RowDecodingFallback?
+
+    /// Records a fallback as raised, and gives it to throw.
+    func raise(_ fallback: RowDecodingFallback) -> RowDecodingFallback {
+        raised = fallback
+        return fallback
     }
 
     /// Starts a row: its fields are looked up in the order of the row before.
-    func beginRow() { next = 0 }
+    func beginRow() {
+        next = 0
+        raised = nil
+    }
+
+    /// Throws the fallback the row's decoding raised, if any: what a model that decoded anyway swallowed.
+    func throwIfRaised() throws {
+        if let raised { throw raised }
+    }
+
+    /// Reads another row of the table in the middle of one (a model that references one of its own type), and
+    /// goes on where the first row was.
+    func reading<T>(anotherRow body: () throws -> T) throws -> T {
+        let saved = (next, raised)
+        defer { (next, raised) = saved }
+        beginRow()
+        let value = try body()
+        try throwIfRaised()
+        return value
+    }
 
     /// The statement's column of a field, or `nil` if the table has none.
     func column(of field: String) -> Int? {
@@ -67,35 +110,42 @@ final class TableRowColumns {
 
 /// A `Decoder` over one row of a record type's table: what the store's decoder would read from the row's record,
 /// read from its columns, for the values the columns hold exactly (``ColumnValue/isReadable(_:)``): strings,
-/// integers and Booleans, doubles, dates and bytes, optional or not, and values that decode from one of them (an
-/// enumeration with raw values). A missing `id` field is the record's name, as for a record.
+/// integers and Booleans, doubles, dates and bytes, optional or not, values that decode from one of them (an
+/// enumeration with raw values), and the models a reference or a reference list points to, from their own rows
+/// (``TableGraphRows``). A missing `id` field is the record's name, as for a record.
 ///
 /// Anything else throws a ``RowDecodingFallback``, and the model is read from its record: the row decoder never
 /// decides what a value means differently from the record's decoder, it only reads the common ones faster.
 struct TableRowDecoder: Decoder {
-    let row: Row
-    let columns: TableRowColumns
+    let fields: TableRowFields
 
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(TableRowKeyedContainer<Key>(row: row, columns: columns))
+        KeyedDecodingContainer(TableRowKeyedContainer<Key>(fields: fields))
     }
 
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw RowDecodingFallback.modelNeedsRecords }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw fields.columns.raise(.modelNeedsRecords) }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        throw RowDecodingFallback.modelNeedsRecords
+        throw fields.columns.raise(.modelNeedsRecords)
     }
 }
 
-/// The values of one row, by field: what the keyed container reads, outside of any generic context. The container
-/// is generic over the model's keys, which the store's module can't specialize; code in it looks its own type's
-/// metadata up at run time on every call.
-private struct TableRowFields {
+/// The values of one row, by field: what both a `Codable` model's keyed container and a generated mapping
+/// (``CloudRecordRow``) read, outside of any generic context. The container is generic over the model's keys,
+/// which the store's module can't specialize; code in it looks its own type's metadata up at run time on every
+/// call.
+///
+/// Three references, so that a ``CloudRecordRow`` holds it without allocating.
+struct TableRowFields: CloudRecordRowSource {
     let row: Row
     let columns: TableRowColumns
+    /// The rows of the records the read references, or `nil` for a read of rows one at a time from a cursor, which
+    /// can't follow references: there, a reference throws ``RowDecodingFallback/needsReferencedRows`` and the read
+    /// starts again with the rows of its graph.
+    let graph: TableGraphRows?
 
     /// The column of a field if the row has a value for it, else `nil`.
     func column(_ field: String) -> Int? {
@@ -107,7 +157,7 @@ private struct TableRowFields {
     private func column(_ field: String, kind: CloudValue.Kind) throws -> Int? {
         guard let column = column(field) else { return nil }
         // Another kind is read as the record's decoder reads it (a double from an integer, say), or refused.
-        guard columns.kinds[column] == kind else { throw RowDecodingFallback.modelNeedsRecords }
+        guard columns.kinds[column] == kind else { throw columns.raise(.modelNeedsRecords) }
         return column
     }
 
@@ -121,21 +171,23 @@ private struct TableRowFields {
         return try row.decode(Int64.self, atIndex: column)
     }
 
+    func integer(_ field: String) throws -> Int? { try integer(field, as: Int.self) }
+
     /// An integer the row must have.
     func requiredInteger<T: FixedWidthInteger>(_ field: String) throws -> T {
-        guard let value = try integer(field, as: T.self) else { throw RowDecodingFallback.rowNeedsRecord }
+        guard let value = try integer(field, as: T.self) else { throw columns.raise(.rowNeedsRecord) }
         return value
     }
 
     func integer<T: FixedWidthInteger>(_ field: String, as type: T.Type) throws -> T? {
         guard let value = try int64(field) else { return nil }
-        guard let integer = T(exactly: value) else { throw RowDecodingFallback.rowNeedsRecord }
+        guard let integer = T(exactly: value) else { throw columns.raise(.rowNeedsRecord) }
         return integer
     }
 
     func bool(_ field: String) throws -> Bool? {
         guard let value = try int64(field) else { return nil }
-        guard value == 0 || value == 1 else { throw RowDecodingFallback.rowNeedsRecord }
+        guard value == 0 || value == 1 else { throw columns.raise(.rowNeedsRecord) }
         return value == 1
     }
 
@@ -148,19 +200,19 @@ private struct TableRowFields {
         guard let column = try column(field, kind: .date) else { return nil }
         let seconds = try row.decode(Double.self, atIndex: column)
         // The dates CloudKit can store (JavaScript's range), as the record's decoder checks.
-        guard seconds.isFinite, abs(seconds) <= 8.64e12 else { throw RowDecodingFallback.rowNeedsRecord }
+        guard seconds.isFinite, abs(seconds) <= 8.64e12 else { throw columns.raise(.rowNeedsRecord) }
         return Date(timeIntervalSince1970: seconds)
     }
 
     /// A date the row must have.
     func requiredDate(_ field: String) throws -> Date {
-        guard let date = try date(field) else { throw RowDecodingFallback.rowNeedsRecord }
+        guard let date = try date(field) else { throw columns.raise(.rowNeedsRecord) }
         return date
     }
 
     /// Bytes the row must have.
     func requiredData(_ field: String) throws -> Data {
-        guard let data = try data(field) else { throw RowDecodingFallback.rowNeedsRecord }
+        guard let data = try data(field) else { throw columns.raise(.rowNeedsRecord) }
         return data
     }
 
@@ -168,6 +220,8 @@ private struct TableRowFields {
         guard let column = try column(field, kind: .bytes) else { return nil }
         return try row.decode(Data.self, atIndex: column)
     }
+
+    func missing(_ field: String) -> any Error { columns.raise(.rowNeedsRecord) }
 
     /// A value of a type the row reads; `.some(nil)` for a missing one; `nil` for a type it doesn't read itself.
     func known<T>(_ type: T.Type, _ field: String) throws -> T?? {
@@ -190,15 +244,71 @@ private struct TableRowFields {
         if T.self == UInt8.self { return typed(try integer(field, as: UInt8.self)) }
         return nil
     }
+
+    /// Any other value: a model a reference points to, a list of them, or a value that decodes from one column;
+    /// `nil` for a missing field, but a missing list is an empty one when `required` (CloudKit stores no empty
+    /// list, and the record's decoder reads a missing one so).
+    func value<T: Decodable>(_ type: T.Type, _ field: String, required: Bool) throws -> T? {
+        if let known = try known(type, field) { return known }
+        if T.self is any CKDecodable.Type { return try referenced(type, field) }
+        guard !Self.isReadFromRecords(type) else { throw columns.raise(.modelNeedsRecords) }
+        if T.self is any Collection.Type { return try list(type, field, required: required) }
+        guard column(field) != nil else {
+            // A missing `id` of another type than a string is read from the record name by the record's decoder.
+            if field == "id" { throw columns.raise(.rowNeedsRecord) }
+            return nil
+        }
+        return try T(from: TableRowValueDecoder(fields: self, field: field))
+    }
+
+    func value<T: Decodable>(_ type: T.Type, _ field: String) throws -> T? { try value(type, field, required: false) }
+
+    func requiredValue<T: Decodable>(_ type: T.Type, _ field: String) throws -> T {
+        guard let value = try value(type, field, required: true) else { throw columns.raise(.rowNeedsRecord) }
+        return value
+    }
+
+    /// Whether the record's decoder reads a type in a way of its own (a file, a location, a number kept as text,
+    /// the record's system fields), which a row doesn't hold.
+    static func isReadFromRecords<T>(_ type: T.Type) -> Bool {
+        T.self == URL.self || T.self == UUID.self || T.self == Decimal.self || T.self == Float.self
+            || T.self == CloudLocation.self || T.self == CloudReference.self || T.self == CloudAsset.self
+            || T.self == CloudRecord.SystemFields.self || T.self == CloudRecord.SystemFields?.self
+    }
+
+    // MARK: References
+
+    /// The model a reference field points to, read from its row; `nil` if the field is missing.
+    private func referenced<T: Decodable>(_ type: T.Type, _ field: String) throws -> T? {
+        guard let column = column(field) else { return nil }
+        guard columns.kinds[column] == .reference else { throw columns.raise(.modelNeedsRecords) }
+        return try target(T.self, named: try row.decode(String.self, atIndex: column))
+    }
+
+    /// The models a reference list points to, in order, as the list type asks for them.
+    private func list<T: Decodable>(_ type: T.Type, _ field: String, required: Bool) throws -> T? {
+        guard let column = column(field) else {
+            return required ? try T(from: TableRowReferencesDecoder(fields: self, names: [])) : nil
+        }
+        guard columns.kinds[column] == .referenceList else { throw columns.raise(.modelNeedsRecords) }
+        guard let names = TableGraphRows.names(inList: try row.decode(String.self, atIndex: column)) else {
+            throw columns.raise(.rowNeedsRecord)
+        }
+        return try T(from: TableRowReferencesDecoder(fields: self, names: names))
+    }
+
+    /// The model of the record with a name in this row's zone, which this row references.
+    func target<T: Decodable>(_ type: T.Type, named name: String) throws -> T {
+        guard let graph else { throw columns.raise(.needsReferencedRows) }
+        return try graph.model(
+            T.self, named: name, zoneKey: try row.decode(Int64.self, atIndex: columns.zoneKeyColumn),
+            holder: try row.decode(Int64.self, atIndex: columns.recordRowColumn), raising: columns)
+    }
 }
 
 /// The fields of a row, by key.
 private struct TableRowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let fields: TableRowFields
-
-    init(row: Row, columns: TableRowColumns) {
-        fields = TableRowFields(row: row, columns: columns)
-    }
 
     var codingPath: [any CodingKey] { [] }
 
@@ -214,30 +324,21 @@ private struct TableRowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerPro
         fields.column(key.stringValue) == nil && key.stringValue != "id"
     }
 
-    /// Whether the record's decoder reads a type in a way of its own (a model it references, a file, a location,
-    /// a number kept as text), which a row doesn't hold.
-    private func isReadFromRecords<T>(_ type: T.Type) -> Bool {
-        T.self is any CKDecodable.Type || T.self == URL.self || T.self == UUID.self || T.self == Decimal.self
-            || T.self == Float.self || T.self == CloudLocation.self || T.self == CloudReference.self
-            || T.self == CloudAsset.self || T.self == CloudRecord.SystemFields.self
-            || T.self == CloudRecord.SystemFields?.self || T.self is any Collection.Type
-    }
-
     // Each without a generic helper: in this generic type, a generic function's specialization stays generic over
     // the keys, and looks up the metadata of its optionals on every call.
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        guard let value = try fields.string(key.stringValue) else { throw RowDecodingFallback.rowNeedsRecord }
+        guard let value = try fields.string(key.stringValue) else { throw fields.columns.raise(.rowNeedsRecord) }
         return value
     }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        guard let value = try fields.bool(key.stringValue) else { throw RowDecodingFallback.rowNeedsRecord }
+        guard let value = try fields.bool(key.stringValue) else { throw fields.columns.raise(.rowNeedsRecord) }
         return value
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        guard let value = try fields.double(key.stringValue) else { throw RowDecodingFallback.rowNeedsRecord }
+        guard let value = try fields.double(key.stringValue) else { throw fields.columns.raise(.rowNeedsRecord) }
         return value
     }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { throw RowDecodingFallback.modelNeedsRecords }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { throw fields.columns.raise(.modelNeedsRecords) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try fields.requiredInteger(key.stringValue) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try fields.requiredInteger(key.stringValue) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try fields.requiredInteger(key.stringValue) }
@@ -253,12 +354,7 @@ private struct TableRowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerPro
         // Dates and bytes first, with no optional of `T`: the types `Codable` reads through this method most.
         if T.self == Date.self { return unsafeBitCast(try fields.requiredDate(key.stringValue), to: T.self) }
         if T.self == Data.self { return unsafeBitCast(try fields.requiredData(key.stringValue), to: T.self) }
-        if let known = try fields.known(type, key.stringValue) {
-            guard let value = known else { throw RowDecodingFallback.rowNeedsRecord }
-            return value
-        }
-        guard !isReadFromRecords(type) else { throw RowDecodingFallback.modelNeedsRecords }
-        return try T(from: TableRowValueDecoder(container: self, key: key))
+        return try fields.requiredValue(type, key.stringValue)
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try fields.string(key.stringValue) }
@@ -270,59 +366,94 @@ private struct TableRowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerPro
     func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try fields.int64(key.stringValue) }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        if let known = try fields.known(type, key.stringValue) { return known }
-        guard !isReadFromRecords(type) else { throw RowDecodingFallback.modelNeedsRecords }
-        guard fields.column(key.stringValue) != nil else {
-            // A missing `id` of another type than a string is read from the record name by the record's decoder.
-            if key.stringValue == "id" { throw RowDecodingFallback.rowNeedsRecord }
-            return nil
-        }
-        return try T(from: TableRowValueDecoder(container: self, key: key))
+        try fields.value(type, key.stringValue)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
         -> KeyedDecodingContainer<NestedKey>
     {
-        throw RowDecodingFallback.modelNeedsRecords
+        throw fields.columns.raise(.modelNeedsRecords)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        throw RowDecodingFallback.modelNeedsRecords
+        throw fields.columns.raise(.modelNeedsRecords)
     }
 
-    func superDecoder() throws -> any Decoder { throw RowDecodingFallback.modelNeedsRecords }
-    func superDecoder(forKey key: Key) throws -> any Decoder { throw RowDecodingFallback.modelNeedsRecords }
+    func superDecoder() throws -> any Decoder { throw fields.columns.raise(.modelNeedsRecords) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { throw fields.columns.raise(.modelNeedsRecords) }
+}
 
-    // MARK: One field's value, for a type that decodes from a single value
+/// A decoder of one field, for a type that decodes itself from a single value (an enumeration with raw values).
+private struct TableRowValueDecoder: Decoder, SingleValueDecodingContainer {
+    let fields: TableRowFields
+    let field: String
 
-    /// A decoder of one field, for a type that decodes itself from a single value (an enumeration with raw values).
-    private struct TableRowValueDecoder: Decoder, SingleValueDecodingContainer {
-        let container: TableRowKeyedContainer<Key>
-        let key: Key
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-        var codingPath: [any CodingKey] { [key] }
-        var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-        func container<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
-            -> KeyedDecodingContainer<NestedKey>
-        {
-            throw RowDecodingFallback.modelNeedsRecords
-        }
-
-        func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-            throw RowDecodingFallback.modelNeedsRecords
-        }
-
-        func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
-
-        func decodeNil() -> Bool { (try? container.decodeNil(forKey: key)) ?? false }
-
-        func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            guard let known = try container.fields.known(type, key.stringValue) else {
-                throw RowDecodingFallback.modelNeedsRecords
-            }
-            guard let value = known else { throw RowDecodingFallback.rowNeedsRecord }
-            return value
-        }
+    func container<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        throw fields.columns.raise(.modelNeedsRecords)
     }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw fields.columns.raise(.modelNeedsRecords) }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    func decodeNil() -> Bool { fields.column(field) == nil && field != "id" }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        guard let known = try fields.known(type, field) else { throw fields.columns.raise(.modelNeedsRecords) }
+        guard let value = known else { throw fields.columns.raise(.rowNeedsRecord) }
+        return value
+    }
+}
+
+/// A decoder of a reference list's models, in order, for the list type to read as its elements: a model of a type
+/// the row decoder reads, each from its own row.
+private struct TableRowReferencesDecoder: Decoder, UnkeyedDecodingContainer {
+    let fields: TableRowFields
+    let names: [String]
+    var currentIndex = 0
+
+    init(fields: TableRowFields, names: [String]) {
+        self.fields = fields
+        self.names = names
+    }
+
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var count: Int? { names.count }
+    var isAtEnd: Bool { currentIndex >= names.count }
+
+    func container<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        throw fields.columns.raise(.modelNeedsRecords)
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { self }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        throw fields.columns.raise(.modelNeedsRecords)
+    }
+
+    mutating func decodeNil() throws -> Bool { false }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        // Only models: a list of anything else is read from the record.
+        guard T.self is any CKDecodable.Type, !isAtEnd else { throw fields.columns.raise(.modelNeedsRecords) }
+        let model = try fields.target(T.self, named: names[currentIndex])
+        currentIndex += 1
+        return model
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        throw fields.columns.raise(.modelNeedsRecords)
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw fields.columns.raise(.modelNeedsRecords)
+    }
+
+    mutating func superDecoder() throws -> any Decoder { throw fields.columns.raise(.modelNeedsRecords) }
 }

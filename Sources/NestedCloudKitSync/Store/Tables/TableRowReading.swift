@@ -2,13 +2,16 @@ import Foundation
 import GRDB
 import NestedCloudKitCodable
 
-/// Reads models from the rows of their record type's table (``RecordTypeTable``), column by column, without their
+/// Reads models from the rows of their record types' tables (``RecordTypeTable``), column by column, without their
 /// records; a model a row can't give (``RowDecodingFallback``) is read from its record, as before the tables.
 ///
-/// The rows of a read give its models when the model's type reads only what columns hold exactly: a flat model of
-/// strings, numbers, Booleans, dates and bytes. A mapped model (``CloudRecordMappable``), a model with references,
-/// lists, nested values, files or locations reads from its records; the first read that meets one of those marks
-/// the model type, and its later reads go to the records directly.
+/// A `Codable` model decodes through ``TableRowDecoder``; a model `@CloudRecord` maps through its generated
+/// ``CloudRecordRowDecodable/init(row:)``, the same reads as its ``CloudRecordDecodable/init(fields:)``. Either reads
+/// what columns hold exactly (strings, numbers, Booleans, dates, bytes) and the models its references point to, a
+/// level of the graph at a time from their own rows (``TableGraphRows``). A model with anything else (a nested
+/// value, a list of values, a file, a location, a mapping written by hand) reads from its records: the first read
+/// that meets one marks the model type, and its later reads go to the records directly. A single row that can't
+/// give its model (marked `_inexact`, or missing a value) is read from its record, and the others from their rows.
 enum TableRowReading {
     private struct ModelKey: Hashable {
         let model: ObjectIdentifier
@@ -17,10 +20,14 @@ enum TableRowReading {
 
     /// The model types, by record type, that read from records (a row was found not to give them).
     private static let readFromRecords = Locked<Set<ModelKey>>([])
+    /// The model types, by record type, that reference other models: their reads fetch their rows' graph.
+    private static let readAsGraphs = Locked<Set<ModelKey>>([])
 
     /// Whether models of a type may be read from the rows of a record type's table.
     static func mayRead<Model>(_ type: Model.Type, recordType: String) -> Bool {
-        if Model.self is any CloudRecordMappable.Type { return false }
+        if Model.self is any CloudRecordDecodable.Type, !(Model.self is any CloudRecordRowDecodable.Type) {
+            return false
+        }
         let key = ModelKey(model: ObjectIdentifier(Model.self), recordType: recordType)
         return !readFromRecords.withLock { $0.contains(key) }
     }
@@ -28,41 +35,140 @@ enum TableRowReading {
     /// The models of the rows a statement selects from a table (every column, `SELECT *`), in order; `nil` if
     /// the read must take the records instead.
     ///
-    /// A row marked `_inexact` is read from its record (`fromRecord`, given its row in `ncs_record`).
+    /// A row that can't give its model is read from its record (`fromRecord`, given its row in `ncs_record`).
     static func models<Model: Decodable>(
         _ type: Model.Type, table: RecordTypeTable, statement: Statement, arguments: StatementArguments,
-        fromRecord: (_ row: Int64) throws -> Model?
+        in db: Database, fromRecord: (_ row: Int64) throws -> Model?
     ) throws -> [Model]? {
-        let names = statement.columnNames
-        guard let rowColumn = names.firstIndex(of: "_record_row"), let inexactColumn = names.firstIndex(of: "_inexact")
-        else { return nil }
-        let columns = TableRowColumns(statementColumns: names, table: table)
+        guard let columns = TableRowColumns(statementColumns: statement.columnNames, table: table) else { return nil }
+        let key = ModelKey(model: ObjectIdentifier(Model.self), recordType: table.recordType)
+        let decode = decoder(for: Model.self)
+        do {
+            if !readAsGraphs.withLock({ $0.contains(key) }) {
+                do {
+                    return try streamedModels(
+                        columns: columns, statement: statement, arguments: arguments, decode: decode,
+                        fromRecord: fromRecord)
+                } catch RowDecodingFallback.needsReferencedRows {
+                    _ = readAsGraphs.withLock { $0.insert(key) }
+                }
+            }
+            return try graphModels(
+                columns: columns, statement: statement, arguments: arguments, in: db, decode: decode,
+                fromRecord: fromRecord)
+        } catch RowDecodingFallback.modelNeedsRecords {
+            _ = readFromRecords.withLock { $0.insert(key) }
+            return nil
+        }
+    }
+
+    /// The models of rows read one at a time from a cursor, for a model type that references no other model.
+    private static func streamedModels<Model: Decodable>(
+        columns: TableRowColumns, statement: Statement, arguments: StatementArguments,
+        decode: (TableRowFields) throws -> Model, fromRecord: (_ row: Int64) throws -> Model?
+    ) throws -> [Model]? {
         let cursor = try Row.fetchCursor(statement, arguments: arguments)
         var models: [Model] = []
         while let row = try cursor.next() {
-            // A value SQLite can't give as the type asked (a file changed by something else than the store) is
-            // read from the record too: `decode(atIndex:)` throws where a subscript would stop the program.
-            guard let inexact = try? row.decode(Int64.self, atIndex: inexactColumn),
-                let recordRow = try? row.decode(Int64.self, atIndex: rowColumn)
+            guard
+                let model = try model(row: row, columns: columns, graph: nil, decode: decode, fromRecord: fromRecord)
             else { return nil }
-            if inexact != 0 {
-                guard let model = try fromRecord(recordRow) else { return nil }
-                models.append(model)
-                continue
-            }
-            columns.beginRow()
-            do {
-                models.append(try Model(from: TableRowDecoder(row: row, columns: columns)))
-            } catch RowDecodingFallback.modelNeedsRecords {
-                let key = ModelKey(model: ObjectIdentifier(Model.self), recordType: table.recordType)
-                _ = readFromRecords.withLock { $0.insert(key) }
-                return nil
-            } catch {
-                // A row without a value the model needs, or the model's own initializer refusing it: the record's
-                // decoder reads it, or throws the error that says what is wrong, with its coding path and field.
-                return nil
-            }
+            models.append(model)
         }
         return models
+    }
+
+    /// The models of rows read together with the rows of their graph, a level at a time: each level's models
+    /// are decoded, those that ask for a record not fetched yet are decoded again once the next level is fetched.
+    private static func graphModels<Model: Decodable>(
+        columns: TableRowColumns, statement: Statement, arguments: StatementArguments, in db: Database,
+        decode: (TableRowFields) throws -> Model, fromRecord: (_ row: Int64) throws -> Model?
+    ) throws -> [Model]? {
+        // References may name records of any type, or records not there yet: an observation of a graph is woken
+        // by a change to any.
+        ReadRecorder.current?.readEveryType()
+        let rows = try Row.fetchAll(statement, arguments: arguments)
+        let graph = TableGraphRows(in: db)
+        // The type references other models: the first level is fetched for every root before any is decoded.
+        for row in rows { graph.want(try row.decode(Int64.self, atIndex: columns.recordRowColumn)) }
+        try graph.fetchWanted()
+        var models = [Model?](repeating: nil, count: rows.count)
+        var pending = Array(rows.indices)
+        for _ in 0..<TableGraphRows.maximumDepth where !pending.isEmpty {
+            var again: [Int] = []
+            for index in pending {
+                do {
+                    guard
+                        let model = try model(
+                            row: rows[index], columns: columns, graph: graph, decode: decode, fromRecord: fromRecord)
+                    else { return nil }
+                    models[index] = model
+                } catch RowDecodingFallback.needsReferencedRows {
+                    again.append(index)
+                }
+            }
+            if graph.wantsMore { try graph.fetchWanted() }
+            pending = again
+        }
+        // Deeper than a read follows: from their records.
+        for index in pending {
+            guard let model = try fromRecord(try rows[index].decode(Int64.self, atIndex: columns.recordRowColumn))
+            else { return nil }
+            models[index] = model
+        }
+        return models.compactMap { $0 }
+    }
+
+    /// The model of one row, or of its record when the row can't give it; `nil` if the record is gone.
+    private static func model<Model: Decodable>(
+        row: Row, columns: TableRowColumns, graph: TableGraphRows?, decode: (TableRowFields) throws -> Model,
+        fromRecord: (_ row: Int64) throws -> Model?
+    ) throws -> Model? {
+        // A value SQLite can't give as the type asked (a file changed by something else than the store) is read
+        // from the record too: `decode(atIndex:)` throws where a subscript would stop the program.
+        guard let inexact = try? row.decode(Int64.self, atIndex: columns.inexactColumn),
+            let recordRow = try? row.decode(Int64.self, atIndex: columns.recordRowColumn)
+        else { return nil }
+        if inexact != 0 { return try fromRecord(recordRow) }
+        columns.beginRow()
+        do {
+            let model = try decode(TableRowFields(row: row, columns: columns, graph: graph))
+            // A fallback the model's initializer caught, to decode anyway, is one it threw.
+            try columns.throwIfRaised()
+            return model
+        } catch RowDecodingFallback.rowNeedsRecord {
+            return try fromRecord(recordRow)
+        } catch let fallback as RowDecodingFallback {
+            throw fallback
+        } catch {
+            // The model's own initializer refusing a value: the record's decoder reads it, or throws the error that
+            // says what is wrong, with its coding path and field.
+            return try fromRecord(recordRow)
+        }
+    }
+
+    /// A model decoded from a row: through its generated mapping if it has one, else through `Decodable`.
+    static func decode<Model: Decodable>(_ type: Model.Type, from fields: TableRowFields) throws -> Model {
+        try decoder(for: Model.self)(fields)
+    }
+
+    /// How models of a type decode from rows (looked up once per read of many).
+    static func decoder<Model: Decodable>(for type: Model.Type) -> (TableRowFields) throws -> Model {
+        if let mapped = Model.self as? any CloudRecordRowDecodable.Type { return decoder(mapped, as: Model.self) }
+        // A mapping written by hand reads records through its own code.
+        if Model.self is any CloudRecordDecodable.Type { return { throw $0.columns.raise(.modelNeedsRecords) } }
+        return { try Model(from: TableRowDecoder(fields: $0)) }
+    }
+
+    /// The decoder of a mapped model, `Mapped` being `Model` opened.
+    private static func decoder<Mapped: CloudRecordRowDecodable, Model>(_ mapped: Mapped.Type, as model: Model.Type)
+        -> (TableRowFields) throws -> Model
+    {
+        guard Mapped.self == Model.self else { return { throw $0.columns.raise(.modelNeedsRecords) } }
+        return { fields in
+            let value = try Mapped(row: CloudRecordRow(fields))
+            // The same type: read in place, as the encoder reads a mapped value, without a cast.
+            return withUnsafePointer(to: value) { UnsafeRawPointer($0).assumingMemoryBound(to: Model.self).pointee }
+        }
     }
 }
