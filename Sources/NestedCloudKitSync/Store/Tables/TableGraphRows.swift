@@ -1,103 +1,184 @@
 import GRDB
 import NestedCloudKitCodable
 
-/// The rows of the records a read of models references, fetched a level of the graph at a time from their record
-/// types' tables, and the models decoded from them.
+/// The models of the records a read's models reference, decoded from their rows a level of the graph at a time.
 ///
-/// The read decodes its models from their rows; a model that asks for a record whose row isn't here yet names its
-/// row as a holder (``RowDecodingFallback/needsReferencedRows``), and once every model of the level has been tried,
-/// ``fetchWanted()`` reads the targets of every holder named, through `ncs_reference`, a few hundred holders per
-/// statement: a level in a handful of statements, as ``StoreGraphReader`` reads records. The models that asked are
-/// then decoded again. A target a holder's references don't lead to, a reference to another zone, a cycle or a
-/// graph deeper than a read follows is read from the records instead (``RowDecodingFallback/rowNeedsRecord``).
+/// The read decodes its models from their rows. A model that asks for a referenced model not decoded yet names its
+/// row as a holder of the field and the type asked for (``RowDecodingFallback/needsReferencedRows``). Once every
+/// model of the level has been tried, ``fetchWanted()`` reads the targets of every holder named, through
+/// `ncs_reference` (a few hundred holders per statement), then the targets' rows from their tables by row number,
+/// and decodes each as the types its holders' fields asked for, straight from the statement's rows. The models that
+/// asked are then decoded again. A target whose own references lead further is kept (a copy of its row) and decoded
+/// once the next level is read.
+///
+/// What a row can't give is read from the records instead (``RowDecodingFallback/rowNeedsRecord``): a target the
+/// holder's references don't lead to (a record the store doesn't have), a reference to another zone, a row marked
+/// `_inexact`, a model whose initializer refuses the row, and a cycle, which never completes a level.
 ///
 /// One per read, used inside the read's transaction; not shared between threads.
 final class TableGraphRows {
-    private struct Key: Hashable {
+    /// A record, by zone and name: what a reference column names.
+    struct Key: Hashable {
         let zoneKey: Int64
         let name: String
     }
 
-    private struct Target {
+    /// A record as a model type.
+    private struct TypedKey: Hashable {
+        let key: Key
+        let type: ObjectIdentifier
+    }
+
+    /// A table's field asked for as a model type.
+    private struct TypedField: Hashable {
+        let field: TableField
+        let type: ObjectIdentifier
+    }
+
+    /// A table's field, whose targets a model asked for as a type: the fields every holder of the table has.
+    private struct TableField: Hashable {
+        let table: String
+        let field: String
+    }
+
+    /// How to decode a model type from a row, and keep it.
+    private struct TypeDecoder {
+        let type: ObjectIdentifier
+        let decode: (_ fields: TableRowFields, _ key: Key, _ graph: TableGraphRows) throws -> Void
+    }
+
+    /// A target row kept until the next level (its own references weren't read yet).
+    private struct Deferred {
         let row: Row
         let columns: TableRowColumns
+        let key: Key
+        let decoder: TypeDecoder
     }
 
     private let db: Database
-    private var targets: [Key: Target] = [:]
-    /// The holders whose targets were fetched, and those among them with a reference to another zone.
-    private var fetchedHolders: Set<Int64> = []
-    private var holdersAcrossZones: Set<Int64> = []
+    /// The models decoded, in a box per type (``ModelsOfType``).
+    private var models: [ObjectIdentifier: AnyObject] = [:]
+    private var failed: Set<TypedKey> = []
+    private var pending: Set<TypedKey> = []
+    private var deferred: [Deferred] = []
+    /// The types each table's fields were asked for, in this read: a holder's targets are decoded as all of them.
+    private var learned: [TableField: [TypeDecoder]] = [:]
+    /// The holders asked for since the last fetch, with their tables.
     private var wanted: [Int64] = []
-    private var wantedSet: Set<Int64> = []
-    /// The rows fetched, so that a record several holders reference is fetched once.
-    private var fetchedRows: Set<Int64> = []
+    private var wantedTables: [Int64: String] = [:]
+    /// Each fetch's number, the fetch each holder's targets were read in, and the last fetch before each table's
+    /// field was asked for as a type: a holder fetched after that has its targets of the field decoded as it.
+    private var generation = 0
+    private var fetchedAt: [Int64: Int] = [:]
+    private var learnedAt: [TypedField: Int] = [:]
+    private var holdersAcrossZones: Set<Int64> = []
     /// The columns of each table's statement, as ``TableRowDecoder`` reads them.
     private var columnsByTable: [String: TableRowColumns] = [:]
-    /// The records whose models are being decoded, from the root down: a record among them is a cycle.
-    private var decoding: [Key] = []
 
-    /// How deep a graph's models follow each other from their rows; deeper ones are read from their records.
+    /// How many levels of a graph a read decodes from rows; the models of deeper graphs are read from records.
     static let maximumDepth = 32
 
     init(in db: Database) {
         self.db = db
     }
 
-    /// Whether a model asked for a row that isn't fetched yet.
-    var wantsMore: Bool { !wanted.isEmpty }
-
-    /// Asks for the targets of a holder's references, unless they were fetched.
-    func want(_ holder: Int64) {
-        guard !fetchedHolders.contains(holder), wantedSet.insert(holder).inserted else { return }
-        wanted.append(holder)
+    /// The models of one type, by record.
+    private final class ModelsOfType<T> {
+        var values: [Key: T] = [:]
     }
 
-    /// The model of the record with a name in a zone, which the holder's row references; what it throws is raised
+    private var lastBox: (type: ObjectIdentifier, box: AnyObject)?
+
+    private func box<T>(of type: T.Type) -> ModelsOfType<T> {
+        let id = ObjectIdentifier(T.self)
+        // Nearly every lookup is of the type the one before was.
+        if let lastBox, lastBox.type == id { return unsafeDowncast(lastBox.box, to: ModelsOfType<T>.self) }
+        let box = models[id].map { unsafeDowncast($0, to: ModelsOfType<T>.self) } ?? ModelsOfType<T>()
+        models[id] = box
+        lastBox = (id, box)
+        return box
+    }
+
+    /// Whether the last fetch left anything to do: holders asked for, or targets waiting for their own targets.
+    var hasWork: Bool { !wanted.isEmpty || !deferred.isEmpty }
+
+    /// The model of the record with a name in a zone, which a holder's field references; what it throws is raised
     /// in the holder's columns (``TableRowColumns/raise(_:)``).
     func model<T: Decodable>(
-        _ type: T.Type, named name: String, zoneKey: Int64, holder: Int64, raising columns: TableRowColumns
+        _ type: T.Type, named name: String, zoneKey: Int64, holder: Int64, field: String,
+        holderColumns: TableRowColumns
     ) throws -> T {
+        let key = Key(zoneKey: zoneKey, name: name)
+        if let model = box(of: T.self).values[key] {
+            if !holdersAcrossZones.isEmpty, holdersAcrossZones.contains(holder) {
+                throw holderColumns.raise(.rowNeedsRecord)
+            }
+            return model
+        }
         // A class's instances are shared by the values that reference the same record, as the record's decoder
         // shares them.
-        if T.self is AnyObject.Type { throw columns.raise(.modelNeedsRecords) }
-        let key = Key(zoneKey: zoneKey, name: name)
-        guard let target = targets[key] else {
-            guard fetchedHolders.contains(holder) else {
-                want(holder)
-                throw columns.raise(.needsReferencedRows)
-            }
-            throw columns.raise(.rowNeedsRecord)
+        if T.self is AnyObject.Type { throw holderColumns.raise(.modelNeedsRecords) }
+        let typed = TypedKey(key: key, type: ObjectIdentifier(T.self))
+        if failed.contains(typed) || holdersAcrossZones.contains(holder) { throw holderColumns.raise(.rowNeedsRecord) }
+        if pending.contains(typed) { throw holderColumns.raise(.needsReferencedRows) }
+        let asked = TableField(table: holderColumns.tableName, field: field)
+        // Fetched, and not there: a record the store doesn't have, or whose row can't be read.
+        if let fetched = fetchedAt[holder], let learned = learnedAt[TypedField(field: asked, type: typed.type)],
+            fetched > learned
+        {
+            throw holderColumns.raise(.rowNeedsRecord)
         }
-        guard !holdersAcrossZones.contains(holder), decoding.count < Self.maximumDepth, !decoding.contains(key),
-            try target.row.decode(Int64.self, atIndex: target.columns.inexactColumn) == 0
-        else { throw columns.raise(.rowNeedsRecord) }
-        decoding.append(key)
-        defer { decoding.removeLast() }
-        let fields = TableRowFields(row: target.row, columns: target.columns, graph: self)
-        do {
-            return try target.columns.reading { try TableRowReading.decode(T.self, from: fields) }
-        } catch let fallback as RowDecodingFallback {
-            throw columns.raise(fallback)
-        }
+        learn(T.self, for: asked)
+        if wantedTables.updateValue(holderColumns.tableName, forKey: holder) == nil { wanted.append(holder) }
+        throw holderColumns.raise(.needsReferencedRows)
     }
 
-    /// Fetches the targets of every holder asked for since the last time: the next level of the graph.
-    func fetchWanted() throws {
+    /// Notes that a table's field gives models of a type, so its holders' targets are decoded as it.
+    private func learn<T: Decodable>(_ type: T.Type, for field: TableField) {
+        let id = ObjectIdentifier(T.self)
+        guard learned[field]?.contains(where: { $0.type == id }) != true else { return }
+        learnedAt[TypedField(field: field, type: id)] = generation
+        let decode = TableRowReading.decoder(for: T.self)
+        learned[field, default: []].append(
+            TypeDecoder(type: id) { fields, key, graph in graph.box(of: T.self).values[key] = try decode(fields) })
+    }
+
+    /// Reads the targets of every holder asked for since the last time, the next level of the graph, and decodes
+    /// them; then decodes again the targets kept from before, whose own targets this level may have brought.
+    /// - Returns: Whether it read or decoded anything: if not, what is left waits on itself (a cycle).
+    func fetchWanted() throws -> Bool {
+        var progressed = !wanted.isEmpty
+        generation += 1
         let holders = wanted
+        for holder in holders { fetchedAt[holder] = generation }
+        let tables = wantedTables
         wanted = []
-        wantedSet = []
-        fetchedHolders.formUnion(holders)
+        wantedTables = [:]
+        let waiting = deferred
+        deferred = []
+        // The decoders of each target row, and the target rows of each record type.
+        var decoders: [Int64: [TypeDecoder]] = [:]
         var rowsByType: [String: [Int64]] = [:]
         try RowBatches.forEach(holders, in: db, sql: Self.targetsSQL) { row, _ in
-            let holder: Int64 = try row.decode(Int64.self, atIndex: 0)
-            // CloudKit keeps references inside a zone, and the columns hold only the target's name: a holder
-            // with a reference to another zone is read from its record.
-            if try row.decode(Bool.self, atIndex: 3) == false { holdersAcrossZones.insert(holder) }
-            guard !row.hasNull(atIndex: 1), !row.hasNull(atIndex: 2) else { return }
-            let target = try row.decode(Int64.self, atIndex: 1)
-            if fetchedRows.insert(target).inserted {
-                rowsByType[try row.decode(String.self, atIndex: 2), default: []].append(target)
+            let holder = try row.decode(Int64.self, atIndex: 0)
+            let field = try row.decode(String.self, atIndex: 1)
+            // CloudKit keeps references inside a zone, and the columns hold only the target's name: a holder with a
+            // reference to another zone is read from its record.
+            if try row.decode(Bool.self, atIndex: 4) == false { holdersAcrossZones.insert(holder) }
+            guard let table = tables[holder], let wanted = learned[TableField(table: table, field: field)] else {
+                return
+            }
+            // A record the store doesn't have: its holders are read from their records.
+            guard !row.hasNull(atIndex: 2), !row.hasNull(atIndex: 3) else { return }
+            let target = try row.decode(Int64.self, atIndex: 2)
+            guard let known = decoders[target] else {
+                // Nearly always the only decoders the target gets: the field's, shared, not copied.
+                decoders[target] = wanted
+                rowsByType[try row.decode(String.self, atIndex: 3), default: []].append(target)
+                return
+            }
+            for decoder in wanted where !known.contains(where: { $0.type == decoder.type }) {
+                decoders[target, default: []].append(decoder)
             }
         }
         for (recordType, rows) in rowsByType {
@@ -108,8 +189,50 @@ final class TableGraphRows {
                 let key = Key(
                     zoneKey: try row.decode(Int64.self, atIndex: columns.zoneKeyColumn),
                     name: try row.decode(String.self, atIndex: columns.nameColumn))
-                targets[key] = Target(row: row.copy(), columns: columns)
+                let inexact = try row.decode(Int64.self, atIndex: columns.inexactColumn) != 0
+                for decoder in decoders[try row.decode(Int64.self, atIndex: columns.recordRowColumn)] ?? [] {
+                    if inexact {
+                        failed.insert(TypedKey(key: key, type: decoder.type))
+                    } else {
+                        try decode(row, columns: columns, key: key, with: decoder, copying: true)
+                    }
+                }
             }
+        }
+        for target in waiting {
+            if try decode(target.row, columns: target.columns, key: target.key, with: target.decoder, copying: false) {
+                progressed = true
+            }
+        }
+        return progressed
+    }
+
+    /// Decodes a target row as a type and keeps the model; keeps the row (a copy, when it comes from a statement)
+    /// if the model needs the next level, and notes the target as failed if the row can't give it.
+    /// - Returns: Whether the model was decoded or found to fail, rather than kept for the next level.
+    @discardableResult
+    private func decode(_ row: Row, columns: TableRowColumns, key: Key, with decoder: TypeDecoder, copying: Bool)
+        throws -> Bool
+    {
+        let typed = TypedKey(key: key, type: decoder.type)
+        do {
+            try columns.reading {
+                try decoder.decode(TableRowFields(row: row, columns: columns, graph: self), key, self)
+            }
+            if !pending.isEmpty { pending.remove(typed) }
+            return true
+        } catch RowDecodingFallback.needsReferencedRows {
+            pending.insert(typed)
+            deferred.append(Deferred(row: copying ? row.copy() : row, columns: columns, key: key, decoder: decoder))
+            return false
+        } catch RowDecodingFallback.modelNeedsRecords {
+            throw RowDecodingFallback.modelNeedsRecords
+        } catch {
+            // The row can't give the model, or its initializer refuses it: its holders read their records, whose
+            // decoder reads it or says what is wrong.
+            pending.remove(typed)
+            failed.insert(typed)
+            return true
         }
     }
 
@@ -122,11 +245,11 @@ final class TableGraphRows {
         return columns
     }
 
-    /// Each reference of the holders: the holder, the target's row and type (`NULL` for a record the store
-    /// doesn't have), and whether the target is in the holder's zone.
+    /// Each reference of the holders: the holder and the field, the target's row and type (`NULL` for a record the
+    /// store doesn't have), and whether the target is in the holder's zone.
     private static func targetsSQL(_ holders: String) -> String {
         """
-        SELECT r.holder_row, r.target_row, t.record_type,
+        SELECT r.holder_row, r.field, r.target_row, t.record_type,
             r.target_zone_owner = r.holder_zone_owner AND r.target_zone_name = r.holder_zone_name
         FROM ncs_reference r LEFT JOIN ncs_record t ON t.rowid = r.target_row
         WHERE r.holder_row IN \(holders)

@@ -34,6 +34,9 @@ final class TableRowColumns {
     private var order: [(field: String, column: Int?)] = []
     private var next = 0
 
+    /// The table's name, for ``TableGraphRows``'s learning of which models its references give.
+    let tableName: String
+
     /// `nil` if the statement doesn't select the system columns.
     init?(statementColumns names: [String], table: RecordTypeTable) {
         guard let nameColumn = names.firstIndex(of: "_record_name"),
@@ -57,6 +60,7 @@ final class TableRowColumns {
         self.recordRowColumn = recordRowColumn
         self.zoneKeyColumn = zoneKeyColumn
         self.inexactColumn = inexactColumn
+        self.tableName = table.tableName
     }
 
     /// The fallback the decoding of the current row threw, which a model's initializer may have caught (`try?`):
@@ -282,27 +286,27 @@ struct TableRowFields: CloudRecordRowSource {
     private func referenced<T: Decodable>(_ type: T.Type, _ field: String) throws -> T? {
         guard let column = column(field) else { return nil }
         guard columns.kinds[column] == .reference else { throw columns.raise(.modelNeedsRecords) }
-        return try target(T.self, named: try row.decode(String.self, atIndex: column))
+        return try target(T.self, named: try row.decode(String.self, atIndex: column), field: field)
     }
 
     /// The models a reference list points to, in order, as the list type asks for them.
     private func list<T: Decodable>(_ type: T.Type, _ field: String, required: Bool) throws -> T? {
         guard let column = column(field) else {
-            return required ? try T(from: TableRowReferencesDecoder(fields: self, names: [])) : nil
+            return required ? try T(from: TableRowReferencesDecoder(fields: self, field: field, names: [])) : nil
         }
         guard columns.kinds[column] == .referenceList else { throw columns.raise(.modelNeedsRecords) }
         guard let names = TableGraphRows.names(inList: try row.decode(String.self, atIndex: column)) else {
             throw columns.raise(.rowNeedsRecord)
         }
-        return try T(from: TableRowReferencesDecoder(fields: self, names: names))
+        return try T(from: TableRowReferencesDecoder(fields: self, field: field, names: names))
     }
 
-    /// The model of the record with a name in this row's zone, which this row references.
-    func target<T: Decodable>(_ type: T.Type, named name: String) throws -> T {
+    /// The model of the record with a name in this row's zone, which this row references in a field.
+    func target<T: Decodable>(_ type: T.Type, named name: String, field: String) throws -> T {
         guard let graph else { throw columns.raise(.needsReferencedRows) }
         return try graph.model(
             T.self, named: name, zoneKey: try row.decode(Int64.self, atIndex: columns.zoneKeyColumn),
-            holder: try row.decode(Int64.self, atIndex: columns.recordRowColumn), raising: columns)
+            holder: try row.decode(Int64.self, atIndex: columns.recordRowColumn), field: field, holderColumns: columns)
     }
 }
 
@@ -412,11 +416,15 @@ private struct TableRowValueDecoder: Decoder, SingleValueDecodingContainer {
 /// the row decoder reads, each from its own row.
 private struct TableRowReferencesDecoder: Decoder, UnkeyedDecodingContainer {
     let fields: TableRowFields
+    let field: String
     let names: [String]
     var currentIndex = 0
+    /// The element type last found to be a model: checked once per list, not per element.
+    private var modelType: ObjectIdentifier?
 
-    init(fields: TableRowFields, names: [String]) {
+    init(fields: TableRowFields, field: String, names: [String]) {
         self.fields = fields
+        self.field = field
         self.names = names
     }
 
@@ -439,8 +447,12 @@ private struct TableRowReferencesDecoder: Decoder, UnkeyedDecodingContainer {
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         // Only models: a list of anything else is read from the record.
-        guard T.self is any CKDecodable.Type, !isAtEnd else { throw fields.columns.raise(.modelNeedsRecords) }
-        let model = try fields.target(T.self, named: names[currentIndex])
+        if modelType != ObjectIdentifier(T.self) {
+            guard T.self is any CKDecodable.Type else { throw fields.columns.raise(.modelNeedsRecords) }
+            modelType = ObjectIdentifier(T.self)
+        }
+        guard !isAtEnd else { throw fields.columns.raise(.rowNeedsRecord) }
+        let model = try fields.target(T.self, named: names[currentIndex], field: field)
         currentIndex += 1
         return model
     }

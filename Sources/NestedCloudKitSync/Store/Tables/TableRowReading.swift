@@ -89,9 +89,6 @@ enum TableRowReading {
         ReadRecorder.current?.readEveryType()
         let rows = try Row.fetchAll(statement, arguments: arguments)
         let graph = TableGraphRows(in: db)
-        // The type references other models: the first level is fetched for every root before any is decoded.
-        for row in rows { graph.want(try row.decode(Int64.self, atIndex: columns.recordRowColumn)) }
-        try graph.fetchWanted()
         var models = [Model?](repeating: nil, count: rows.count)
         var pending = Array(rows.indices)
         for _ in 0..<TableGraphRows.maximumDepth where !pending.isEmpty {
@@ -107,10 +104,14 @@ enum TableRowReading {
                     again.append(index)
                 }
             }
-            if graph.wantsMore { try graph.fetchWanted() }
+            // Nothing more to read, or nothing read decoded: what is left waits on itself (a cycle).
+            guard !again.isEmpty, graph.hasWork, try graph.fetchWanted() else {
+                pending = again
+                break
+            }
             pending = again
         }
-        // Deeper than a read follows: from their records.
+        // Deeper than a read follows, or a cycle: from their records.
         for index in pending {
             guard let model = try fromRecord(try rows[index].decode(Int64.self, atIndex: columns.recordRowColumn))
             else { return nil }
