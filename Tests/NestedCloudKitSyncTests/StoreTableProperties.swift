@@ -7,7 +7,8 @@ import Testing
 
 /// On random flat models (every type a row holds: unicode, integers at their limits, infinities and negative
 /// zero, dates to the millisecond and finer, bytes, optionals, enumerations), a model read from its table's row is the model its
-/// record decodes to, by every read: all of a type, a query, by ID. A failure reports the seed that replays it.
+/// record decodes to, by every read: all of a type, a query, by ID; and so is a model that references them, read a
+/// level of its graph at a time from the rows. A failure reports the seed that replays it.
 @Suite("Store: rows read as their records")
 struct StoreTableProperties {
     @Test func randomModelsReadFromTheirRowsAsFromTheirRecords() async {
@@ -74,5 +75,49 @@ struct StoreTableProperties {
         }
         // Read from the rows, not from the records: nothing the model reads sent it to them.
         #expect(TableRowReading.mayRead(FlatModel.self, recordType: "FlatModel"), "seed \(seed)")
+        try await checkGraphs(over: records, in: store, &random, seed: seed)
+    }
+
+    /// A model that references the flat ones: a list, and an optional one that may name a record the store
+    /// doesn't have.
+    struct Holder: CKCodable, Identifiable, Equatable {
+        var id: String
+        var title: String
+        var items: [FlatModel]
+        var featured: FlatModel?
+    }
+
+    /// Random holders of the flat records (shared, repeated, empty lists, missing targets), read from their rows a
+    /// level at a time: each the model its record and the records it references decode to.
+    private static func checkGraphs(
+        over items: [CloudRecord], in store: SyncStore, _ random: inout SplitMix64, seed: UInt64
+    ) async throws {
+        var holders: [CloudRecord] = []
+        for index in 0..<Int(1 + random.next() % 6) {
+            var holder = CloudRecord(
+                recordType: "Holder", id: CloudRecord.ID(recordName: "h\(index)", zoneID: store.zoneID))
+            holder["id"] = .string("h\(index)")
+            holder["title"] = .string(pick(texts, &random))
+            let list = (0..<Int(random.next() % 5)).map { _ in CloudReference(recordID: pick(items, &random).id) }
+            // CloudKit stores no empty list: the field is missing.
+            if !list.isEmpty { holder["items"] = .referenceList(list) }
+            switch random.next() % 3 {
+            case 0: holder["featured"] = .reference(CloudReference(recordID: pick(items, &random).id))
+            case 1:
+                let missing = CloudRecord.ID(recordName: "missing\(index)", zoneID: store.zoneID)
+                holder["featured"] = .reference(CloudReference(recordID: missing))
+            default: break
+            }
+            holders.append(holder)
+        }
+        try await store.save(holders)
+        let decoder = CKRecordDecoder()
+        let expected = try holders.map { try decoder.decode(Holder.self, from: $0, records: items) }
+        let all = try await store.fetchAll(Holder.self)
+        #expect(all == expected, "seed \(seed): \(zip(all, expected).filter { $0 != $1 })")
+        for model in expected {
+            #expect(try await store.fetch(Holder.self, id: model.id) == model, "seed \(seed)")
+        }
+        #expect(TableRowReading.mayRead(Holder.self, recordType: "Holder"), "seed \(seed)")
     }
 }
