@@ -216,7 +216,7 @@ final class TableGraphRows {
     {
         let typed = TypedKey(key: key, type: decoder.type)
         do {
-            try columns.reading {
+            try columns.decodeRow {
                 try decoder.decode(TableRowFields(row: row, columns: columns, graph: self), key, self)
             }
             if !pending.isEmpty { pending.remove(typed) }

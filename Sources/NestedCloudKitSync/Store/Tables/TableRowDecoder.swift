@@ -73,25 +73,13 @@ final class TableRowColumns {
         return fallback
     }
 
-    /// Starts a row: its fields are looked up in the order of the row before.
-    func beginRow() {
+    /// Decodes a model from the statement's next row: its fields looked up in the order of the row before, and a
+    /// fallback the model's initializer caught thrown as if it hadn't been.
+    func decodeRow<T>(_ decode: () throws -> T) throws -> T {
         next = 0
         raised = nil
-    }
-
-    /// Throws the fallback the row's decoding raised, if any: what a model that decoded anyway swallowed.
-    func throwIfRaised() throws {
+        let value = try decode()
         if let raised { throw raised }
-    }
-
-    /// Reads another row of the table in the middle of one (a model that references one of its own type), and
-    /// goes on where the first row was.
-    func reading<T>(anotherRow body: () throws -> T) throws -> T {
-        let saved = (next, raised)
-        defer { (next, raised) = saved }
-        beginRow()
-        let value = try body()
-        try throwIfRaised()
         return value
     }
 

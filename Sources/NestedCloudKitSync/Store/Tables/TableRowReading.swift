@@ -131,12 +131,8 @@ enum TableRowReading {
             let recordRow = try? row.decode(Int64.self, atIndex: columns.recordRowColumn)
         else { return nil }
         if inexact != 0 { return try fromRecord(recordRow) }
-        columns.beginRow()
         do {
-            let model = try decode(TableRowFields(row: row, columns: columns, graph: graph))
-            // A fallback the model's initializer caught, to decode anyway, is one it threw.
-            try columns.throwIfRaised()
-            return model
+            return try columns.decodeRow { try decode(TableRowFields(row: row, columns: columns, graph: graph)) }
         } catch RowDecodingFallback.rowNeedsRecord {
             return try fromRecord(recordRow)
         } catch let fallback as RowDecodingFallback {
@@ -146,11 +142,6 @@ enum TableRowReading {
             // says what is wrong, with its coding path and field.
             return try fromRecord(recordRow)
         }
-    }
-
-    /// A model decoded from a row: through its generated mapping if it has one, else through `Decodable`.
-    static func decode<Model: Decodable>(_ type: Model.Type, from fields: TableRowFields) throws -> Model {
-        try decoder(for: Model.self)(fields)
     }
 
     /// How models of a type decode from rows (looked up once per read of many).
