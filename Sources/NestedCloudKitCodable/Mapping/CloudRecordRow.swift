@@ -74,7 +74,9 @@ public struct CloudRecordRow {
 
 /// What a ``CloudRecordRow`` reads from: one row of a record type's table, given by the store's module. Each
 /// method gives the field's value, `nil` for a missing one, or throws what makes the store read the record instead.
-package protocol CloudRecordRowSource {
+///
+/// A class: a row holds it as a reference and a witness table, each call straight through, with no box to project.
+package protocol CloudRecordRowSource: AnyObject {
     func string(_ field: String) throws -> String?
     func bool(_ field: String) throws -> Bool?
     func integer(_ field: String) throws -> Int?

@@ -24,7 +24,7 @@ enum StoreSQL {
 
     /// The record type a query reads: the one it names, or the model's type's name.
     static func recordType<Model: QueryableModel>(of query: ModelQuery<Model>) -> String {
-        query.recordType ?? String(describing: Model.self)
+        query.recordType ?? recordType(named: Model.self)
     }
 
     /// The statement of a query over its record type's table: a table with no columns for a type the store has no
@@ -208,10 +208,37 @@ enum StoreSQL {
     }
 
     /// A name as an SQL identifier: quoted, so that any record type or field is one name.
-    static func identifier(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    static func identifier(_ name: String) -> String { quoted(name, by: UInt8(ascii: "\"")) }
 
     /// A string as an SQL literal.
-    static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+    static func literal(_ text: String) -> String { quoted(text, by: UInt8(ascii: "'")) }
+
+    /// Text between quotes, each quote in it doubled, byte by byte (a quote followed by a combining mark is one
+    /// `Character`, and still a quote to SQLite). Foundation's replacement bridges to `NSString` on Linux, a sixth
+    /// of a read by ID when every read named its table so: a name without a quote is only enclosed.
+    private static func quoted(_ text: String, by quote: UInt8) -> String {
+        let mark = String(decoding: [quote], as: UTF8.self)
+        guard text.utf8.contains(quote) else { return mark + text + mark }
+        var bytes = [quote]
+        for byte in text.utf8 {
+            if byte == quote { bytes.append(quote) }
+            bytes.append(byte)
+        }
+        bytes.append(quote)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The record type of a model type's records unless it declares another: its name, which
+    /// `String(describing:)` asks the run time for on every call (a tenth of a read by ID); found once per type.
+    static func recordType<Model>(named type: Model.Type) -> String {
+        let key = ObjectIdentifier(type)
+        if let name = typeNames.withLock({ $0[key] }) { return name }
+        let name = String(describing: type)
+        typeNames.withLock { $0[key] = name }
+        return name
+    }
+
+    private static let typeNames = Locked<[ObjectIdentifier: String]>([:])
 
     /// Whether a name is one CloudKit accepts for a record type or field (and so safe in a JSON path): ASCII
     /// letters, digits and underscores, starting with a letter; dots too, which flattened nested values use.

@@ -196,11 +196,8 @@ extension SyncStore {
         if TableRowReading.mayRead(Model.self, recordType: recordType),
             let table = try RecordTypeTable.existing(for: recordType, in: db)
         {
-            let sql =
-                "SELECT * FROM \(StoreSQL.identifier(table.tableName)) WHERE _zone_key = "
-                + "(SELECT key FROM ncs_zone_key WHERE zone_owner = ? AND zone_name = ?) ORDER BY _record_name"
             if let models = try rows(
-                Model.self, of: table, sql: sql, arguments: [zone.ownerName, zone.zoneName], in: db)
+                Model.self, of: table, sql: table.selectInZoneSQL, arguments: [zone.ownerName, zone.zoneName], in: db)
             {
                 return models
             }
@@ -212,15 +209,14 @@ extension SyncStore {
     /// The model of the record with an ID, read from its row when the model's table has it and gives it, else
     /// from the record (of whatever type); `nil` if the store has no such record.
     static func fetch<Model: CKDecodable>(_ type: Model.Type, id: CloudRecord.ID, in db: Database) throws -> Model? {
-        let recordType = String(describing: Model.self)
+        let recordType = StoreSQL.recordType(named: Model.self)
         if TableRowReading.mayRead(Model.self, recordType: recordType),
             let table = try RecordTypeTable.existing(for: recordType, in: db)
         {
-            let sql =
-                "SELECT * FROM \(StoreSQL.identifier(table.tableName)) WHERE _zone_key = "
-                + "(SELECT key FROM ncs_zone_key WHERE zone_owner = ? AND zone_name = ?) AND _record_name = ?"
             let arguments: StatementArguments = [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName]
-            if let models = try rows(Model.self, of: table, sql: sql, arguments: arguments, in: db), !models.isEmpty {
+            if let models = try rows(Model.self, of: table, sql: table.selectByNameSQL, arguments: arguments, in: db),
+                !models.isEmpty
+            {
                 return models[0]
             }
         }

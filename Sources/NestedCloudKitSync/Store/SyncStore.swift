@@ -246,7 +246,7 @@ public final class SyncStore: Sendable, StoreConnected {
         _ type: Value.Type, recordType: String? = nil, in zoneID: CloudRecord.ZoneID? = nil
     ) async throws -> [Value] {
         let zone = zoneID ?? self.zoneID
-        let recordType = recordType ?? String(describing: type)
+        let recordType = recordType ?? StoreSQL.recordType(named: type)
         return try await read { db in
             Transfer(value: try Self.fetchAll(Value.self, recordType: recordType, in: zone, in: db))
         }.value

@@ -42,6 +42,12 @@ struct RecordTypeTable: Sendable {
     let positions: [String: Int]
     /// The statement that writes a row: every column, in order.
     let upsertSQL: String
+    /// Where a statement of every column (`SELECT *`, the system columns then the fields) has each.
+    let layout: TableRowLayout?
+    /// Every row of a zone (its owner and name the arguments), by record name: what `fetchAll` reads.
+    let selectInZoneSQL: String
+    /// The row of a record (its zone's owner and name, and its name): what a read by ID reads.
+    let selectByNameSQL: String
 
     /// The most field columns a table gets: SQLite's default limit is 2,000 columns in a table. Fields past it stay
     /// in the record alone, and rows with them are read from it.
@@ -57,8 +63,14 @@ struct RecordTypeTable: Sendable {
         self.tableName = tableName
         self.columns = columns
         positions = Dictionary(columns.enumerated().map { ($1.field, $0) }, uniquingKeysWith: { first, _ in first })
+        layout = TableRowLayout(
+            names: Self.systemColumns + columns.map(\.field), fields: columns, positions: positions)
         let names = Self.systemColumns + columns.map { StoreSQL.identifier($0.field) }
         let table = StoreSQL.identifier(tableName)
+        let inZone =
+            "SELECT * FROM \(table) WHERE _zone_key = (SELECT key FROM ncs_zone_key WHERE zone_owner = ? AND zone_name = ?)"
+        selectInZoneSQL = inZone + " ORDER BY _record_name"
+        selectByNameSQL = inZone + " AND _record_name = ?"
         upsertSQL =
             "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES ("
             + Array(repeating: "?", count: names.count).joined(separator: ", ")
@@ -88,25 +100,31 @@ struct RecordTypeTable: Sendable {
         }
     }
 
-    /// The tables read from the catalog, by the catalog's text: the same text is the same table in any store, so
-    /// no store's change (or rolled back transaction) can make a cached table wrong.
-    private static let parsed = Locked<[String: RecordTypeTable]>([:])
+    /// The tables read from the catalog, by record type, with the catalog's entry they were read from: the same
+    /// entry is the same table in any store, so no store's change (or rolled back transaction) can make a cached
+    /// table wrong.
+    private static let parsed = Locked<[String: (entry: String, table: RecordTypeTable)]>([:])
 
     /// The record type's table, or `nil` if the store has none.
     static func existing(for recordType: String, in db: Database) throws -> RecordTypeTable? {
+        // One value, the columns then the table's name after a U+001F that no column list holds (fields are
+        // ``isColumnName(_:)`` names): read without a row, which costs a read by ID a tenth more.
         guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT table_name, columns FROM ncs_table WHERE record_type = ?"),
+            let entry = try String.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT columns || char(31) || table_name FROM ncs_table WHERE record_type = ?"),
                 arguments: [recordType])
         else { return nil }
-        let tableName: String = row[0]
-        let columns: String = row[1]
-        let key = recordType + "\u{0}" + tableName + "\u{0}" + columns
-        if let table = parsed.withLock({ $0[key] }) { return table }
-        let table = RecordTypeTable(recordType: recordType, tableName: tableName, columns: decode(columns))
+        if let cached = parsed.withLock({ $0[recordType] }), cached.entry == entry { return cached.table }
+        guard let separator = entry.firstIndex(of: "\u{1F}") else {
+            throw SyncError.store("the store's list of tables has a damaged entry for \(recordType)")
+        }
+        let table = RecordTypeTable(
+            recordType: recordType, tableName: String(entry[entry.index(after: separator)...]),
+            columns: decode(String(entry[..<separator])))
         parsed.withLock { cache in
             if cache.count > 4_096 { cache.removeAll() }
-            cache[key] = table
+            cache[recordType] = (entry, table)
         }
         return table
     }

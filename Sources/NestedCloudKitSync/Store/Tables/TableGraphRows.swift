@@ -186,11 +186,14 @@ final class TableGraphRows {
             let select = "SELECT * FROM \(StoreSQL.identifier(table.tableName)) WHERE _record_row IN "
             try RowBatches.forEach(rows, in: db, sql: { select + $0 }) { row, statement in
                 let columns = try columns(of: table, statement: statement)
+                // The row is the statement's current one, until the next: its values are read from the statement.
+                columns.statement = statement.sqliteStatement
+                defer { columns.statement = nil }
                 let key = Key(
-                    zoneKey: try row.decode(Int64.self, atIndex: columns.zoneKeyColumn),
-                    name: try row.decode(String.self, atIndex: columns.nameColumn))
-                let inexact = try row.decode(Int64.self, atIndex: columns.inexactColumn) != 0
-                for decoder in decoders[try row.decode(Int64.self, atIndex: columns.recordRowColumn)] ?? [] {
+                    zoneKey: try columns.integer(in: row, at: columns.zoneKeyColumn),
+                    name: try columns.recordName(in: row))
+                let inexact = try columns.integer(in: row, at: columns.inexactColumn) != 0
+                for decoder in decoders[try columns.integer(in: row, at: columns.recordRowColumn)] ?? [] {
                     if inexact {
                         failed.insert(TypedKey(key: key, type: decoder.type))
                     } else {
@@ -216,9 +219,7 @@ final class TableGraphRows {
     {
         let typed = TypedKey(key: key, type: decoder.type)
         do {
-            try columns.decodeRow {
-                try decoder.decode(TableRowFields(row: row, columns: columns, graph: self), key, self)
-            }
+            try columns.decodeRow(row, graph: self) { try decoder.decode($0, key, self) }
             if !pending.isEmpty { pending.remove(typed) }
             return true
         } catch RowDecodingFallback.needsReferencedRows {

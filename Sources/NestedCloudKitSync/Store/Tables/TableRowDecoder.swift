@@ -19,7 +19,11 @@ enum RowDecodingFallback: Error {
 /// and kind, and the order the model asked for its fields in the row before, so that the next row finds each
 /// column by comparing a name instead of hashing it.
 ///
-/// One per read, used on the read's thread only.
+/// One per read, used on the read's thread only, and one row at a time: it holds the row being decoded, so that the
+/// values a model reads (``TableRowFields``, ``CloudRecordRow``) are one reference to pass, not three.
+///
+/// Its state is read and written on every field of every row: `@exclusivity(unchecked)`, as nothing reaches it
+/// from two places at once (a read decodes one row at a time), spares the run-time check of each access.
 final class TableRowColumns {
     /// The statement's column of each field.
     private let columns: [String: Int]
@@ -31,41 +35,43 @@ final class TableRowColumns {
     let zoneKeyColumn: Int
     let inexactColumn: Int
     /// The fields asked for in the last row, in order, with their columns (`nil`: the table has none).
-    private var order: [(field: String, column: Int?)] = []
-    private var next = 0
+    @exclusivity(unchecked) private var order: [(field: String, column: Int?)] = []
+    @exclusivity(unchecked) private var next = 0
 
     /// The table's name, for ``TableGraphRows``'s learning of which models its references give.
     let tableName: String
 
+    /// The statement whose current row is the row being read, or `nil` for a row copied out of its statement: its
+    /// values are read straight from SQLite's statement, a call per column, where a row's subscript makes several.
+    /// Set by the read before each row it decodes (a table's columns serve every statement over the table).
+    @exclusivity(unchecked) var statement: SQLiteStatement?
+
+    /// The row being decoded (``decodeRow(_:graph:_:)``).
+    @exclusivity(unchecked) private(set) var row = Row()
+    /// The rows of the records the read references, while a row is decoded; `nil` for a read of rows one at a time
+    /// from a cursor, which can't follow references: there, a reference throws
+    /// ``RowDecodingFallback/needsReferencedRows`` and the read starts again with the rows of its graph.
+    @exclusivity(unchecked) private(set) var graph: TableGraphRows?
+
     /// `nil` if the statement doesn't select the system columns.
     init?(statementColumns names: [String], table: RecordTypeTable) {
-        guard let nameColumn = names.firstIndex(of: "_record_name"),
-            let recordRowColumn = names.firstIndex(of: "_record_row"),
-            let zoneKeyColumn = names.firstIndex(of: "_zone_key"),
-            let inexactColumn = names.firstIndex(of: "_inexact")
+        // A statement of every column has the table's layout; any other, one of its own.
+        guard
+            let layout = names == table.layout?.names
+                ? table.layout : TableRowLayout(names: names, fields: table.columns, positions: table.positions)
         else { return nil }
-        var columns: [String: Int] = [:]
-        var kinds: [CloudValue.Kind?] = []
-        for (index, name) in names.enumerated() {
-            if let position = table.positions[name] {
-                columns[name] = index
-                kinds.append(table.columns[position].kind)
-            } else {
-                kinds.append(nil)
-            }
-        }
-        self.columns = columns
-        self.kinds = kinds
-        self.nameColumn = nameColumn
-        self.recordRowColumn = recordRowColumn
-        self.zoneKeyColumn = zoneKeyColumn
-        self.inexactColumn = inexactColumn
-        self.tableName = table.tableName
+        columns = layout.columns
+        kinds = layout.kinds
+        nameColumn = layout.nameColumn
+        recordRowColumn = layout.recordRowColumn
+        zoneKeyColumn = layout.zoneKeyColumn
+        inexactColumn = layout.inexactColumn
+        tableName = table.tableName
     }
 
     /// The fallback the decoding of the current row threw, which a model's initializer may have caught (`try?`):
     /// a model decoded with one raised is read as if it had been thrown.
-    private(set) var raised: RowDecodingFallback?
+    @exclusivity(unchecked) private(set) var raised: RowDecodingFallback?
 
     /// Records a fallback as raised, and gives it to throw.
     func raise(_ fallback: RowDecodingFallback) -> RowDecodingFallback {
@@ -73,12 +79,16 @@ final class TableRowColumns {
         return fallback
     }
 
-    /// Decodes a model from the statement's next row: its fields looked up in the order of the row before, and a
+    /// Decodes a model from a row of the statement: its fields looked up in the order of the row before, and a
     /// fallback the model's initializer caught thrown as if it hadn't been.
-    func decodeRow<T>(_ decode: () throws -> T) throws -> T {
+    func decodeRow<T>(_ row: Row, graph: TableGraphRows?, _ decode: (TableRowFields) throws -> T) throws -> T {
+        self.row = row
+        self.graph = graph
         next = 0
         raised = nil
-        let value = try decode()
+        // The graph holds the columns of its tables: not held back, or neither would go.
+        defer { self.graph = nil }
+        let value = try decode(TableRowFields(columns: self))
         if let raised { throw raised }
         return value
     }
@@ -98,6 +108,43 @@ final class TableRowColumns {
 
     /// Every field with a column, for `allKeys`.
     var fields: [(field: String, column: Int)] { columns.map { ($0.key, $0.value) } }
+
+    /// The value of one of the row's columns: from the statement when the row is its current row, else from the row.
+    @inline(__always)
+    func value(in row: Row, at column: Int) throws -> DatabaseValue.Storage {
+        if let statement { return DatabaseValue(sqliteStatement: statement, index: CInt(column)).storage }
+        return try row.decode(DatabaseValue.self, atIndex: column).storage
+    }
+
+    /// An integer system column's value (the row's record row, its zone, whether it is inexact).
+    func integer(in row: Row, at column: Int) throws -> Int64 {
+        guard case .int64(let value) = try value(in: row, at: column) else { throw RowDecodingFallback.rowNeedsRecord }
+        return value
+    }
+
+    /// The row's record name.
+    func recordName(in row: Row) throws -> String {
+        guard case .string(let name) = try value(in: row, at: nameColumn) else {
+            throw RowDecodingFallback.rowNeedsRecord
+        }
+        return name
+    }
+}
+
+/// What a generated mapping reads (``CloudRecordRow``): the row being decoded, through one class reference, which
+/// the row holds without a box of its own.
+extension TableRowColumns: CloudRecordRowSource {
+    func string(_ field: String) throws -> String? { try TableRowFields(columns: self).string(field) }
+    func bool(_ field: String) throws -> Bool? { try TableRowFields(columns: self).bool(field) }
+    func integer(_ field: String) throws -> Int? { try TableRowFields(columns: self).integer(field) }
+    func int64(_ field: String) throws -> Int64? { try TableRowFields(columns: self).int64(field) }
+    func double(_ field: String) throws -> Double? { try TableRowFields(columns: self).double(field) }
+    func date(_ field: String) throws -> Date? { try TableRowFields(columns: self).date(field) }
+    func data(_ field: String) throws -> Data? { try TableRowFields(columns: self).data(field) }
+    func value<Value: Decodable>(_ type: Value.Type, _ field: String, required: Bool) throws -> Value? {
+        try TableRowFields(columns: self).value(type, field, required: required)
+    }
+    func missing(_ field: String) -> any Error { TableRowFields(columns: self).missing(field) }
 }
 
 /// A `Decoder` over one row of a record type's table: what the store's decoder would read from the row's record,
@@ -130,14 +177,12 @@ struct TableRowDecoder: Decoder {
 /// which the store's module can't specialize; code in it looks its own type's metadata up at run time on every
 /// call.
 ///
-/// Three references, so that a ``CloudRecordRow`` holds it without allocating.
-struct TableRowFields: CloudRecordRowSource {
-    let row: Row
+/// One reference, the read's columns, which hold the row being decoded.
+struct TableRowFields {
     let columns: TableRowColumns
-    /// The rows of the records the read references, or `nil` for a read of rows one at a time from a cursor, which
-    /// can't follow references: there, a reference throws ``RowDecodingFallback/needsReferencedRows`` and the read
-    /// starts again with the rows of its graph.
-    let graph: TableGraphRows?
+
+    var row: Row { columns.row }
+    var graph: TableGraphRows? { columns.graph }
 
     /// The column of a field if the row has a value for it, else `nil`.
     func column(_ field: String) -> Int? {
@@ -145,22 +190,31 @@ struct TableRowFields: CloudRecordRowSource {
         return column
     }
 
-    /// The column of a field, which must hold a value of the kind.
-    private func column(_ field: String, kind: CloudValue.Kind) throws -> Int? {
-        guard let column = column(field) else { return nil }
-        // Another kind is read as the record's decoder reads it (a double from an integer, say), or refused.
+    /// The value of a field's column, with the column, or `nil` if the table has no column for it or the row no
+    /// value; a column of another kind (``ColumnValue``) is read as the record's decoder reads it (a double from an
+    /// integer, say), or refused: from the record.
+    @inline(__always)
+    private func stored(_ field: String, kind: CloudValue.Kind) throws -> DatabaseValue.Storage? {
+        guard let column = columns.column(of: field) else { return nil }
+        let value = try columns.value(in: row, at: column)
+        if case .null = value { return nil }
         guard columns.kinds[column] == kind else { throw columns.raise(.modelNeedsRecords) }
-        return column
+        return value
     }
 
     func string(_ field: String) throws -> String? {
-        if let column = try column(field, kind: .string) { return try row.decode(String.self, atIndex: column) }
-        return field == "id" ? try row.decode(String.self, atIndex: columns.nameColumn) : nil
+        guard let value = try stored(field, kind: .string) else {
+            return field == "id" ? try columns.recordName(in: row) : nil
+        }
+        // Only the store writes the rows, each value as its column's kind: another is a file changed behind it.
+        guard case .string(let string) = value else { throw columns.raise(.rowNeedsRecord) }
+        return string
     }
 
     func int64(_ field: String) throws -> Int64? {
-        guard let column = try column(field, kind: .int64) else { return nil }
-        return try row.decode(Int64.self, atIndex: column)
+        guard let value = try stored(field, kind: .int64) else { return nil }
+        guard case .int64(let integer) = value else { throw columns.raise(.rowNeedsRecord) }
+        return integer
     }
 
     func integer(_ field: String) throws -> Int? { try integer(field, as: Int.self) }
@@ -184,13 +238,14 @@ struct TableRowFields: CloudRecordRowSource {
     }
 
     func double(_ field: String) throws -> Double? {
-        guard let column = try column(field, kind: .double) else { return nil }
-        return try row.decode(Double.self, atIndex: column)
+        guard let value = try stored(field, kind: .double) else { return nil }
+        guard case .double(let double) = value else { throw columns.raise(.rowNeedsRecord) }
+        return double
     }
 
     func date(_ field: String) throws -> Date? {
-        guard let column = try column(field, kind: .date) else { return nil }
-        let seconds = try row.decode(Double.self, atIndex: column)
+        guard let value = try stored(field, kind: .date) else { return nil }
+        guard case .double(let seconds) = value else { throw columns.raise(.rowNeedsRecord) }
         // The dates CloudKit can store (JavaScript's range), as the record's decoder checks.
         guard seconds.isFinite, abs(seconds) <= 8.64e12 else { throw columns.raise(.rowNeedsRecord) }
         return Date(timeIntervalSince1970: seconds)
@@ -209,8 +264,9 @@ struct TableRowFields: CloudRecordRowSource {
     }
 
     func data(_ field: String) throws -> Data? {
-        guard let column = try column(field, kind: .bytes) else { return nil }
-        return try row.decode(Data.self, atIndex: column)
+        guard let value = try stored(field, kind: .bytes) else { return nil }
+        guard case .blob(let data) = value else { throw columns.raise(.rowNeedsRecord) }
+        return data
     }
 
     func missing(_ field: String) -> any Error { columns.raise(.rowNeedsRecord) }
@@ -272,18 +328,17 @@ struct TableRowFields: CloudRecordRowSource {
 
     /// The model a reference field points to, read from its row; `nil` if the field is missing.
     private func referenced<T: Decodable>(_ type: T.Type, _ field: String) throws -> T? {
-        guard let column = column(field) else { return nil }
-        guard columns.kinds[column] == .reference else { throw columns.raise(.modelNeedsRecords) }
-        return try target(T.self, named: try row.decode(String.self, atIndex: column), field: field)
+        guard let value = try stored(field, kind: .reference) else { return nil }
+        guard case .string(let name) = value else { throw columns.raise(.rowNeedsRecord) }
+        return try target(T.self, named: name, field: field)
     }
 
     /// The models a reference list points to, in order, as the list type asks for them.
     private func list<T: Decodable>(_ type: T.Type, _ field: String, required: Bool) throws -> T? {
-        guard let column = column(field) else {
+        guard let value = try stored(field, kind: .referenceList) else {
             return required ? try T(from: TableRowReferencesDecoder(fields: self, field: field, names: [])) : nil
         }
-        guard columns.kinds[column] == .referenceList else { throw columns.raise(.modelNeedsRecords) }
-        guard let names = TableGraphRows.names(inList: try row.decode(String.self, atIndex: column)) else {
+        guard case .string(let list) = value, let names = TableGraphRows.names(inList: list) else {
             throw columns.raise(.rowNeedsRecord)
         }
         return try T(from: TableRowReferencesDecoder(fields: self, field: field, names: names))
@@ -293,8 +348,8 @@ struct TableRowFields: CloudRecordRowSource {
     func target<T: Decodable>(_ type: T.Type, named name: String, field: String) throws -> T {
         guard let graph else { throw columns.raise(.needsReferencedRows) }
         return try graph.model(
-            T.self, named: name, zoneKey: try row.decode(Int64.self, atIndex: columns.zoneKeyColumn),
-            holder: try row.decode(Int64.self, atIndex: columns.recordRowColumn), field: field, holderColumns: columns)
+            T.self, named: name, zoneKey: try columns.integer(in: row, at: columns.zoneKeyColumn),
+            holder: try columns.integer(in: row, at: columns.recordRowColumn), field: field, holderColumns: columns)
     }
 }
 

@@ -68,6 +68,9 @@ enum TableRowReading {
         decode: (TableRowFields) throws -> Model, fromRecord: (_ row: Int64) throws -> Model?
     ) throws -> [Model]? {
         let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        // Each row is the statement's current one: its values are read from the statement.
+        columns.statement = statement.sqliteStatement
+        defer { columns.statement = nil }
         var models: [Model] = []
         while let row = try cursor.next() {
             guard
@@ -113,7 +116,7 @@ enum TableRowReading {
         }
         // Deeper than a read follows, or a cycle: from their records.
         for index in pending {
-            guard let model = try fromRecord(try rows[index].decode(Int64.self, atIndex: columns.recordRowColumn))
+            guard let model = try fromRecord(try columns.integer(in: rows[index], at: columns.recordRowColumn))
             else { return nil }
             models[index] = model
         }
@@ -127,12 +130,12 @@ enum TableRowReading {
     ) throws -> Model? {
         // A value SQLite can't give as the type asked (a file changed by something else than the store) is read
         // from the record too: `decode(atIndex:)` throws where a subscript would stop the program.
-        guard let inexact = try? row.decode(Int64.self, atIndex: columns.inexactColumn),
-            let recordRow = try? row.decode(Int64.self, atIndex: columns.recordRowColumn)
+        guard let inexact = try? columns.integer(in: row, at: columns.inexactColumn),
+            let recordRow = try? columns.integer(in: row, at: columns.recordRowColumn)
         else { return nil }
         if inexact != 0 { return try fromRecord(recordRow) }
         do {
-            return try columns.decodeRow { try decode(TableRowFields(row: row, columns: columns, graph: graph)) }
+            return try columns.decodeRow(row, graph: graph, decode)
         } catch RowDecodingFallback.rowNeedsRecord {
             return try fromRecord(recordRow)
         } catch let fallback as RowDecodingFallback {
@@ -158,7 +161,7 @@ enum TableRowReading {
     {
         guard Mapped.self == Model.self else { return { throw $0.columns.raise(.modelNeedsRecords) } }
         return { fields in
-            let value = try Mapped(row: CloudRecordRow(fields))
+            let value = try Mapped(row: CloudRecordRow(fields.columns))
             // The same type: read in place, as the encoder reads a mapped value, without a cast.
             return withUnsafePointer(to: value) { UnsafeRawPointer($0).assumingMemoryBound(to: Model.self).pointee }
         }
