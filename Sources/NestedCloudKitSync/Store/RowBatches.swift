@@ -20,7 +20,9 @@ enum RowBatches {
             while arguments.count < size { arguments.append(numbers[end - 1]) }
             let statement = try db.cachedStatement(
                 sql: sql("(" + Array(repeating: "?", count: size).joined(separator: ",") + ")"))
-            let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
+            // As existentials: GRDB maps a sequence of numbers through a key path, a call through the run time each.
+            let cursor = try Row.fetchCursor(
+                statement, arguments: StatementArguments(arguments.map { $0 as (any DatabaseValueConvertible)? }))
             while let row = try cursor.next() { try body(row, statement) }
             start = end
         }

@@ -44,7 +44,15 @@ final class TableGraphRows {
     /// How to decode a model type from a row, and keep it.
     private struct TypeDecoder {
         let type: ObjectIdentifier
-        let decode: (_ fields: TableRowFields, _ key: Key, _ graph: TableGraphRows) throws -> Void
+        let decode: (_ fields: TableRowFields, _ key: Key) throws -> Void
+        /// Makes room for this many more models of the type, before a level's are decoded.
+        let reserve: (_ count: Int) -> Void
+    }
+
+    /// The types a table's field was asked for, and how many targets of the level being read it leads to.
+    private final class LearnedField {
+        var decoders: [TypeDecoder] = []
+        var targets = 0
     }
 
     /// A target row kept until the next level (its own references weren't read yet).
@@ -62,7 +70,7 @@ final class TableGraphRows {
     private var pending: Set<TypedKey> = []
     private var deferred: [Deferred] = []
     /// The types each table's fields were asked for, in this read: a holder's targets are decoded as all of them.
-    private var learned: [TableField: [TypeDecoder]] = [:]
+    private var learned: [TableField: LearnedField] = [:]
     /// The holders asked for since the last fetch, with their tables.
     private var wanted: [Int64] = []
     private var wantedTables: [Int64: String] = [:]
@@ -136,11 +144,17 @@ final class TableGraphRows {
     /// Notes that a table's field gives models of a type, so its holders' targets are decoded as it.
     private func learn<T: Decodable>(_ type: T.Type, for field: TableField) {
         let id = ObjectIdentifier(T.self)
-        guard learned[field]?.contains(where: { $0.type == id }) != true else { return }
+        let entry = learned[field] ?? LearnedField()
+        learned[field] = entry
+        guard !entry.decoders.contains(where: { $0.type == id }) else { return }
         learnedAt[TypedField(field: field, type: id)] = generation
         let decode = TableRowReading.decoder(for: T.self)
-        learned[field, default: []].append(
-            TypeDecoder(type: id) { fields, key, graph in graph.box(of: T.self).values[key] = try decode(fields) })
+        // The box itself: a lookup by type would ask the run time for the box's generic type on every model.
+        let box = box(of: T.self)
+        entry.decoders.append(
+            TypeDecoder(
+                type: id, decode: { fields, key in box.values[key] = try decode(fields) },
+                reserve: { box.values.reserveCapacity(box.values.count + $0) }))
     }
 
     /// Reads the targets of every holder asked for since the last time, the next level of the graph, and decodes
@@ -171,15 +185,21 @@ final class TableGraphRows {
             // A record the store doesn't have: its holders are read from their records.
             guard !row.hasNull(atIndex: 2), !row.hasNull(atIndex: 3) else { return }
             let target = try row.decode(Int64.self, atIndex: 2)
+            wanted.targets += 1
             guard let known = decoders[target] else {
                 // Nearly always the only decoders the target gets: the field's, shared, not copied.
-                decoders[target] = wanted
+                decoders[target] = wanted.decoders
                 rowsByType[try row.decode(String.self, atIndex: 3), default: []].append(target)
                 return
             }
-            for decoder in wanted where !known.contains(where: { $0.type == decoder.type }) {
+            for decoder in wanted.decoders where !known.contains(where: { $0.type == decoder.type }) {
                 decoders[target, default: []].append(decoder)
             }
+        }
+        // Room in each type's box for the level's models, made once rather than by doubling as they come.
+        for field in learned.values where field.targets > 0 {
+            for decoder in field.decoders { decoder.reserve(field.targets) }
+            field.targets = 0
         }
         for (recordType, rows) in rowsByType {
             guard let table = try RecordTypeTable.existing(for: recordType, in: db) else { continue }
@@ -219,7 +239,7 @@ final class TableGraphRows {
     {
         let typed = TypedKey(key: key, type: decoder.type)
         do {
-            try columns.decodeRow(row, graph: self) { try decoder.decode($0, key, self) }
+            try columns.decodeRow(row, graph: self) { try decoder.decode($0, key) }
             if !pending.isEmpty { pending.remove(typed) }
             return true
         } catch RowDecodingFallback.needsReferencedRows {

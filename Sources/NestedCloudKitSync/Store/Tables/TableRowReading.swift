@@ -67,14 +67,18 @@ enum TableRowReading {
         columns: TableRowColumns, statement: Statement, arguments: StatementArguments,
         decode: (TableRowFields) throws -> Model, fromRecord: (_ row: Int64) throws -> Model?
     ) throws -> [Model]? {
-        let cursor = try Row.fetchCursor(statement, arguments: arguments)
-        // Each row is the statement's current one: its values are read from the statement.
+        // The statement stepped by a cursor of its first column, which builds no row: each row is the statement's
+        // current one, its values read from the statement (a cursor of rows would build a row, and a map of its
+        // column names, for every read, a sixth of a read by ID).
+        let cursor = try Int64?.fetchCursor(statement, arguments: arguments)
         columns.statement = statement.sqliteStatement
         defer { columns.statement = nil }
+        let unused = Row()
         var models: [Model] = []
-        while let row = try cursor.next() {
+        while try cursor.next() != nil {
             guard
-                let model = try model(row: row, columns: columns, graph: nil, decode: decode, fromRecord: fromRecord)
+                let model = try model(
+                    row: unused, columns: columns, graph: nil, decode: decode, fromRecord: fromRecord)
             else { return nil }
             models.append(model)
         }
