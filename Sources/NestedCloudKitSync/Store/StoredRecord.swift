@@ -62,13 +62,20 @@ enum StoreTables {
     // MARK: Records
 
     static func record(_ id: CloudRecord.ID, in db: Database) throws -> StoredRecord? {
-        let row = try Row.fetchOne(
+        try StatementValues.first(
             try db.cachedStatement(
                 sql: """
                     SELECT record, ancestor, edit_time, field_edit_times, version FROM ncs_record
                     WHERE zone_owner = ? AND zone_name = ? AND record_name = ?
-                    """), arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
-        return try row.map(storedRecord)
+                    """), arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName]
+        ) { row in
+            guard let record = try row.data(0), let editTimes = try row.data(3) else {
+                throw SyncError.store("the store's row of \(id) has no record")
+            }
+            return try storedRecord(
+                record: record, ancestor: try row.data(1), editTime: try row.int64(2), fieldEditTimes: editTimes,
+                version: try row.int64(4))
+        }
     }
 
     /// The records with these IDs the store has (in no particular order): a statement per zone and few hundred
@@ -154,13 +161,21 @@ enum StoreTables {
     private static let batchSizes = [1, 8, 64, 500]
 
     static func storedRecord(_ row: Row) throws -> StoredRecord {
-        let record = try RecordCoding.decode(row["record"])
+        try storedRecord(
+            record: row["record"], ancestor: row["ancestor"], editTime: row["edit_time"],
+            fieldEditTimes: row["field_edit_times"], version: row["version"])
+    }
+
+    private static func storedRecord(
+        record bytes: Data, ancestor ancestorBytes: Data?, editTime: Int64, fieldEditTimes: Data, version: Int64
+    ) throws -> StoredRecord {
+        let record = try RecordCoding.decode(bytes)
         // An empty ancestor is the record itself: a synced record, stored once.
-        let ancestor = try (row["ancestor"] as Data?).map { $0.isEmpty ? record : try RecordCoding.decode($0) }
+        let ancestor = try ancestorBytes.map { $0.isEmpty ? record : try RecordCoding.decode($0) }
         var stored = StoredRecord(
-            record: record, ancestor: ancestor, editTime: row["edit_time"],
-            fieldEditTimes: EditTimes.decode(row["field_edit_times"]), version: row["version"])
-        stored.ancestorBytes = row["ancestor"]
+            record: record, ancestor: ancestor, editTime: editTime, fieldEditTimes: EditTimes.decode(fieldEditTimes),
+            version: version)
+        stored.ancestorBytes = ancestorBytes
         return stored
     }
 
@@ -181,7 +196,7 @@ enum StoreTables {
         // the zone is written.
         try db.cachedStatement(sql: "INSERT OR IGNORE INTO ncs_zone_key (zone_owner, zone_name) VALUES (?, ?)")
             .execute(arguments: [id.zoneID.ownerName, id.zoneID.zoneName])
-        let written = try Row.fetchOne(
+        let written = try StatementValues.first(
             db.cachedStatement(
                 sql: """
                     INSERT INTO ncs_record (zone_owner, zone_name, record_name, record_type, record, ancestor, edit_time,
@@ -207,11 +222,16 @@ enum StoreTables {
                 system?.creationDate?.timeIntervalSince1970, editSeconds, modified,
                 stored.ancestor?.systemFields?.changeTag,
                 system?.creationDate?.timeIntervalSince1970, epoch,
-            ])
+            ]
+        ) { written in
+            (row: try written.int64(0), zoneKey: try written.int64(1), createdAt: try written.double(2),
+                modifiedAt: try written.double(3))
+        }
         guard let written else { throw SyncError.store("the store wrote \(id) but SQLite returned no row") }
-        let row: Int64 = written[0]
+        let row = written.row
         try RecordTypeTable.write(
-            record, row: row, zoneKey: written[1], createdAt: written[2], modifiedAt: written[3], in: db)
+            record, row: row, zoneKey: written.zoneKey, createdAt: written.createdAt, modifiedAt: written.modifiedAt,
+            in: db)
         try deleteReferences(of: id, in: db)
         try writeReferences(of: record, row: row, in: db)
         return version

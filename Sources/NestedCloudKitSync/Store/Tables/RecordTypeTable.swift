@@ -240,7 +240,9 @@ struct RecordTypeTable: Sendable {
             return table.columns[position].kind == nil ? (field, value.kind) : nil
         }
         if !missing.isEmpty { table = try table.adding(missing, in: db) }
-        var values = [DatabaseValue](repeating: .null, count: Self.systemColumns.count + table.columns.count)
+        // As existentials: GRDB maps an array of values through a key path, which it makes again on every call.
+        var values = [(any DatabaseValueConvertible)?](
+            repeating: nil, count: Self.systemColumns.count + table.columns.count)
         var inexact = false
         for (field, value) in record.fields {
             // Past the table's limit, a name SQLite can't have, or a kind other than the column's: only the record
@@ -253,12 +255,12 @@ struct RecordTypeTable: Sendable {
             values[Self.systemColumns.count + position] = column.value
             if !column.exact { inexact = true }
         }
-        values[0] = row.databaseValue
-        values[1] = zoneKey.databaseValue
-        values[2] = record.id.recordName.databaseValue
-        values[3] = createdAt.databaseValue
-        values[4] = modifiedAt.databaseValue
-        values[5] = inexact.databaseValue
+        values[0] = row
+        values[1] = zoneKey
+        values[2] = record.id.recordName
+        values[3] = createdAt
+        values[4] = modifiedAt
+        values[5] = inexact
         try db.cachedStatement(sql: table.upsertSQL).execute(arguments: StatementArguments(values))
     }
 }
