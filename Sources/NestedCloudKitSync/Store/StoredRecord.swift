@@ -224,8 +224,10 @@ enum StoreTables {
                 system?.creationDate?.timeIntervalSince1970, epoch,
             ]
         ) { written in
-            (row: try written.int64(0), zoneKey: try written.int64(1), createdAt: try written.double(2),
-                modifiedAt: try written.double(3))
+            (
+                row: try written.int64(0), zoneKey: try written.int64(1), createdAt: try written.double(2),
+                modifiedAt: try written.double(3)
+            )
         }
         guard let written else { throw SyncError.store("the store wrote \(id) but SQLite returned no row") }
         let row = written.row
