@@ -169,6 +169,37 @@ struct StoreTableTests {
         try await store.close()
     }
 
+    /// Names are quoted byte by byte: a quote followed by a combining mark is one `Character` to Swift and still a
+    /// quote to SQLite, and a name with both quotes makes a table, triggers and statements that work.
+    @Test func aRecordTypeWithQuotesInItsNameGetsItsOwnTableAndReads() async throws {
+        let store = try SyncStore.inMemory()
+        let recordType = "Odd\"\u{301}Ty'pe"
+        var record = CloudRecord(recordType: recordType, id: CloudRecord.ID(recordName: "a", zoneID: store.zoneID))
+        record["title"] = .string("Quoted")
+        record["body"] = .string("b")
+        record["pinned"] = .int64(1)
+        try await store.save([record])
+        let tables = try await store.read { db in
+            try Row.fetchAll(db, sql: "SELECT record_type, table_name FROM ncs_table").map {
+                [$0[0], $0[1]] as [String]
+            }
+        }
+        #expect(tables == [[recordType, recordType]])
+        #expect(
+            try await store.fetchAll(Note.self, recordType: recordType) == [
+                Note(id: "a", title: "Quoted", body: "b", pinned: true)
+            ])
+        #expect(
+            try await store.fetch(ModelQuery(QueryableNote.self).recordType(recordType).filter(.equals(.pinned, true)))
+                .map(\.id) == ["a"])
+        // The triggers name the type as a literal: its deletion takes its row.
+        _ = try await store.deleteRecords(withIDs: [record.id])
+        let rows = try await store.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(StoreSQL.identifier(recordType))")
+        }
+        #expect(rows == 0)
+    }
+
     @Test func aValueObservationOfATableSeesWhatTheEngineFetches() async throws {
         let scenario = Scenario()
         let other = try await scenario.device()
