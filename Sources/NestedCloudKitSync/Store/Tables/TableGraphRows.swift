@@ -209,11 +209,16 @@ final class TableGraphRows {
                 // The row is the statement's current one, until the next: its values are read from the statement.
                 columns.statement = statement.sqliteStatement
                 defer { columns.statement = nil }
-                let key = Key(
-                    zoneKey: try columns.integer(in: row, at: columns.zoneKeyColumn),
-                    name: try columns.recordName(in: row))
-                let inexact = try columns.integer(in: row, at: columns.inexactColumn) != 0
-                for decoder in decoders[try columns.integer(in: row, at: columns.recordRowColumn)] ?? [] {
+                // System columns the store didn't write (a file changed behind it): the target isn't read from its
+                // row, and its holders read their records.
+                guard let zoneKey = try? columns.integer(in: row, at: columns.zoneKeyColumn),
+                    let name = try? columns.recordName(in: row),
+                    let inexactValue = try? columns.integer(in: row, at: columns.inexactColumn),
+                    let recordRow = try? columns.integer(in: row, at: columns.recordRowColumn)
+                else { return }
+                let key = Key(zoneKey: zoneKey, name: name)
+                let inexact = inexactValue != 0
+                for decoder in decoders[recordRow] ?? [] {
                     if inexact {
                         failed.insert(TypedKey(key: key, type: decoder.type))
                     } else {

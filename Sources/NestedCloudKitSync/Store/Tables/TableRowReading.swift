@@ -120,7 +120,8 @@ enum TableRowReading {
         }
         // Deeper than a read follows, or a cycle: from their records.
         for index in pending {
-            guard let model = try fromRecord(try columns.integer(in: rows[index], at: columns.recordRowColumn))
+            guard let recordRow = try? columns.integer(in: rows[index], at: columns.recordRowColumn),
+                let model = try fromRecord(recordRow)
             else { return nil }
             models[index] = model
         }
