@@ -65,7 +65,7 @@ struct FetchSummary: Sendable {
         var seen: Set<CloudRecord.ID> = []
         var (present, gone): ([CloudRecord.ID], [CloudRecord.ID]) = ([], [])
         for id in saved + deleted where seen.insert(id).inserted {
-            if try StoreTables.record(id, in: db) != nil { present.append(id) } else { gone.append(id) }
+            if try StoreTables.contains(id, in: db) { present.append(id) } else { gone.append(id) }
         }
         (saved, deleted) = (present, gone)
     }
@@ -141,8 +141,9 @@ extension SyncLedger {
                 if someSkipped { try Self.unskip(id, in: db) }
             }
             for (id, reason) in page.skipped { try Self.skip(id, reason: reason, in: db) }
-            // Fetched records whose `.deleteSelf` targets this device deleted and hasn't sent yet.
-            for id in summary.saved {
+            // Fetched records whose `.deleteSelf` targets this device deleted and hasn't sent yet: none without a
+            // pending deletion (the walk acts only on one), which spares reading back every record of a first sync.
+            for id in try StoreTables.hasPendingDeletions(in: db) ? summary.saved : [] {
                 try Self.keepTargetsOfFetchedRecord(id, deletePolicy: deletePolicy, summary: &summary, in: db)
             }
             try summary.settle(in: db)

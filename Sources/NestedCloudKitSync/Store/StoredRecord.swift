@@ -78,6 +78,21 @@ enum StoreTables {
         }
     }
 
+    /// Whether the store has a record, read without it.
+    static func contains(_ id: CloudRecord.ID, in db: Database) throws -> Bool {
+        try StatementValues.first(
+            try db.cachedStatement(
+                sql: "SELECT 1 FROM ncs_record WHERE zone_owner = ? AND zone_name = ? AND record_name = ?"),
+            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName]
+        ) { _ in true } ?? false
+    }
+
+    /// Whether any pending change is a deletion.
+    static func hasPendingDeletions(in db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ncs_outbox WHERE operation = 'delete')")) ?? false
+    }
+
     /// The records with these IDs the store has (in no particular order): a statement per zone and few hundred
     /// names, each a search of the primary key.
     static func records(_ ids: [CloudRecord.ID], in db: Database) throws -> [CloudRecord] {
@@ -316,10 +331,19 @@ enum StoreTables {
     // MARK: Outbox
 
     static func outboxEntry(_ id: CloudRecord.ID, in db: Database) throws -> OutboxEntry? {
+        // Looked for first, read in place: nearly every record a fetch applies has no pending change, and a read
+        // of rows builds one (with a map of its column names) whether it finds one or not.
+        let arguments: StatementArguments = [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName]
+        guard
+            try StatementValues.first(
+                db.cachedStatement(
+                    sql: "SELECT 1 FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?"),
+                arguments: arguments, { _ in true }) == true
+        else { return nil }
         let row = try Row.fetchOne(
             try db.cachedStatement(
                 sql: "SELECT * FROM ncs_outbox WHERE zone_owner = ? AND zone_name = ? AND record_name = ?"),
-            arguments: [id.zoneID.ownerName, id.zoneID.zoneName, id.recordName])
+            arguments: arguments)
         return try row.map(outboxEntry)
     }
 
