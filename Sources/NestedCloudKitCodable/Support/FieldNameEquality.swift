@@ -7,7 +7,7 @@ extension String {
     /// Lengths are compared first, in constant time; then the bytes in place, with one `memcmp`, which for the
     /// short names of fields costs a fraction of comparing them a byte at a time through `UTF8View`.
     @inline(__always)
-    func hasSameBytes(as other: String) -> Bool {
+    package func hasSameBytes(as other: String) -> Bool {
         if hasSameRepresentation(as: other) { return true }
         let bytes = utf8, otherBytes = other.utf8
         guard bytes.count == otherBytes.count else { return false }

@@ -156,11 +156,17 @@ extension SyncLedger {
     /// fetch counts as seen by it.
     @discardableResult
     static func registerZone(_ zoneID: CloudRecord.ZoneID, in db: Database) throws -> Int64 {
-        try db.cachedStatement(sql: "INSERT OR IGNORE INTO ncs_zone (zone_owner, zone_name) VALUES (?, ?)")
-            .execute(arguments: [zoneID.ownerName, zoneID.zoneName])
-        return try Int64.fetchOne(
-            try db.cachedStatement(sql: "SELECT fetch_epoch FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?"),
-            arguments: [zoneID.ownerName, zoneID.zoneName]) ?? 0
+        // Nearly always known: one read in place, and an insertion only for a new zone.
+        let arguments: StatementArguments = [zoneID.ownerName, zoneID.zoneName]
+        if let epoch = try StatementValues.first(
+            db.cachedStatement(sql: "SELECT fetch_epoch FROM ncs_zone WHERE zone_owner = ? AND zone_name = ?"),
+            arguments: arguments, { try $0.int64(0) })
+        {
+            return epoch
+        }
+        return try StatementValues.first(
+            db.cachedStatement(sql: "INSERT INTO ncs_zone (zone_owner, zone_name) VALUES (?, ?) RETURNING fetch_epoch"),
+            arguments: arguments, { try $0.int64(0) }) ?? 0
     }
 
     /// How many changes wait for upload, how many of them are halted, and how many fetched records were skipped.

@@ -148,6 +148,13 @@ extension SyncStore {
 
     /// The names of the fields whose values differ between two records, in a fixed order.
     static func changedFieldNames(from old: CloudRecord, to new: CloudRecord) -> [String] {
+        // Nearly always the same fields in the same order (a model saved again): compared pair by pair, without a
+        // set of names or a lookup of each by name.
+        if old.fields.count == new.fields.count,
+            zip(old.fields, new.fields).allSatisfy({ $0.name.hasSameBytes(as: $1.name) })
+        {
+            return zip(old.fields, new.fields).compactMap { $0.value == $1.value ? nil : $0.name }
+        }
         var names: [String] = []
         var seen: Set<String> = []
         for name in old.fields.names + new.fields.names where seen.insert(name).inserted {
