@@ -23,14 +23,21 @@ struct StatementValues {
         return try read(StatementValues(statement: statement.sqliteStatement))
     }
 
+    /// What a column of the store's own tables holding a value of another type than the store writes there throws.
+    private static func unexpected(_ column: Int) -> SyncError {
+        SyncError.store(
+            "column \(column) of a row the store wrote holds a value of an unexpected type: something other than the "
+                + "store changed its file; restore the file from a backup, or delete it to fetch everything again")
+    }
+
     /// An integer column's value (as GRDB converts one: a whole real too).
     func int64(_ column: Int) throws -> Int64 {
         switch self[column].storage {
         case .int64(let value): return value
         case .double(let value):
-            guard let value = Int64(exactly: value) else { throw StoreValueError(column: column) }
+            guard let value = Int64(exactly: value) else { throw Self.unexpected(column) }
             return value
-        default: throw StoreValueError(column: column)
+        default: throw Self.unexpected(column)
         }
     }
 
@@ -40,7 +47,7 @@ struct StatementValues {
         case .null: return nil
         case .double(let value): return value
         case .int64(let value): return Double(value)
-        default: throw StoreValueError(column: column)
+        default: throw Self.unexpected(column)
         }
     }
 
@@ -50,14 +57,7 @@ struct StatementValues {
         case .null: return nil
         case .blob(let value): return value
         case .string(let value): return Data(value.utf8)
-        default: throw StoreValueError(column: column)
+        default: throw Self.unexpected(column)
         }
     }
-}
-
-/// A column of the store's own tables holding a value of another type than the store writes there: a file changed
-/// by something else than the store.
-struct StoreValueError: Error, CustomStringConvertible {
-    let column: Int
-    var description: String { "column \(column) of a row of the store holds a value of an unexpected type" }
 }
