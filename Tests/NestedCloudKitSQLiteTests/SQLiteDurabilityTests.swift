@@ -240,31 +240,26 @@ struct SQLiteDurabilityTests {
     func runAndKill(_ program: URL, arguments: [String], at moment: KillMoment, walPath: String) async throws -> (
         finished: Bool, output: String
     ) {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
+        let process = try ChildProcess(program, arguments: arguments, standardError: .inherited)
         var output = ""
         while !output.contains("saving") {
-            let chunk = await offCooperativeThreads { pipe.fileHandleForReading.nextChunk() }
+            let chunk = await process.nextOutput()
             guard !chunk.isEmpty else { break }
             output += String(decoding: chunk, as: UTF8.self)
         }
         if case .whileWriting(let bytes) = moment {
             // Bounded: the save takes seconds at most; stop watching if the process ends first.
             let deadline = ContinuousClock.now + .seconds(60)
-            while process.isRunning, ContinuousClock.now < deadline {
+            while !process.hasExited, ContinuousClock.now < deadline {
                 let size = (try? FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int) ?? 0
                 if size >= bytes { break }
                 try await Task.sleep(for: .milliseconds(2))
             }
         }
-        kill(process.processIdentifier, SIGKILL)
+        process.send(SIGKILL)
         let rest = await offCooperativeThreads {
-            process.waitUntilExit()
-            return pipe.fileHandleForReading.readAll()
+            process.waitForExit()
+            return process.output.readAll()
         }
         output += String(decoding: rest, as: UTF8.self)
         return (output.contains("saved"), output)

@@ -94,28 +94,23 @@ struct SyncCrashTests {
     private func run(
         _ storePath: String, _ serverPath: String, mode: String, count: Int, stop: @escaping (String) -> Bool
     ) async throws -> String {
-        let process = Process()
-        process.executableURL = try writerURL()
-        process.arguments = [storePath, serverPath, mode, String(count)]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
+        let process = try ChildProcess(
+            try writerURL(), arguments: [storePath, serverPath, mode, String(count)], standardError: .inherited)
         var output = ""
         while true {
-            let chunk = await offCooperativeThreads { pipe.fileHandleForReading.nextChunk() }
+            let chunk = await process.nextOutput()
             if chunk.isEmpty { break }
             output += String(decoding: chunk, as: UTF8.self)
             if stop(output) {
-                kill(process.processIdentifier, SIGKILL)
+                process.send(SIGKILL)
                 break
             }
         }
-        let rest = await offCooperativeThreads {
-            process.waitUntilExit()
-            return pipe.fileHandleForReading.readAll()
+        let (termination, rest) = await offCooperativeThreads {
+            (process.waitForExit(), process.output.readAll())
         }
         output += String(decoding: rest, as: UTF8.self)
-        #expect(process.terminationReason == .uncaughtSignal, "the writer ended by itself: \(output)")
+        #expect(termination.exitStatus == nil, "the writer ended by itself: \(output)")
         return output
     }
 

@@ -1,23 +1,17 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `Benchmarks --json` is read by scripts: every line must be JSON.
 @Suite struct BenchmarksJSONTests {
     @Test func everyLineOfTheJSONReportParses() async throws {
-        let process = Process()
-        process.executableURL = try CKWSToolTests.toolURL("Benchmarks")
         // The memory workloads: one has no target, the other a baseline that can be too small to measure, which
         // gave `inf`.
-        process.arguments = ["--quick", "--json", "--only", "memory"]
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let (outputData, errorData) = await CKWSToolTests.finish(process, output: output, error: error)
-        #expect(process.terminationStatus == 0, "\(String(decoding: errorData, as: UTF8.self))")
+        let result = try await ChildProcess.run(
+            try CKWSToolTests.toolURL("Benchmarks"), arguments: ["--quick", "--json", "--only", "memory"])
+        #expect(result.termination == .exited(0), "\(result.error)")
 
-        let lines = String(decoding: outputData, as: UTF8.self).split(separator: "\n")
+        let lines = result.output.split(separator: "\n")
         #expect(lines.count == 2)
         var objects: [[String: Any]] = []
         for line in lines {

@@ -1,6 +1,5 @@
 import CloudKitTestServer
 import Foundation
-import NIOConcurrencyHelpers
 import NestedCloudKitCodable
 import TestSupport
 import Testing
@@ -35,48 +34,18 @@ import Testing
     static func run(_ arguments: [String], serverURL: URL) async throws -> (
         status: Int32, output: String, error: String
     ) {
-        let process = Process()
-        process.executableURL = try ckwsURL()
         // Generous timeouts: the suite's heaviest tests can keep both cores and the loopback server busy for seconds,
         // and a test about timing sets its own bound, far below these.
-        process.arguments =
-            arguments + ["--server-url", serverURL.absoluteString, "--connect-timeout", "120", "--timeout", "300"]
-        process.environment = [
-            "CLOUDKIT_CONTAINER": Harness.container, "CLOUDKIT_KEY_ID": TestKeys.keyID,
-            "CLOUDKIT_PRIVATE_KEY": TestKeys.privateKeyPEM,
-        ]
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let (outputData, errorData) = await finish(process, output: output, error: error)
-        return (
-            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-            String(decoding: errorData, as: UTF8.self)
-        )
-    }
-
-    /// Reads the process's output to its end and waits for it to exit, off Swift's cooperative threads: the
-    /// loopback server answering the process runs on them, and blocking them would stall it.
-    static func finish(_ process: Process, output: Pipe, error: Pipe) async -> (Data, Data) {
-        // Threads of their own, not Dispatch's global queues: those have a thread per core (two here), and each
-        // run blocks two of them, so parallel tests waited for Dispatch to notice and add threads, seconds apart.
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let errorRead = DispatchSemaphore(value: 0)
-                let errorData = NIOLockedValueBox(Data())
-                Thread.detachNewThread {
-                    let data = error.fileHandleForReading.readAll()
-                    errorData.withLockedValue { $0 = data }
-                    errorRead.signal()
-                }
-                let outputData = output.fileHandleForReading.readAll()
-                errorRead.wait()
-                process.waitUntilExit()
-                continuation.resume(returning: (outputData, errorData.withLockedValue { $0 }))
-            }
-        }
+        let result = try await ChildProcess.run(
+            try ckwsURL(),
+            arguments: arguments + [
+                "--server-url", serverURL.absoluteString, "--connect-timeout", "120", "--timeout", "300",
+            ],
+            environment: [
+                "CLOUDKIT_CONTAINER": Harness.container, "CLOUDKIT_KEY_ID": TestKeys.keyID,
+                "CLOUDKIT_PRIVATE_KEY": TestKeys.privateKeyPEM,
+            ])
+        return (result.termination.exitStatus ?? -1, result.output, result.error)
     }
 
     static let handler: LoopbackCloudKitServer.Handler = { request in
@@ -164,19 +133,14 @@ import Testing
 
     @Test func missingCredentialsAreExplained() async throws {
         try await LoopbackCloudKitServer.with(Self.handler) { server in
-            let process = Process()
-            process.executableURL = try Self.ckwsURL()
-            process.arguments = ["zones", "--container", "iCloud.a", "--server-url", server.url.absoluteString]
-            process.environment = [:]
-            let output = Pipe()
-            let error = Pipe()
-            process.standardError = error
-            process.standardOutput = output
-            try process.run()
-            let text = String(decoding: await Self.finish(process, output: output, error: error).1, as: UTF8.self)
-            #expect(process.terminationStatus != 0)
+            let result = try await ChildProcess.run(
+                try Self.ckwsURL(),
+                arguments: ["zones", "--container", "iCloud.a", "--server-url", server.url.absoluteString],
+                environment: [:])
+            #expect(result.termination != .exited(0))
             #expect(
-                text.contains("Give a server-to-server key (--key-id and --key-file) or an API token (--api-token)."))
+                result.error.contains(
+                    "Give a server-to-server key (--key-id and --key-file) or an API token (--api-token)."))
             #expect(server.requests.isEmpty)
         }
     }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NestedCloudKitCodable
+import TestSupport
 import Testing
 
 /// The schema of every example's and the benchmarks' models, as each prints it (`--print-schema`): it reads back,
@@ -68,18 +69,7 @@ struct SchemaFileTests {
     static func run(_ tool: String, _ arguments: [String]) async throws -> (
         status: Int32, output: String, error: String
     ) {
-        let process = Process()
-        process.executableURL = try CKWSToolTests.toolURL(tool)
-        process.arguments = arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let (outputData, errorData) = await CKWSToolTests.finish(process, output: output, error: error)
-        return (
-            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-            String(decoding: errorData, as: UTF8.self)
-        )
+        let result = try await ChildProcess.run(try CKWSToolTests.toolURL(tool), arguments: arguments)
+        return (result.termination.exitStatus ?? -1, result.output, result.error)
     }
 }

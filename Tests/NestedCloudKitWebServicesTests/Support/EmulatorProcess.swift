@@ -1,32 +1,26 @@
 import Foundation
-import NIOConcurrencyHelpers
 import TestSupport
 import Testing
 
 /// The `cloudkit-emulator` executable run as a process, as a developer or CI runs it.
 final class EmulatorProcess: Sendable {
-    let process: Process
+    let process: ChildProcess
     let url: URL
 
-    private init(process: Process, url: URL) {
+    private init(process: ChildProcess, url: URL) {
         self.process = process
         self.url = url
     }
 
     /// Starts the emulator with `arguments` (plus `--port 0`) and returns once it printed the line it is ready.
     static func start(_ arguments: [String]) async throws -> EmulatorProcess {
-        let process = Process()
-        process.executableURL = try CKWSToolTests.toolURL("cloudkit-emulator")
-        process.arguments = arguments + ["--port", "0"]
-        let output = Pipe()
-        process.standardOutput = output
         // Standard error to a file, read only to explain a failed start: a pipe nobody drains could block it.
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("cloudkit-emulator-\(UUID()).err")
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errorFile) }
-        process.standardError = try FileHandle(forWritingTo: errorFile)
-        try process.run()
-        let ready = await readyLine(from: output)
+        let process = try ChildProcess(
+            try CKWSToolTests.toolURL("cloudkit-emulator"), arguments: arguments + ["--port", "0"],
+            standardError: .file(errorFile))
+        let ready = await readyLine(from: process.output)
         let prefix = "CloudKit emulator listening on "
         guard let line = ready, line.hasPrefix(prefix), let url = URL(string: String(line.dropFirst(prefix.count)))
         else {
@@ -47,34 +41,20 @@ final class EmulatorProcess: Sendable {
     /// Kills the process with SIGKILL, as a crash would end it (the system's page cache survives, as it does a
     /// crash), and waits until it is gone.
     func kill() async {
-        guard process.isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        await waitForExit()
+        process.send(SIGKILL)
+        await process.exit()
     }
 
     /// Stops the process with SIGTERM and waits until it is gone.
     func terminate() async {
-        guard process.isRunning else { return }
-        process.terminate()
-        await waitForExit()
-    }
-
-    private func waitForExit() async {
-        let process = self.process
-        // A thread of its own, not the cooperative pool the emulator's clients run on.
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
+        process.send(SIGTERM)
+        await process.exit()
     }
 
     /// The first line the process writes; then the rest of its output is drained, so it never blocks on a full pipe.
-    private static func readyLine(from pipe: Pipe) async -> String? {
+    private static func readyLine(from handle: FileHandle) async -> String? {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                let handle = pipe.fileHandleForReading
                 var buffer = Data()
                 var resumed = false
                 while true {
