@@ -6,7 +6,7 @@ import NestedCloudKitCodable
 ///
 /// A level's records are nearly always what the level before references: the files of the folders just read. Each
 /// reference row holds its holder's row and its target's (``StoreSchema``), so one statement reads them by row
-/// number, in the order of the table, for a few hundred holders at a time: an integer lookup per holder instead of
+/// number, in the order of the table, for every holder of the level at once: an integer lookup per holder instead of
 /// a lookup by three names per target. When the references don't lead to every record asked for (a record
 /// another path of the graph reached, a record the store doesn't have), the level is read by name, as
 /// ``StoreTables/readRecords(_:in:receive:)`` reads any ID.
@@ -45,7 +45,7 @@ final class StoreGraphReader {
     /// Every record the holders reference, each once.
     private func readTargets(of holders: [Int64], receive: (consuming CloudRecord, _ row: Int64) -> Void) throws {
         let shared = RecordCoding.SharedStrings()
-        try RowBatches.forEach(holders, in: db, sql: Self.targetsSQL) { row, _ in
+        try RowNumbers.forEach(holders, in: db, sql: Self.targetsSQL) { row, _ in
             receive(try RecordCoding.decode(row, column: 0, sharing: shared), row[1])
         }
     }

@@ -6,7 +6,7 @@ import NestedCloudKitCodable
 /// The read decodes its models from their rows. A model that asks for a referenced model not decoded yet names its
 /// row as a holder of the field and the type asked for (``RowDecodingFallback/needsReferencedRows``). Once every
 /// model of the level has been tried, ``fetchWanted()`` reads the targets of every holder named, through
-/// `ncs_reference` (a few hundred holders per statement), then the targets' rows from their tables by row number,
+/// `ncs_reference` (one statement for every holder), then the targets' rows from their tables by row number,
 /// and decodes each as the types its holders' fields asked for, straight from the statement's rows. The models that
 /// asked are then decoded again. A target whose own references lead further is kept (a copy of its row) and decoded
 /// once the next level is read.
@@ -173,7 +173,7 @@ final class TableGraphRows {
         // The decoders of each target row, and the target rows of each record type.
         var decoders: [Int64: [TypeDecoder]] = [:]
         var rowsByType: [String: [Int64]] = [:]
-        try RowBatches.forEach(holders, in: db, sql: Self.targetsSQL) { row, _ in
+        try RowNumbers.forEach(holders, in: db, sql: Self.targetsSQL) { row, _ in
             let holder = try row.decode(Int64.self, atIndex: 0)
             let field = try row.decode(String.self, atIndex: 1)
             // CloudKit keeps references inside a zone, and the columns hold only the target's name: a holder with a
@@ -204,7 +204,7 @@ final class TableGraphRows {
         for (recordType, rows) in rowsByType {
             guard let table = try RecordTypeTable.existing(for: recordType, in: db) else { continue }
             let select = "SELECT * FROM \(StoreSQL.identifier(table.tableName)) WHERE _record_row IN "
-            try RowBatches.forEach(rows, in: db, sql: { select + $0 }) { row, statement in
+            try RowNumbers.forEach(rows, in: db, sql: { select + $0 }) { row, statement in
                 let columns = try columns(of: table, statement: statement)
                 // The row is the statement's current one, until the next: its values are read from the statement.
                 columns.statement = statement.sqliteStatement
