@@ -227,4 +227,18 @@ struct StoreTableGraphTests {
         #expect(error.code == expected.code)
         #expect(error.path == expected.path)
     }
+
+    /// A level's row numbers reach SQLite as one JSON array, written digit by digit: what `json_each` reads back
+    /// must be every number, the extremes included.
+    @Test func aLevelsRowNumbersAreOneJSONArrayOfEveryNumber() throws {
+        let numbers: [Int64] = [0, 7, 10, 1_234_567_890, -1, -42, .max, .min]
+        #expect(RowNumbers.json(numbers) == "[" + numbers.map(String.init).joined(separator: ",") + "]")
+        #expect(RowNumbers.json([]) == "[]")
+        let echoed = try DatabaseQueue().read { db in
+            var values: [Int64] = []
+            try RowNumbers.forEach(numbers, in: db, sql: { "SELECT * FROM \($0)" }) { row, _ in values.append(row[0]) }
+            return values
+        }
+        #expect(echoed == numbers)
+    }
 }
