@@ -77,6 +77,7 @@ let package = Package(
             name: "NestedCloudKitSQLite",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitServer", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -93,11 +94,12 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // A local store of models that syncs with any CloudDatabase: GRDB for the store, nothing else.
+        // A local store of models that syncs with any CloudDatabase: GRDB for the store, swift-log for its log.
         .target(
             name: "NestedCloudKitSync",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitServer", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -109,6 +111,7 @@ let package = Package(
                 // The device scenarios run against the emulator too, through the Web Services client.
                 "NestedCloudKitEmulator", "NestedCloudKitWebServices", "BackendTestSupport", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             // A store file written by the release before the app-database layout, which must open in this one.
@@ -117,7 +120,10 @@ let package = Package(
         // A process the sync tests start and kill at the moments a sync must survive.
         .executableTarget(
             name: "SyncCrashWriter",
-            dependencies: ["NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitSync"],
+            dependencies: [
+                "NestedCloudKitCodable", "NestedCloudKitSQLite", "NestedCloudKitSync",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/SyncCrashWriter"
         ),
         // CloudKit Web Services on loopback: the documented HTTP API over the SQLite or in-memory database.
@@ -147,7 +153,14 @@ let package = Package(
             path: "Tools/cloudkit-emulator"
         ),
         // What the example and ckws share: printing records as trees.
-        .target(name: "ToolSupport", dependencies: ["NestedCloudKitCodable"], path: "Tools/ToolSupport"),
+        .target(
+            name: "ToolSupport",
+            dependencies: [
+                "NestedCloudKitCodable", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tools/ToolSupport"
+        ),
         // Looks at a container from a terminal: swift run ckws --help.
         .executableTarget(
             name: "ckws",
@@ -179,7 +192,7 @@ let package = Package(
             name: "SharingExample",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitSync", "NestedCloudKitWebServices",
-                "NestedCloudKitEmulator", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "NestedCloudKitEmulator", "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "SharingExample"
         ),
@@ -296,6 +309,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks"
         ),

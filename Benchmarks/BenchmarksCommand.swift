@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import NestedCloudKitCodable
 import NestedCloudKitSync
 
@@ -34,6 +35,13 @@ struct BenchmarksCommand: AsyncParsableCommand {
     var printSchema = false
 
     func run() async throws {
+        // Standard output is the table or the JSON lines: the library's warnings and errors go to standard error,
+        // and the lines below them cost a level check each.
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
         if printSchema {
             print(try Self.schema().text, terminator: "")
             return

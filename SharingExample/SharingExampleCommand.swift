@@ -4,6 +4,7 @@ import NestedCloudKitCodable
 import NestedCloudKitEmulator
 import NestedCloudKitSync
 import NestedCloudKitWebServices
+import ToolSupport
 
 /// Alice shares a shopping list with bob, each on a device of their own, through CloudKit Web Services and the
 /// emulator: what a Linux or server app does against CloudKit, from sharing to stopping.
@@ -24,12 +25,15 @@ struct SharingExampleCommand: AsyncParsableCommand {
     @Flag(help: "Print the CloudKit schema the example's records need, in CloudKit's schema language, and exit.")
     var printSchema = false
 
+    @OptionGroup var logging: LogLevelOption
+
     /// The schema of the example's records: the emulator serves production on it, as CloudKit would.
     static func schema() throws -> CloudSchema {
         try CloudSchema(syncing: [ShoppingList.self, Item.self])
     }
 
     func run() async throws {
+        logging.bootstrap()
         if printSchema {
             print(try Self.schema().text, terminator: "")
             return

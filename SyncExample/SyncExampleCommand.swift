@@ -40,7 +40,10 @@ struct SyncExampleCommand: AsyncParsableCommand {
     @Flag(help: "Print the CloudKit schema the example's records need, in CloudKit's schema language, and exit.")
     var printSchema = false
 
+    @OptionGroup var logging: LogLevelOption
+
     func run() async throws {
+        logging.bootstrap()
         if printSchema {
             print(
                 try CloudSchema(syncing: [ShoppingList.self, Item.self], indexes: Item.storeIndexes).text,

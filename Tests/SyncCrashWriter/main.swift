@@ -9,6 +9,7 @@
 //   after-answer:  the same, but kills itself right after the server answered the first upload, before the
 //                  store recorded the answer.
 import Foundation
+import Logging
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
 import NestedCloudKitSync
@@ -43,6 +44,8 @@ actor KillingDatabase: ForwardingCloudDatabase {
 // FileHandle writes straight to the descriptor, unbuffered, so the parent sees each line when it is written.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
+// Standard output is the parent's protocol: the library's log goes to standard error.
+LoggingSystem.bootstrap(StreamLogHandler.standardError)
 let arguments = CommandLine.arguments
 guard arguments.count == 5, let count = Int(arguments[4]), count > 0 else {
     FileHandle.standardError.write(Data("usage: SyncCrashWriter <store> <server> <mode> <count>\n".utf8))

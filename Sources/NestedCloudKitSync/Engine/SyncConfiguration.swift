@@ -1,3 +1,4 @@
+import Logging
 import NestedCloudKitCodable
 
 /// How a ``SyncEngine`` syncs: which zones, which policies, how it retries and when it syncs by itself.
@@ -33,6 +34,13 @@ public struct SyncConfiguration: Sendable {
     /// Whether to check the user before each sync. Turn it off for the public database with a server-to-server
     /// key, which has no user.
     public var checksAccount: Bool
+    /// Where the engine logs: a line per request at `debug`, per sync at `info`, `notice` and `warning` for what
+    /// the app may have to act on (retries, halts, skips, resets), `error` for a change the server refused for
+    /// good or a policy discarded. Record IDs, zones and error codes go in the metadata; field values never do
+    /// (<doc:DiagnosingSync>). By default a logger labelled `NestedCloudKitSync` from the handler the app
+    /// bootstrapped with `LoggingSystem.bootstrap` (swift-log's own default prints `info` and above to standard
+    /// output).
+    public var logger: Logger
 
     /// A configuration with the defaults: field-by-field merges, edits win over deletions, local data reset on an
     /// account change, five retries.
@@ -49,7 +57,8 @@ public struct SyncConfiguration: Sendable {
         pollingInterval: Duration? = nil,
         fetchResultsLimit: Int? = nil,
         subscriptionID: CloudSubscription.ID? = "NestedCloudKitSync",
-        checksAccount: Bool = true
+        checksAccount: Bool = true,
+        logger: Logger = Logger(label: "NestedCloudKitSync")
     ) {
         self.zones = zones
         self.conflictPolicy = conflictPolicy
@@ -63,6 +72,7 @@ public struct SyncConfiguration: Sendable {
         self.fetchResultsLimit = fetchResultsLimit
         self.subscriptionID = subscriptionID
         self.checksAccount = checksAccount
+        self.logger = logger
     }
 }
 

@@ -4,11 +4,11 @@ extension SyncEngine {
     /// Checks that the signed-in user is the one whose data the store holds (Seam3's
     /// `verifyCloudKitConnectionAndUser`), and applies the account-change policy if not.
     func checkAccount() async throws {
-        let status = try await withRetries { try await database.accountStatus() }
+        let status = try await withRetries("accountStatus") { try await database.accountStatus() }
         accountStatus = status
         let current: String?
         switch status {
-        case .available: current = try await withRetries { try await database.userRecordName() }
+        case .available: current = try await withRetries("userRecordName") { try await database.userRecordName() }
         case .noAccount: current = nil
         case .restricted, .temporarilyUnavailable, .couldNotDetermine:
             throw SyncError.halted(.accountUnavailable(status))
@@ -79,7 +79,7 @@ extension SyncEngine {
     /// The signed-in user's record name, with retries, failures as ``SyncError``.
     private func currentUser() async throws -> String {
         do {
-            return try await withRetries { try await database.userRecordName() }
+            return try await withRetries("userRecordName") { try await database.userRecordName() }
         } catch {
             throw Self.syncError(error)
         }
@@ -109,7 +109,7 @@ extension SyncEngine {
     }
 
     func createZone(_ zoneID: CloudRecord.ZoneID) async throws {
-        let results = try await withRetries {
+        let results = try await withRetries("modifyRecordZones") {
             try await database.modifyRecordZones(saving: [zoneID], deleting: [])
         }
         if case .failure(let error)? = results.saveResults[zoneID] { throw error }
@@ -122,7 +122,7 @@ extension SyncEngine {
         else { return }
         let subscription = CloudSubscription(id: id, kind: .database)
         do {
-            let results = try await withRetries {
+            let results = try await withRetries("modifySubscriptions") {
                 try await database.modifySubscriptions(saving: [subscription], deleting: [])
             }
             if case .failure(let error)? = results.saveResults[id] { throw error }

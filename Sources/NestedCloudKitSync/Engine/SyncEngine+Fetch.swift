@@ -21,7 +21,7 @@ extension SyncEngine {
             while true {
                 let changes: CloudDatabaseChanges
                 do {
-                    changes = try await withRetries { [databaseToken] in
+                    changes = try await withRetries("databaseChanges") { [databaseToken] in
                         try await database.databaseChanges(
                             since: databaseToken, resultsLimit: configuration.fetchResultsLimit)
                     }
@@ -79,7 +79,7 @@ extension SyncEngine {
         while true {
             let page: CloudRecordZoneChanges
             do {
-                page = try await withRetries { [token] in
+                page = try await withRetries("recordZoneChanges", SyncLog.zone(zoneID)) { [token] in
                     try await database.recordZoneChanges(
                         inZoneWith: zoneID, since: token, desiredKeys: nil,
                         resultsLimit: configuration.fetchResultsLimit)
@@ -161,7 +161,9 @@ extension SyncEngine {
             for start in stride(from: 0, to: inZone.count, by: limit) {
                 let chunk = Array(inZone[start..<min(start + limit, inZone.count)])
                 let database = database(for: zoneID)
-                let results = try await withRetries { try await database.records(for: chunk, desiredKeys: nil) }
+                let results = try await withRetries("records", ["records": "\(chunk.count)"]) {
+                    try await database.records(for: chunk, desiredKeys: nil)
+                }
                 var page = FetchedPage(zoneID: zoneID)
                 for id in chunk {
                     switch results[id] {
@@ -234,7 +236,7 @@ extension SyncEngine {
         _ body: ([CloudRecord]) async throws -> Void
     ) async throws {
         let limit = configuration.fetchResultsLimit ?? 200
-        var page = try await withRetries {
+        var page = try await withRetries("records") {
             try await database.records(
                 matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: limit)
         }
@@ -246,7 +248,7 @@ extension SyncEngine {
                     (try? result.get()) ?? (includingFailures ? CloudRecord(recordType: query.recordType, id: id) : nil)
                 })
             guard let cursor = page.queryCursor else { return }
-            page = try await withRetries {
+            page = try await withRetries("records") {
                 try await database.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: limit)
             }
         }

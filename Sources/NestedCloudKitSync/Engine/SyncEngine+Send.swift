@@ -76,7 +76,9 @@ extension SyncEngine {
         let deletions = uploads.filter { $0.record == nil }.map(\.entry.id)
         let results: CloudModifyResults
         do {
-            results = try await withRetries {
+            results = try await withRetries(
+                "modifyRecords", ["saves": "\(saves.count)", "deletions": "\(deletions.count)"]
+            ) {
                 try await database.modifyRecords(
                     saving: saves, deleting: deletions, savePolicy: .ifServerRecordUnchanged, atomically: false)
             }
@@ -209,7 +211,7 @@ extension SyncEngine {
         let server: CloudRecord?
         do {
             let source = database(for: id.zoneID)
-            let results = try await withRetries { try await source.records(for: [id], desiredKeys: nil) }
+            let results = try await withRetries("records") { try await source.records(for: [id], desiredKeys: nil) }
             switch results[id] {
             case .success(let record)?: server = record
             case .failure(.unknownItem)?: server = nil

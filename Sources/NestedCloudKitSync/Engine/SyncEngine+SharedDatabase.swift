@@ -31,7 +31,7 @@ extension SyncEngine {
         while true {
             let changes: CloudDatabaseChanges
             do {
-                changes = try await withRetries { [token] in
+                changes = try await withRetries("databaseChanges") { [token] in
                     try await sharedDatabase.databaseChanges(
                         since: token, resultsLimit: configuration.fetchResultsLimit)
                 }
@@ -75,7 +75,7 @@ extension SyncEngine {
         }
         let subscription = CloudSubscription(id: id, kind: .database)
         do {
-            let results = try await withRetries {
+            let results = try await withRetries("modifySubscriptions") {
                 try await sharedDatabase.modifySubscriptions(saving: [subscription], deleting: [])
             }
             if case .failure(let error)? = results.saveResults[id] { throw error }

@@ -27,7 +27,7 @@ extension SyncEngine {
     public func share(
         _ rootID: CloudRecord.ID, _ configure: @Sendable (inout CloudShare) throws -> Void = { _ in }
     ) async throws -> CloudShare {
-        let root = try await withRetries { [database] in try await database.record(for: rootID) }
+        let root = try await withRetries("record") { [database] in try await database.record(for: rootID) }
         var share = try CloudShare(rootRecord: root)
         try configure(&share)
         return try await save(share, with: [root])
@@ -50,7 +50,7 @@ extension SyncEngine {
         _ shareID: CloudRecord.ID, _ change: @Sendable (inout CloudShare) throws -> Void
     ) async throws -> CloudShare {
         var share = try CloudShare(
-            record: try await withRetries { [database] in try await database.record(for: shareID) })
+            record: try await withRetries("record") { [database] in try await database.record(for: shareID) })
         try change(&share)
         return try await save(share, with: [])
     }
@@ -58,7 +58,7 @@ extension SyncEngine {
     /// Stops sharing: deletes the share, as its owner. Every participant loses access at their next sync; the
     /// records stay the owner's. The root's new version, without its share, arrives at the next sync.
     public func stopSharing(_ shareID: CloudRecord.ID) async throws {
-        let results = try await withRetries { [database] in
+        let results = try await withRetries("modifyRecords") { [database] in
             try await database.modifyRecords(
                 saving: [], deleting: [shareID], savePolicy: .ifServerRecordUnchanged, atomically: false)
         }
@@ -81,7 +81,7 @@ extension SyncEngine {
             throw SyncError.invalidConfiguration(
                 "leaving a share needs the user's shared database: make the engine with sharedDatabase:")
         }
-        let results = try await withRetries {
+        let results = try await withRetries("modifyRecords") {
             try await sharedDatabase.modifyRecords(
                 saving: [], deleting: [shareID], savePolicy: .ifServerRecordUnchanged, atomically: false)
         }
@@ -103,7 +103,7 @@ extension SyncEngine {
     ///   (under the owner's name) for a share another user owns.
     public func refreshShare(_ shareID: CloudRecord.ID) async throws {
         let source = database(for: shareID.zoneID)
-        let results = try await withRetries { try await source.records(for: [shareID], desiredKeys: nil) }
+        let results = try await withRetries("records") { try await source.records(for: [shareID], desiredKeys: nil) }
         switch results[shareID] {
         case .success(let record)?:
             try await apply(FetchedPage(zoneID: shareID.zoneID, modifications: [record]))
@@ -120,7 +120,7 @@ extension SyncEngine {
     /// the store.
     private func save(_ share: CloudShare, with roots: [CloudRecord]) async throws -> CloudShare {
         let records = roots + [share.record]
-        let results = try await withRetries { [database] in
+        let results = try await withRetries("modifyRecords") { [database] in
             try await database.modifyRecords(
                 saving: records, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NestedCloudKitCodable
 
 /// Keeps a ``SyncStore`` in sync with a `CloudDatabase`: sends local changes, fetches other devices' changes,
@@ -100,6 +101,8 @@ public actor SyncEngine {
 
     func emit(_ event: SyncEvent) {
         collected?.record(event)
+        let entry = SyncLog.entry(for: event, summary: collected)
+        configuration.logger.log(level: entry.level, entry.message, metadata: entry.metadata)
         for continuation in continuations.values { continuation.yield(event) }
     }
 
@@ -192,12 +195,22 @@ public actor SyncEngine {
     }
 
     /// Runs a request, waiting and trying again on transient failures as the retry policy says.
-    func withRetries<T: Sendable>(_ request: () async throws -> T) async throws -> T {
+    ///
+    /// Each attempt is logged at `debug`, named by the database's method, `name`, with `metadata`; and so is the
+    /// error it ends with.
+    func withRetries<T: Sendable>(
+        _ name: String, _ metadata: @autoclosure () -> Logger.Metadata = [:], _ request: () async throws -> T
+    ) async throws -> T {
+        let logger = configuration.logger
         var attempt = 0
         while true {
+            logger.debug(
+                "request", metadata: metadata().merging(["request": "\(name)", "attempt": "\(attempt + 1)"]) { $1 })
             do {
                 return try await request()
-            } catch let error as CloudDatabaseError where error.isRetryable {
+            } catch let error as CloudDatabaseError {
+                logger.debug("request failed", metadata: ["request": "\(name)", "error": "\(error.logCode)"])
+                guard error.isRetryable else { throw error }
                 attempt += 1
                 guard attempt < configuration.retry.maximumAttempts else { throw error }
                 try await wait(after: error, attempt: attempt)

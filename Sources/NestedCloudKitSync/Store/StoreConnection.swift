@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import NestedCloudKitCodable
 
 /// The store's SQLite database and what each of its transactions needs, shared by its two users: the app's
@@ -20,7 +21,7 @@ final class StoreConnection: Sendable {
     private let editClock: EditClock
     private let isClosed = Locked(false)
 
-    init(writer: any DatabaseWriter, path: String?, clock: any CloudClock) throws {
+    init(writer: any DatabaseWriter, path: String?, clock: any CloudClock, logger: Logger) throws {
         self.writer = writer
         self.path = path
         self.clock = clock
@@ -30,7 +31,7 @@ final class StoreConnection: Sendable {
                     "NestedCloudKitSync-\(UUID().uuidString)"
                 ).standardizedFileURL)
         do {
-            try StoreSchema.migrator().migrate(writer)
+            try StoreSchema.migrate(writer, logger: logger)
             let changes = recordChanges
             try writer.read { db in try changes.prime(db) }
             writer.add(transactionObserver: recordChanges, extent: .databaseLifetime)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 
 /// The local store's tables. Every table of the store's own starts with `ncs_`, so a store can live in a file the
 /// app also uses; the record types' tables are named after the types (``RecordTypeTable``).
@@ -32,6 +33,21 @@ import GRDB
 /// - `ncs_zone_key`: a number for each zone records were written in, which each record keeps (`zone_key`) and the
 ///   index by type and the declared indexes lead with.
 enum StoreSchema {
+    /// Brings a store's file to the current layout, and logs a new file at `info` and a migration at `notice`, with
+    /// the layouts before and after.
+    static func migrate(_ writer: any DatabaseWriter, logger: Logger) throws {
+        let migrator = migrator()
+        let before = try writer.read { db in try migrator.appliedMigrations(db) }
+        try migrator.migrate(writer)
+        let after = try writer.read { db in try migrator.appliedMigrations(db) }
+        guard after != before, let current = after.last else { return }
+        if let previous = before.last {
+            logger.notice("store migrated", metadata: ["from": "\(previous)", "to": "\(current)"])
+        } else {
+            logger.info("store created", metadata: ["layout": "\(current)"])
+        }
+    }
+
     static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createTables)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import NestedCloudKitCodable
 
 /// The app's local copy of its models: a SQLite database that reads and writes at local speed, online or not, and
@@ -30,6 +31,8 @@ public final class SyncStore: Sendable, StoreConnected {
 
     /// The database, shared with the engine's view of it (``ledger``).
     let connection: StoreConnection
+    /// Where the store logs (``SyncLog``).
+    let logger: Logger
     /// The engine's view of the same database: the server's copies, the queue, the tokens.
     package let ledger: SyncLedger
     /// The store's database, for the package's benchmarks: they time an observation from the commit itself, which
@@ -48,9 +51,12 @@ public final class SyncStore: Sendable, StoreConnected {
     ///   - path: The file. Its directory must exist.
     ///   - zoneID: The zone models are saved in unless a call names another.
     ///   - clock: The time of the user's edits, which conflict policies compare.
+    ///   - logger: Where the store logs: the file created or migrated, and the local data reset; by default a
+    ///     logger labelled `NestedCloudKitSync` from the handler the app bootstrapped (<doc:DiagnosingSync>).
     /// - Throws: ``SyncError/store(_:)`` if the file can't be opened or isn't a store.
     public convenience init(
-        path: String, zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any CloudClock = SystemCloudClock()
+        path: String, zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any CloudClock = SystemCloudClock(),
+        logger: Logger = Logger(label: "NestedCloudKitSync")
     ) throws {
         let pool: DatabasePool
         do {
@@ -60,22 +66,26 @@ public final class SyncStore: Sendable, StoreConnected {
         } catch {
             throw SyncError.store("can't open the store at \(path): \(error)")
         }
-        try self.init(writer: pool, path: path, zoneID: zoneID, clock: clock)
+        try self.init(writer: pool, path: path, zoneID: zoneID, clock: clock, logger: logger)
     }
 
     /// Opens a store that lives in memory only, for tests and previews.
     public static func inMemory(
-        zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any CloudClock = SystemCloudClock()
+        zoneID: CloudRecord.ZoneID = SyncStore.defaultZoneID, clock: any CloudClock = SystemCloudClock(),
+        logger: Logger = Logger(label: "NestedCloudKitSync")
     ) throws -> SyncStore {
         let queue: DatabaseQueue
         do { queue = try DatabaseQueue(configuration: StoreWriteGuard.configuration()) } catch {
             throw SyncError.store("can't open a store in memory: \(error)")
         }
-        return try SyncStore(writer: queue, path: nil, zoneID: zoneID, clock: clock)
+        return try SyncStore(writer: queue, path: nil, zoneID: zoneID, clock: clock, logger: logger)
     }
 
-    private init(writer: any DatabaseWriter, path: String?, zoneID: CloudRecord.ZoneID, clock: any CloudClock) throws {
-        connection = try StoreConnection(writer: writer, path: path, clock: clock)
+    private init(
+        writer: any DatabaseWriter, path: String?, zoneID: CloudRecord.ZoneID, clock: any CloudClock, logger: Logger
+    ) throws {
+        self.logger = logger
+        connection = try StoreConnection(writer: writer, path: path, clock: clock, logger: logger)
         ledger = SyncLedger(connection: connection)
         self.zoneID = zoneID
     }
@@ -313,6 +323,7 @@ public final class SyncStore: Sendable, StoreConnected {
                 try StoreTables.noteChanged(table, in: db)
             }
         }
+        logger.warning("local store reset")
         try? FileManager.default.removeItem(at: assetFiles.directory)
     }
 
