@@ -432,6 +432,44 @@ struct SyncScenarioTests {
         #expect(await scenario.serverNotes().keys.sorted() == ["new"])
     }
 
+    /// A re-sync from the beginning (`sync(complete: true)`, sqlite-data #524's "re-sync without wiping") keeps
+    /// every change the device hasn't sent: an edit of a synced record, a deletion, a new record, a change halted
+    /// until the app acts; it takes what another device sent meanwhile, and sends what was queued.
+    @Test(arguments: ScenarioServer.allCases)
+    func aCompleteSyncKeepsEveryUnsentChangeAndTakesTheServersNewOnes(server: ScenarioServer) async throws {
+        let scenario = try await server.scenario()
+        let (a, client) = try await scenario.flakyDevice(
+            SyncConfiguration(retry: SyncRetryPolicy(jitter: 0), maximumRecordFailures: 1))
+        let b = try await scenario.device()
+        for id in ["edited", "deleted", "halted", "theirs"] {
+            try await a.store.save(Note(id: id, title: id, body: ""))
+        }
+        try await a.sync()
+        try await b.sync()
+        try await a.store.save(Note(id: "halted", title: "refused", body: ""))
+        await client.fail(scenario.recordID("halted"), with: .invalidArguments("refused"), times: 1)
+        try await a.sync()
+        #expect(try await a.store.pendingChanges().map(\.isHalted) == [true])
+        try await b.store.save(Note(id: "theirs", title: "changed by b", body: ""))
+        try await b.sync()
+        try await a.store.save(Note(id: "edited", title: "edited by a", body: ""))
+        try await a.store.delete(Note(id: "deleted", title: "", body: ""))
+        try await a.store.save(Note(id: "new", title: "new", body: ""))
+
+        try await a.sync(complete: true)
+        #expect(
+            try await a.store.fetchAll(Note.self).sorted { $0.id < $1.id } == [
+                Note(id: "edited", title: "edited by a", body: ""), Note(id: "halted", title: "refused", body: ""),
+                Note(id: "new", title: "new", body: ""), Note(id: "theirs", title: "changed by b", body: ""),
+            ])
+        #expect(try await a.store.pendingChanges().map(\.recordID.recordName) == ["halted"])
+        #expect(try await a.store.pendingChanges().map(\.isHalted) == [true])
+        #expect(
+            try await scenario.serverNotes().mapValues(\.title) == [
+                "edited": "edited by a", "halted": "halted", "new": "new", "theirs": "changed by b",
+            ])
+    }
+
     @Test func aZoneDeletedOnTheServerIsRecreatedAndReuploaded() async throws {
         let scenario = Scenario()
         let a = try await scenario.device()
