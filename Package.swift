@@ -192,7 +192,8 @@ let package = Package(
             name: "SharingExample",
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitSync", "NestedCloudKitWebServices",
-                "NestedCloudKitEmulator", "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "NestedCloudKitEmulator", "ToolSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "SharingExample"
         ),
@@ -308,8 +309,7 @@ let package = Package(
                 "NestedCloudKitSync", "NestedCloudKitEmulator",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"), "ToolSupport",
             ],
             path: "Benchmarks"
         ),

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import Logging
 import NestedCloudKitCodable
 import NestedCloudKitSync
+import ToolSupport
 
 /// Measures the encoder, the decoder, reference resolution and the SQLite database against the baselines a user
 /// would compare them with, in one run, and prints the ratios.
@@ -34,14 +34,12 @@ struct BenchmarksCommand: AsyncParsableCommand {
     @Flag(help: "Print the CloudKit schema the workloads' records need, in CloudKit's schema language, and exit.")
     var printSchema = false
 
+    @OptionGroup var logging: LogLevelOption
+
     func run() async throws {
-        // Standard output is the table or the JSON lines: the library's warnings and errors go to standard error,
-        // and the lines below them cost a level check each.
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .warning
-            return handler
-        }
+        // Standard output is the table or the JSON lines: the library's log goes to standard error, and its lines
+        // below the level cost a level check each.
+        logging.bootstrap()
         if printSchema {
             print(try Self.schema().text, terminator: "")
             return

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Logging
 
-/// The examples' `--log-level`: how much of the library's log (swift-log) they print, to standard error, so that
-/// what they show on standard output stays readable.
+/// The examples' and the benchmarks' `--log-level`: how much of the library's log (swift-log) they print, to
+/// standard error, so that what they show on standard output stays readable.
 public struct LogLevelOption: ParsableArguments {
     @Option(
         help: """

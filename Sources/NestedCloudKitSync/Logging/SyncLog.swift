@@ -12,12 +12,11 @@ import NestedCloudKitCodable
 /// | `notice` | a retry, an expired token, a conflict the server won, an account adopted |
 /// | `warning` | a halt, a skipped record, a sync failing, a zone deleted, an account reset |
 /// | `error` | a change the server refused for good, a change a policy discarded |
+///
+/// The engine's and the store's default loggers are labelled `NestedCloudKitSync`.
 enum SyncLog {
-    /// The label of the engine's and the store's logger.
-    static let label = "NestedCloudKitSync"
-
     /// A line of the log.
-    struct Entry: Equatable {
+    struct Entry {
         var level: Logger.Level
         var message: Logger.Message
         var metadata: Logger.Metadata
@@ -90,22 +89,19 @@ enum SyncLog {
     /// A resolution: `info` when this device's change stands, `notice` when the server's change won over it.
     private static func conflict(_ resolution: ConflictResolution) -> Entry {
         var metadata = record(resolution.recordID)
+        metadata["decision"] = "\(resolution.decision.logCode)"
         let level: Logger.Level
         switch resolution.decision {
         case .keptServer, .deletedWithServer, .restoredFromServer:
             level = .notice
-            metadata["decision"] = "\(resolution.decision.logCode)"
         case .deletedWithTarget(let target):
             level = .notice
-            metadata["decision"] = "deletedWithTarget"
             metadata["target"] = "\(target.recordName)"
         case .restoredForReference(let holder):
             level = .info
-            metadata["decision"] = "restoredForReference"
             metadata["holder"] = "\(holder.recordName)"
         case .keptClient, .merged, .recreatedFromClient, .keptLocalDeletion:
             level = .info
-            metadata["decision"] = "\(resolution.decision.logCode)"
         }
         return Entry(level: level, message: "conflict resolved", metadata: metadata)
     }

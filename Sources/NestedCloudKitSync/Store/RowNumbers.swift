@@ -2,7 +2,7 @@ import GRDB
 
 /// Runs a statement over a list of row numbers, given to SQLite as one JSON array that the statement reads with
 /// `json_each`: one cached statement whatever the count, and one argument to bind instead of one per number (GRDB
-/// binds a list of numbers through an existential each, a tenth of a graph's read when they were parameters).
+/// binds a list of numbers through an existential each, a thirteenth of a graph's read when they were parameters).
 enum RowNumbers {
     /// The rows of the statement `sql` makes from a parenthesized subquery of the numbers
     /// (`(SELECT value FROM json_each(?))`).
