@@ -12,6 +12,7 @@ public struct LogLevelOption: ParsableArguments {
         transform: Self.level(named:))
     public var logLevel: Logger.Level = .warning
 
+    /// The option at its default, `warning`.
     public init() {}
 
     private static func level(named name: String) throws -> Logger.Level {
