@@ -61,6 +61,36 @@ extension Workloads {
                     baselineSeconds: times[1], target: 0.8, details: [("records", large)]))
         }
 
+        // The initial sync with a reader of its progress, against the same sync without one: the engine publishes
+        // per page and never waits for the reader, so the reader must cost the sync nothing it waits on.
+        if wanted("sync.progress-observed") {
+            let source = try await server()
+            var lastUpdates: [SyncProgress] = []
+            let times = try await slow.interleavedMedians([
+                {
+                    let engine = SyncEngine(store: try SyncStore(path: newPath()), database: source)
+                    let progress = await engine.progress()
+                    let reader = Task {
+                        var last: [SyncProgress] = []
+                        for await update in progress { last = [update] }
+                        return last
+                    }
+                    blackHole(try await engine.sync())
+                    await engine.close()
+                    lastUpdates = await reader.value
+                },
+                { blackHole(try await SyncEngine(store: try SyncStore(path: newPath()), database: source).sync()) },
+            ])
+            // The reader saw the sync to its end, every record counted.
+            try BenchmarkCheck.same(
+                lastUpdates.map { [$0.phase.rawValue, "\($0.recordsFetched)"] }, [["finished", "\(large)"]],
+                "sync.progress-observed", baseline: "the sync's records")
+            results.append(
+                BenchmarkResult(
+                    name: "sync.progress-observed", ours: times[0], baseline: "the same sync without a progress reader",
+                    baselineSeconds: times[1], target: 1.05, details: [("records", large)]))
+        }
+
         // One change into a store of `large` records, against the same into a store of `small`.
         var oneChange: [Int: Double] = [:]
         for size in [small, large] where wanted("sync.one-change") {

@@ -77,6 +77,7 @@ extension SyncEngine {
         }
         let database = database(for: zoneID)
         while true {
+            enter(.fetching, zone: zoneID)
             let page: CloudRecordZoneChanges
             do {
                 page = try await withRetries("recordZoneChanges", SyncLog.zone(zoneID)) { [token] in
@@ -102,6 +103,8 @@ extension SyncEngine {
             // give at all (a record this client can't read): skipped, reported, and the sync goes on without it.
             let transient = page.modificationFailures.filter { $0.value.isRetryable }
             if !transient.isEmpty { throw CloudDatabaseError(combiningFetchFailures: transient) }
+            countFetchedPage(
+                in: zoneID, records: page.modifications.count + page.deletions.count, moreComing: page.moreComing)
             try await apply(
                 FetchedPage(
                     zoneID: zoneID, modifications: page.modifications, deletions: page.deletions.map(\.id),
@@ -127,6 +130,7 @@ extension SyncEngine {
                 guard let state = states[server.id], let stored = state.stored, state.conflicts(with: server) else {
                     continue
                 }
+                enter(.resolving, zone: page.zoneID)
                 do {
                     outcomes[server.id] = try await ConflictResolver.resolve(
                         ConflictSides(server: server, local: stored), policy: configuration.conflictPolicy)
@@ -136,6 +140,7 @@ extension SyncEngine {
                 }
             }
             page.modifications.removeAll { page.skipped[$0.id] != nil }
+            enter(.applying, zone: page.zoneID)
             guard
                 let summary = try await ledger.commitFetched(
                     page, outcomes: outcomes, versions: versions, deletePolicy: configuration.deleteConflictPolicy)
@@ -161,9 +166,11 @@ extension SyncEngine {
             for start in stride(from: 0, to: inZone.count, by: limit) {
                 let chunk = Array(inZone[start..<min(start + limit, inZone.count)])
                 let database = database(for: zoneID)
+                enter(.fetching, zone: zoneID)
                 let results = try await withRetries("records", ["records": "\(chunk.count)"]) {
                     try await database.records(for: chunk, desiredKeys: nil)
                 }
+                countFetchedPage(in: zoneID, records: results.count, moreComing: start + limit < inZone.count)
                 var page = FetchedPage(zoneID: zoneID)
                 for id in chunk {
                     switch results[id] {
@@ -187,6 +194,7 @@ extension SyncEngine {
     }
 
     private func reconcile(_ zoneID: CloudRecord.ZoneID, recordTypes: [String]?) async throws {
+        enter(.applying, zone: zoneID)
         let summary = try await ledger.reconcileAfterFullFetch(
             of: zoneID, recordTypes: recordTypes, deletePolicy: configuration.deleteConflictPolicy)
         report(summary, in: zoneID)
@@ -213,7 +221,8 @@ extension SyncEngine {
             let query = CloudQuery(
                 recordType: recordType, predicate: since.map { .modified(after: $0) } ?? .all,
                 sortDescriptors: [CloudQuery.SortDescriptor(.modificationDate)])
-            try await forEachPage(of: query, in: zone.zoneID, desiredKeys: nil) { records in
+            try await forEachPage(of: query, in: zone.zoneID, desiredKeys: nil) { records, moreComing in
+                self.countFetchedPage(in: zone.zoneID, records: records.count, moreComing: moreComing)
                 let latest = records.compactMap(\.systemFields?.modificationDate).max()
                 try await self.apply(
                     FetchedPage(zoneID: zone.zoneID, modifications: records, modifiedAfter: latest))
@@ -222,7 +231,7 @@ extension SyncEngine {
         guard fullCheck else { return }
         for recordType in zone.recordTypes {
             let query = CloudQuery(recordType: recordType)
-            try await forEachPage(of: query, in: zone.zoneID, desiredKeys: [], includingFailures: true) { records in
+            try await forEachPage(of: query, in: zone.zoneID, desiredKeys: [], includingFailures: true) { records, _ in
                 try await self.ledger.markSeen(records.map(\.id), in: zone.zoneID)
             }
         }
@@ -233,9 +242,10 @@ extension SyncEngine {
     ///   ID only: a comparison of the full set must not take them for deleted.
     private func forEachPage(
         of query: CloudQuery, in zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, includingFailures: Bool = false,
-        _ body: ([CloudRecord]) async throws -> Void
+        _ body: (_ records: [CloudRecord], _ moreComing: Bool) async throws -> Void
     ) async throws {
         let limit = configuration.fetchResultsLimit ?? 200
+        enter(.fetching, zone: zoneID)
         var page = try await withRetries("records") {
             try await database.records(
                 matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: limit)
@@ -246,8 +256,9 @@ extension SyncEngine {
             try await body(
                 page.matchResults.compactMap { id, result in
                     (try? result.get()) ?? (includingFailures ? CloudRecord(recordType: query.recordType, id: id) : nil)
-                })
+                }, page.queryCursor != nil)
             guard let cursor = page.queryCursor else { return }
+            enter(.fetching, zone: zoneID)
             page = try await withRetries("records") {
                 try await database.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: limit)
             }

@@ -47,9 +47,14 @@ extension SyncEngine {
     func sendChanges() async throws {
         var progress = SendProgress()
         while true {
-            let (uploads, references) = try await ledger.nextUploads(
+            let (uploads, references, queued) = try await ledger.nextUploads(
                 limit: batchSize, excluding: progress.attempted, deletionReferences: progress.deletionReferences)
             progress.deletionReferences = references
+            advance {
+                $0.phase = .sending
+                $0.zoneID = nil
+                $0.changesQueued = queued
+            }
             guard !uploads.isEmpty else { return try await checkNothingLeftQueued(progress) }
             try await ledger.markSent(uploads)
             // Changes to zones others share with the user go to the shared database, the rest to the private one.
@@ -113,6 +118,11 @@ extension SyncEngine {
         let saved = outcome.saved.map { ($0.upload, $0.server) }
         try await ledger.acknowledge(saved: saved, deleted: outcome.deleted)
         if !saved.isEmpty || !outcome.deleted.isEmpty {
+            // Until the next batch is read and the queue counted again: what the server has is no longer queued.
+            advance {
+                $0.changesSent += saved.count + outcome.deleted.count
+                $0.changesQueued = max(0, ($0.changesQueued ?? 0) - saved.count - outcome.deleted.count)
+            }
             emit(
                 .sentChanges(
                     SyncSentChanges(
@@ -122,6 +132,8 @@ extension SyncEngine {
             // Sent again at once, on the change tag of the copy the server holds.
             try await ledger.adoptEarlierUpload(earlier.upload, server: earlier.server)
         }
+        if !outcome.conflicts.isEmpty { enter(.resolving) }
+        defer { enter(.sending) }
         for conflict in outcome.conflicts {
             let id = conflict.upload.entry.id
             progress.conflictRounds[id, default: 0] += 1

@@ -29,9 +29,11 @@ public actor SyncEngine {
     public nonisolated let configuration: SyncConfiguration
 
     var running: Task<SyncSummary, any Error>?
+    /// Work on the queue that no sync may overlap (``discardPendingChange(_:)``): a sync waits for it.
+    var exclusiveWork: Task<Void, Never>?
     /// The events of the running sync, for its summary.
     private var collected: SyncSummary?
-    private var isClosed = false
+    private(set) var isClosed = false
     var pausedReason: SyncHaltReason?
     var lastError: SyncError?
     /// The account's status at the last check; `nil` before the first.
@@ -40,6 +42,9 @@ public actor SyncEngine {
     var batchSize: Int
     var random: SplitMix64
     private var continuations: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
+    /// Where the running sync is (``progress()``); `nil` between syncs.
+    var currentProgress: SyncProgress?
+    var progressContinuations: [UUID: AsyncStream<SyncProgress>.Continuation] = [:]
     private var automaticTasks: [Task<Void, Never>] = []
     private var debounceTask: Task<Void, Never>?
     /// Whether the engine syncs by itself (``start()``).
@@ -129,6 +134,7 @@ public actor SyncEngine {
     @discardableResult
     public func sync(complete: Bool = false) async throws -> SyncSummary {
         guard !isClosed else { throw SyncError.closed }
+        while let exclusiveWork { await exclusiveWork.value }
         // A second request joins the running sync; a complete one waits for it, then runs in full.
         if !complete, let running { return try await running.value }
         while let running { _ = try? await running.value }
@@ -142,10 +148,13 @@ public actor SyncEngine {
         collected = SyncSummary(events: [])
         defer { collected = nil }
         emit(.syncStarted)
+        beginProgress(configuration.checksAccount ? .account : .zones)
         do {
             if let pausedReason { throw SyncError.halted(pausedReason) }
             if configuration.checksAccount { try await checkAccount() }
+            enter(.zones)
             try await prepareZones()
+            enter(.fetching)
             try await fetchChanges(complete: complete)
             // The user may have changed while the fetch ran: check again before anything is uploaded, so the
             // previous user's queue never reaches another account.
@@ -153,12 +162,14 @@ public actor SyncEngine {
             try await sendChanges()
             try await ledger.setLastSuccessfulSync(clock.now())
             lastError = nil
+            finishProgress()
             emit(.syncFinished(nil))
             return collected ?? SyncSummary(events: [])
         } catch {
             let syncError = Self.syncError(error)
             lastError = syncError
             if case .halted(let reason) = syncError { emit(.halted(reason)) }
+            finishProgress()
             emit(.syncFinished(syncError))
             if error is CancellationError { throw error }
             throw syncError
@@ -166,7 +177,7 @@ public actor SyncEngine {
     }
 
     /// Stops the engine for good: automatic mode stops, a running sync is cancelled (what it fetched is committed,
-    /// pending changes stay queued in the store), the streams of ``events()`` finish, and every later
+    /// pending changes stay queued in the store), the streams of ``events()`` and ``progress()`` finish, and every later
     /// ``sync(complete:)`` throws ``SyncError/closed``. The store stays open: close it after (``SyncStore/close()``).
     public func close() async {
         guard !isClosed else { return }
@@ -178,6 +189,8 @@ public actor SyncEngine {
         }
         for continuation in continuations.values { continuation.finish() }
         continuations = [:]
+        for continuation in progressContinuations.values { continuation.finish() }
+        progressContinuations = [:]
     }
 
     /// The public form of any failure: database errors that retrying can't fix become halts.

@@ -32,13 +32,17 @@ extension SyncLedger {
     /// The next changes to send, at most `limit`: saves before deletions; a save after the saves of the records it
     /// references; a deletion before the deletions of the records its record referenced, over the whole queue
     /// (``DeletionOrder``). `deletionReferences` are those read for an earlier batch; the ones read now come back.
+    /// `queued` counts, in the same read, every change not halted: the sync's progress.
     func nextUploads(
         limit: Int, excluding attempted: Set<UploadKey>, deletionReferences: DeletionReferences = DeletionReferences()
-    ) async throws -> (uploads: [Upload], deletionReferences: DeletionReferences) {
+    ) async throws -> (uploads: [Upload], deletionReferences: DeletionReferences, queued: Int) {
         try await read { db in
+            let queued = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM ncs_outbox WHERE halted = 0"))
             let saves = try Self.nextSaves(limit: limit, excluding: attempted, in: db)
-            if !saves.isEmpty { return (saves, deletionReferences) }
-            return try DeletionOrder.next(limit: limit, excluding: attempted, cache: deletionReferences, in: db)
+            if !saves.isEmpty { return (saves, deletionReferences, queued ?? 0) }
+            let deletions = try DeletionOrder.next(
+                limit: limit, excluding: attempted, cache: deletionReferences, in: db)
+            return (deletions.uploads, deletions.deletionReferences, queued ?? 0)
         }
     }
 

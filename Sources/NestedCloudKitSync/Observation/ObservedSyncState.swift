@@ -2,8 +2,8 @@ import Foundation
 import NestedCloudKitCodable
 import Observation
 
-/// The sync engine's state, for a view to show and keep current: whether it syncs, what waits for upload, the
-/// last error, the user's account, and when a sync last succeeded. What SQLiteData's observable sync engine gives a
+/// The sync engine's state, for a view to show and keep current: whether it syncs and how far it is, what waits
+/// for upload, the last error, the user's account, and when a sync last succeeded. What SQLiteData's observable sync engine gives a
 /// view.
 ///
 /// ```swift
@@ -41,6 +41,11 @@ public final class ObservedSyncState {
     public var accountStatus: CloudAccountStatus? { read(\.accountStatus) }
     /// When a sync last finished without an error (kept in the store's file).
     public var lastSuccessfulSync: Date? { read(\.lastSuccessfulSync) }
+    /// Where the running sync is (``SyncEngine/progress()``); `nil` when none runs.
+    public var progress: SyncProgress? {
+        startIfWanted()
+        return currentProgress
+    }
     /// Whether the engine's state was read once.
     public var isLoaded: Bool {
         startIfWanted()
@@ -56,6 +61,7 @@ public final class ObservedSyncState {
         pendingChanges: 0, haltedChanges: 0, lastSuccessfulSync: nil, lastError: nil, isSyncing: false,
         pausedReason: nil)
     private var loaded = false
+    private var currentProgress: SyncProgress?
     @ObservationIgnored private var isWanted = false
     /// The tasks that follow the engine's events and the store's queue, behind a lock so that `deinit` (not on the
     /// main actor) can cancel them.
@@ -85,6 +91,7 @@ public final class ObservedSyncState {
 
     private func restart() {
         tasks.withLock { for task in $0 { task.cancel() } }
+        currentProgress = nil
         guard isWanted, let engine else { return }
         let queue = engine.ledger.observeQueueState()
         let events = Task { @MainActor [weak self] in
@@ -120,7 +127,13 @@ public final class ObservedSyncState {
                 // A closed store: the engine's events say the rest.
             }
         }
-        tasks.withLock { $0 = [events, counts] }
+        let progress = Task { @MainActor [weak self] in
+            for await progress in await engine.progress() {
+                guard let self else { return }
+                currentProgress = progress.phase == .finished ? nil : progress
+            }
+        }
+        tasks.withLock { $0 = [events, counts, progress] }
     }
 
     /// Reads the engine's whole state again: what its events don't carry (the pause, the account).
