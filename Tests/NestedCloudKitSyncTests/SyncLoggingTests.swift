@@ -106,10 +106,10 @@ struct SyncLoggingTests {
             log.lines == [
                 CapturedLog.Line(
                     label: "NestedCloudKitSync", level: .info, message: "store created",
-                    metadata: ["layout": "v7: a table per record type"]),
+                    metadata: ["layout": "v8: when each change was queued"]),
                 CapturedLog.Line(
                     label: "NestedCloudKitSync", level: .notice, message: "store migrated",
-                    metadata: ["from": "v6: changes counted by record type", "to": "v7: a table per record type"]),
+                    metadata: ["from": "v6: changes counted by record type", "to": "v8: when each change was queued"]),
             ])
     }
 
@@ -131,6 +131,7 @@ struct SyncLoggingTests {
             (.uploadFailed(id, .quotaExceeded, halted: false), .warning),
             (.uploadFailed(id, .quotaExceeded, halted: true), .error),
             (.changeReverted(id, because: .permissionFailure("read-only"), discarded: nil), .error),
+            (.changeDiscarded(id, discarded: CloudRecord(recordType: "Note", id: id)), .warning),
             (.recordSkipped(id, reason: Self.secretTitle), .warning),
             (.accountChanged(previous: "a", current: "b", action: .adopted), .notice),
             (.accountChanged(previous: "a", current: "b", action: .resetLocalStore), .warning),

@@ -20,6 +20,10 @@ public enum SyncEvent: Sendable, Hashable {
     /// as the server has it (removed, if the server has none) and the change discarded; `discarded` is the record
     /// as the user had saved it (`nil` for a deletion), so the app can tell them what didn't reach the owner.
     case changeReverted(CloudRecord.ID, because: CloudDatabaseError, discarded: CloudRecord?)
+    /// The app discarded a change the server didn't have (``SyncEngine/discardPendingChange(_:)``): the record was
+    /// put back as the server has it (removed, if the server has none) and the change left the queue; `discarded`
+    /// is the record as the user had saved it (`nil` for a deletion).
+    case changeDiscarded(CloudRecord.ID, discarded: CloudRecord?)
     /// A record the server changed couldn't be applied: the server couldn't give it (a record this client can't
     /// read), or the conflict policy failed on it. The sync went on without it; the local copy stays, a pending
     /// change of it is halted, and it is listed in ``SyncStore/skippedRecords()`` until the app fixes the cause and

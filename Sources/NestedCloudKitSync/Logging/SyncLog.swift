@@ -10,7 +10,7 @@ import NestedCloudKitCodable
 /// | `debug` | each request, each page fetched, each batch sent, a sync starting |
 /// | `info` | a sync finishing, a conflict merged or won by this device |
 /// | `notice` | a retry, an expired token, a conflict the server won, an account adopted |
-/// | `warning` | a halt, a skipped record, a sync failing, a zone deleted, an account reset |
+/// | `warning` | a halt, a skipped record, a sync failing, a zone deleted, an account reset, a change discarded |
 /// | `error` | a change the server refused for good, a change a policy discarded |
 ///
 /// The engine's and the store's default loggers are labelled `NestedCloudKitSync`.
@@ -59,6 +59,9 @@ enum SyncLog {
             var metadata = record(id)
             metadata["error"] = "\(error.logCode)"
             return Entry(level: .error, message: "change reverted", metadata: metadata)
+        case .changeDiscarded(let id, _):
+            // The app's decision, most often the user's: a warning, since the user's change is gone for good.
+            return Entry(level: .warning, message: "change discarded", metadata: record(id))
         case .recordSkipped(let id, _):
             // The reason is words that may quote a value: the app reads it from the store's skipped records.
             return Entry(level: .warning, message: "record skipped", metadata: record(id))

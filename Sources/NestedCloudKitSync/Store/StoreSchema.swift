@@ -62,6 +62,10 @@ enum StoreSchema {
         migrator.registerMigration("v5: zones by number in declared indexes", migrate: numberZones)
         migrator.registerMigration("v6: changes counted by record type", migrate: countChangesByRecordType)
         migrator.registerMigration("v7: a table per record type", migrate: makeATablePerRecordType)
+        // A change queued before it has no time: `PendingChange.queuedAt` says it's unknown rather than guess.
+        migrator.registerMigration("v8: when each change was queued") { db in
+            try db.execute(sql: "ALTER TABLE ncs_outbox ADD COLUMN queued_at REAL")
+        }
         return migrator
     }
 

@@ -359,7 +359,8 @@ enum StoreTables {
                 ?? [])
     }
 
-    /// Queues a change, or replaces the one queued for the record; the first change keeps its place in the order.
+    /// Queues a change, or replaces the one queued for the record; the first change keeps its place in the order
+    /// and its time (``PendingChange/queuedAt``, by the store's clock through ``StoreClockFunction``).
     ///
     /// - Parameter keepingSentCopies: Whether the copies sent without an answer stay remembered: yes for a change
     ///   the app makes on top of them (the server may still hold one); no once the server's copy is known again
@@ -374,12 +375,13 @@ enum StoreTables {
         try db.cachedStatement(
             sql: """
                 INSERT INTO ncs_outbox (zone_owner, zone_name, record_name, operation, record_type, version,
-                    sequence, ancestor, ancestor_files, halted, last_error)
+                    sequence, ancestor, ancestor_files, halted, last_error, queued_at)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
                     EXISTS (SELECT 1 FROM ncs_skipped
                         WHERE zone_owner = ?1 AND zone_name = ?2 AND record_name = ?3 AND retry = 0),
                     (SELECT reason FROM ncs_skipped
-                        WHERE zone_owner = ?1 AND zone_name = ?2 AND record_name = ?3 AND retry = 0))
+                        WHERE zone_owner = ?1 AND zone_name = ?2 AND record_name = ?3 AND retry = 0),
+                    \(StoreClockFunction.name)())
                 ON CONFLICT (zone_owner, zone_name, record_name) DO UPDATE SET
                     operation = excluded.operation, record_type = excluded.record_type, version = excluded.version,
                     ancestor = excluded.ancestor, ancestor_files = excluded.ancestor_files, failures = 0,

@@ -60,7 +60,7 @@ public final class SyncStore: Sendable, StoreConnected {
     ) throws {
         let pool: DatabasePool
         do {
-            var configuration = StoreWriteGuard.configuration()
+            var configuration = StoreClockFunction.configuration(StoreWriteGuard.configuration(), clock: clock)
             configuration.busyMode = .timeout(10)
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
@@ -75,7 +75,10 @@ public final class SyncStore: Sendable, StoreConnected {
         logger: Logger = Logger(label: "NestedCloudKitSync")
     ) throws -> SyncStore {
         let queue: DatabaseQueue
-        do { queue = try DatabaseQueue(configuration: StoreWriteGuard.configuration()) } catch {
+        do {
+            queue = try DatabaseQueue(
+                configuration: StoreClockFunction.configuration(StoreWriteGuard.configuration(), clock: clock))
+        } catch {
             throw SyncError.store("can't open a store in memory: \(error)")
         }
         return try SyncStore(writer: queue, path: nil, zoneID: zoneID, clock: clock, logger: logger)
@@ -282,28 +285,6 @@ public final class SyncStore: Sendable, StoreConnected {
         let found = Dictionary(
             try StoreTables.records(unique, in: db).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return unique.compactMap { found[$0] }
-    }
-
-    // MARK: Pending changes
-
-    /// The changes the server doesn't have yet, in the order they will be sent.
-    public func pendingChanges() async throws -> [PendingChange] {
-        try await read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM ncs_outbox ORDER BY sequence").map {
-                PendingChange(try StoreTables.outboxEntry($0))
-            }
-        }
-    }
-
-    /// Makes halted uploads eligible again, after the app fixed what their ``PendingChange/lastError`` says, and has
-    /// the next sync fetch the ``skippedRecords()`` again.
-    public func retryHaltedChanges() async throws {
-        try await write { db in
-            try db.execute(sql: "UPDATE ncs_outbox SET halted = 0, failures = 0")
-            try db.execute(sql: "UPDATE ncs_skipped SET retry = 1")
-            try StoreTables.noteChanged(StoreTables.queueTable, in: db)
-            try StoreTables.noteLocalChange(in: db)
-        }
     }
 
     /// Deletes every record, pending change, token and the account the data belonged to: what an app does when
