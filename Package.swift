@@ -105,9 +105,10 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitSyncTests",
             dependencies: [
-                // SyncCrashWriter only to have it built: the tests run it as a process and kill it.
+                // SyncCrashWriter and SyncExample only to have them built: the tests run them as processes (and
+                // kill the writer).
                 "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSync", "NestedCloudKitSQLite",
-                "SyncCrashWriter",
+                "SyncCrashWriter", "SyncExample",
                 // The device scenarios run against the emulator too, through the Web Services client.
                 "NestedCloudKitEmulator", "NestedCloudKitWebServices", "BackendTestSupport", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),

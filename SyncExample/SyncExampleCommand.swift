@@ -40,6 +40,12 @@ struct SyncExampleCommand: AsyncParsableCommand {
     @Flag(help: "Print the CloudKit schema the example's records need, in CloudKit's schema language, and exit.")
     var printSchema = false
 
+    @Option(help: "Record what both devices send and receive to this file, as JSON Lines (values redacted).")
+    var trace: String?
+
+    @Flag(help: "Keep field values in the trace (--trace): the example's data is no one's.")
+    var traceValues = false
+
     @OptionGroup var logging: LogLevelOption
 
     func run() async throws {
@@ -56,14 +62,31 @@ struct SyncExampleCommand: AsyncParsableCommand {
         let server = try SQLiteCloudDatabase(
             path: folder.appendingPathComponent("server.sqlite").path, clock: clock)
         let configuration = SyncConfiguration(conflictPolicy: policy.conflictPolicy)
+        let recorder = try trace.map {
+            try SyncTrace(
+                writingTo: URL(fileURLWithPath: $0), values: traceValues ? .included : .redacted, clock: clock)
+        }
         let phone = try await ExampleDevice(
-            "phone", path: folder.appendingPathComponent("phone.sqlite").path, server: server, clock: clock,
-            configuration: configuration)
+            "phone", path: folder.appendingPathComponent("phone.sqlite").path,
+            server: recorder?.database(server, client: "phone") ?? server, clock: clock, configuration: configuration)
         let laptop = try await ExampleDevice(
-            "laptop", path: folder.appendingPathComponent("laptop.sqlite").path, server: server, clock: clock,
-            configuration: configuration)
+            "laptop", path: folder.appendingPathComponent("laptop.sqlite").path,
+            server: recorder?.database(server, client: "laptop") ?? server, clock: clock, configuration: configuration)
         print("NestedCloudKitSync: two devices, one server, policy \(policy.rawValue)")
         print("Files in \(folder.path)\n")
+        // Closed whether the run succeeds or not: a trace of a failed run is the one worth reading.
+        do {
+            try await play(phone: phone, laptop: laptop, clock: clock)
+        } catch {
+            await recorder?.close()
+            throw error
+        }
+        await recorder?.close()
+        if let trace { print("\nThe trace of both devices' requests is in \(trace)") }
+    }
+
+    /// The story: a list written, edited offline on both devices, synced, shown on the laptop's screen.
+    private func play(phone: ExampleDevice, laptop: ExampleDevice, clock: VirtualCloudClock) async throws {
 
         print("1. The phone writes a list and syncs; the laptop syncs and gets it.")
         let list = ShoppingList(
