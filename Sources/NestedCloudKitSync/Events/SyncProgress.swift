@@ -3,9 +3,9 @@ import NestedCloudKitCodable
 /// Where a running sync is: its phase, the pages and records it has fetched, the changes it has sent and those
 /// still queued, for a progress bar or a status line (``SyncEngine/progress()``, ``ObservedSyncState/progress``).
 ///
-/// The counts only grow during a sync. The engine publishes an update when the phase changes and once per page
-/// fetched or batch sent, never per record: a first sync of 100,000 records publishes about two updates per
-/// page, not 100,000.
+/// The pages, records and changes sent only grow during a sync. The engine publishes an update when the phase
+/// changes and once per page fetched or batch sent, never per record: about two updates per page, however many
+/// records a page holds.
 ///
 /// How much is left is known only while sending: CloudKit's change feeds say whether more pages are coming, never
 /// how many, so ``fractionCompleted`` is `nil` until the sync sends, and a view shows an indeterminate bar before.

@@ -41,6 +41,13 @@ struct TracingCloudDatabase: CloudDatabase {
         elements.isEmpty ? nil : elements
     }
 
+    /// The items of a request the server did what was asked with, in the request's order; `nil` for none.
+    private static func succeeded<Key: Hashable>(
+        _ keys: [Key], in results: [Key: Result<some Any, CloudDatabaseError>]
+    ) -> [Key]? {
+        nonEmpty(keys.filter { if case .success? = results[$0] { true } else { false } })
+    }
+
     /// Record IDs in a stable order, so the same calls give the same lines.
     private static func sorted(_ ids: some Sequence<CloudRecord.ID>) -> [CloudRecord.ID] {
         ids.sorted {
@@ -81,8 +88,7 @@ struct TracingCloudDatabase: CloudDatabase {
         ) { entry, results in
             entry.received = Self.nonEmpty(
                 recordsToSave.compactMap { try? results.saveResults[$0.id]?.get() })
-            entry.deleted = Self.nonEmpty(
-                recordIDsToDelete.filter { if case .success? = results.deleteResults[$0] { true } else { false } })
+            entry.deleted = Self.succeeded(recordIDsToDelete, in: results.deleteResults)
             let failures =
                 (Self.recordFailures(results.saveResults) ?? []) + (Self.recordFailures(results.deleteResults) ?? [])
             entry.failures = Self.nonEmpty(failures)
@@ -132,10 +138,8 @@ struct TracingCloudDatabase: CloudDatabase {
                 entry.zonesDeleting = Self.nonEmpty(zonesToDelete)
             }
         ) { entry, results in
-            entry.zones = Self.nonEmpty(
-                zonesToSave.filter { if case .success? = results.saveResults[$0] { true } else { false } })
-            entry.deletedZones = Self.nonEmpty(
-                zonesToDelete.filter { if case .success? = results.deleteResults[$0] { true } else { false } })
+            entry.zones = Self.succeeded(zonesToSave, in: results.saveResults)
+            entry.deletedZones = Self.succeeded(zonesToDelete, in: results.deleteResults)
             let failures = (zonesToSave + zonesToDelete).compactMap { zone -> SyncTrace.Entry.Failure? in
                 guard case .failure(let error)? = results.saveResults[zone] ?? results.deleteResults[zone] else {
                     return nil
