@@ -8,7 +8,7 @@ import Testing
 /// The queue an app shows a user: each pending change with since when, its attempts, its last error, whether it is
 /// halted, its size; observed as it changes; a halted change retried alone; a change discarded with an event and
 /// the server's copy put back; the whole queue exported without a field's value.
-@Suite("Sync: the queue of pending changes")
+@Suite("Sync: the queue of pending changes", .timeLimit(.minutes(2)))
 struct PendingChangeQueueTests {
     private static let secret = "only the user may read this 5e1d"
 
@@ -153,22 +153,60 @@ struct PendingChangeQueueTests {
         #expect(try await device.note("n") == Note(id: "n", title: "n", body: ""))
     }
 
+    @Test func aChangeSavedAgainDuringItsUploadWaitsFromWhenTheServerHadTheFirst() async throws {
+        let scenario = Scenario()
+        let id = scenario.recordID("n")
+        let store = Locked<SyncStore?>(nil)
+        let flaky = Locked<FlakyDatabase<InterceptingDatabase>?>(nil)
+        // During the first upload: half a minute later, the user saves again, and the next upload will fail.
+        let intercepting = InterceptingDatabase(base: scenario.server) {
+            scenario.clock.advance(by: .seconds(30))
+            try await store.withLock { $0 }?.save(Note(id: "n", title: "second", body: ""))
+            let client = flaky.withLock { $0 }
+            await client?.fail(id, with: .requestRateLimited(retryAfter: 0), times: 1)
+        }
+        let client = FlakyDatabase(intercepting)
+        flaky.withLock { $0 = client }
+        let device = try await Device(
+            server: client, clock: scenario.clock,
+            configuration: SyncConfiguration(retry: SyncRetryPolicy(maximumAttempts: 1, jitter: 0)))
+        store.withLock { $0 = device.store }
+        let firstQueued = scenario.clock.now()
+        try await device.store.save(Note(id: "n", title: "first", body: ""))
+
+        _ = try? await device.sync()
+
+        // The server has the first save; the second waits from then, not from the first save.
+        #expect(try await scenario.serverNotes()["n"]?.title == "first")
+        let waiting = try await device.store.pendingChanges()
+        #expect(waiting.map(\.recordID) == [id])
+        #expect(waiting.map(\.queuedAt) == [firstQueued.addingTimeInterval(30)])
+    }
+
     @Test func theExportIsTheListAsJSONWithoutAFieldsValue() async throws {
         let scenario = Scenario()
-        let store = try SyncStore.inMemory(clock: scenario.clock)
-        try await store.save(Note(id: "a", title: Self.secret, body: Self.secret))
-        try await store.save(Note(id: "b", title: Self.secret, body: ""))
+        let (device, client) = try await deviceRefusing(scenario)
+        try await device.store.save(Note(id: "a", title: Self.secret, body: Self.secret))
+        try await device.store.save(Note(id: "b", title: Self.secret, body: ""))
+        await client.fail(scenario.recordID("b"), with: .invalidArguments(Self.secret), times: 1)
+        try await device.sync()
+        try await device.store.save(Note(id: "a", title: "again", body: Self.secret))
+        let store = device.store
 
         let exported = try await store.exportPendingChanges()
 
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        let listed = try await store.pendingChanges()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        var listed = try await store.pendingChanges()
+        // The refused one first; the one sent, then saved again, queued after it.
+        #expect(listed.map(\.recordID.recordName) == ["b", "a"])
+        #expect(listed[0].lastError?.contains("5e1d") == true)
+        // The export leaves the server's words out: they quote the value it refused.
+        for index in listed.indices { listed[index].lastError = nil }
         #expect(try decoder.decode([PendingChange].self, from: exported) == listed)
-        #expect(listed.count == 2)
         let text = try #require(String(data: exported, encoding: .utf8))
         #expect(!text.contains("5e1d"))
         #expect(text.contains(#""recordName" : "a""#))
-        #expect(text.contains(#""queuedAt" : ""#))
+        #expect(text.contains(#""queuedAt" : 1800000000"#))
     }
 }

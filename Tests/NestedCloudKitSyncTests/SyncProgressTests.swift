@@ -8,7 +8,7 @@ import Testing
 /// A running sync says where it is: its phase, the pages and records fetched, the changes sent and still queued,
 /// and a fraction once it can be known; its counts only grow, its last update is `finished` with the sync's totals,
 /// and it publishes per page and batch, never per record.
-@Suite("Sync: progress")
+@Suite("Sync: progress", .timeLimit(.minutes(2)))
 struct SyncProgressTests {
     /// Every progress update of one sync, from a stream that keeps them all, subscribed before the sync starts.
     private func progress(
@@ -66,8 +66,8 @@ struct SyncProgressTests {
         let zoneID = scenario.zoneID
         #expect(pages.allSatisfy { $0.phase == .applying && $0.zoneID == zoneID })
         // How much is left to fetch is unknown: no fraction until the sync sends.
-        let beforeSending = updates.filter { $0.changesQueued == nil }
-        #expect(beforeSending.allSatisfy { $0.fractionCompleted == nil })
+        let beforeSending = updates.prefix { $0.phase != .sending }
+        #expect(!beforeSending.isEmpty && beforeSending.allSatisfy { $0.fractionCompleted == nil })
         #expect(updates.last?.fractionCompleted == 1)
         // Per phase and per page, not per record: the phases before the fetch, two updates a page, the send.
         #expect(updates.count <= 3 + 2 * 5 + 2)
@@ -145,6 +145,31 @@ struct SyncProgressTests {
         #expect(try await laptop.note("shared") == Note(id: "shared", title: "phone's", body: "laptop's"))
     }
 
+    @Test func aChangeTheServerRefusesForAConflictIsResolvedInItsOwnPhaseWhileSending() async throws {
+        let scenario = Scenario()
+        let phone = try await scenario.device()
+        try await phone.store.save(Note(id: "shared", title: "first", body: ""))
+        try await phone.sync()
+        // The phone edits the note again between the laptop's fetch and its upload: the upload meets a conflict.
+        let server = InterceptingDatabase(base: scenario.server) {
+            try await phone.store.save(Note(id: "shared", title: "phone's", body: ""))
+            try await phone.sync()
+        }
+        let laptop = try await Device(server: server, clock: scenario.clock)
+        try await laptop.sync()
+        try await laptop.store.save(Note(id: "shared", title: "first", body: "laptop's"))
+
+        let (updates, error) = try await progress(of: laptop)
+
+        #expect(error == nil)
+        let phases = updates.map(\.phase)
+        let resolving = try #require(phases.firstIndex(of: .resolving))
+        #expect(phases[..<resolving].contains(.sending) && phases[resolving...].contains(.sending))
+        #expect(updates[resolving].fractionCompleted != nil)
+        #expect(updates.last?.changesSent == 1 && updates.last?.changesQueued == 0)
+        #expect(try await laptop.note("shared") == Note(id: "shared", title: "phone's", body: "laptop's"))
+    }
+
     @Test func aStreamOpenedDuringASyncStartsWhereTheSyncIsAndAClosedEngineFinishesIt() async throws {
         let scenario = Scenario()
         let store = try SyncStore.inMemory(clock: scenario.clock)
@@ -193,7 +218,11 @@ struct SyncProgressTests {
 
         let shown = seen.withLock { $0 }
         #expect(shown?.changesQueued == 1 && shown?.changesSent == 0 && shown?.fractionCompleted == 0)
-        for _ in 0..<100_000 where state.progress != nil || state.isSyncing { await Task.yield() }
+        var turns = 0
+        while state.progress != nil || state.isSyncing, turns < 100_000 {
+            turns += 1
+            await Task.yield()
+        }
         #expect(state.progress == nil && !state.isSyncing)
         await engine.close()
     }

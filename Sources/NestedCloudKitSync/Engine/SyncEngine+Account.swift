@@ -39,8 +39,9 @@ extension SyncEngine {
     ///
     /// - Throws: ``SyncError``, if the current user can't be read.
     public func resetLocalStoreForCurrentAccount() async throws {
-        // Not in the middle of a sync: its answers would write the previous user's data into the new store.
-        while let running { _ = try? await running.value }
+        // Not in the middle of a sync (or a discard): its answers would write the previous user's data into the
+        // new store.
+        await waitUntilQuiet()
         let current = try await currentUser()
         let previous = try await ledger.syncedUserRecordName()
         try await store.resetLocalStore()
@@ -54,7 +55,7 @@ extension SyncEngine {
     ///
     /// - Throws: ``SyncError``, if the current user can't be read.
     public func adoptCurrentAccount() async throws {
-        while let running { _ = try? await running.value }
+        await waitUntilQuiet()
         let current = try await currentUser()
         let previous = try await ledger.syncedUserRecordName()
         // Every zone starts over in the new account: created again, fetched from nothing, its records uploaded.

@@ -170,7 +170,6 @@ extension SyncEngine {
                 let results = try await withRetries("records", ["records": "\(chunk.count)"]) {
                     try await database.records(for: chunk, desiredKeys: nil)
                 }
-                countFetchedPage(in: zoneID, records: results.count, moreComing: start + limit < inZone.count)
                 var page = FetchedPage(zoneID: zoneID)
                 for id in chunk {
                     switch results[id] {
@@ -181,6 +180,9 @@ extension SyncEngine {
                     case nil: continue
                     }
                 }
+                countFetchedPage(
+                    in: zoneID, records: page.modifications.count + page.deletions.count,
+                    moreComing: start + limit < inZone.count)
                 try await apply(page)
             }
         }

@@ -12,19 +12,14 @@ extension SyncEngine {
     ///
     /// - Returns: `false` if the record had no pending change (the server has it already, say), or if the user saved
     ///   the record again while its server copy was read: that newer change stays queued.
-    /// - Throws: ``SyncError`` if the server's copy can't be read (offline, say): the change stays queued.
+    /// - Throws: ``SyncError`` if the server's copy can't be read (offline, say), ``SyncError/halted(_:)`` while the
+    ///   engine is paused after an account change, ``SyncError/closed``: the change stays queued.
     @discardableResult
     public func discardPendingChange(_ id: CloudRecord.ID) async throws -> Bool {
+        await waitUntilQuiet()
         guard !isClosed else { throw SyncError.closed }
-        while true {
-            if let running {
-                _ = try? await running.value
-            } else if let exclusiveWork {
-                await exclusiveWork.value
-            } else {
-                break
-            }
-        }
+        // Paused after an account change: the server's copy would be the new account's, the store the old one's.
+        if let pausedReason { throw SyncError.halted(pausedReason) }
         let work = Task { try await self.discardNow(id) }
         exclusiveWork = Task { _ = try? await work.value }
         defer { exclusiveWork = nil }

@@ -16,7 +16,7 @@ import NestedCloudKitCodable
 /// on during a sync; a second ``sync(complete:)`` while one runs joins it.
 ///
 /// Nothing is lost: a pending change leaves the store's queue only when the server acknowledged that version of
-/// it, or a policy decided (with an event). Transient failures wait and retry; failures retrying can't fix halt
+/// it, or a policy or the app decided (with an event). Transient failures wait and retry; failures retrying can't fix halt
 /// with an event that says what to do.
 public actor SyncEngine {
     /// The local store.
@@ -137,11 +137,26 @@ public actor SyncEngine {
         while let exclusiveWork { await exclusiveWork.value }
         // A second request joins the running sync; a complete one waits for it, then runs in full.
         if !complete, let running { return try await running.value }
-        while let running { _ = try? await running.value }
+        await waitUntilQuiet()
+        guard !isClosed else { throw SyncError.closed }
         let task = Task { try await self.performSync(complete: complete) }
         running = task
         defer { running = nil }
         return try await task.value
+    }
+
+    /// Waits until neither a sync nor work that excludes one (``discardPendingChange(_:)``) runs; what the caller
+    /// starts next, before its next `await`, runs alone.
+    func waitUntilQuiet() async {
+        while true {
+            if let exclusiveWork {
+                await exclusiveWork.value
+            } else if let running {
+                _ = try? await running.value
+            } else {
+                return
+            }
+        }
     }
 
     private func performSync(complete: Bool) async throws -> SyncSummary {
@@ -187,6 +202,7 @@ public actor SyncEngine {
             running.cancel()
             _ = try? await running.value
         }
+        if let exclusiveWork { await exclusiveWork.value }
         for continuation in continuations.values { continuation.finish() }
         continuations = [:]
         for continuation in progressContinuations.values { continuation.finish() }

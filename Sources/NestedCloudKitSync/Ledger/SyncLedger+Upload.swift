@@ -178,13 +178,15 @@ extension SyncLedger {
                 try StoreTables.dequeue(id, in: db)
             } else {
                 // Changed again while it was uploading: the newer version goes next, on the new change tag.
-                try StoreTables.enqueue(.save, id: id, recordType: stored.record.recordType, version: version, in: db)
+                try StoreTables.enqueue(
+                    .save, id: id, recordType: stored.record.recordType, version: version, restartingTime: true, in: db)
             }
         } else {
             // Deleted locally while it was uploading: now the server has it, the deletion must follow.
             try StoreTables.enqueue(
                 .delete, id: id, recordType: copy.recordType,
-                version: entry?.version ?? StoreTables.nextCounter(in: db), ancestor: copy, in: db)
+                version: entry?.version ?? StoreTables.nextCounter(in: db), ancestor: copy, restartingTime: true, in: db
+            )
         }
     }
 
@@ -198,7 +200,8 @@ extension SyncLedger {
             stored.record.systemFields = nil
             stored.ancestor = nil
             let version = try StoreTables.write(stored, in: db)
-            try StoreTables.enqueue(.save, id: id, recordType: stored.record.recordType, version: version, in: db)
+            try StoreTables.enqueue(
+                .save, id: id, recordType: stored.record.recordType, version: version, restartingTime: true, in: db)
         }
     }
 
@@ -272,6 +275,8 @@ extension SyncLedger {
             }
             let stored = try StoreTables.record(id, in: db)
             try StoreTables.dequeue(id, in: db)
+            // The server's copy is read and applied: a skip of it is over, and the user's next edit isn't halted.
+            try Self.unskip(id, in: db)
             if let server {
                 let split = SyncMetadataFields.split(server)
                 let held = [stored?.record, stored?.ancestor, entry.ancestor].compactMap { $0 }

@@ -2,7 +2,8 @@ import Foundation
 import NestedCloudKitCodable
 
 /// A change the server doesn't have yet, as ``SyncStore/pendingChanges()`` lists it: what a debug screen shows
-/// and a support request carries (``SyncStore/exportPendingChanges()``). It holds no field's value.
+/// and a support request carries (``SyncStore/exportPendingChanges()``). It holds no field's value, but
+/// ``lastError`` is the server's or the policy's words, which may quote one.
 public struct PendingChange: Sendable, Hashable, Codable {
     /// What the change does to the record.
     public enum Operation: String, Sendable, Hashable, Codable {
@@ -30,10 +31,11 @@ public struct PendingChange: Sendable, Hashable, Codable {
     /// (``SyncStore/retryHaltedChange(_:)``, ``SyncStore/retryHaltedChanges()``): a change the server refused for a
     /// reason retrying can't fix, or a record whose server copy a fetch couldn't apply.
     public var isHalted: Bool
-    /// Whether a version of it was sent without an answer the engine could read: the server may have it already.
+    /// Whether a version of it was ever sent: the server may hold one even if no answer came back.
     public var wasSent: Bool
     /// The bytes of field data the record holds as CloudKit counts them against its 1 MB limit (each field's name
-    /// and value, assets not counted); 0 for a deletion.
+    /// and value, assets not counted); 0 for a deletion. The upload adds the engine's edit times
+    /// (``SyncMetadataFields``), a few bytes a field, which this leaves out.
     public var size: Int
 
     /// A pending change; for tests and previews of an app's queue display.

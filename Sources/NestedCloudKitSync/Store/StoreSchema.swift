@@ -15,7 +15,7 @@ import Logging
 /// - `ncs_reference`: who references whom, so "the students of this school" is an index lookup; with the holder's
 ///   and the target's rows, so a graph's next level is read by row (``StoreGraphReader``).
 /// - `ncs_outbox`: one row per record with a change the server doesn't have yet. A row leaves only when the server
-///   acknowledged that version, or a policy decided (with an event).
+///   acknowledged that version, or a policy or the app decided (with an event).
 /// - `ncs_zone`: every zone the store has data in or syncs: its change token (or date cursor), whether it exists on
 ///   the server, and whether a full fetch is under way (so an interrupted one still reconciles when it ends).
 /// - `ncs_state`: the database's change token, the user the data belongs to, counters.

@@ -362,12 +362,15 @@ enum StoreTables {
     /// Queues a change, or replaces the one queued for the record; the first change keeps its place in the order
     /// and its time (``PendingChange/queuedAt``, by the store's clock through ``StoreClockFunction``).
     ///
+    /// - Parameter restartingTime: Whether the replaced entry's time starts again: yes once the server has the
+    ///   change it was queued for, and what stays is a newer one.
+    ///
     /// - Parameter keepingSentCopies: Whether the copies sent without an answer stay remembered: yes for a change
     ///   the app makes on top of them (the server may still hold one); no once the server's copy is known again
     ///   (an acknowledgement, a fetch, a resolved conflict), which makes them history.
     static func enqueue(
         _ operation: OutboxEntry.Operation, id: CloudRecord.ID, recordType: String, version: Int64,
-        ancestor: CloudRecord? = nil, keepingSentCopies: Bool = false, in db: Database
+        ancestor: CloudRecord? = nil, keepingSentCopies: Bool = false, restartingTime: Bool = false, in db: Database
     ) throws {
         // The version is a fresh counter value too, so it orders a new entry; a replaced entry keeps its place.
         // A change of a record a fetch skipped stays halted, with the skip's reason, until the app asks again.
@@ -387,12 +390,13 @@ enum StoreTables {
                     ancestor = excluded.ancestor, ancestor_files = excluded.ancestor_files, failures = 0,
                     last_error = excluded.last_error, halted = excluded.halted,
                     sent_copies = CASE WHEN ?10 THEN ncs_outbox.sent_copies END,
-                    sent_files = CASE WHEN ?10 THEN ncs_outbox.sent_files END
+                    sent_files = CASE WHEN ?10 THEN ncs_outbox.sent_files END,
+                    queued_at = CASE WHEN ?11 THEN excluded.queued_at ELSE ncs_outbox.queued_at END
                 """
         ).execute(arguments: [
             id.zoneID.ownerName, id.zoneID.zoneName, id.recordName, operation.rawValue, recordType, version,
             sequence, try ancestor.map { try JSONEncoder().encode($0) }, AssetFiles.fileList(in: [ancestor]),
-            keepingSentCopies,
+            keepingSentCopies, restartingTime,
         ])
         try noteChanged(queueTable, in: db)
     }
@@ -419,6 +423,8 @@ enum StoreTables {
                     """
             ).execute(arguments: [try JSONEncoder().encode(copies), AssetFiles.fileList(in: copies)] + arguments)
         }
+        // The queue's observers show whether a change was sent (`PendingChange.wasSent`).
+        try noteChanged(queueTable, in: db)
     }
 
     static func dequeue(_ id: CloudRecord.ID, in db: Database) throws {

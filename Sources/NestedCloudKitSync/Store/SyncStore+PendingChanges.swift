@@ -59,12 +59,15 @@ extension SyncStore {
 
     /// The queue as JSON, for a support request: ``pendingChanges()`` as an array in their order, each change with
     /// the keys of ``PendingChange`` (`recordID` as `recordName` and `zoneID`, itself `zoneName` and `ownerName`;
-    /// `queuedAt` in ISO 8601), sorted, pretty-printed. It holds record names and types, errors and sizes, never a field's value.
+    /// `queuedAt` in seconds since 1970), sorted, pretty-printed. It holds record names and types, attempts and
+    /// sizes, never a field's value: ``PendingChange/lastError`` is left out, since a server's words may quote one.
     public func exportPendingChanges() async throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(try await pendingChanges())
+        encoder.dateEncodingStrategy = .secondsSince1970
+        var changes = try await pendingChanges()
+        for index in changes.indices { changes[index].lastError = nil }
+        return try encoder.encode(changes)
     }
 
     static func pendingChanges(in db: Database) throws -> [PendingChange] {
