@@ -161,6 +161,46 @@ struct SyncTraceTests {
         #expect(try SyncTrace.entries(in: file) == entries)
     }
 
+    @Test func aReplayClearsWhatAFetchNoLongerShowsAndDeletesWhatItDeleted() async throws {
+        let scenario = Scenario()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trace-\(UUID()).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let trace = try SyncTrace(writingTo: file, values: .included, clock: scenario.clock)
+        let writer = try await scenario.device()
+        for name in ["kept", "deleted"] { try await writer.store.save(Note(id: name, title: name, body: name)) }
+        try await writer.sync()
+        var kept = try await scenario.server.record(for: scenario.recordID("kept"))
+        kept["extra"] = .string("a field another client added")
+        _ = try await scenario.server.save(kept)
+        let reader = try await Device(server: trace.database(scenario.server, client: "reader"), clock: scenario.clock)
+        try await reader.sync()
+        // Another client clears the field; the writer deletes a note; the traced reader fetches both.
+        kept = try await scenario.server.record(for: scenario.recordID("kept"))
+        kept["extra"] = nil
+        kept.clearedFieldNames = ["extra"]
+        _ = try await scenario.server.save(kept)
+        try await writer.store.delete(Note.self, id: "deleted")
+        try await writer.sync()
+        try await reader.sync()
+        await trace.close()
+        #expect(try await scenario.server.record(for: scenario.recordID("kept"))["extra"] == nil)
+
+        let fresh = InMemoryCloudDatabase()
+        let summary = try await SyncTrace.replay(try SyncTrace.entries(in: file), into: fresh)
+
+        #expect(summary.failures.isEmpty)
+        #expect(summary.deletedRecords == 1)
+        let replayed = try await fresh.records(
+            for: ["kept", "deleted"].map(scenario.recordID), desiredKeys: nil)
+        let replayedKept = try #require(try replayed[scenario.recordID("kept")]?.get())
+        #expect(replayedKept["extra"] == nil)
+        #expect(replayedKept["title"] == .string("kept"))
+        guard case .failure(.unknownItem)? = replayed[scenario.recordID("deleted")] else {
+            Issue.record("the deleted note is on the replayed server: \(String(describing: replayed))")
+            return
+        }
+    }
+
     @Test func aLineThatIsntAnEntryIsNamed() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("trace-\(UUID()).jsonl")
         defer { try? FileManager.default.removeItem(at: file) }

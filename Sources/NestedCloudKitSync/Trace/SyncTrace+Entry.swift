@@ -31,6 +31,8 @@ extension SyncTrace {
         public var token: CloudChangeToken?
         /// The records a `records` call asked for by ID.
         public var recordIDs: [CloudRecord.ID]?
+        /// The fields a fetch or query asked for, when it asked for some only: its records hold those fields alone.
+        public var desiredKeys: [String]?
         /// The records a `modifyRecords` sent, as they were sent: the fields that changed, the engine's edit times.
         public var saving: [CloudRecord]?
         /// The records a `modifyRecords` asked to delete.
@@ -93,9 +95,11 @@ extension SyncTrace {
             received = received?.map(Self.redacted)
         }
 
+        /// The record with each field's value redacted, but for the engine's edit times (``SyncMetadataFields``):
+        /// they are when the user edited, not what, and a replay resolves conflicts by them as the device did.
         static func redacted(_ record: CloudRecord) -> CloudRecord {
             var redacted = record
-            for name in record.fields.names {
+            for name in record.fields.names where !SyncMetadataFields.isMetadata(name) {
                 redacted[name] = record[name].map(Self.redacted)
             }
             // A share's participants are people: their names and addresses stay out.

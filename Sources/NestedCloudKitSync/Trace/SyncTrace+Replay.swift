@@ -11,7 +11,7 @@ extension SyncTrace {
         /// Zones created.
         public var createdZones: Int
         /// Lines that wrote nothing: failed calls, and calls that don't show the server's records (the account, the
-        /// subscriptions, a database's list of changed zones).
+        /// subscriptions, the list of zones, a database's changes but for the zones it says were deleted).
         public var skippedEntries: Int
         /// What the database refused, by record: after a second attempt once the rest of the line was written (a
         /// reference to a record saved after it, say).
@@ -20,8 +20,10 @@ extension SyncTrace {
 
     /// Writes into `database` (a fresh server: the in-memory one, the emulator) what the traced server showed, line
     /// by line in order: the zones created and deleted, each record as the server answered a save or a fetch with it
-    /// (saved over what is there, whatever its change tag), each deletion. What the traced devices saw of the server
-    /// ends up in `database`; records no traced device saved or fetched aren't there.
+    /// (saved over what is there, whatever its change tag, with the fields it no longer holds cleared), each
+    /// deletion, and the zones a database's changes said were deleted. What the traced devices saw of the server
+    /// ends up in `database`; records no traced device saved or fetched aren't there, and a fetch of some fields
+    /// only (``Entry/desiredKeys``) writes nothing but its deletions.
     ///
     /// A redacted trace replays to the same records, types, fields and sizes, with values that say nothing. Replay
     /// each database's lines into a database of its own: filter ``Entry/client`` for a device's shared database.
@@ -41,6 +43,9 @@ extension SyncTrace {
         var summary = ReplaySummary(
             savedRecords: 0, deletedRecords: 0, createdZones: 0, skippedEntries: 0, failures: [:])
         var zones: Set<CloudRecord.ZoneID> = []
+        /// The field names each record was last written with: a complete record fetched later without one of them
+        /// had it cleared.
+        var fieldNames: [CloudRecord.ID: Set<String>] = [:]
 
         mutating func apply(_ entry: Entry) async throws {
             guard entry.error == nil else {
@@ -56,21 +61,38 @@ extension SyncTrace {
                     zones.subtract(deleted)
                 }
             case "modifyRecords", "recordZoneChanges", "records", "query", "queryContinued":
-                try await write(Self.records(of: entry), deleting: entry.deleted ?? [])
+                // A fetch of some fields only (an ID-only query, say) shows which records exist, not what they hold.
+                let records = entry.desiredKeys == nil ? records(of: entry) : []
+                try await write(records, deleting: entry.deleted ?? [])
+            case "databaseChanges" where entry.token != nil:
+                // Only a device that knew the database before is told of deletions it didn't see happen.
+                let deleted = (entry.deletedZones ?? []).filter { zones.contains($0) }
+                guard !deleted.isEmpty else { return }
+                _ = try await database.modifyRecordZones(saving: [], deleting: deleted)
+                zones.subtract(deleted)
+                fieldNames = fieldNames.filter { !deleted.contains($0.key.zoneID) }
             default:
                 summary.skippedEntries += 1
             }
         }
 
         /// The records a line shows the server holding, ready to save over whatever a fresh server has: without
-        /// change tags, and with the fields a save cleared (which the server's answer doesn't list) to clear.
-        private static func records(of entry: Entry) -> [CloudRecord] {
+        /// change tags, and with the fields to clear: those a save cleared (which the server's answer doesn't list),
+        /// or, for a fetched record, which is whole, those written before that it no longer holds.
+        private mutating func records(of entry: Entry) -> [CloudRecord] {
             let sent = Dictionary((entry.saving ?? []).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let isFetch = entry.call != "modifyRecords"
             return (entry.received ?? []).map { received in
                 var record = received
                 record.systemFields = nil
                 let held = Set(record.fields.names)
-                record.clearedFieldNames = (sent[record.id]?.clearedFieldNames ?? []).filter { !held.contains($0) }
+                var cleared = Set(sent[record.id]?.clearedFieldNames ?? [])
+                if isFetch { cleared.formUnion(fieldNames[record.id] ?? []) }
+                cleared.subtract(held)
+                record.clearedFieldNames = cleared.sorted()
+                fieldNames[record.id, default: []].formUnion(held)
+                if isFetch { fieldNames[record.id] = held }
+                fieldNames[record.id]?.subtract(cleared)
                 return record
             }
         }
@@ -84,6 +106,7 @@ extension SyncTrace {
         }
 
         private mutating func write(_ records: [CloudRecord], deleting deletions: [CloudRecord.ID]) async throws {
+            for id in deletions { fieldNames[id] = nil }
             for zone in Set(records.map(\.id.zoneID) + deletions.map(\.zoneID)) { try await create(zone) }
             let limit = max(1, database.maximumItemsPerRequest)
             // What a first attempt refused is tried once more after the rest: a reference to a record that comes

@@ -16,9 +16,10 @@ import NestedCloudKitCodable
 /// what it sent (records, deletions, zones, the change token), what the server answered (records, deletions,
 /// each item's failure, the new token, whether more is coming) or the error the call failed with. Field values
 /// are redacted unless ``Values/included``: a string becomes as many `x` as it had bytes, bytes as many zeros,
-/// numbers and dates zero, a location the origin, an asset its size only, a share's participants nothing; names
-/// of records, types, fields and zones stay, as in the log. A redacted trace replays to the same records, fields
-/// and sizes with values that say nothing.
+/// numbers and dates zero, a location the origin, an asset its size only (where known), a share's participants
+/// nothing. What stays: names of records, types, fields and zones, the targets of references, the engine's edit
+/// times (``SyncMetadataFields``), system fields, tokens and the user's record name. A redacted trace replays to
+/// the same records, fields and sizes with values that say nothing.
 ///
 /// The lines are written in the order the calls ended, off the cooperative thread pool, by a serial queue of the
 /// trace's own: a traced request never waits for the disk.
@@ -88,19 +89,25 @@ public final class SyncTrace: Sendable {
         }
     }
 
-    /// Writes a line for a call that ended: numbered and timed here, written by the queue.
+    /// Writes a line for a call that ended: numbered and timed here, under the lock, so numbers and times go up
+    /// together; redacted, encoded and written by the queue, in the numbers' order, so the caller only hands it
+    /// over. A line that can't be encoded or written (a full disk) is left out: the trace is a diagnosis, never a
+    /// reason for a sync to fail.
     func record(_ entry: Entry) {
         var entry = entry
-        entry.time = clock.now().timeIntervalSince1970
-        if values == .redacted { entry.redactValues() }
+        let redacting = values == .redacted
         state.withLock { state in
             guard !state.isClosed else { return }
             state.sequence += 1
             entry.sequence = state.sequence
-            guard var line = try? encoder.encode(entry) else { return }
-            line.append(0x0A)
-            // Submitted under the lock so the lines are written in their numbers' order; written outside it.
-            queue.async { [handle, line] in try? handle.write(contentsOf: line) }
+            entry.time = clock.now().timeIntervalSince1970
+            queue.async { [handle, encoder, entry] in
+                var entry = entry
+                if redacting { entry.redactValues() }
+                guard var line = try? encoder.encode(entry) else { return }
+                line.append(0x0A)
+                try? handle.write(contentsOf: line)
+            }
         }
     }
 

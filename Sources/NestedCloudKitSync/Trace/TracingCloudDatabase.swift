@@ -67,7 +67,13 @@ struct TracingCloudDatabase: CloudDatabase {
     }
 
     func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
-        try await traced("records", { $0.recordIDs = ids }) { entry, results in
+        try await traced(
+            "records",
+            { entry in
+                entry.recordIDs = ids
+                entry.desiredKeys = desiredKeys
+            }
+        ) { entry, results in
             entry.received = Self.nonEmpty(Self.sorted(results.keys).compactMap { try? results[$0]?.get() })
             entry.failures = Self.recordFailures(results)
         } _: {
@@ -101,7 +107,13 @@ struct TracingCloudDatabase: CloudDatabase {
     func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        try await traced("query", { $0.zoneID = zoneID }, answer: Self.describe) {
+        try await traced(
+            "query",
+            { entry in
+                entry.zoneID = zoneID
+                entry.desiredKeys = desiredKeys
+            }, answer: Self.describe
+        ) {
             try await base.records(
                 matching: query, inZoneWith: zoneID, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         }
@@ -110,7 +122,7 @@ struct TracingCloudDatabase: CloudDatabase {
     func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        try await traced("queryContinued", answer: Self.describe) {
+        try await traced("queryContinued", { $0.desiredKeys = desiredKeys }, answer: Self.describe) {
             try await base.records(continuingMatchFrom: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
         }
     }
@@ -169,6 +181,7 @@ struct TracingCloudDatabase: CloudDatabase {
             { entry in
                 entry.zoneID = zoneID
                 entry.token = token
+                entry.desiredKeys = desiredKeys
             }
         ) { entry, changes in
             entry.received = Self.nonEmpty(changes.modifications)
