@@ -55,22 +55,14 @@ extension SyncTrace {
             switch entry.call {
             case "modifyRecordZones":
                 for zone in entry.zones ?? [] { try await create(zone) }
-                let deleted = entry.deletedZones ?? []
-                if !deleted.isEmpty {
-                    _ = try await database.modifyRecordZones(saving: [], deleting: deleted)
-                    zones.subtract(deleted)
-                }
+                try await delete(entry.deletedZones ?? [])
             case "modifyRecords", "recordZoneChanges", "records", "query", "queryContinued":
                 // A fetch of some fields only (an ID-only query, say) shows which records exist, not what they hold.
                 let records = entry.desiredKeys == nil ? records(of: entry) : []
                 try await write(records, deleting: entry.deleted ?? [])
             case "databaseChanges" where entry.token != nil:
                 // Only a device that knew the database before is told of deletions it didn't see happen.
-                let deleted = (entry.deletedZones ?? []).filter { zones.contains($0) }
-                guard !deleted.isEmpty else { return }
-                _ = try await database.modifyRecordZones(saving: [], deleting: deleted)
-                zones.subtract(deleted)
-                fieldNames = fieldNames.filter { !deleted.contains($0.key.zoneID) }
+                try await delete((entry.deletedZones ?? []).filter { zones.contains($0) })
             default:
                 summary.skippedEntries += 1
             }
@@ -95,6 +87,14 @@ extension SyncTrace {
                 fieldNames[record.id]?.subtract(cleared)
                 return record
             }
+        }
+
+        /// Deletes zones, and forgets what their records held.
+        private mutating func delete(_ deleted: [CloudRecord.ZoneID]) async throws {
+            guard !deleted.isEmpty else { return }
+            _ = try await database.modifyRecordZones(saving: [], deleting: deleted)
+            zones.subtract(deleted)
+            fieldNames = fieldNames.filter { !deleted.contains($0.key.zoneID) }
         }
 
         private mutating func create(_ zone: CloudRecord.ZoneID) async throws {
