@@ -1,6 +1,7 @@
 # The core, and the simulated server as a subspec for apps' tests: Foundation, plus CloudKit and Core Location on
 # Apple platforms. Both compile into the one module CocoaPods makes, so the server's `import NestedCloudKitCodable`
-# is its own module there, and tests `import NestedCloudKitCodable` alone.
+# is its own module there (and its `import NestedCloudKitRules` is skipped, the rules being compiled in), and tests
+# `import NestedCloudKitCodable` alone.
 # scripts/check-podspec.py checks that the source glob matches the real sources and the version the CHANGELOG.
 Pod::Spec.new do |s|
   s.name             = 'NestedCloudKitCodable'
@@ -33,9 +34,10 @@ Pod::Spec.new do |s|
     core.frameworks   = 'Foundation', 'CloudKit', 'CoreLocation'
   end
 
-  # InMemoryCloudDatabase, the simulated server, for an app's tests: pod 'NestedCloudKitCodable/Server'.
+  # InMemoryCloudDatabase, the simulated server, and the rules it applies, for an app's tests:
+  # pod 'NestedCloudKitCodable/Server'.
   s.subspec 'Server' do |server|
     server.dependency 'NestedCloudKitCodable/Core'
-    server.source_files = 'Sources/NestedCloudKitServer/**/*.swift'
+    server.source_files = 'Sources/{NestedCloudKitRules,NestedCloudKitServer}/**/*.swift'
   end
 end

@@ -45,10 +45,13 @@ let package = Package(
     targets: [
         // The core depends on Foundation only, so it also ships through CocoaPods and Carthage.
         .target(name: "NestedCloudKitCodable"),
-        // CloudKit's server side, Foundation only: the simulated server in memory and the rules every backend that
-        // keeps records applies (the SQLite database and server, the sync store, the emulator). Apart from the core,
-        // so that an app links it only to test with it or to keep records itself.
-        .target(name: "NestedCloudKitServer", dependencies: ["NestedCloudKitCodable"]),
+        // The rules every backend that keeps records applies to a change, a query and a share (the simulated server,
+        // the SQLite database, the sync store, the emulator), Foundation only: `package` API and no product, so the
+        // sync store applies them without linking a simulated server.
+        .target(name: "NestedCloudKitRules", dependencies: ["NestedCloudKitCodable"]),
+        // The simulated server, Foundation only: in memory, over a storage engine another module can supply (SQLite).
+        // Apart from the core, so that an app links it only to test with it.
+        .target(name: "NestedCloudKitServer", dependencies: ["NestedCloudKitCodable", "NestedCloudKitRules"]),
         // `@CloudRecord`, declared next to the core; its implementation is a compiler plugin of its own, which keeps
         // swift-syntax out of every other product (and lets SwiftPM use a prebuilt swift-syntax where it has one).
         .target(name: "NestedCloudKitMacros", dependencies: ["NestedCloudKitCodable", "NestedCloudKitMacrosPlugin"]),
@@ -76,8 +79,8 @@ let package = Package(
         .target(
             name: "NestedCloudKitSQLite",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitServer", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
+                "NestedCloudKitCodable", "NestedCloudKitRules", "NestedCloudKitServer",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -94,11 +97,12 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // A local store of models that syncs with any CloudDatabase: GRDB for the store, swift-log for its log.
+        // A local store of models that syncs with any CloudDatabase: the rules, GRDB for the store, swift-log for its
+        // log. No simulated server: an app that syncs links none.
         .target(
             name: "NestedCloudKitSync",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitServer", .product(name: "GRDB", package: "GRDB.swift"),
+                "NestedCloudKitCodable", "NestedCloudKitRules", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -131,7 +135,7 @@ let package = Package(
         .target(
             name: "NestedCloudKitEmulator",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSQLite",
+                "NestedCloudKitCodable", "NestedCloudKitRules", "NestedCloudKitServer", "NestedCloudKitSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -225,7 +229,7 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitServerTests",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitServer", "TestSupport",
+                "NestedCloudKitCodable", "NestedCloudKitRules", "NestedCloudKitServer", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -233,8 +237,8 @@ let package = Package(
             name: "NestedCloudKitSQLiteTests",
             // SQLiteCrashWriter only to have it built: the tests run it as a process and kill it.
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSQLite", "SQLiteCrashWriter",
-                "TestSupport",
+                "NestedCloudKitCodable", "NestedCloudKitRules", "NestedCloudKitServer", "NestedCloudKitSQLite",
+                "SQLiteCrashWriter", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -249,8 +253,8 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitConformanceTests",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitSQLite", "NestedCloudKitWebServices",
-                "NestedCloudKitEmulator", "BackendTestSupport", "TestSupport",
+                "NestedCloudKitCodable", "NestedCloudKitRules", "NestedCloudKitServer", "NestedCloudKitSQLite",
+                "NestedCloudKitWebServices", "NestedCloudKitEmulator", "BackendTestSupport", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

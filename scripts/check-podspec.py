@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks NestedCloudKitCodable.podspec against the repository: each subspec's source glob matches every source
-file of its module (Core: the core, Server: the simulated server) and nothing else, its version is the CHANGELOG's newest, and its deployment targets are
+file of its modules (Core: the core, Server: the simulated server and the rules it applies) and nothing else, its version is the CHANGELOG's newest, and its deployment targets are
 Package.swift's platforms. Exits non-zero, saying what is wrong, otherwise prints a closing line."""
 import glob
 import os
@@ -22,12 +22,22 @@ def check(condition, message):
         failures.append(message)
 
 
+def expand(pattern):
+    """A CocoaPods glob's `{a,b}` alternatives, which Python's glob doesn't read, as one pattern each."""
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if not match:
+        return [pattern]
+    return [alternative for choice in match.group(1).split(",")
+            for alternative in expand(pattern[:match.start()] + choice + pattern[match.end():])]
+
+
 def value(name):
     match = re.search(r"s\.%s\s*=\s*'([^']*)'" % re.escape(name), podspec)
     return match.group(1) if match else None
 
 
-for subspec, variable, module in [("Core", "core", "NestedCloudKitCodable"), ("Server", "server", "NestedCloudKitServer")]:
+for subspec, variable, modules in [("Core", "core", ["NestedCloudKitCodable"]),
+                                  ("Server", "server", ["NestedCloudKitRules", "NestedCloudKitServer"])]:
     match = re.search(r"s\.subspec '%s' do \|%s\|(.*?)\n  end" % (subspec, variable), podspec, re.DOTALL)
     check(match is not None, f"the podspec has no subspec '{subspec}'")
     if not match:
@@ -37,16 +47,17 @@ for subspec, variable, module in [("Core", "core", "NestedCloudKitCodable"), ("S
     if not glob_match:
         continue
     pattern = glob_match.group(1)
-    matched = set(glob.glob(pattern, recursive=True))
-    sources = set(glob.glob(f"Sources/{module}/**/*.swift", recursive=True))
+    matched = {path for alternative in expand(pattern) for path in glob.glob(alternative, recursive=True)}
+    sources = {path for module in modules for path in glob.glob(f"Sources/{module}/**/*.swift", recursive=True)}
     check(len(matched) > 0, f"subspec '{subspec}': source_files '{pattern}' matches no file")
-    check(matched == sources, f"subspec '{subspec}': source_files '{pattern}' doesn't match {module}'s sources "
+    check(matched == sources, f"subspec '{subspec}': source_files '{pattern}' doesn't match {'+'.join(modules)}'s sources "
           f"exactly: missing {sorted(sources - matched)[:5]}, extra {sorted(matched - sources)[:5]}")
 check("s.default_subspecs = 'Core'" in podspec, "the podspec's default subspec must be Core: apps ship the core alone")
 
 uses_package_access = any(re.search(r"^\s*package\s+(struct|protocol|func|static|var|let|init|enum|final|class)\b", open(f).read(), re.MULTILINE)
                           for f in glob.glob("Sources/NestedCloudKit*/**/*.swift", recursive=True)
-                          if f.startswith(("Sources/NestedCloudKitCodable/", "Sources/NestedCloudKitServer/")))
+                          if f.startswith(("Sources/NestedCloudKitCodable/", "Sources/NestedCloudKitRules/",
+                                                       "Sources/NestedCloudKitServer/")))
 if uses_package_access:
     check("-package-name NestedCloudKitCodable" in podspec,
           "the core declares `package` API, so the podspec must pass -package-name NestedCloudKitCodable to swiftc")

@@ -29,6 +29,8 @@ MODULES = [
     "NestedCloudKitCodable", "NestedCloudKitServer", "NestedCloudKitMacros", "NestedCloudKitSQLite",
     "NestedCloudKitWebServices", "NestedCloudKitSync", "NestedCloudKitEmulator",
 ]
+# Modules without a product, whose every declaration is internal or `package`: watched in the package lists only.
+PACKAGE_ONLY_MODULES = ["NestedCloudKitRules"]
 
 
 def graph_files(module, package):
@@ -77,7 +79,7 @@ def main():
     api_dir = os.path.join(ROOT, "API", "package") if package else os.path.join(ROOT, "API")
     shown = os.path.relpath(api_dir, ROOT)
     changed = []
-    for module in MODULES:
+    for module in MODULES + (PACKAGE_ONLY_MODULES if package else []):
         current = declarations(module, package)
         path = os.path.join(api_dir, f"{module}.txt")
         text = "".join(line + "\n" for line in current)

@@ -29,7 +29,7 @@ build=$(cd "$build" && pwd)
 fuzzer="$build/decoder-fuzzer"
 # The core and the simulated server the target decodes against, compiled as one module (their imports of the core
 # become imports of themselves, which swiftc ignores).
-mapfile -t sources < <(find Sources/NestedCloudKitCodable Sources/NestedCloudKitServer Tests/Fuzz -name '*.swift' | sort)
+mapfile -t sources < <(find Sources/NestedCloudKitCodable Sources/NestedCloudKitRules Sources/NestedCloudKitServer Tests/Fuzz -name '*.swift' | sort)
 # Rebuilt only when a source or this script changed: a build takes a few minutes.
 if [[ ! -x $fuzzer || -n $(find "${sources[@]}" "$0" -newer "$fuzzer" -print -quit) ]]; then
     echo "== building the fuzz target (sanitizers: fuzzer, address)"

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitRules
 import NestedCloudKitServer
 
 /// A `CloudDatabase` in a SQLite file: records that survive restarts, with exactly CloudKit's rules.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitRules
 import NestedCloudKitServer
 
 // The records of a SQLite file as a transaction reads and writes them: what `CloudModificationPlan` reads to apply

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitRules
 import NestedCloudKitServer
 
 /// One transaction of a SQLite file, as the server reads and writes a database (`CloudStorageTransaction`): its

@@ -1,6 +1,7 @@
 import BackendTestSupport
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitRules
 import NestedCloudKitSQLite
 import NestedCloudKitServer
 import TestSupport

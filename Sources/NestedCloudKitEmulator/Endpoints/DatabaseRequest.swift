@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitRules
 import NestedCloudKitServer
 
 /// A request to one database's endpoint, authenticated, with everything its handler needs.

@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NestedCloudKitCodable
+import NestedCloudKitRules
 import NestedCloudKitServer
 
 /// One database of the emulator: the portable database that holds its records, the lock its writes take turns on,

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitRules
 import NestedCloudKitSQLite
 import NestedCloudKitServer
 

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitRules
 import NestedCloudKitServer
 
 /// Every user's private and shared databases in a directory of SQLite files: a server on which users share records

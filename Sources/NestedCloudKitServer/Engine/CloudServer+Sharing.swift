@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 // The sharing requests of a server of several users: accepting a share, what a share's URL tells, and the writes
 // a user makes in their shared database, which go to the owners' databases under the shares' permissions.
 

@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 /// What a server keeps beyond a user's own databases.
 package struct CloudServerOptions: OptionSet, Sendable {
     package let rawValue: Int

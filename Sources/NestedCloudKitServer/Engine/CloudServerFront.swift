@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 /// A `CloudDatabase` that is one database of a ``CloudServer``: every request goes to the server, for the database
 /// the front names. The in-memory server and its users' databases, a SQLite file and the SQLite server's user
 /// databases are such fronts; each adds only what is its own (who the user is, its test controls, its files).

@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 /// One of a server's databases: a user's private database, or their shared database (a copy of what others share
 /// with them).
 package struct UserDatabaseID: Hashable, Sendable {

@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 /// One database of a ``CloudStorageEngine`` inside one transaction: the primitives ``CloudServer`` is written over.
 ///
 /// The reads are what the rules read (``CloudRecordStore``), what telling a write's shared-zone changes and the share

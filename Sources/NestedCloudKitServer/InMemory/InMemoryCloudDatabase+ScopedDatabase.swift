@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 extension InMemoryCloudDatabase {
     /// One user's private database on this server, whoever is signed in: alice's and bob's devices in one test.
     ///

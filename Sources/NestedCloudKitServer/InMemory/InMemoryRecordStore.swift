@@ -1,5 +1,9 @@
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 /// The state of an ``InMemoryCloudDatabase``: records, an index of who references whom, the zones, and a few
 /// earlier versions of each record for conflict ancestors.
 struct InMemoryRecordStore: CloudRecordStore, Sendable {

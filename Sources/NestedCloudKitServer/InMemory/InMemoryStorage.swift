@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 /// The in-memory server's storage engine: every user's private and shared databases in dictionaries, behind one
 /// lock, each transaction run whole while it is held.
 ///

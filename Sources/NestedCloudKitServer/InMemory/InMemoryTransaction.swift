@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 /// One database of the in-memory server in one transaction: its records, logs and subscriptions, with the
 /// server's counters.
 package struct InMemoryTransaction: CloudStorageTransaction {

@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 /// Keeps each user's shared database a copy of what the shares they accepted cover, over any storage engine.
 ///
 /// The owners' databases are the truth; a copy is brought up to date from them after every change to a shared zone,

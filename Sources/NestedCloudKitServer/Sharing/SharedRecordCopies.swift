@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 /// Copies of an owner's records for a viewer's shared database: the records, and the contents of their assets where
 /// the storage keeps them beside the records (a SQLite file's asset table).
 package struct SharedRecordCopies: Sendable {

@@ -1,6 +1,6 @@
 import GRDB
 import NestedCloudKitCodable
-import NestedCloudKitServer
+import NestedCloudKitRules
 
 /// The rule that keeps `.deleteSelf` references whole: after a sync, no record holds a `.deleteSelf` reference to a
 /// record that exists nowhere, since CloudKit deletes such a holder with its target, edit or no edit.

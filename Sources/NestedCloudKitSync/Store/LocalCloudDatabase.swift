@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
-import NestedCloudKitServer
+import NestedCloudKitRules
 
 /// A ``SyncStore`` as a `CloudDatabase`: records by ID and queries answer from the local store, offline, so
 /// `CKRecordDecoder` decodes models from it; saves and deletes are the app's own changes, queued for upload.

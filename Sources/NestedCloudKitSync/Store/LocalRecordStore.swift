@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
-import NestedCloudKitServer
+import NestedCloudKitRules
 
 /// The sync store, inside a write transaction, as the rules engine reads a backend (`CloudRecordStore`): so that
 /// ``LocalCloudDatabase`` keeps CloudKit's rules (save policies, references, atomic zones) with the store's record

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
-import NestedCloudKitServer
+import NestedCloudKitRules
 
 /// One row of `ncs_record`: a record as the app sees it, with what the engine needs to sync it.
 struct StoredRecord: Sendable {

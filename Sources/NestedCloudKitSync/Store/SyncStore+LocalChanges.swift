@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
-import NestedCloudKitServer
+import NestedCloudKitRules
 
 extension SyncStore {
     /// Writes one record the app saved and queues it; `false` if it holds what the store already has.

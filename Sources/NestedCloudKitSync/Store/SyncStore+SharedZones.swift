@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
-import NestedCloudKitServer
+import NestedCloudKitRules
 
 // Zones others share with the user: the store holds them under their owners' names, with the shares that cover
 // them (fetched as records of type `cloudkit.share`), so it can tell what the user may change before a change is

@@ -1,6 +1,10 @@
 import Foundation
 import NestedCloudKitCodable
 
+#if canImport(NestedCloudKitRules)
+import NestedCloudKitRules
+#endif
+
 /// A server that holds many users' private and shared databases, on which what one user shares shows in another's
 /// shared database: the in-memory server (`InMemoryCloudDatabase`) and the SQLite server (`SQLiteCloudServer`). The
 /// emulator serves any of them through this protocol alone, so everything it offers works on every storage.
