@@ -88,24 +88,6 @@ final class SQLiteFile: Sendable {
         return result
     }
 
-    /// Runs a read transaction now, blocking the caller: for a server's work that must not be interleaved with
-    /// another of its kind (the shared copies' refresh).
-    func readNow<T>(_ body: (SQLiteTransaction) throws -> T) throws -> T {
-        let (assets, now) = (assets, Date())
-        return try mappingFailures("reading") {
-            try pool.read { try body(try SQLiteTransaction(database: $0, assets: assets, now: now, writing: false)) }
-        }
-    }
-
-    /// Runs a write transaction now, blocking the caller; see ``readNow(_:)``.
-    func writeNow<T>(now: Date, _ body: (inout SQLiteTransaction) throws -> T) throws -> T {
-        let (result, deletedRows) = try mappingFailures("writing") {
-            try pool.write { database in try Self.transaction(database, assets, maximumTombstones, now: now, body) }
-        }
-        assets.removeFiles(ofRows: deletedRows)
-        return result
-    }
-
     /// A write transaction's body, then what ends it: the change tags stored, the log compacted; returns the
     /// result and the rows of the records deleted.
     private static func transaction<T>(

@@ -38,12 +38,4 @@ package struct SQLiteStorage: CloudStorageEngine {
     ) async throws -> T {
         try await file(database).write(now: clock.now(), body)
     }
-
-    package func readNow<T>(_ database: UserDatabaseID, _ body: (SQLiteTransaction) throws -> T) throws -> T {
-        try file(database).readNow(body)
-    }
-
-    package func writeNow<T>(_ database: UserDatabaseID, _ body: (inout SQLiteTransaction) throws -> T) throws -> T {
-        try file(database).writeNow(now: clock.now(), body)
-    }
 }

@@ -58,9 +58,8 @@ public final class SQLiteCloudServer: Sendable {
         files = SQLiteServerFiles(directory: directory, maximumTombstones: maximumTombstones)
         cloudServer = CloudServer(
             engine: SQLiteStorage(files: files, clock: clock), maximumItemsPerRequest: maximumItemsPerRequest,
-            options: .sharedDatabases)
+            options: [.sharedDatabases, .earlierRun])
         try files.openExisting()
-        cloudServer.recoverSharedCopies()
     }
 
     /// One user's private database: their own zones and records, and the shares they own.

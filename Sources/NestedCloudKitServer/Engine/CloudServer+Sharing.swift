@@ -43,7 +43,7 @@ extension CloudServer {
             return accepted
         }
         let zone = accepted.id.zoneID
-        didChange(ownedBy: owner, OwnerChange(zones: [zone], shared: [zone: .everything]), madeBy: user)
+        await didChange(ownedBy: owner, OwnerChange(zones: [zone], shared: [zone: .everything]), madeBy: user)
         return try CloudShare(record: accepted.movingZones { $0.sharedName(ownedBy: owner) })
     }
 
@@ -153,7 +153,7 @@ extension CloudServer {
             }
             saveResults.merge(results.saveResults) { first, _ in first }
             deleteResults.merge(results.deleteResults) { first, _ in first }
-            didChange(ownedBy: owner, change, madeBy: user)
+            await didChange(ownedBy: owner, change, madeBy: user)
         }
         return (saveResults, deleteResults)
     }
@@ -204,7 +204,7 @@ extension CloudServer {
                 return change
             }
             change.shared[ownersZone] = .everything
-            didChange(ownedBy: owner, change, madeBy: user)
+            await didChange(ownedBy: owner, change, madeBy: user)
             deleteResults[zone] = .success(())
         }
         return (saveResults, deleteResults)

@@ -17,6 +17,10 @@ package struct CloudServerOptions: OptionSet, Sendable {
     package static let sharedDatabases = CloudServerOptions(rawValue: 1)
     /// The pushes subscriptions would send are collected (``takeNotifications()``).
     package static let notifications = CloudServerOptions(rawValue: 2)
+    /// The storage holds what an earlier run left: the shared databases are brought up to date with their owners'
+    /// before the first is read or written (a process killed between an owner's write and the copies' refresh left
+    /// them behind).
+    package static let earlierRun = CloudServerOptions(rawValue: 4)
 }
 
 /// How a request finds the database it goes to, once the server has admitted it: a front's user may be signed out,
@@ -49,13 +53,9 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         self.maximumItemsPerRequest = maximumItemsPerRequest
         self.options = options
         self.gate = gate
-        copies = options.contains(.sharedDatabases) ? SharedCopies(engine: engine) : nil
-    }
-
-    /// Brings the shared databases an earlier run left up to date with their owners': a process killed between an
-    /// owner's write and the copies' refresh left them behind.
-    package func recoverSharedCopies() {
-        if let copies { noteChanged(copies.recover()) }
+        copies =
+            options.contains(.sharedDatabases)
+            ? SharedCopies(engine: engine, recovering: options.contains(.earlierRun)) : nil
     }
 
     // MARK: Records
@@ -136,7 +136,7 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
                 to: &stored, tracking: tracking, into: &change)
             return (results, change)
         }
-        didChange(ownedBy: user, change, madeBy: user)
+        await didChange(ownedBy: user, change, madeBy: user)
         return results
     }
 
@@ -222,7 +222,7 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
             }
             return ((saveResults, deleteResults), changed)
         }
-        didChange(zones: changed, ownedBy: database.userRecordName)
+        await didChange(zones: changed, ownedBy: database.userRecordName)
         return results
     }
 
@@ -244,7 +244,7 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         // A user the server has never met has no zone to delete, and gets no database for asking.
         guard zoneID != .default, try engine.users(.private).contains(user) else { return }
         let deleted = try await engine.write(.privateDatabase(of: user)) { try $0.deleteZone(zoneID, reason: reason) }
-        if deleted { didChange(zones: [zoneID], ownedBy: user) }
+        if deleted { await didChange(zones: [zoneID], ownedBy: user) }
     }
 
     // MARK: Queries and changes
@@ -372,37 +372,39 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
 
     /// After a write to `owner`'s private database: the pushes of its subscriptions, the shared copies brought up to
     /// date, and the owner told when someone else made it.
-    func didChange(ownedBy owner: String, _ change: OwnerChange, madeBy user: String) {
+    func didChange(ownedBy owner: String, _ change: OwnerChange, madeBy user: String) async {
         let database = UserDatabaseID.privateDatabase(of: owner)
-        notifySubscribers(of: database, ofChangesIn: change.zones)
-        refreshSharedCopies(after: change.shared, ownedBy: owner)
+        await notifySubscribers(of: database, ofChangesIn: change.zones)
+        await refreshSharedCopies(after: change.shared, ownedBy: owner)
         if user != owner, !change.zones.isEmpty { events.noteChangedByOthers(database) }
     }
 
     /// After zones of `owner`'s private database were made, deleted, or shared differently: the pushes, and the
     /// shared copies of those zones brought up to date whole.
-    func didChange(zones: [CloudRecord.ZoneID], ownedBy owner: String) {
-        notifySubscribers(of: .privateDatabase(of: owner), ofChangesIn: zones)
-        refreshSharedCopies(
+    func didChange(zones: [CloudRecord.ZoneID], ownedBy owner: String) async {
+        await notifySubscribers(of: .privateDatabase(of: owner), ofChangesIn: zones)
+        await refreshSharedCopies(
             after: Dictionary(zones.map { ($0, .everything) }, uniquingKeysWith: { $1 }), ownedBy: owner)
     }
 
-    private func refreshSharedCopies(after changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) {
-        if let copies { noteChanged(copies.refresh(changes, ownedBy: owner)) }
+    private func refreshSharedCopies(after changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String)
+        async
+    {
+        if let copies { await noteChanged(copies.refresh(changes, ownedBy: owner)) }
     }
 
     /// Tells the users whose shared database a refresh changed.
-    private func noteChanged(_ changed: SharedCopies<Engine>.Changed) {
+    private func noteChanged(_ changed: SharedCopies<Engine>.Changed) async {
         for (viewer, zone) in changed {
             let database = UserDatabaseID.sharedDatabase(of: viewer)
             events.noteChangedByOthers(database)
-            notifySubscribers(of: database, ofChangesIn: [zone])
+            await notifySubscribers(of: database, ofChangesIn: [zone])
         }
     }
 
-    private func notifySubscribers(of database: UserDatabaseID, ofChangesIn zones: [CloudRecord.ZoneID]) {
+    private func notifySubscribers(of database: UserDatabaseID, ofChangesIn zones: [CloudRecord.ZoneID]) async {
         guard options.contains(.notifications), !zones.isEmpty,
-            let subscriptions = try? engine.readNow(database, { try $0.subscriptions() }), !subscriptions.isEmpty
+            let subscriptions = try? await engine.read(database, { try $0.subscriptions() }), !subscriptions.isEmpty
         else { return }
         events.notify(subscriptions, of: database, ofChangesIn: zones)
     }
@@ -413,7 +415,7 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     func read<T: Sendable>(
         _ database: UserDatabaseID, _ body: @escaping @Sendable (Engine.Transaction) throws -> T
     ) async throws -> T {
-        if database.scope == .shared, copies?.hasPending == true { refreshSharedCopies(after: [:], ownedBy: "") }
+        if database.scope == .shared, let copies, await copies.isBehind { await noteChanged(copies.catchUp()) }
         return try await engine.read(database, body)
     }
 

@@ -50,13 +50,6 @@ package protocol CloudStorageEngine: Sendable {
     func write<T: Sendable>(_ database: UserDatabaseID, _ body: @escaping @Sendable (inout Transaction) throws -> T)
         async throws -> T
 
-    /// Runs `body` on a consistent read of a database now, blocking the caller: for the shared copies' refresh,
-    /// which must not interleave with another.
-    func readNow<T>(_ database: UserDatabaseID, _ body: (Transaction) throws -> T) throws -> T
-
-    /// Runs `body` in a write transaction now, blocking the caller; see ``readNow(_:_:)``.
-    func writeNow<T>(_ database: UserDatabaseID, _ body: (inout Transaction) throws -> T) throws -> T
-
     /// The items of a modify request as the storage keeps their assets, before they are planned: a storage that
     /// keeps asset files rather than their contents points each at its own copy (what a save answers, too).
     ///

@@ -54,15 +54,6 @@ package final class InMemoryStorage: CloudStorageEngine {
         }
     }
 
-    /// A read takes no time from the clock: only writes stamp records, so a test's stepping clock counts writes.
-    package func readNow<T>(_ database: UserDatabaseID, _ body: (InMemoryTransaction) throws -> T) throws -> T {
-        try transaction(database, now: .distantPast) { try body($0) }
-    }
-
-    package func writeNow<T>(_ database: UserDatabaseID, _ body: (inout InMemoryTransaction) throws -> T) throws -> T {
-        try transaction(database, now: clock.now(), body)
-    }
-
     private func transaction<T>(
         _ database: UserDatabaseID, now: Date, _ body: (inout InMemoryTransaction) throws -> T
     ) throws -> T {
@@ -80,18 +71,18 @@ package final class InMemoryStorage: CloudStorageEngine {
         }
     }
 
+    /// A read takes no time from the clock: only writes stamp records, so a test's stepping clock counts writes.
+    /// The databases are in memory, so the lock is held for the body's work alone, never across I/O.
     package func read<T: Sendable>(
         _ database: UserDatabaseID, _ body: @escaping @Sendable (InMemoryTransaction) throws -> T
-    )
-        async throws -> T
-    {
-        try readNow(database, body)
+    ) async throws -> T {
+        try transaction(database, now: .distantPast) { try body($0) }
     }
 
     package func write<T: Sendable>(
         _ database: UserDatabaseID, _ body: @escaping @Sendable (inout InMemoryTransaction) throws -> T
     ) async throws -> T {
-        try writeNow(database, body)
+        try transaction(database, now: clock.now(), body)
     }
 
     /// The items with each asset that came as a file pointing to a copy of it: CloudKit keeps a copy of what it

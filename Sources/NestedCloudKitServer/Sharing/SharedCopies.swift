@@ -15,10 +15,12 @@ import NestedCloudKitRules
 /// hierarchy) is a deletion in the user's zone changes, and a zone they no longer see any record of is a deletion in
 /// their database changes, as CloudKit reports losing access.
 ///
-/// Refreshes run one at a time, each reading the owner's database when it starts: so the last one after a write
-/// always reads that write, and two refreshes never interleave their copies. A zone whose refresh fails (a file that
-/// can't be written just now) is refreshed whole with the next refresh, or before a shared database is read.
-package final class SharedCopies<Engine: CloudStorageEngine>: @unchecked Sendable {
+/// Refreshes take turns (an ``AsyncSerialLock``), each reading the owner's database when it starts: so the last one
+/// after a write always reads that write, and two refreshes never interleave their copies. A refresh waits for the
+/// storage without blocking a thread: nothing holds a thread lock across its reads and writes. A zone whose refresh
+/// fails (a file that can't be written just now) is refreshed whole with the next refresh, or before a shared
+/// database is read.
+package actor SharedCopies<Engine: CloudStorageEngine> {
     /// A zone of an owner's, by the owner's name for it.
     package struct OwnedZone: Hashable, Sendable {
         package var owner: String
@@ -29,79 +31,83 @@ package final class SharedCopies<Engine: CloudStorageEngine>: @unchecked Sendabl
     package typealias Changed = [(viewer: String, sharedZone: CloudRecord.ZoneID)]
 
     private let engine: Engine
-    // Held for a whole refresh, which blocks on the storage and never suspends.
-    private let lock = NSLock()
+    private let turns = AsyncSerialLock()
     /// The users whose shared database shows each zone, as they name it: those a refresh must look at even once no
     /// share lists them any more.
     private var viewers: [CloudRecord.ZoneID: Set<String>] = [:]
-    // Guards `pending` briefly: taken inside `lock`, never the other way round.
-    private let pendingLock = NSLock()
     /// Zones a refresh failed for, refreshed whole with the next refresh or read of a shared database.
     private var pending: Set<OwnedZone> = []
+    /// Whether the copies an earlier run left are still to be looked at, with the first refresh.
+    private var recovering: Bool
 
-    package init(engine: Engine) {
+    /// - Parameter recovering: Whether the storage holds copies an earlier run left, which the first refresh (or
+    ///   read of a shared database) brings up to date: a process killed between an owner's write and its refresh
+    ///   left them behind.
+    package init(engine: Engine, recovering: Bool) {
         self.engine = engine
+        self.recovering = recovering
     }
 
-    /// Whether a refresh failed and waits to be tried again.
-    package var hasPending: Bool { pendingLock.withLock { !pending.isEmpty } }
+    /// Whether a refresh is owed before a shared database is read: one failed, or an earlier run's copies haven't
+    /// been looked at yet.
+    package var isBehind: Bool { recovering || !pending.isEmpty }
 
-    /// Learns which zones the shared databases an earlier run left show, and brings every copy up to date: a process
-    /// killed between an owner's write and its refresh left them behind. A database that can't be read is skipped:
-    /// it fails its own user's requests, not everyone's.
-    package func recover() -> Changed {
-        var zonesByOwner: [String: Set<CloudRecord.ZoneID>] = [:]
-        lock.withLock {
-            for viewer in (try? engine.users(.shared)) ?? [] {
-                guard let zones = try? engine.readNow(.sharedDatabase(of: viewer), { try $0.zones() }) else { continue }
-                for zone in zones {
-                    viewers[zone, default: []].insert(viewer)
-                    zonesByOwner[zone.ownerName, default: []].insert(zone.ownersName(ownedBy: zone.ownerName))
-                }
-            }
-        }
-        for owner in (try? engine.users(.private)) ?? [] {
-            guard let shares = try? engine.readNow(.privateDatabase(of: owner), { try $0.allShares() }) else {
-                continue
-            }
-            zonesByOwner[owner, default: []].formUnion(shares.map(\.id.zoneID))
-        }
-        var changed: Changed = []
-        for (owner, zones) in zonesByOwner.sorted(by: { $0.key < $1.key }) {
-            changed += refresh(Dictionary(zones.map { ($0, .everything) }, uniquingKeysWith: { $1 }), ownedBy: owner)
-        }
-        return changed
+    /// Brings up to date what a failed refresh or an earlier run left, before a shared database is read.
+    package func catchUp() async -> Changed {
+        isBehind ? await refresh([:], ownedBy: "") : []
     }
 
     /// Brings up to date the copies of every user who may see one of these zones of `owner`: the participants who
     /// accepted one of its shares, and the users whose copy shows it now; and the zones a failed refresh left. Each
     /// zone's change says what the write changed there.
-    package func refresh(_ changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) -> Changed {
+    package func refresh(_ changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) async -> Changed {
         let relevant = changes.filter { $0.key != .default }
-        guard !relevant.isEmpty || hasPending else { return [] }
-        return lock.withLock {
-            let failed = pendingLock.withLock {
-                defer { pending = [] }
-                return pending
-            }
-            var due = Dictionary(failed.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 })
-            for (zone, change) in relevant {
-                let owned = OwnedZone(owner: owner, zone: zone)
-                due[owned] = due[owned] == nil ? change : .everything
-            }
-            var changed: Changed = []
-            for (owned, change) in due.sorted(by: { Self.precedes($0.key, $1.key) }) {
-                do {
-                    if change.reshaped {
-                        try refreshWhole(owned, into: &changed)
-                    } else {
-                        try refresh(owned, after: change, into: &changed)
-                    }
-                } catch {
-                    pendingLock.withLock { _ = pending.insert(owned) }
+        guard !relevant.isEmpty || isBehind else { return [] }
+        return await turns.withLock { await self.refreshInTurn(relevant, ownedBy: owner) }
+    }
+
+    private func refreshInTurn(_ changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) async
+        -> Changed
+    {
+        if recovering { await recoverInTurn() }
+        var due = Dictionary(pending.map { ($0, SharedZoneChange.everything) }, uniquingKeysWith: { $1 })
+        pending = []
+        for (zone, change) in changes {
+            let owned = OwnedZone(owner: owner, zone: zone)
+            due[owned] = due[owned] == nil ? change : .everything
+        }
+        var changed: Changed = []
+        for (owned, change) in due.sorted(by: { Self.precedes($0.key, $1.key) }) {
+            do {
+                if change.reshaped {
+                    try await refreshWhole(owned, into: &changed)
+                } else {
+                    try await refresh(owned, after: change, into: &changed)
                 }
+            } catch {
+                pending.insert(owned)
             }
-            return changed
+        }
+        return changed
+    }
+
+    /// Learns which zones the shared databases an earlier run left show, and marks them, and every zone an owner
+    /// shares, to be refreshed whole. A database that can't be read is skipped: it fails its own user's requests,
+    /// not everyone's.
+    private func recoverInTurn() async {
+        recovering = false
+        for viewer in (try? engine.users(.shared)) ?? [] {
+            guard let zones = try? await engine.read(.sharedDatabase(of: viewer), { try $0.zones() }) else { continue }
+            for zone in zones {
+                viewers[zone, default: []].insert(viewer)
+                pending.insert(OwnedZone(owner: zone.ownerName, zone: zone.ownersName(ownedBy: zone.ownerName)))
+            }
+        }
+        for owner in (try? engine.users(.private)) ?? [] {
+            guard let shares = try? await engine.read(.privateDatabase(of: owner), { try $0.allShares() }) else {
+                continue
+            }
+            pending.formUnion(shares.map { OwnedZone(owner: owner, zone: $0.id.zoneID) })
         }
     }
 
@@ -112,18 +118,18 @@ package final class SharedCopies<Engine: CloudStorageEngine>: @unchecked Sendabl
     }
 
     /// What an incremental refresh writes: the names each viewer sees among the records written, and their copies.
-    private struct IncrementalUpdate {
+    private struct IncrementalUpdate: Sendable {
         var visible: [String: Set<String>] = [:]
         var copies: SharedRecordCopies?
     }
 
     /// Brings one zone up to date in its viewers' copies after a write that changed who sees only the records it
     /// wrote: only those are looked at.
-    private func refresh(_ owned: OwnedZone, after change: SharedZoneChange, into changed: inout Changed) throws {
+    private func refresh(_ owned: OwnedZone, after change: SharedZoneChange, into changed: inout Changed) async throws {
         let (owner, zone) = (owned.owner, owned.zone)
         let sharedZone = zone.sharedName(ownedBy: owner)
         let showing = viewers[sharedZone] ?? []
-        let update = try engine.readNow(.privateDatabase(of: owner)) { owners -> IncrementalUpdate? in
+        let update = try await engine.read(.privateDatabase(of: owner)) { owners -> IncrementalUpdate? in
             let shares = try owners.shares(in: zone)
             // A zone nobody else sees (most of a user's zones) needs nothing more. Without shares but with copies
             // left, the whole refresh is cheap: it reads no record and empties them.
@@ -148,26 +154,26 @@ package final class SharedCopies<Engine: CloudStorageEngine>: @unchecked Sendabl
         }
         // A viewer whose copy doesn't show the zone yet gets all of it, not only what this write touched.
         guard let update, update.visible.allSatisfy({ $0.value.isEmpty || showing.contains($0.key) }) else {
-            return try refreshWhole(owned, into: &changed)
+            return try await refreshWhole(owned, into: &changed)
         }
         guard let copies = update.copies else { return }
         let touched = change.written.union(change.removed)
-        try Self.eachViewer(update.visible) { viewer, visible in
-            let (updated, shown) = try self.update(
+        try await eachViewer(update.visible) { viewer, visible in
+            let (updated, shown) = try await self.update(
                 writing: copies.keeping(visible), removing: touched.subtracting(visible), in: sharedZone, for: viewer)
             if updated { changed.append((viewer, sharedZone)) }
-            note(sharedZone, shownBy: viewer, shown)
+            self.note(sharedZone, shownBy: viewer, shown)
         }
     }
 
     /// Brings one zone up to date in its viewers' copies, whole. Who sees what is worked out from the zone's
     /// skeletons, and only the records new or changed in a copy are copied: a write to a large shared zone costs a
     /// pass over it, not a copy of it.
-    private func refreshWhole(_ owned: OwnedZone, into changed: inout Changed) throws {
+    private func refreshWhole(_ owned: OwnedZone, into changed: inout Changed) async throws {
         let (owner, zone) = (owned.owner, owned.zone)
         let sharedZone = zone.sharedName(ownedBy: owner)
         let showing = viewers[sharedZone] ?? []
-        let shown = try engine.readNow(.privateDatabase(of: owner)) { owners -> [String: [String: String]] in
+        let shown = try await engine.read(.privateDatabase(of: owner)) { owners -> [String: [String: String]] in
             let shares = try owners.shares(in: zone)
             var viewers = SharedDatabaseRules.participants(of: shares).union(showing)
             viewers.remove(owner)
@@ -185,19 +191,19 @@ package final class SharedCopies<Engine: CloudStorageEngine>: @unchecked Sendabl
             }
             return shown
         }
-        try Self.eachViewer(shown) { viewer, visible in
+        try await eachViewer(shown) { viewer, visible in
             // Only this refresh writes the copy, so its tags can't change before the write below.
-            let tags = try engine.readNow(.sharedDatabase(of: viewer)) { try $0.changeTags(in: sharedZone) }
+            let tags = try await self.engine.read(.sharedDatabase(of: viewer)) { try $0.changeTags(in: sharedZone) }
             let new = visible.filter { tags[$0.key] != $0.value }.keys.sorted()
             // Read after the skeletons: a record changed since is written in its newer version, and one deleted
             // since is left to the refresh that follows its deletion.
-            let copies = try engine.readNow(.privateDatabase(of: owner)) { owners in
+            let copies = try await self.engine.read(.privateDatabase(of: owner)) { owners in
                 try owners.copies(of: new.map { CloudRecord.ID(recordName: $0, zoneID: zone) }, sharedBy: owner)
             }
-            if try show(Set(visible.keys), writing: copies, in: sharedZone, to: viewer) {
+            if try await self.show(Set(visible.keys), writing: copies, in: sharedZone, to: viewer) {
                 changed.append((viewer, sharedZone))
             }
-            note(sharedZone, shownBy: viewer, !visible.isEmpty)
+            self.note(sharedZone, shownBy: viewer, !visible.isEmpty)
         }
     }
 
@@ -207,8 +213,8 @@ package final class SharedCopies<Engine: CloudStorageEngine>: @unchecked Sendabl
     private func show(
         _ visible: Set<String>, writing copies: SharedRecordCopies, in sharedZone: CloudRecord.ZoneID,
         to viewer: String
-    ) throws -> Bool {
-        try engine.writeNow(.sharedDatabase(of: viewer)) { copy in
+    ) async throws -> Bool {
+        try await engine.write(.sharedDatabase(of: viewer)) { copy in
             let shown = try copy.containsZone(sharedZone)
             if visible.isEmpty {
                 return try shown && copy.deleteZone(sharedZone, reason: .deleted)
@@ -230,8 +236,8 @@ package final class SharedCopies<Engine: CloudStorageEngine>: @unchecked Sendabl
     private func update(
         writing copies: SharedRecordCopies, removing removed: Set<String>, in sharedZone: CloudRecord.ZoneID,
         for viewer: String
-    ) throws -> (changed: Bool, shown: Bool) {
-        try engine.writeNow(.sharedDatabase(of: viewer)) { copy in
+    ) async throws -> (changed: Bool, shown: Bool) {
+        try await engine.write(.sharedDatabase(of: viewer)) { copy in
             let shown = try copy.containsZone(sharedZone)
             if !shown {
                 guard !copies.records.isEmpty else { return (false, false) }
@@ -263,13 +269,13 @@ package final class SharedCopies<Engine: CloudStorageEngine>: @unchecked Sendabl
     /// Runs `body` for each viewer, in order, going on past one that fails (a copy that can't be written mustn't
     /// keep the others from losing what they no longer see); throws the first failure at the end, so that the zone
     /// is refreshed again.
-    private static func eachViewer<Visible>(
-        _ visible: [String: Visible], _ body: (String, Visible) throws -> Void
-    ) throws {
+    private func eachViewer<Visible: Sendable>(
+        _ visible: [String: Visible], _ body: (String, Visible) async throws -> Void
+    ) async throws {
         var failure: (any Error)?
         for (viewer, shown) in visible.sorted(by: { $0.key < $1.key }) {
             do {
-                try body(viewer, shown)
+                try await body(viewer, shown)
             } catch {
                 failure = failure ?? error
             }
