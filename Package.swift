@@ -187,8 +187,9 @@ let package = Package(
         .executableTarget(
             name: "SyncExample",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitSQLite", "NestedCloudKitSync",
-                "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // The server's virtual clock: the example's timeline is the same on every run.
+                "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitServer", "NestedCloudKitSQLite",
+                "NestedCloudKitSync", "ToolSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "SyncExample"
         ),
@@ -196,8 +197,8 @@ let package = Package(
         .executableTarget(
             name: "SharingExample",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitSync", "NestedCloudKitWebServices",
-                "NestedCloudKitEmulator", "ToolSupport",
+                "NestedCloudKitCodable", "NestedCloudKitMacros", "NestedCloudKitServer", "NestedCloudKitSync",
+                "NestedCloudKitWebServices", "NestedCloudKitEmulator", "ToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "SharingExample"
@@ -245,8 +246,8 @@ let package = Package(
         .testTarget(
             name: "NestedCloudKitEmulatorTests",
             dependencies: [
-                "NestedCloudKitCodable", "NestedCloudKitEmulator", "BackendTestSupport", "TestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "NestedCloudKitCodable", "NestedCloudKitEmulator", "NestedCloudKitServer", "BackendTestSupport",
+                "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // CloudKit's semantics, checked once against every database backend (BackendTestSupport's DatabaseBackend.all).

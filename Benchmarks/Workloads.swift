@@ -299,7 +299,7 @@ struct Workloads {
         await database.setLatency(sizes.latency)
         var decoder = CKRecordDecoder()
         decoder.maximumDepth = max(decoder.maximumDepth, depth)
-        var statistics = InMemoryCloudDatabase.Statistics()
+        var statistics = CloudRequestStatistics()
         try BenchmarkCheck.same(
             try await decoder.decode(TreeNode.self, from: rootRecord, referenceDatabase: database), root, name)
         let ours = try await harness.median {

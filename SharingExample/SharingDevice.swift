@@ -1,6 +1,7 @@
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitEmulator
+import NestedCloudKitServer
 import NestedCloudKitSync
 import NestedCloudKitWebServices
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitEmulator
+import NestedCloudKitServer
 import NestedCloudKitSync
 import NestedCloudKitWebServices
 import ToolSupport

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
+import NestedCloudKitServer
 import NestedCloudKitSync
 import ToolSupport
 

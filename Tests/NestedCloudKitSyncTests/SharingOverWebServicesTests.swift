@@ -2,6 +2,7 @@ import BackendTestSupport
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitEmulator
+import NestedCloudKitServer
 import NestedCloudKitWebServices
 import Testing
 

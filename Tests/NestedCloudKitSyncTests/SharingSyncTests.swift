@@ -1,6 +1,7 @@
 import BackendTestSupport
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitServer
 import Testing
 
 @testable import NestedCloudKitSync

@@ -1,6 +1,7 @@
 import Foundation
 import NestedCloudKitCodable
 import NestedCloudKitSQLite
+import NestedCloudKitServer
 import NestedCloudKitSync
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import NestedCloudKitCodable
+import NestedCloudKitServer
 import Testing
 
 @testable import NestedCloudKitSync

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitServer
 import Testing
 
 @testable import NestedCloudKitSync

@@ -126,7 +126,7 @@ public struct CloudQuery: Sendable, Hashable {
 
         /// Whether the comparator's value is a list of candidates (`in`, `listContainsAny`, `listContainsAll` and
         /// their negations) rather than one value.
-        public var takesList: Bool {
+        package var takesList: Bool {
             switch self {
             case .in, .notIn, .listContainsAny, .notListContainsAny, .listContainsAll, .notListContainsAll: true
             default: false
@@ -134,7 +134,7 @@ public struct CloudQuery: Sendable, Hashable {
         }
 
         /// Whether the comparator orders values rather than matching them, which needs a sortable field.
-        public var orders: Bool {
+        package var orders: Bool {
             switch self {
             case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals: true
             default: false
@@ -212,12 +212,5 @@ public struct CloudQuery: Sendable, Hashable {
             self.zoneID = zoneID
             self.position = position
         }
-    }
-
-    /// Whether `lhs` comes before `rhs` in this query's order; ties and an empty order fall back to the zone and
-    /// then the record name.
-    public func sortsBefore(_ lhs: CloudRecord, _ rhs: CloudRecord) -> Bool {
-        let order = CloudQueryOrder(self)
-        return order.precedes(order.position(of: lhs), order.position(of: rhs))
     }
 }

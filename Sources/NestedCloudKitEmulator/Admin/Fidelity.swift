@@ -1,9 +1,9 @@
 /// How closely the emulator follows CloudKit Web Services: each endpoint and rule, done, partial or absent, and how
 /// each ambiguity of Apple's documentation was resolved. `GET /emulator/v1/fidelity` serves this list, and a test
 /// keeps FIDELITY.md equal to it.
-public enum Fidelity {
+package enum Fidelity {
     /// How much of an endpoint or rule the emulator has.
-    public enum Status: String, Sendable, Codable {
+    package enum Status: String, Sendable, Codable {
         /// As CloudKit documents it.
         case done
         /// In part; the note says what is missing.
@@ -13,15 +13,15 @@ public enum Fidelity {
     }
 
     /// One endpoint or rule.
-    public struct Entry: Sendable, Codable, Hashable {
+    package struct Entry: Sendable, Codable, Hashable {
         /// The group it belongs to: Records, Zones, Authentication, …
-        public var area: String
+        package var area: String
         /// The endpoint or rule.
-        public var item: String
+        package var item: String
         /// How much of it the emulator has.
-        public var status: Status
+        package var status: Status
         /// What the emulator does, and how an ambiguity of the documentation was resolved.
-        public var note: String
+        package var note: String
     }
 
     private static func entry(_ area: String, _ item: String, _ status: Status, _ note: String) -> Entry {
@@ -29,7 +29,7 @@ public enum Fidelity {
     }
 
     /// Every endpoint and rule, in FIDELITY.md's order.
-    public static let entries: [Entry] = [
+    package static let entries: [Entry] = [
         entry(
             "Records", "records/modify", .done,
             "All seven operation types; change tags checked under a per-database lock; `atomic` in custom zones (ignored in the default zone, as CloudKit does); `desiredKeys`; at most 200 operations. A `create` without a `recordName` gets a random UUID, which the answer's record carries (\"If you don't provide a record name, CloudKit assigns one for you\"); any other operation needs one."

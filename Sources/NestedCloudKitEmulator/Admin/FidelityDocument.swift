@@ -1,7 +1,7 @@
 /// FIDELITY.md as the fidelity list renders it; a test keeps the committed file equal to this.
-public enum FidelityDocument {
+package enum FidelityDocument {
     /// The Markdown of FIDELITY.md: its introduction, then a table of the entries per area.
-    public static var markdown: String {
+    package static var markdown: String {
         var lines = [
             "# Fidelity of the CloudKit emulator",
             "",

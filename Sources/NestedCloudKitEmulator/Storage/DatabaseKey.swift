@@ -2,9 +2,9 @@ import Foundation
 
 /// One of the emulator's databases: CloudKit keeps a public database per container and environment, and a
 /// private and a shared database per user.
-public struct DatabaseKey: Sendable, Hashable, Codable, CustomStringConvertible {
+package struct DatabaseKey: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The database's scope, as the path names it.
-    public enum Scope: String, Sendable, Hashable, Codable, CaseIterable {
+    package enum Scope: String, Sendable, Hashable, Codable, CaseIterable {
         /// The container's public database, one per environment.
         case `public`
         /// A user's private database.
@@ -23,16 +23,16 @@ public struct DatabaseKey: Sendable, Hashable, Codable, CustomStringConvertible 
     }
 
     /// The container identifier, as the path names it (any name works).
-    public var container: String
+    package var container: String
     /// The environment, development or production.
-    public var environment: EmulatorEnvironment
+    package var environment: EmulatorEnvironment
     /// Public, private or shared.
-    public var scope: Scope
+    package var scope: Scope
     /// The owner of a private or shared database; `nil` for the public one.
-    public var user: String?
+    package var user: String?
 
     /// A database of a container; `user` is ignored for the public database, which no user owns.
-    public init(container: String, environment: EmulatorEnvironment, scope: Scope, user: String? = nil) {
+    package init(container: String, environment: EmulatorEnvironment, scope: Scope, user: String? = nil) {
         self.container = container
         self.environment = environment
         self.scope = scope
@@ -40,7 +40,7 @@ public struct DatabaseKey: Sendable, Hashable, Codable, CustomStringConvertible 
     }
 
     /// `iCloud.com.example.app/development/private of alice`.
-    public var description: String {
+    package var description: String {
         "\(container)/\(environment.rawValue)/\(scope.rawValue)" + (user.map { " of \($0)" } ?? "")
     }
 
@@ -64,13 +64,4 @@ public struct DatabaseKey: Sendable, Hashable, Codable, CustomStringConvertible 
     static func unsafe(_ name: String) -> String {
         name.removingPercentEncoding ?? name
     }
-}
-
-/// The CloudKit environment the emulator serves.
-public enum EmulatorEnvironment: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Record types and fields are created by the first save that uses them.
-    case development
-    /// Record types and fields must exist in an imported schema; queries need their fields marked queryable or
-    /// sortable.
-    case production
 }

@@ -25,7 +25,7 @@ extension InMemoryCloudDatabase {
     }
 
     /// Makes the next request of a kind fail with `error`, whatever requests come before it.
-    public func failNextRequest(to kind: RequestKind, with error: CloudDatabaseError) {
+    public func failNextRequest(to kind: CloudRequestKind, with error: CloudDatabaseError) {
         gate.failNextRequest(to: kind, with: error)
     }
 
@@ -54,7 +54,7 @@ extension InMemoryCloudDatabase {
     /// Makes the next request of a kind take effect, then fail as if its response were lost on the way
     /// (`CloudDatabaseError/serverResponseLost`): `loseNextResponse(to: .modify)` loses the answer to an upload
     /// whatever requests come before it.
-    public func loseNextResponse(to kind: RequestKind) {
+    public func loseNextResponse(to kind: CloudRequestKind) {
         gate.loseNextResponse(to: kind)
     }
 

@@ -35,7 +35,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudServerFront {
     public var latency: Duration { gate.latency }
 
     /// What the database has been asked so far.
-    public var statistics: Statistics { gate.statistics }
+    public var statistics: CloudRequestStatistics { gate.statistics }
 
     /// The server every request goes to, over the in-memory storage.
     package nonisolated let cloudServer: CloudServer<InMemoryStorage>
@@ -139,14 +139,6 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudServerFront {
         guard let currentUser else { throw CloudDatabaseError.notAuthenticated }
         return currentUser
     }
-}
-
-extension InMemoryCloudDatabase {
-    /// The kinds of request, as ``Statistics`` counts them and ``loseNextResponse(to:)`` aims at them.
-    public typealias RequestKind = CloudRequestKind
-
-    /// What an ``InMemoryCloudDatabase`` has been asked.
-    public typealias Statistics = CloudRequestStatistics
 }
 
 extension Result {

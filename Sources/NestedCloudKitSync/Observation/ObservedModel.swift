@@ -24,7 +24,7 @@ import Observation
 /// after every transaction that changes the model. Changing ``id``, ``zoneID`` or ``store`` observes again.
 @MainActor
 @Observable
-public final class ObservedModel<Model: StoreDecodable & Identifiable> {
+public final class ObservedModel<Model: CKDecodable & Identifiable> {
     /// The model at the last change; `nil` before the first result, and while the store doesn't have it.
     public var model: Model? { result.value }
 

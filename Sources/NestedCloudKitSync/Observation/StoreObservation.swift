@@ -221,7 +221,7 @@ extension SyncStore {
 
     /// One model, by identifier, now and after every change to what it reads: `nil` while the store doesn't have
     /// it. Every result is delivered; see the `Equatable` overload.
-    public func observe<Model: StoreDecodable & Identifiable>(
+    public func observe<Model: CKDecodable & Identifiable>(
         _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil
     ) -> StoreObservation<Model?> {
         observe(type, id: id, in: zoneID, removingDuplicates: nil)
@@ -229,13 +229,13 @@ extension SyncStore {
 
     /// One model, by identifier, now and after every change to it: `nil` while the store doesn't have it. A change
     /// that leaves it equal delivers nothing.
-    public func observe<Model: StoreDecodable & Identifiable & Equatable>(
+    public func observe<Model: CKDecodable & Identifiable & Equatable>(
         _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil
     ) -> StoreObservation<Model?> {
         observe(type, id: id, in: zoneID, removingDuplicates: { $0 == $1 })
     }
 
-    func observe<Model: StoreDecodable & Identifiable>(
+    func observe<Model: CKDecodable & Identifiable>(
         _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID?,
         removingDuplicates isDuplicate: (@Sendable (Model?, Model?) -> Bool)?
     ) -> StoreObservation<Model?> {

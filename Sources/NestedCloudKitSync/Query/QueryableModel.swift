@@ -21,7 +21,7 @@ import NestedCloudKitCodable
 /// let open = try await store.fetch(
 ///     ModelQuery(Note.self).filter(.equals(.isDone, false)).sorted(by: .descending(.due)).limit(50))
 /// ```
-public protocol QueryableModel: StoreDecodable, CKRecordRepresentable {
+public protocol QueryableModel: CKDecodable, CKRecordRepresentable {
     /// The keys the model's fields are stored under: the record's field names.
     associatedtype CodingKeys: CodingKey
 

@@ -25,7 +25,7 @@ extension SyncStore {
     ///   version of the model wrote; ``SyncError/notFound(_:)`` if the store has no such model; what `change`
     ///   throws (nothing is saved); `CKCodableError` if the model can't be decoded or encoded.
     @discardableResult
-    public func update<Model: StoreDecodable & CKEncodable & Identifiable>(
+    public func update<Model: CKDecodable & CKEncodable & Identifiable>(
         _ type: Model.Type, id: Model.ID, in zoneID: CloudRecord.ZoneID? = nil,
         _ change: @escaping @Sendable (inout Model) throws -> Void
     ) async throws -> Model {

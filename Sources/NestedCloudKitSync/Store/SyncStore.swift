@@ -233,7 +233,7 @@ public final class SyncStore: Sendable, StoreConnected {
     /// Decodes the model whose record has a name, with everything it references, from the store, in one read.
     ///
     /// - Returns: The model, or `nil` if the store has no record with that name.
-    public func fetch<Value: StoreDecodable>(
+    public func fetch<Value: CKDecodable>(
         _ type: Value.Type, recordName: String, in zoneID: CloudRecord.ZoneID? = nil
     ) async throws -> Value? {
         let id = CloudRecord.ID(recordName: recordName, zoneID: zoneID ?? self.zoneID)
@@ -241,7 +241,7 @@ public final class SyncStore: Sendable, StoreConnected {
     }
 
     /// Decodes the model with an identifier, with everything it references, from the store.
-    public func fetch<Value: StoreDecodable & Identifiable>(
+    public func fetch<Value: CKDecodable & Identifiable>(
         _ type: Value.Type, id: Value.ID, in zoneID: CloudRecord.ZoneID? = nil
     ) async throws -> Value? {
         try await fetch(type, recordName: NestedCloudKitCodable.recordName(describing: id), in: zoneID)
@@ -255,7 +255,7 @@ public final class SyncStore: Sendable, StoreConnected {
     ///   - recordType: The type's record type; its name unless the type declares another
     ///     `CKRecordRepresentable/cloudKitRecordType`.
     ///   - zoneID: The zone; the store's ``zoneID`` if omitted.
-    public func fetchAll<Value: StoreDecodable>(
+    public func fetchAll<Value: CKDecodable>(
         _ type: Value.Type, recordType: String? = nil, in zoneID: CloudRecord.ZoneID? = nil
     ) async throws -> [Value] {
         let zone = zoneID ?? self.zoneID
@@ -266,7 +266,7 @@ public final class SyncStore: Sendable, StoreConnected {
     }
 
     /// Decodes every model that references a record, optionally through one field, in one read.
-    public func fetch<Value: StoreDecodable>(
+    public func fetch<Value: CKDecodable>(
         _ type: Value.Type, referencing target: CloudRecord.ID, field: String? = nil
     ) async throws -> [Value] {
         try await read { db in

@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitServer
 import NestedCloudKitSync
 
 /// A simulated device: a local store and an engine, on a server shared with other devices.
