@@ -9,7 +9,7 @@ import Foundation
 ///
 /// Each `CKEncodable` value becomes a record named by its ``CKRecordRepresentable/cloudKitIdentifier``, of type
 /// ``CKRecordRepresentable/cloudKitRecordType``, in the encoder's ``zoneID``. Its properties become fields
-/// (see the mapping table in the README); a nested `CKEncodable` property becomes a ``CloudReference`` to a record
+/// (see the mapping table in "How Values Are Stored"); a nested `CKEncodable` property becomes a ``CloudReference`` to a record
 /// of its own, an array of them a reference list. No value is dropped: what can't be mapped is an error that
 /// names its coding path.
 ///

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Maps an ``EncodedNode`` onto a record's fields: the value mapping of the README's table, in one place.
+/// Maps an ``EncodedNode`` onto a record's fields: the value mapping of "How Values Are Stored", in one place.
 ///
 /// A field's CloudKit type must not depend on the data, because CloudKit fixes a field's type when the field is
 /// first saved: an array of optionals is always JSON (even with no `nil` in it), a dictionary always JSON, and

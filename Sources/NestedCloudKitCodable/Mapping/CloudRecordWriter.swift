@@ -3,7 +3,7 @@ import Foundation
 /// Where a ``CloudRecordEncodable`` model writes its fields: one record, with the encoder's settings.
 ///
 /// Each method stores a value exactly as the keyed container of a `Codable` model stores the same value under
-/// the same key (see the mapping table in the README): the type's field options and the encoder's strategies
+/// the same key (see the mapping table in "How Values Are Stored"): the type's field options and the encoder's strategies
 /// apply, a `nil` clears the field, a nested model becomes a reference to a record of its own (queued to be
 /// encoded, deduplicated by ID, cycles closed), and an error names the coding path, record and field.
 ///

@@ -22,8 +22,9 @@ import NestedCloudKitServer
 ///
 /// - **Files.** `private-USER.sqlite` and `shared-USER.sqlite`, the user record name percent-encoded. Each file is
 ///   marked with its user and scope, so a server opened on the directory again finds them.
-/// - **After a crash.** A shared copy is derived from the owners' files: opening the server brings every one up to
-///   date, so a process killed between an owner's write and the copy's refresh loses nothing.
+/// - **After a crash.** A shared copy is derived from the owners' files: a server opened again brings every one up
+///   to date before its first request reads or writes a shared database, so a process killed between an owner's
+///   write and the copy's refresh loses nothing.
 /// - **Concurrent.** Requests run in parallel; shared copies are refreshed one at a time.
 public final class SQLiteCloudServer: Sendable {
     /// The directory of the files.
