@@ -296,16 +296,16 @@ struct Workloads {
         let database = InMemoryCloudDatabase(maximumItemsPerRequest: 400)
         let saved = try await database.saveRecords(try CKRecordEncoder().encodeRecords(root))
         let rootRecord = saved[saved.count - 1]
-        await database.setLatency(sizes.latency)
+        database.network.latency = sizes.latency
         var decoder = CKRecordDecoder()
         decoder.maximumDepth = max(decoder.maximumDepth, depth)
         var statistics = CloudRequestStatistics()
         try BenchmarkCheck.same(
             try await decoder.decode(TreeNode.self, from: rootRecord, referenceDatabase: database), root, name)
         let ours = try await harness.median {
-            await database.resetStatistics()
+            database.network.resetStatistics()
             blackHole(try await decoder.decode(TreeNode.self, from: rootRecord, referenceDatabase: database))
-            statistics = await database.statistics
+            statistics = database.network.statistics
         }
         // The floor: one round trip per level; each level split into requests of at most 400.
         var levels: [Int] = []

@@ -14,13 +14,13 @@ struct FaultInjectingDatabaseTests {
     private func makeDatabases() async throws -> (FaultInjectingDatabase, InMemoryCloudDatabase) {
         let base = InMemoryCloudDatabase()
         _ = try await base.modifyRecordZones(saving: [zone], deleting: [])
-        await base.resetStatistics()
+        base.network.resetStatistics()
         return (FaultInjectingDatabase(base), base)
     }
 
     @Test func aLostResponseIsLostAfterTheBaseAppliedTheRequest() async throws {
         let (database, base) = try await makeDatabases()
-        await database.loseNextResponse(to: .modify)
+        database.network.loseNextResponse(to: .modify)
         _ = try await database.allRecordZones()
         await #expect(throws: CloudDatabaseError.serverResponseLost) {
             _ = try await database.save(record("Note", "a", ["text": .string("1")], zone: zone))
@@ -32,20 +32,20 @@ struct FaultInjectingDatabaseTests {
 
     @Test func aFailedRequestNeverReachesTheBase() async throws {
         let (database, base) = try await makeDatabases()
-        await database.failNextRequest(to: .zoneChanges, with: .serviceUnavailable(retryAfter: 2))
+        database.network.failNextRequest(to: .zoneChanges, with: .serviceUnavailable(retryAfter: 2))
         await #expect(throws: CloudDatabaseError.serviceUnavailable(retryAfter: 2)) {
             _ = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
         }
-        #expect(await base.statistics.changeRequests == 0)
+        #expect(base.network.statistics.changeRequests == 0)
         _ = try await database.recordZoneChanges(inZoneWith: zone, since: nil)
-        #expect(await base.statistics.changeRequests == 1)
-        #expect(await database.statistics.changeRequests == 2)
+        #expect(base.network.statistics.changeRequests == 1)
+        #expect(database.network.statistics.changeRequests == 2)
     }
 
     @Test func aFailedRecordTakesItsCustomZoneWithItInAnAtomicRequest() async throws {
         let (database, base) = try await makeDatabases()
         let failed = CloudRecord.ID(recordName: "a", zoneID: zone)
-        await database.failRecord(failed, with: .permissionFailure("no"))
+        database.network.failRecord(failed, with: .permissionFailure("no"))
         let results = try await database.modifyRecords(
             saving: [
                 record("Note", "a", [:], zone: zone), record("Note", "b", [:], zone: zone), record("Note", "c", [:]),
@@ -56,18 +56,18 @@ struct FaultInjectingDatabaseTests {
         #expect(try results.saveResults[CloudRecord.ID(recordName: "c")]?.get().id.recordName == "c")
         // The default zone has no atomic changes: its record alone reached the server.
         #expect(await base.allRecords.map(\.id.recordName) == ["c"])
-        #expect(await base.statistics.recordsSaved == 1)
+        #expect(base.network.statistics.recordsSaved == 1)
     }
 
     @Test func aFailedRecordFailsAloneInAFetch() async throws {
         let (database, _) = try await makeDatabases()
         try await database.saveRecords([record("Note", "a", [:]), record("Note", "b", [:])])
         let a = CloudRecord.ID(recordName: "a")
-        await database.failRecord(a, with: .networkFailure("lost"))
+        database.network.failRecord(a, with: .networkFailure("lost"))
         let results = try await database.records(for: [a, CloudRecord.ID(recordName: "b")])
         #expect(throws: CloudDatabaseError.networkFailure("lost")) { try results[a]?.get() }
         #expect(try results[CloudRecord.ID(recordName: "b")]?.get().id.recordName == "b")
-        #expect(await database.statistics.recordsFetched == 1)
+        #expect(database.network.statistics.recordsFetched == 1)
     }
 
     @Test func requestsWaitTheLatencyOnTheInjectedClock() async throws {
@@ -76,14 +76,14 @@ struct FaultInjectingDatabaseTests {
         _ = try await database.allRecordZones()
         _ = try await database.userRecordName()
         #expect(clock.waits == [.milliseconds(40), .milliseconds(40)])
-        #expect(await database.statistics.zoneRequests == 1)
-        #expect(await database.statistics.accountRequests == 1)
+        #expect(database.network.statistics.zoneRequests == 1)
+        #expect(database.network.statistics.accountRequests == 1)
     }
 
     @Test func aRequestOverTheBaseLimitIsRefusedBeforeItTakesEffect() async throws {
         let database = FaultInjectingDatabase(InMemoryCloudDatabase(maximumItemsPerRequest: 2))
         // A lost response aimed at the next modify is kept for one that takes effect.
-        await database.loseNextResponse(to: .modify)
+        database.network.loseNextResponse(to: .modify)
         await #expect(throws: CloudDatabaseError.limitExceeded(limit: 2, requested: 3)) {
             _ = try await database.modifyRecords(
                 saving: ["a", "b", "c"].map { record("Note", $0, [:]) }, deleting: [],

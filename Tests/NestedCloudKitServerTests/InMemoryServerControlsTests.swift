@@ -57,10 +57,10 @@ struct InMemoryServerControlsTests {
     /// applies first, and only then does the account fail it; over the limit, the limit fails it first.
     @Test func aSignedOutRequestIsCountedAndMeetsItsFaultBeforeTheAccountFailsIt() async throws {
         let database = try await makeDatabase()
-        await database.resetStatistics()
+        database.network.resetStatistics()
         await database.signOut()
         await #expect(throws: CloudDatabaseError.notAuthenticated) { _ = try await database.allRecordZones() }
-        await database.failNextRequest(with: .networkFailure("dropped"))
+        database.network.failNextRequest(with: .networkFailure("dropped"))
         await #expect(throws: CloudDatabaseError.networkFailure("dropped")) {
             _ = try await database.records(for: [CloudRecord.ID(recordName: "x")])
         }
@@ -70,7 +70,7 @@ struct InMemoryServerControlsTests {
         await #expect(throws: CloudDatabaseError.notAuthenticated) {
             _ = try await database.acceptShare(shortGUID: "nothing")
         }
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.requests == 4)
         #expect(statistics.fetchRequests == 2)
     }
@@ -104,8 +104,8 @@ struct InMemoryServerControlsTests {
 
     @Test func faultsAndLostAnswersAimedAtAKindOfRequestWaitForIt() async throws {
         let database = try await makeDatabase()
-        await database.loseNextResponse(to: .modify)
-        await database.failNextRequest(to: .zoneChanges, with: .serviceUnavailable(retryAfter: 3))
+        database.network.loseNextResponse(to: .modify)
+        database.network.failNextRequest(to: .zoneChanges, with: .serviceUnavailable(retryAfter: 3))
         // Requests of other kinds go through.
         _ = try await database.databaseChanges(since: nil)
         _ = try await database.records(for: [CloudRecord.ID(recordName: "x", zoneID: zone)])
@@ -131,7 +131,7 @@ struct InMemoryServerControlsTests {
 
     @Test func aLostResponseHappensAfterTheRequestTookEffect() async throws {
         let database = try await makeDatabase()
-        await database.loseNextResponse()
+        database.network.loseNextResponse()
         await #expect(throws: CloudDatabaseError.serverResponseLost) {
             _ = try await database.save(record("Note", "a", ["text": .string("1")], zone: zone))
         }
@@ -184,9 +184,9 @@ struct InMemoryServerControlsTests {
             page = try await database.recordZoneChanges(inZoneWith: zone, since: token)
         }
         _ = try await database.save(record("Note", "latest", ["text": .string("y")], zone: zone))
-        await database.resetStatistics()
+        database.network.resetStatistics()
         let latest = try await database.recordZoneChanges(inZoneWith: zone, since: page.changeToken)
         #expect(latest.modifications.map(\.id.recordName) == ["latest"])
-        #expect(await database.statistics.recordsFetched == 1)
+        #expect(database.network.statistics.recordsFetched == 1)
     }
 }

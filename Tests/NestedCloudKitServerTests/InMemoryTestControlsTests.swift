@@ -17,7 +17,7 @@ struct InMemoryTestControlsTests {
         _ = try await database.records(matching: CloudQuery(recordType: "Note"))
         try await database.deleteRecord(withID: CloudRecord.ID(recordName: "a"))
 
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.requests == 4)
         #expect(statistics.modifyRequests == 2)
         #expect(statistics.fetchRequests == 1)
@@ -31,10 +31,10 @@ struct InMemoryTestControlsTests {
     @Test func resetStatisticsStartsTheCountsAgain() async throws {
         let database = InMemoryCloudDatabase()
         try await database.saveRecords([record("Note", "a", [:])])
-        await database.resetStatistics()
+        database.network.resetStatistics()
         _ = try await database.records(for: [CloudRecord.ID(recordName: "a")])
 
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.requests == 1)
         #expect(statistics.fetchRequests == 1)
         #expect(statistics.modifyRequests == 0)
@@ -45,7 +45,7 @@ struct InMemoryTestControlsTests {
     @Test func failNextRequestFailsOnlyTheNextRequestAndWritesNothing() async throws {
         let database = InMemoryCloudDatabase()
         let note = record("Note", "n", [:])
-        await database.failNextRequest(with: .serviceUnavailable(retryAfter: 3))
+        database.network.failNextRequest(with: .serviceUnavailable(retryAfter: 3))
 
         await #expect(throws: CloudDatabaseError.serviceUnavailable(retryAfter: 3)) {
             _ = try await database.save(note)
@@ -56,7 +56,7 @@ struct InMemoryTestControlsTests {
 
     @Test func throttleNextRequestIsRateLimitedWithItsRetryAfterInterval() async throws {
         let database = InMemoryCloudDatabase()
-        await database.throttleNextRequest(retryAfter: 2.5)
+        database.network.throttleNextRequest(retryAfter: 2.5)
 
         let error = await #expect(throws: CloudDatabaseError.self) {
             _ = try await database.records(for: [CloudRecord.ID(recordName: "n")])
@@ -69,7 +69,7 @@ struct InMemoryTestControlsTests {
 
     @Test func dropNextConnectionIsARetryableNetworkFailure() async throws {
         let database = InMemoryCloudDatabase()
-        await database.dropNextConnection()
+        database.network.dropNextConnection()
 
         let error = await #expect(throws: CloudDatabaseError.self) { _ = try await database.allRecordZones() }
         guard case .networkFailure? = error else {
@@ -83,20 +83,20 @@ struct InMemoryTestControlsTests {
 
     @Test func failRequestNumberFailsThatRequestOnly() async throws {
         let database = InMemoryCloudDatabase()
-        await database.failRequest(number: 3, with: .quotaExceeded)
+        database.network.failRequest(number: 3, with: .quotaExceeded)
         let id = CloudRecord.ID(recordName: "n")
 
         _ = try await database.records(for: [id])
         _ = try await database.records(for: [id])
         await #expect(throws: CloudDatabaseError.quotaExceeded) { _ = try await database.records(for: [id]) }
         _ = try await database.records(for: [id])
-        #expect(await database.statistics.requests == 4)
+        #expect(database.network.statistics.requests == 4)
     }
 
     @Test func failRecordFailsThatRecordOfANonAtomicBatchWhileTheOthersSave() async throws {
         let database = InMemoryCloudDatabase()
         let records = ["a", "b", "c"].map { record("Note", $0, [:]) }
-        await database.failRecord(records[1].id, with: .quotaExceeded)
+        database.network.failRecord(records[1].id, with: .quotaExceeded)
 
         let results = try await database.modifyRecords(
             saving: records, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
@@ -112,7 +112,7 @@ struct InMemoryTestControlsTests {
     @Test func failRecordFailsOnlyTheNextRequestForThatRecord() async throws {
         let database = InMemoryCloudDatabase()
         let note = record("Note", "n", [:])
-        await database.failRecord(note.id, with: .quotaExceeded)
+        database.network.failRecord(note.id, with: .quotaExceeded)
 
         await #expect(throws: CloudDatabaseError.quotaExceeded) { _ = try await database.save(note) }
         _ = try await database.save(note)
@@ -121,7 +121,7 @@ struct InMemoryTestControlsTests {
     @Test func failRecordFailsAFetchOfThatRecord() async throws {
         let database = InMemoryCloudDatabase()
         let saved = try await database.save(record("Note", "n", [:]))
-        await database.failRecord(saved.id, with: .permissionFailure("no"))
+        database.network.failRecord(saved.id, with: .permissionFailure("no"))
 
         #expect(try await database.records(for: [saved.id])[saved.id] == .failure(.permissionFailure("no")))
         #expect(try await database.records(for: [saved.id])[saved.id] == .success(saved))
@@ -131,7 +131,7 @@ struct InMemoryTestControlsTests {
         let database = InMemoryCloudDatabase()
         _ = try await database.modifyRecordZones(saving: [zoneA], deleting: [])
         let records = ["a", "b"].map { record("Note", $0, [:], zone: zoneA) }
-        await database.failRecord(records[0].id, with: .quotaExceeded)
+        database.network.failRecord(records[0].id, with: .quotaExceeded)
 
         let results = try await database.modifyRecords(saving: records)
         #expect(results.saveResults[records[0].id] == .failure(.quotaExceeded))
@@ -146,7 +146,7 @@ struct InMemoryTestControlsTests {
         let injected = record("Note", "a", [:], zone: zoneA)
         let duplicate = record("Note", "taken", ["text": .string("client")], zone: zoneB)
         let good = record("Note", "good", [:], zone: zoneB)
-        await database.failRecord(injected.id, with: .quotaExceeded)
+        database.network.failRecord(injected.id, with: .quotaExceeded)
 
         let results = try await database.modifyRecords(saving: [injected, duplicate, good])
         #expect(results.saveResults[injected.id] == .failure(.quotaExceeded))
@@ -168,7 +168,7 @@ struct InMemoryTestControlsTests {
 
     @Test func setLatencyChangesTheDelay() async throws {
         let database = InMemoryCloudDatabase()
-        await database.setLatency(.milliseconds(50))
+        database.network.latency = .milliseconds(50)
         let clock = ContinuousClock()
 
         let elapsed = try await clock.measure { _ = try await database.allRecordZones() }

@@ -99,10 +99,10 @@ private struct Simulation {
                     server: server, clock: scenario.clock, path: paths[index], configuration: configuration)
             case 6:
                 switch random.next() % 4 {
-                case 0: await scenario.server.loseNextResponse()
-                case 1: await scenario.server.throttleNextRequest(retryAfter: 3)
-                case 2: await scenario.server.failNextRequest(with: .networkFailure("offline"))
-                default: await scenario.server.failNextRequest(with: .serviceUnavailable(retryAfter: nil))
+                case 0: scenario.server.network.loseNextResponse()
+                case 1: scenario.server.network.throttleNextRequest(retryAfter: 3)
+                case 2: scenario.server.network.failNextRequest(with: .networkFailure("offline"))
+                default: scenario.server.network.failNextRequest(with: .serviceUnavailable(retryAfter: nil))
                 }
                 try await sync(device, index: index, unsent: &unsent, server: server)
             default:

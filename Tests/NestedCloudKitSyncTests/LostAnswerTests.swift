@@ -50,7 +50,7 @@ struct LostAnswerTests {
             try await a.store.save(Note(id: "n", title: "v1", body: ""))
             try await a.sync()
             try await a.store.save(Note(id: "n", title: "v2", body: ""))
-            await scenario.server.loseNextResponse(to: .modify)
+            scenario.server.network.loseNextResponse(to: .modify)
             await #expect(throws: SyncError.database(.serverResponseLost)) { try await a.sync() }
             try await a.store.save(Note(id: "n", title: "v3", body: ""))
             try await a.sync()
@@ -67,7 +67,7 @@ struct LostAnswerTests {
         try await a.sync()
         for title in ["v2", "v3"] {
             try await a.store.save(Note(id: "n", title: title, body: ""))
-            await scenario.server.loseNextResponse(to: .modify)
+            scenario.server.network.loseNextResponse(to: .modify)
             await #expect(throws: SyncError.self) { try await a.sync() }
         }
         try await a.store.save(Note(id: "n", title: "v4", body: ""))
@@ -84,7 +84,7 @@ struct LostAnswerTests {
         try await a.sync()
         try await b.sync()
         try await a.store.save(Note(id: "n", title: "a's v2", body: ""))
-        await scenario.server.loseNextResponse(to: .modify)
+        scenario.server.network.loseNextResponse(to: .modify)
         await #expect(throws: SyncError.self) { try await a.sync() }
         try await b.sync()
         try await b.store.save(Note(id: "n", title: "b's", body: ""))

@@ -132,7 +132,7 @@ struct ObservableObjectsTests {
         }
         #expect(state.lastSuccessfulSync == clock.now())
 
-        await server.failNextRequest(with: .quotaExceeded)
+        server.network.failNextRequest(with: .quotaExceeded)
         try await store.save(Chore(id: "b", title: "b"))
         await #expect(throws: SyncError.self) { try await engine.sync() }
         try await waitUntil { state.lastError != nil }

@@ -244,8 +244,8 @@ struct SyncScenarioTests {
         try await a.store.save(school)
         try await a.sync()
         #expect(try await a.store.pendingChanges().isEmpty)
-        #expect(await scenario.server.statistics.recordsSaved == 12)
-        #expect(await scenario.server.statistics.modifyRequests == 4)
+        #expect(scenario.server.network.statistics.recordsSaved == 12)
+        #expect(scenario.server.network.statistics.modifyRequests == 4)
         let b = try await scenario.device()
         try await b.sync()
         #expect(try await b.store.fetch(School.self, id: "s") == school)
@@ -287,7 +287,7 @@ struct SyncScenarioTests {
         let scenario = Scenario()
         let a = try await scenario.device()
         try await a.store.save(Note(id: "n", title: "t", body: ""))
-        await scenario.server.throttleNextRequest(retryAfter: 30)
+        scenario.server.network.throttleNextRequest(retryAfter: 30)
         try await a.sync()
         #expect(scenario.clock.waits == [.seconds(30)])
         #expect(await scenario.serverNotes()["n"]?.title == "t")
@@ -298,7 +298,7 @@ struct SyncScenarioTests {
         let a = try await scenario.device()
         try await a.sync()
         try await a.store.save(Note(id: "n", title: "t", body: ""))
-        await scenario.server.loseNextResponse()
+        scenario.server.network.loseNextResponse()
         try await a.sync()
         #expect(a.recorder.resolutions.isEmpty)
         #expect(try await a.store.pendingChanges().isEmpty)
@@ -315,7 +315,7 @@ struct SyncScenarioTests {
         let a = try await scenario.device()
         try await a.sync()
         try await a.store.save(Note(id: "n", title: "t", body: ""))
-        await scenario.server.failRecord(scenario.recordID("n"), with: .quotaExceeded)
+        scenario.server.network.failRecord(scenario.recordID("n"), with: .quotaExceeded)
         await #expect(throws: SyncError.halted(.quotaExceeded)) { try await a.sync() }
         #expect(a.recorder.events.contains(.halted(.quotaExceeded)))
         #expect(try await a.store.pendingChanges().map(\.recordID.recordName) == ["n"])
@@ -373,7 +373,7 @@ struct SyncScenarioTests {
             }
             try await a.store.save(Note(id: "n", title: "second", body: ""))
             // The server applies the upload; the answer is lost and the sync gives up.
-            await scenario.server.loseNextResponse()
+            scenario.server.network.loseNextResponse()
             await #expect(throws: SyncError.self) { try await a.sync() }
             try await a.store.deleteRecords(withIDs: [scenario.recordID("n")])
             try await a.sync()
@@ -562,7 +562,7 @@ struct SyncScenarioTests {
         async let first = a.engine.sync()
         async let second = a.engine.sync()
         let (one, other) = try await (first, second)
-        #expect(await scenario.server.statistics.modifyRequests == 1)
+        #expect(scenario.server.network.statistics.modifyRequests == 1)
         // The call that joined gets the same sync's summary.
         #expect(one == other)
         #expect(one.sentSaveCount == 1)

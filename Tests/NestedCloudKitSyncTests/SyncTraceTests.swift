@@ -141,7 +141,7 @@ struct SyncTraceTests {
         try await device.store.save(Note(id: "refused", title: "secret 6b2e", body: ""))
         await flaky.fail(scenario.recordID("refused"), with: .invalidArguments("secret 6b2e"), times: 1)
         try await device.sync()
-        await scenario.server.failNextRequest(with: .requestRateLimited(retryAfter: 0))
+        scenario.server.network.failNextRequest(with: .requestRateLimited(retryAfter: 0))
         _ = try? await device.sync()
         await trace.close()
 

@@ -101,7 +101,7 @@ struct ZoneDeletionTests {
         try await a.store.save(Note(id: "n3", title: "three", body: ""))
         try await a.sync()
         // B applies the purge, then fails fetching the zone's new contents.
-        await scenario.server.failNextRequest(to: .zoneChanges, with: .serviceUnavailable(retryAfter: nil))
+        scenario.server.network.failNextRequest(to: .zoneChanges, with: .serviceUnavailable(retryAfter: nil))
         await #expect(throws: SyncError.self) { try await b.sync() }
         #expect(try await b.note("n1") == nil)
         try await b.store.save(Note(id: "new", title: "saved after the purge", body: ""))

@@ -70,7 +70,7 @@ package func roundTrip<Value: CKCodable>(
     }
     let saved = try await database.saveRecords(records)
     let root = try #require(saved.last, sourceLocation: sourceLocation)
-    await database.resetStatistics()
+    database.network.resetStatistics()
     let decoded = try await decoder.decode(Value.self, from: root, referenceDatabase: database)
     return (decoded, database)
 }

@@ -40,14 +40,14 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     /// The most items one request may hold.
     package let maximumItemsPerRequest: Int
     /// What every request passes through on a test's server (numbers, latency, faults, statistics), or `nil`.
-    package let gate: RequestGate?
+    package let gate: SimulatedNetwork?
     let options: CloudServerOptions
     /// The participants' copies, on a server whose users share records (``CloudServerOptions/sharedDatabases``).
     let copies: SharedCopies<Engine>?
     let events = ServerEvents()
 
     package init(
-        engine: Engine, maximumItemsPerRequest: Int, options: CloudServerOptions, gate: RequestGate? = nil
+        engine: Engine, maximumItemsPerRequest: Int, options: CloudServerOptions, gate: SimulatedNetwork? = nil
     ) {
         self.engine = engine
         self.maximumItemsPerRequest = maximumItemsPerRequest

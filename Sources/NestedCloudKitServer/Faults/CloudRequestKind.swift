@@ -1,7 +1,7 @@
 import Foundation
 
 /// The kinds of request a database is asked, as ``CloudRequestStatistics`` counts them and a test aims a fault at
-/// them (`InMemoryCloudDatabase.loseNextResponse(to:)`, ``FaultInjectingDatabase/failNextRequest(to:with:)``).
+/// them (``SimulatedNetwork/loseNextResponse(to:)``, ``SimulatedNetwork/failNextRequest(to:with:)``).
 public enum CloudRequestKind: Sendable, Hashable, CaseIterable {
     /// Fetching records by ID.
     case fetch

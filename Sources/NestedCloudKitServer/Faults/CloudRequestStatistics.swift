@@ -1,6 +1,6 @@
 import Foundation
 
-/// What a database has been asked: the simulated server (`InMemoryCloudDatabase.statistics`) or any database
+/// What a database has been asked, as its ``SimulatedNetwork/statistics`` counts: the simulated server or any database
 /// behind a ``FaultInjectingDatabase``.
 public struct CloudRequestStatistics: Sendable, Hashable {
     /// Every request, of any kind.

@@ -1,14 +1,14 @@
 import Foundation
 import NestedCloudKitCodable
 
-/// Any database with the simulated server's test controls: it counts what it is asked (``statistics``), waits
-/// before each request as a network would (``latency``, on the injected clock), and injects the faults a sync client
-/// must survive, by the same rules as `InMemoryCloudDatabase` (one implementation of them serves both).
+/// Any database behind the simulated server's network (``network``): it counts what it is asked, waits before each
+/// request (on the injected clock), and injects the faults a sync client must survive, by the same rules as
+/// `InMemoryCloudDatabase`, whose network is the same type.
 ///
 /// ```swift
 /// let database = FaultInjectingDatabase(try SQLiteCloudDatabase(path: path))
-/// await database.loseNextResponse(to: .modify)      // the upload is applied, its answer lost
-/// await database.failRecord(noteID, with: .permissionFailure("read-only"))   // that record alone fails
+/// database.network.loseNextResponse(to: .modify)      // the upload is applied, its answer lost
+/// database.network.failRecord(noteID, with: .permissionFailure("read-only"))   // that record alone fails
 /// ```
 ///
 /// A faulted request doesn't reach the base database. A record's fault fails that record alone, before the request
@@ -18,58 +18,22 @@ import NestedCloudKitCodable
 public actor FaultInjectingDatabase: CloudDatabase {
     /// The database the requests go to.
     public nonisolated let base: any CloudDatabase
-    private let gate: RequestGate
+    /// What the test sets between it and the base database: latency, faults, lost responses; and what was asked.
+    public nonisolated let network: SimulatedNetwork
 
     /// Wraps a database.
     ///
     /// - Parameters:
     ///   - base: The database the requests go to.
     ///   - latency: How long each request waits first.
-    ///   - clock: The clock ``latency`` waits on: a test's clock makes the waits take no time.
+    ///   - clock: The clock the latency waits on: a test's clock makes the waits take no time.
     public init(_ base: any CloudDatabase, latency: Duration = .zero, clock: any CloudClock = SystemCloudClock()) {
         self.base = base
-        gate = RequestGate(latency: latency, clock: clock)
+        network = SimulatedNetwork(latency: latency, clock: clock)
     }
-
-    /// How long each request waits before it goes on.
-    public var latency: Duration { gate.latency }
 
     /// The base database's limit.
     public nonisolated var maximumItemsPerRequest: Int { base.maximumItemsPerRequest }
-
-    /// What the database has been asked so far.
-    public var statistics: CloudRequestStatistics { gate.statistics }
-
-    // MARK: Test controls
-
-    /// Sets the wait before each request.
-    public func setLatency(_ latency: Duration) { gate.latency = latency }
-
-    /// Makes the request with the given number (from 1, in the order requests arrive) fail with `error`.
-    public func failRequest(number: Int, with error: CloudDatabaseError) {
-        gate.failRequest(number: number, with: error)
-    }
-
-    /// Makes the next request fail with `error`.
-    public func failNextRequest(with error: CloudDatabaseError) { gate.failNextRequest(with: error) }
-
-    /// Makes the next request of a kind fail with `error`, whatever requests come before it.
-    public func failNextRequest(to kind: CloudRequestKind, with error: CloudDatabaseError) {
-        gate.failNextRequest(to: kind, with: error)
-    }
-
-    /// Makes the record with this ID fail with `error` the next time a request fetches, saves or deletes it.
-    public func failRecord(_ id: CloudRecord.ID, with error: CloudDatabaseError) { gate.failRecord(id, with: error) }
-
-    /// Makes the next request reach the base database, then fail as if its response were lost
-    /// (`CloudDatabaseError.serverResponseLost`).
-    public func loseNextResponse() { gate.loseNextResponse() }
-
-    /// Makes the next request of a kind reach the base database, then lose its response.
-    public func loseNextResponse(to kind: CloudRequestKind) { gate.loseNextResponse(to: kind) }
-
-    /// Resets the counters.
-    public func resetStatistics() { gate.resetStatistics() }
 
     // MARK: CloudDatabase
 
@@ -79,14 +43,16 @@ public actor FaultInjectingDatabase: CloudDatabase {
             var results: CloudRecordResults = [:]
             var asked: [CloudRecord.ID] = []
             for id in ids {
-                if let fault = gate.takeFailure(of: id) {
+                if let fault = network.takeFailure(of: id) {
                     results[id] = .failure(fault)
                 } else {
                     asked.append(id)
                 }
             }
             if !asked.isEmpty { results.merge(try await base.records(for: asked, desiredKeys: desiredKeys)) { $1 } }
-            gate.count { $0.recordsFetched += results.values.count { if case .success = $0 { true } else { false } } }
+            network.count {
+                $0.recordsFetched += results.values.count { if case .success = $0 { true } else { false } }
+            }
             return results
         }
     }
@@ -102,12 +68,12 @@ public actor FaultInjectingDatabase: CloudDatabase {
             var saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
             var deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>] = [:]
             saves.removeAll { record in
-                guard let fault = gate.takeFailure(of: record.id) else { return false }
+                guard let fault = network.takeFailure(of: record.id) else { return false }
                 saveResults[record.id] = .failure(fault)
                 return true
             }
             deletions.removeAll { id in
-                guard let fault = gate.takeFailure(of: id) else { return false }
+                guard let fault = network.takeFailure(of: id) else { return false }
                 deleteResults[id] = .failure(fault)
                 return true
             }
@@ -121,8 +87,8 @@ public actor FaultInjectingDatabase: CloudDatabase {
                     saving: saves, deleting: deletions, savePolicy: savePolicy, atomically: atomically)
                 saveResults.merge(results.saveResults) { $1 }
                 deleteResults.merge(results.deleteResults) { $1 }
-                gate.count { $0.recordsSaved += results.saveResults.values.count { !$0.failed } }
-                gate.count { $0.recordsDeleted += results.deleteResults.values.count { !$0.failed } }
+                network.count { $0.recordsSaved += results.saveResults.values.count { !$0.failed } }
+                network.count { $0.recordsDeleted += results.deleteResults.values.count { !$0.failed } }
             }
             return (saveResults, deleteResults)
         }
@@ -172,7 +138,7 @@ public actor FaultInjectingDatabase: CloudDatabase {
         try await request(.zoneChanges, items: 0) {
             let changes = try await base.recordZoneChanges(
                 inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
-            gate.count { $0.recordsFetched += changes.modifications.count }
+            network.count { $0.recordsFetched += changes.modifications.count }
             return changes
         }
     }
@@ -217,11 +183,13 @@ public actor FaultInjectingDatabase: CloudDatabase {
     private func request<Response: Sendable>(
         _ kind: CloudRequestKind, items: Int, _ body: @Sendable () async throws -> Response
     ) async throws -> Response {
-        try await gate.request(kind, items: items, maximum: maximumItemsPerRequest, body)
+        try await network.request(kind, items: items, maximum: maximumItemsPerRequest, body)
     }
 
     private nonisolated func counted(_ page: CloudQueryPage) -> CloudQueryPage {
-        gate.count { $0.recordsFetched += page.matchResults.count { if case .success = $0.1 { true } else { false } } }
+        network.count {
+            $0.recordsFetched += page.matchResults.count { if case .success = $0.1 { true } else { false } }
+        }
         return page
     }
 }

@@ -34,7 +34,7 @@ extension InMemoryCloudDatabase {
     /// ``InMemoryCloudDatabase/privateDatabase(of:)`` and ``InMemoryCloudDatabase/sharedDatabase(of:)``: what
     /// that user's device sees, whoever the server's signed-in user is.
     ///
-    /// Requests count in the server's ``InMemoryCloudDatabase/statistics`` and go through its faults and latency;
+    /// Requests go through the server's ``InMemoryCloudDatabase/network``: its counts, faults and latency;
     /// an account status set with ``InMemoryCloudDatabase/setAccountStatus(_:)`` applies to every user.
     public struct ScopedDatabase: CloudDatabase, CloudServerFront {
         /// The server.

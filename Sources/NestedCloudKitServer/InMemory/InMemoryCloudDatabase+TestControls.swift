@@ -1,67 +1,11 @@
 import Foundation
 import NestedCloudKitCodable
 
-// What a test sets on the in-memory database: latency and injected faults (kept in a RequestGate, as
-// FaultInjectingDatabase keeps them), users and accounts, expired tokens and zones deleted as the user or CloudKit
-// would.
+// What a test sets on the in-memory database besides its network (`network`, the faults and latency every test
+// database shares): users and accounts, expired tokens and zones deleted as the user or CloudKit would.
 
 extension InMemoryCloudDatabase {
-    // MARK: Test controls
-
-    /// Sets the wait before each request is answered.
-    public func setLatency(_ latency: Duration) {
-        gate.latency = latency
-    }
-
-    /// Makes the request with the given number fail with `error`; requests are numbered from 1, in the order they
-    /// arrive (``CloudRequestStatistics/requests`` is the number of the latest).
-    public func failRequest(number: Int, with error: CloudDatabaseError) {
-        gate.failRequest(number: number, with: error)
-    }
-
-    /// Makes the next request fail with `error`.
-    public func failNextRequest(with error: CloudDatabaseError) {
-        gate.failNextRequest(with: error)
-    }
-
-    /// Makes the next request of a kind fail with `error`, whatever requests come before it.
-    public func failNextRequest(to kind: CloudRequestKind, with error: CloudDatabaseError) {
-        gate.failNextRequest(to: kind, with: error)
-    }
-
-    /// Makes the next request throttle the client, as CloudKit does under load.
-    public func throttleNextRequest(retryAfter: TimeInterval) {
-        failNextRequest(with: .requestRateLimited(retryAfter: retryAfter))
-    }
-
-    /// Makes the next request fail as if the connection dropped.
-    public func dropNextConnection() {
-        failNextRequest(with: .networkFailure("the connection was lost"))
-    }
-
-    /// Makes the record with this ID fail with `error` the next time a request fetches, saves or deletes it; the
-    /// other items of that request go on as usual (unless the request is atomic).
-    public func failRecord(_ id: CloudRecord.ID, with error: CloudDatabaseError) {
-        gate.failRecord(id, with: error)
-    }
-
-    /// Makes the next request take effect, then fail as if its response were lost on the way
-    /// (`CloudDatabaseError/serverResponseLost`): the client can't tell whether it was applied.
-    public func loseNextResponse() {
-        gate.loseNextResponse()
-    }
-
-    /// Makes the next request of a kind take effect, then fail as if its response were lost on the way
-    /// (`CloudDatabaseError/serverResponseLost`): `loseNextResponse(to: .modify)` loses the answer to an upload
-    /// whatever requests come before it.
-    public func loseNextResponse(to kind: CloudRequestKind) {
-        gate.loseNextResponse(to: kind)
-    }
-
-    /// Resets the counters.
-    public func resetStatistics() {
-        gate.resetStatistics()
-    }
+    // MARK: Test controls: what it holds
 
     /// Every record of the current user's database (none when signed out), for tests that look at the whole
     /// state.

@@ -14,33 +14,28 @@ import NestedCloudKitCodable
 /// sign out with ``signIn(as:)`` and ``signOut()``. Subscriptions are kept, and the pushes they would send are
 /// collected for ``takeNotifications()``.
 ///
-/// For tests and benchmarks it counts requests and records (``statistics``), can wait before answering each
-/// request (``latency``), and can inject faults: fail a given request, throttle with a retry-after interval,
-/// drop the connection, fail one record of a batch, apply a request and lose its response
-/// (``loseNextResponse()``; ``loseNextResponse(to:)`` and ``failNextRequest(to:with:)`` aim at the next request of a
-/// kind, an upload say), expire every change token (``expireChangeTokens()``), and delete a zone as the user or
-/// CloudKit would (``deleteZone(_:reason:)``). Time comes from the injected `CloudClock`: no test needs to sleep.
+/// For tests and benchmarks its ``network`` (a ``SimulatedNetwork``) counts requests and records, can wait before
+/// answering each request, and injects faults: fail a given request, throttle with a retry-after interval, drop the
+/// connection, fail one record of a batch, apply a request and lose its response (the next one, or the next of a
+/// kind, an upload say). The database itself can expire every change token (``expireChangeTokens()``) and delete a
+/// zone as the user or CloudKit would (``deleteZone(_:reason:)``). Time comes from the injected `CloudClock`: no
+/// test needs to sleep.
 ///
 /// ```swift
 /// let database = InMemoryCloudDatabase(latency: .milliseconds(10))
 /// try await database.saveRecords(try CKRecordEncoder().encode(school))
 /// let school = try await CKRecordDecoder().decode(School.self, from: root, referenceDatabase: database)
-/// #expect(await database.statistics.fetchRequests == 2)
+/// #expect(database.network.statistics.fetchRequests == 2)
 /// ```
 public actor InMemoryCloudDatabase: CloudDatabase, CloudServerFront {
     /// The most items one request may hold; CloudKit's framework allows about 400.
     public nonisolated let maximumItemsPerRequest: Int
 
-    /// How long each request waits before it is answered, as a network round trip would.
-    public var latency: Duration { gate.latency }
-
-    /// What the database has been asked so far.
-    public var statistics: CloudRequestStatistics { gate.statistics }
-
     /// The server every request goes to, over the in-memory storage.
     package nonisolated let cloudServer: CloudServer<InMemoryStorage>
-    /// The requests' numbers, counts and the faults tests asked for, shared by every user's database.
-    nonisolated let gate: RequestGate
+    /// What a test sets between it and the server (latency, faults, lost responses) and what was asked: the
+    /// requests' numbers, counts and faults, shared by every user's database.
+    public nonisolated let network: SimulatedNetwork
     /// The signed-in user, or `nil` when signed out.
     var currentUser: String?
     var accountStatusOverride: CloudAccountStatus?
@@ -56,7 +51,7 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudServerFront {
     ///   - maximumItemsPerRequest: The per-request limit; 400 by default, as CloudKit's framework.
     ///   - latency: How long each request waits before it is answered.
     ///   - userRecordName: The user signed in at first.
-    ///   - clock: The time stamped on saved records, and the clock ``latency`` waits on.
+    ///   - clock: The time stamped on saved records, and the clock the latency waits on.
     public init(
         maximumItemsPerRequest: Int = 400,
         latency: Duration = .zero,
@@ -68,11 +63,11 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudServerFront {
         let assetCopies = FileManager.default.temporaryDirectory
             .appendingPathComponent("NestedCloudKitCodable-InMemory-\(UUID().uuidString)")
         self.assetCopies = assetCopies
-        let gate = RequestGate(latency: latency, clock: clock)
-        self.gate = gate
+        let network = SimulatedNetwork(latency: latency, clock: clock)
+        self.network = network
         cloudServer = CloudServer(
             engine: InMemoryStorage(firstUser: userRecordName, clock: clock, assetCopies: assetCopies),
-            maximumItemsPerRequest: maximumItemsPerRequest, options: [.sharedDatabases, .notifications], gate: gate)
+            maximumItemsPerRequest: maximumItemsPerRequest, options: [.sharedDatabases, .notifications], gate: network)
     }
 
     deinit {

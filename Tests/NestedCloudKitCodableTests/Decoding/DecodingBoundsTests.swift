@@ -43,7 +43,7 @@ struct DecodingBoundsTests {
         }
         let database = InMemoryCloudDatabase()
         try await database.saveRecords(records.reversed())
-        await database.resetStatistics()
+        database.network.resetStatistics()
         return (records[0], database)
     }
 
@@ -68,7 +68,7 @@ struct DecodingBoundsTests {
         }
         #expect(error.code == .depthLimitExceeded(limit: decoder.maximumDepth))
         #expect(error.recordID == CloudRecord.ID(recordName: "\(decoder.maximumDepth + 1)"))
-        #expect(await database.statistics.fetchRequests == decoder.maximumDepth)
+        #expect(database.network.statistics.fetchRequests == decoder.maximumDepth)
     }
 
     @Test func hundredThousandDeepChainDecodesWhenTheBoundsAllowIt() async throws {
@@ -78,7 +78,7 @@ struct DecodingBoundsTests {
         let chain = try await decoder.decode(Link.self, from: root, referenceDatabase: database)
         let length = Self.dismantle(consume chain)
         #expect(length == 100_000)
-        #expect(await database.statistics.fetchRequests == 99_999)
+        #expect(database.network.statistics.fetchRequests == 99_999)
     }
 
     /// Every record below the root is decoded and cached before the root fails: the cache, the only owner of
@@ -115,14 +115,14 @@ struct DecodingBoundsTests {
         }
         #expect(error.code == .recordLimitExceeded(limit: decoder.maximumRecordCount))
         #expect(error.path == ["spokes", "Index 99999"], "the root and 100,000 spokes would be one record too many")
-        #expect(await database.statistics.fetchRequests == 0)
+        #expect(database.network.statistics.fetchRequests == 0)
     }
 
     static func savedFanOut(width: Int) async throws -> (root: CloudRecord, database: InMemoryCloudDatabase) {
         let hub = Hub(id: "hub", spokes: (0..<width).map { Spoke(id: "spoke-\($0)", value: $0) })
         let database = InMemoryCloudDatabase()
         let saved = try await database.saveRecords(try CKRecordEncoder().encode(hub))
-        await database.resetStatistics()
+        database.network.resetStatistics()
         return (try #require(saved.last), database)
     }
 
@@ -131,7 +131,7 @@ struct DecodingBoundsTests {
         let hub = try await CKRecordDecoder().decode(Hub.self, from: root, referenceDatabase: database)
         #expect(hub.spokes.count == 10_000)
         #expect(hub.spokes.last?.value == 9_999)
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.fetchRequests == 25, "10,000 records in requests of 400")
         #expect(statistics.recordsFetched == 10_000)
     }
@@ -144,6 +144,6 @@ struct DecodingBoundsTests {
             try await decoder.decode(Hub.self, from: root, referenceDatabase: database)
         }
         #expect(error.code == .recordLimitExceeded(limit: 9_999))
-        #expect(await database.statistics.fetchRequests == 0)
+        #expect(database.network.statistics.fetchRequests == 0)
     }
 }

@@ -270,14 +270,14 @@ struct DecodingErrorTests {
         let records = try CKRecordEncoder().encode(chain)
         let database = InMemoryCloudDatabase()
         let saved = try await database.saveRecords(records)
-        await database.resetStatistics()
+        database.network.resetStatistics()
         let error = try await #require(throws: CKCodableError.self) {
             try await decoder.decode(
                 GraphDecodingTests.Link.self, from: #require(saved.last), referenceDatabase: database)
         }
         #expect(error.code == .depthLimitExceeded(limit: 5))
         #expect(error.recordID == CloudRecord.ID(recordName: "6"))
-        #expect(await database.statistics.fetchRequests == 5)
+        #expect(database.network.statistics.fetchRequests == 5)
     }
 
     @Test func graphWithMoreRecordsThanTheLimitStopsBeforeFetchingThem() async throws {
@@ -287,19 +287,19 @@ struct DecodingErrorTests {
             id: "class", students: (0..<150).map { GraphDecodingTests.Leaf(id: "s\($0)", value: $0) })
         let database = InMemoryCloudDatabase()
         let saved = try await database.saveRecords(try CKRecordEncoder().encode(value))
-        await database.resetStatistics()
+        database.network.resetStatistics()
         let error = try await #require(throws: CKCodableError.self) {
             try await decoder.decode(
                 GraphDecodingTests.Class.self, from: #require(saved.last), referenceDatabase: database)
         }
         #expect(error.code == .recordLimitExceeded(limit: 100))
-        #expect(await database.statistics.fetchRequests == 0)
+        #expect(database.network.statistics.fetchRequests == 0)
     }
 
     @Test func databaseFailureIsADatabaseErrorNamingTheRecordBeingFetched() async throws {
         let database = InMemoryCloudDatabase()
         try await database.saveRecords([Self.book("b1")])
-        await database.throttleNextRequest(retryAfter: 3)
+        database.network.throttleNextRequest(retryAfter: 3)
         let error = try await #require(throws: CKCodableError.self) {
             try await CKRecordDecoder().decode(
                 Shelf.self, from: Self.shelf(["favorite": reference("b1")]), referenceDatabase: database)
@@ -312,7 +312,7 @@ struct DecodingErrorTests {
     @Test func failureOfOneRecordIsADatabaseErrorForThatRecord() async throws {
         let database = InMemoryCloudDatabase()
         try await database.saveRecords([Self.book("b1")])
-        await database.failRecord(CloudRecord.ID(recordName: "b1"), with: .networkFailure("reset"))
+        database.network.failRecord(CloudRecord.ID(recordName: "b1"), with: .networkFailure("reset"))
         let error = try await #require(throws: CKCodableError.self) {
             try await CKRecordDecoder().decode(
                 Shelf.self, from: Self.shelf(["favorite": reference("b1")]), referenceDatabase: database)
@@ -351,7 +351,7 @@ struct DecodingErrorTests {
         try await database.saveRecords([Self.book("b1")])
         // A missing record, a database failure, and a decoding error.
         let missing = await completions(from: Self.shelf(["favorite": reference("gone")]), database: database)
-        await database.dropNextConnection()
+        database.network.dropNextConnection()
         let failed = await completions(from: Self.shelf(["favorite": reference("b1")]), database: database)
         let corrupt = await completions(from: Self.shelf(["favorite": .int64(1)]), database: database)
         for (calls, code) in [

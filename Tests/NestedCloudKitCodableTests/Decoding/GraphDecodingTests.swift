@@ -23,7 +23,7 @@ struct GraphDecodingTests {
         let chain = Self.chain(length: depth + 1)
         let (decoded, database) = try await roundTrip(chain)
         #expect(decoded == chain)
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.fetchRequests == depth)
         #expect(statistics.recordsFetched == depth)
     }
@@ -51,7 +51,7 @@ struct GraphDecodingTests {
             id: "tree", left: Branch(id: "l", leaf: shared), right: Branch(id: "r", leaf: shared), favorite: shared)
         let (decoded, database) = try await roundTrip(tree)
         #expect(decoded == tree)
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         // The shared leaf is reached at depth 1 (favorite) and 2 (through both branches): fetched once, at depth 1.
         #expect(statistics.fetchRequests == 1)
         #expect(statistics.recordsFetched == 3)
@@ -185,7 +185,7 @@ struct GraphDecodingTests {
         let value = Class(id: "class", students: (0..<count).map { Leaf(id: "s\($0)", value: $0) })
         let (decoded, database) = try await roundTrip(value)
         #expect(decoded == value)
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         // 1,000 records at one level are split at the limit of 400: three requests, in flight together.
         #expect(statistics.fetchRequests == (count == 0 ? 0 : 3))
         #expect(statistics.recordsFetched == count)
@@ -201,7 +201,7 @@ struct GraphDecodingTests {
             })
         let (decoded, database) = try await roundTrip(root)
         #expect(decoded == root)
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.fetchRequests == 1 + 2)  // 10 middles; then 500 leaves in two chunks of at most 400
         #expect(statistics.recordsFetched == 510)
     }
@@ -224,7 +224,7 @@ struct GraphDecodingTests {
         let database = InMemoryCloudDatabase()
         try await database.saveRecords(records)
         let root = try await database.record(for: CloudRecord.ID(recordName: "a"))
-        await database.resetStatistics()
+        database.network.resetStatistics()
         let error = try await #require(throws: CKCodableError.self) {
             try await CKRecordDecoder().decode(Node.self, from: root, referenceDatabase: database)
         }
@@ -232,7 +232,7 @@ struct GraphDecodingTests {
         #expect(error.code == .referenceCycle(CloudRecord.ID(recordName: "a")))
         #expect(error.path == ["next", "next"])
         #expect(error.recordID == CloudRecord.ID(recordName: "a"))
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.fetchRequests == 1)
         #expect(statistics.recordsFetched == 1)
     }
@@ -249,11 +249,11 @@ struct GraphDecodingTests {
         let bob = Person(id: "bob", name: "Bob", friend: CloudLazyReference(to: ann))
         let database = InMemoryCloudDatabase()
         try await database.saveRecords(try CKRecordEncoder().encode(ann) + CKRecordEncoder().encode(bob))
-        await database.resetStatistics()
+        database.network.resetStatistics()
         let decoded = try await CKRecordDecoder().decode(
             Person.self, from: database.record(for: CloudRecord.ID(recordName: "ann")), referenceDatabase: database)
         #expect(decoded == ann)
-        #expect(await database.statistics.requests == 1)  // the root only: the lazy reference isn't followed
+        #expect(database.network.statistics.requests == 1)  // the root only: the lazy reference isn't followed
         let friend = try await #require(decoded.friend).load(from: database)
         #expect(friend == bob)
     }
@@ -271,11 +271,11 @@ struct GraphDecodingTests {
         // A lazy reference doesn't encode its target: save the photos that aren't the cover on their own.
         for photo in photos.dropFirst() { try await database.saveRecords(try CKRecordEncoder().encode(photo)) }
         let saved = try await database.saveRecords(try CKRecordEncoder().encode(album))
-        await database.resetStatistics()
+        database.network.resetStatistics()
         let decoded = try await CKRecordDecoder().decode(
             Album.self, from: #require(saved.last), referenceDatabase: database)
         #expect(decoded == album)
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.recordsFetched == 1)  // the cover only
         #expect(try await decoded.photos[3].load(from: database) == photos[3])
     }
@@ -316,6 +316,6 @@ struct GraphDecodingTests {
         let chain = Self.chain(length: 300)
         let (decoded, database) = try await roundTrip(chain, decoder: decoder)
         #expect(decoded == chain)
-        #expect(await database.statistics.fetchRequests == 299)
+        #expect(database.network.statistics.fetchRequests == 299)
     }
 }

@@ -171,7 +171,7 @@ struct RoundTripTests {
     @Test func theSchoolExampleRoundTripsInOneRequest() async throws {
         let (decoded, database) = try await roundTrip(School.example)
         #expect(decoded == School.example)
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.fetchRequests == 1)
         #expect(statistics.recordsFetched == 5)
     }

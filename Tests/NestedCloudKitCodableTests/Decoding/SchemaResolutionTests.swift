@@ -34,7 +34,7 @@ struct SchemaResolutionTests {
             ])
         let (decoded, database) = try await roundTrip(street)
         #expect(decoded == street)
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.fetchRequests == 2)  // owners, then pets: no extra round
         #expect(statistics.recordsFetched == 6)
     }
@@ -75,7 +75,7 @@ struct SchemaResolutionTests {
             ])
         let (decoded, database) = try await roundTrip(notebook)
         #expect(decoded == notebook)
-        let statistics = await database.statistics
+        let statistics = database.network.statistics
         #expect(statistics.recordsFetched == 3)
         #expect(statistics.fetchRequests == 2)
     }
@@ -89,7 +89,7 @@ struct SchemaResolutionTests {
                 })
         let database = InMemoryCloudDatabase()
         let saved = try await database.saveRecords(try CKRecordEncoder().encode(notebook))
-        await database.resetStatistics()
+        database.network.resetStatistics()
         var decoder = CKRecordDecoder()
         decoder.maximumRecordCount = 6  // the notebook and its notes fit; their three attachments don't
 
@@ -97,6 +97,6 @@ struct SchemaResolutionTests {
             try await decoder.decode(Notebook.self, from: #require(saved.last), referenceDatabase: database)
         }
         #expect(error.code == .recordLimitExceeded(limit: 6))
-        #expect(await database.statistics.fetchRequests == 1, "the notes, and nothing past the limit")
+        #expect(database.network.statistics.fetchRequests == 1, "the notes, and nothing past the limit")
     }
 }

@@ -34,7 +34,7 @@ struct Scenario: DeviceScenario {
     }
 
     func loseNextUploadAnswer() async {
-        await server.loseNextResponse(to: .modify)
+        server.network.loseNextResponse(to: .modify)
     }
 
     func deleteZone(reason: CloudZoneDeletion.Reason) async {

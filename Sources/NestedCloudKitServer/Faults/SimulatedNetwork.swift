@@ -1,11 +1,21 @@
 import Foundation
 import NestedCloudKitCodable
 
-/// What every request to a test's database passes through, written once for the simulated server and for
-/// ``FaultInjectingDatabase``: it is numbered and counted, waits out the latency, is refused when a test asked for a
-/// fault or it holds more than the limit, and its response is lost when a test asked for that. One gate may serve
-/// several databases (the simulated server's users), which then share its numbers, counts and faults.
-package final class RequestGate: Sendable {
+/// The network between a test and its database, as the test sets it: how long each request waits, which request
+/// or record fails and how, which response is lost, and what was asked. The one fault API of the package:
+/// `InMemoryCloudDatabase.network` and ``FaultInjectingDatabase/network`` are each one of these.
+///
+/// ```swift
+/// let server = InMemoryCloudDatabase()
+/// server.network.loseNextResponse(to: .modify)                 // the upload is applied, its answer lost
+/// server.network.failRecord(noteID, with: .quotaExceeded)      // that record alone fails
+/// #expect(server.network.statistics.modifyRequests == 1)
+/// ```
+///
+/// Every request passes through it: it is numbered and counted, waits out the latency on the database's clock, is
+/// refused when a test asked for a fault or it holds more than the limit, and its response is lost when a test
+/// asked for that. The simulated server's users share its one network, and so its numbers, counts and faults.
+public final class SimulatedNetwork: Sendable {
     private struct State: Sendable {
         var statistics = CloudRequestStatistics()
         var faults = RequestFaults()
@@ -15,16 +25,16 @@ package final class RequestGate: Sendable {
     private let state: Locked<State>
     private let clock: any CloudClock
 
-    package init(latency: Duration, clock: any CloudClock) {
+    init(latency: Duration, clock: any CloudClock) {
         state = Locked(State(latency: latency))
         self.clock = clock
     }
 
-    /// What the databases have been asked.
-    package var statistics: CloudRequestStatistics { state.withLock { $0.statistics } }
+    /// What the databases have been asked so far.
+    public var statistics: CloudRequestStatistics { state.withLock { $0.statistics } }
 
-    /// How long each request waits before it is answered.
-    package var latency: Duration {
+    /// How long each request waits before it is answered, as a network round trip would.
+    public var latency: Duration {
         get { state.withLock { $0.latency } }
         set { state.withLock { $0.latency = newValue } }
     }
@@ -66,38 +76,49 @@ package final class RequestGate: Sendable {
 
     // MARK: What a test asks for
 
-    /// Makes the request with the given number fail with `error`.
-    package func failRequest(number: Int, with error: CloudDatabaseError) {
+    /// Makes the request with the given number (from 1, in the order requests arrive) fail with `error`.
+    public func failRequest(number: Int, with error: CloudDatabaseError) {
         state.withLock { $0.faults.byNumber[number] = error }
     }
 
     /// Makes the next request fail with `error`.
-    package func failNextRequest(with error: CloudDatabaseError) {
+    public func failNextRequest(with error: CloudDatabaseError) {
         state.withLock { $0.faults.byNumber[$0.statistics.requests + 1] = error }
     }
 
+    /// Makes the next request fail as CloudKit throttles: `requestRateLimited` with a retry-after interval.
+    public func throttleNextRequest(retryAfter: TimeInterval) {
+        failNextRequest(with: .requestRateLimited(retryAfter: retryAfter))
+    }
+
+    /// Makes the next request fail as a dropped connection does: a network failure.
+    public func dropNextConnection() {
+        failNextRequest(with: .networkFailure("the connection was lost"))
+    }
+
     /// Makes the next request of a kind fail with `error`, whatever requests come before it.
-    package func failNextRequest(to kind: CloudRequestKind, with error: CloudDatabaseError) {
+    public func failNextRequest(to kind: CloudRequestKind, with error: CloudDatabaseError) {
         state.withLock { $0.faults.byKind[kind, default: []].append(error) }
     }
 
     /// Makes a record fail with `error` the next time a request fetches, saves or deletes it.
-    package func failRecord(_ id: CloudRecord.ID, with error: CloudDatabaseError) {
+    public func failRecord(_ id: CloudRecord.ID, with error: CloudDatabaseError) {
         state.withLock { $0.faults.byRecord[id] = error }
     }
 
-    /// Makes the next request take effect, then lose its response.
-    package func loseNextResponse() {
+    /// Makes the next request take effect, then fail as if its response were lost
+    /// (`CloudDatabaseError.serverResponseLost`).
+    public func loseNextResponse() {
         state.withLock { $0.faults.lostResponses.insert($0.statistics.requests + 1) }
     }
 
-    /// Makes the next request of a kind take effect, then lose its response.
-    package func loseNextResponse(to kind: CloudRequestKind) {
+    /// Makes the next request of a kind take effect, then lose its response, whatever requests come before it.
+    public func loseNextResponse(to kind: CloudRequestKind) {
         state.withLock { $0.faults.lostResponsesByKind[kind, default: 0] += 1 }
     }
 
-    /// Resets the counters.
-    package func resetStatistics() {
+    /// Starts the counts again from zero, the requests' numbers with them.
+    public func resetStatistics() {
         state.withLock { $0.statistics = CloudRequestStatistics() }
     }
 }
