@@ -125,44 +125,48 @@ enum StoreSQL {
             return "CASE WHEN \(expression(target)) IS NULL THEN NULL ELSE EXISTS (SELECT 1 FROM "
                 + "json_each(\(expression(target))) WHERE value = ?) END"
         case .references(let target, let recordID):
-            try checker.check(target)
-            guard case .field(let name, _) = target else {
-                throw SyncError.invalidQuery(
-                    "\(checker.recordType).\(QueryField<Model>(target: target).name) isn't a reference field; name a "
-                        + "field that holds references")
-            }
-            let field = expression(target)
-            let targetZone = recordID.zoneID == QueryZone.placeholder ? zone : recordID.zoneID
-            arguments += [
-                zone.ownerName, zone.zoneName, name, targetZone.ownerName, targetZone.zoneName, recordID.recordName,
-            ]
-            return "CASE WHEN \(field) IS NULL THEN NULL ELSE \(identifier(table.tableName))._record_name IN ("
-                + "SELECT holder_name FROM ncs_reference WHERE holder_zone_owner = ? "
-                + "AND holder_zone_name = ? AND field = ? AND target_zone_owner = ? "
-                + "AND target_zone_name = ? AND target_name = ?) END"
+            return try referencesCondition(
+                target, recordID, zone: zone, table: table, checker: &checker, arguments: &arguments)
         case .isNil(let target, let isNil):
             try checker.check(target)
             return "\(expression(target)) \(isNil ? "IS NULL" : "IS NOT NULL")"
-        case .and(let nodes):
-            guard !nodes.isEmpty else { return "1" }
-            return "("
-                + (try nodes.map {
-                    try condition($0, zone: zone, table: table, checker: &checker, arguments: &arguments)
-                })
-                .joined(separator: " AND ") + ")"
-        case .or(let nodes):
-            guard !nodes.isEmpty else { return "0" }
-            return "("
-                + (try nodes.map {
-                    try condition($0, zone: zone, table: table, checker: &checker, arguments: &arguments)
-                })
-                .joined(separator: " OR ") + ")"
+        case .and(let nodes), .or(let nodes):
+            let isAnd = if case .and = node { true } else { false }
+            // An empty conjunction holds, an empty disjunction doesn't.
+            guard !nodes.isEmpty else { return isAnd ? "1" : "0" }
+            let terms = try nodes.map {
+                try condition($0, zone: zone, table: table, checker: &checker, arguments: &arguments)
+            }
+            return "(" + terms.joined(separator: isAnd ? " AND " : " OR ") + ")"
         case .not(let node):
             return "NOT ("
                 + (try condition(node, zone: zone, table: table, checker: &checker, arguments: &arguments)) + ")"
         case .invalid(let reason):
             throw SyncError.invalidQuery(reason)
         }
+    }
+
+    /// Whether a reference field points to `recordID`, through the store's reference table (which an index serves),
+    /// and unknown (NULL) where the field isn't set.
+    private static func referencesCondition<Model>(
+        _ target: QueryField<Model>.Target, _ recordID: CloudRecord.ID, zone: CloudRecord.ZoneID,
+        table: RecordTypeTable, checker: inout FieldChecker<Model>, arguments: inout StatementArguments
+    ) throws -> String {
+        try checker.check(target)
+        guard case .field(let name, _) = target else {
+            throw SyncError.invalidQuery(
+                "\(checker.recordType).\(QueryField<Model>(target: target).name) isn't a reference field; name a "
+                    + "field that holds references")
+        }
+        let field = expression(target, table: table)
+        let targetZone = recordID.zoneID == QueryZone.placeholder ? zone : recordID.zoneID
+        arguments += [
+            zone.ownerName, zone.zoneName, name, targetZone.ownerName, targetZone.zoneName, recordID.recordName,
+        ]
+        return "CASE WHEN \(field) IS NULL THEN NULL ELSE \(identifier(table.tableName))._record_name IN ("
+            + "SELECT holder_name FROM ncs_reference WHERE holder_zone_owner = ? "
+            + "AND holder_zone_name = ? AND field = ? AND target_zone_owner = ? "
+            + "AND target_zone_name = ? AND target_name = ?) END"
     }
 
     /// A value as SQLite compares it with a field's projection.

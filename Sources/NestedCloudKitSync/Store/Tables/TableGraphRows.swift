@@ -201,6 +201,17 @@ final class TableGraphRows {
             for decoder in field.decoders { decoder.reserve(field.targets) }
             field.targets = 0
         }
+        try decodeTargets(rowsByType, with: decoders)
+        for target in waiting {
+            if try decode(target.row, columns: target.columns, key: target.key, with: target.decoder, copying: false) {
+                progressed = true
+            }
+        }
+        return progressed
+    }
+
+    /// Reads the target rows of each record type, and decodes each as the types its holders' fields ask for.
+    private func decodeTargets(_ rowsByType: [String: [Int64]], with decoders: [Int64: [TypeDecoder]]) throws {
         for (recordType, rows) in rowsByType {
             guard let table = try RecordTypeTable.existing(for: recordType, in: db) else { continue }
             let select = "SELECT * FROM \(StoreSQL.identifier(table.tableName)) WHERE _record_row IN "
@@ -227,12 +238,6 @@ final class TableGraphRows {
                 }
             }
         }
-        for target in waiting {
-            if try decode(target.row, columns: target.columns, key: target.key, with: target.decoder, copying: false) {
-                progressed = true
-            }
-        }
-        return progressed
     }
 
     /// Decodes a target row as a type and keeps the model; keeps the row (a copy, when it comes from a statement)
