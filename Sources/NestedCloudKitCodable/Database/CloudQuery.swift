@@ -54,7 +54,7 @@ public struct CloudQuery: Sendable, Hashable {
         ///
         /// Every database that evaluates queries itself (in memory, SQLite, the sync store, the emulator) asks this,
         /// so a condition means the same on each of them.
-        public func matches(_ record: CloudRecord) -> Bool {
+        package func matches(_ record: CloudRecord) -> Bool {
             switch self {
             case .all:
                 return true

@@ -121,7 +121,7 @@ extension CloudRecord {
         }
 
         /// Reserves room for the given number of fields.
-        public mutating func reserveCapacity(_ count: Int) {
+        package mutating func reserveCapacity(_ count: Int) {
             entries.reserveCapacity(count)
         }
 

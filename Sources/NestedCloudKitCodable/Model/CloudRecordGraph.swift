@@ -2,7 +2,7 @@
 ///
 /// ``CKRecordEncoder/encodeGraph(_:)`` returns one. ``records`` lists each record after the records it
 /// references, with the ``root`` last; the subscript finds a record by its ID.
-public struct CloudRecordGraph: Sendable, Hashable, RandomAccessCollection {
+public struct CloudRecordGraph: Sendable, Hashable {
     /// The records, each after the records it references, the root last.
     public let records: [CloudRecord]
 
@@ -28,13 +28,6 @@ public struct CloudRecordGraph: Sendable, Hashable, RandomAccessCollection {
     public subscript(id: CloudRecord.ID) -> CloudRecord? {
         positions[id].map { records[$0] }
     }
-
-    /// The position of the first record.
-    public var startIndex: Int { records.startIndex }
-    /// The position after the root.
-    public var endIndex: Int { records.endIndex }
-    /// The record at a position in dependency order.
-    public subscript(position: Int) -> CloudRecord { records[position] }
 
     /// Whether both hold the same records in the same order.
     public static func == (lhs: CloudRecordGraph, rhs: CloudRecordGraph) -> Bool {

@@ -35,7 +35,7 @@ extension CloudValue {
         case locationList = "LOCATION_LIST"
 
         /// Whether the type is a list type.
-        public var isList: Bool { rawValue.hasSuffix("_LIST") }
+        package var isList: Bool { rawValue.hasSuffix("_LIST") }
 
         /// The type of a list's elements; a single value's own type.
         var elementKind: Kind {

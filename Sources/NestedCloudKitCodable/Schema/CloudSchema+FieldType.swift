@@ -31,7 +31,7 @@ extension CloudSchema {
 
             /// The bases CloudKit can encrypt: not assets (always encrypted), references (kept readable for the
             /// server) or numbers of unfixed type.
-            public static let encryptable: Set<Base> = [.bytes, .string, .double, .int64, .location, .timestamp]
+            package static let encryptable: Set<Base> = [.bytes, .string, .double, .int64, .location, .timestamp]
         }
 
         /// The type of each value.
@@ -48,7 +48,7 @@ extension CloudSchema {
         ///
         /// - Parameters:
         ///   - base: The type of each value.
-        ///   - encrypted: Whether CloudKit encrypts the values; only bases in ``Base/encryptable`` can be.
+        ///   - encrypted: Whether CloudKit encrypts the values; only bases in `Base/encryptable` can be.
         ///   - list: Whether the field holds a list.
         ///   - preferredNumber: For ``Base/number``, the type its values take.
         public init(_ base: Base, encrypted: Bool = false, list: Bool = false, preferredNumber: Base? = nil) {
@@ -59,7 +59,7 @@ extension CloudSchema {
         }
 
         /// The type of fields holding values of a kind, encrypted or not.
-        public init(_ kind: CloudValue.Kind, encrypted: Bool = false) {
+        package init(_ kind: CloudValue.Kind, encrypted: Bool = false) {
             let base: Base =
                 switch kind.elementKind {
                 case .string: .string
@@ -76,7 +76,7 @@ extension CloudSchema {
         }
 
         /// A list of values of this type: `LIST<STRING>`.
-        public var asList: FieldType {
+        package var asList: FieldType {
             var list = self
             list.isList = true
             return list
@@ -84,7 +84,7 @@ extension CloudSchema {
 
         /// The kind of value a record holds in such a field, as the coders and databases name kinds; `nil` for a
         /// number without a preference.
-        public var valueKind: CloudValue.Kind? {
+        package var valueKind: CloudValue.Kind? {
             let single: CloudValue.Kind? =
                 switch base {
                 case .asset: .asset
@@ -103,14 +103,14 @@ extension CloudSchema {
 
         /// Whether such a field holds a value: one of its kind (encrypted or not), an empty list in a list field
         /// (an empty list has no element type), a number in a number field without a preference.
-        public func holds(_ value: CloudValue) -> Bool {
+        package func holds(_ value: CloudValue) -> Bool {
             guard let kind = valueKind else { return !isList && [.int64, .double].contains(value.kind) }
             return value.kind == kind || (isList && value.isEmptyList)
         }
 
         /// The indexes CloudKit allows on such a field: none on an encrypted field, full text on strings only, no
         /// order on a list.
-        public var allowedIndexes: Indexes {
+        package var allowedIndexes: Indexes {
             if isEncrypted { return [] }
             var allowed: Indexes = isList ? .queryable : [.queryable, .sortable]
             if base == .string { allowed.insert(.searchable) }

@@ -3,7 +3,7 @@ import Foundation
 extension CloudSchema {
     /// A record type: its fields, with their types and indexes, and who may read, create and write its records.
     ///
-    /// Every record type has CloudKit's six system fields (``systemFieldTypes``); they are always among
+    /// Every record type has CloudKit's six system fields (`systemFieldTypes`); they are always among
     /// ``fields``, unindexed unless a query needs them.
     public struct RecordType: Sendable, Hashable {
         /// The record type's name.
@@ -30,7 +30,7 @@ extension CloudSchema {
         ]
 
         /// The system fields every record type has, by their names in the schema language, with their types.
-        public static let systemFieldTypes: [String: FieldType] = [
+        package static let systemFieldTypes: [String: FieldType] = [
             "___createTime": FieldType(.timestamp), "___createdBy": FieldType(.reference),
             "___etag": FieldType(.string), "___modTime": FieldType(.timestamp),
             "___modifiedBy": FieldType(.reference), "___recordID": FieldType(.reference),
@@ -38,7 +38,7 @@ extension CloudSchema {
 
         /// The system field a query names (``CloudQuery/SystemField``), by its name in the schema language:
         /// `recordID` is `___recordID`, `modificationDate` `___modTime`.
-        public static func systemFieldName(_ field: CloudQuery.SystemField) -> String {
+        package static func systemFieldName(_ field: CloudQuery.SystemField) -> String {
             switch field {
             case .recordName: "___recordID"
             case .creationDate: "___createTime"
@@ -87,7 +87,7 @@ extension CloudSchema {
     }
 
     /// The record type every container has: CloudKit's users, whose records hold the roles each user has.
-    public static let usersRecordType = RecordType(
+    package static let usersRecordType = RecordType(
         "Users", fields: ["roles": Field(FieldType(.int64, list: true))],
         grants: ["_creator": [.write], "_world": [.read]])
 }

@@ -20,7 +20,7 @@ import Foundation
 /// The text is deterministic: record types, fields and grants sorted as `cktool export-schema` sorts them, so a
 /// schema file kept in the repository changes only where the models do.
 public struct CloudSchema: Sendable, Hashable, CustomStringConvertible {
-    /// The record types by name; every container's ``usersRecordType`` among them.
+    /// The record types by name; every container's `usersRecordType` among them.
     public var recordTypes: [String: RecordType]
     /// The security roles the schema creates (`CREATE ROLE`); CloudKit's own (`_world`, `_icloud`,
     /// `_creator`) aren't listed.

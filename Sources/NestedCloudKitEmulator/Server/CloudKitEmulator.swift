@@ -216,7 +216,7 @@ public final class CloudKitEmulator: Service, Sendable {
     }
 
     /// Imports a schema, in CloudKit's schema language, for a container in the served environment.
-    public func importSchema(_ text: String, container: String) async throws {
+    package func importSchema(_ text: String, container: String) async throws {
         do {
             try await state.schema.importSchema(text, container: container, environment: configuration.environment)
         } catch {

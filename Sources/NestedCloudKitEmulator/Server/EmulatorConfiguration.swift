@@ -71,7 +71,7 @@ public struct EmulatorConfiguration: Sendable {
     }
 
     /// Registers a server-to-server key from its PEM text, as `openssl ec -pubout` writes it.
-    public mutating func addServerKey(id: String, pem: String) throws {
+    package mutating func addServerKey(id: String, pem: String) throws {
         serverKeys[id] = try P256.Signing.PublicKey(pemRepresentation: pem)
     }
 

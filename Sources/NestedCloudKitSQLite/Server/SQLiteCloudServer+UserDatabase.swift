@@ -8,13 +8,13 @@ extension SQLiteCloudServer {
     /// device sees.
     public struct UserDatabase: CloudDatabase, CloudServerFront {
         /// The server.
-        public let server: SQLiteCloudServer
+        package let server: SQLiteCloudServer
 
         /// The user whose database this is.
-        public let userRecordName: String
+        package let userRecordName: String
 
         /// Which of the user's databases this is: `.private` or `.shared`.
-        public let scope: CloudNotification.DatabaseScope
+        package let scope: CloudNotification.DatabaseScope
 
         /// The server's limit.
         public var maximumItemsPerRequest: Int { server.maximumItemsPerRequest }
@@ -27,7 +27,7 @@ extension SQLiteCloudServer {
         }
 
         /// Deletes a zone of this user's private database as the user (`.purged`) or CloudKit would; see
-        /// ``SQLiteCloudServer/deleteZone(_:ofUser:reason:)``. Does nothing in a shared database.
+        /// `SQLiteCloudServer/deleteZone(_:ofUser:reason:)`. Does nothing in a shared database.
         public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async throws {
             guard scope == .private else { return }
             try await server.deleteZone(zoneID, ofUser: userRecordName, reason: reason)

@@ -81,7 +81,7 @@ public final class SQLiteCloudServer: Sendable {
 
     /// Deletes a zone of a user's private database as something other than the app would (see
     /// ``SQLiteCloudDatabase/deleteZone(_:reason:)``); the users it was shared with lose it.
-    public func deleteZone(
+    package func deleteZone(
         _ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason
     ) async throws {
         try await cloudServer.deleteZone(zoneID, ofUser: user, reason: reason)

@@ -38,14 +38,14 @@ extension InMemoryCloudDatabase {
     /// an account status set with ``InMemoryCloudDatabase/setAccountStatus(_:)`` applies to every user.
     public struct ScopedDatabase: CloudDatabase, CloudServerFront {
         /// The server.
-        public let server: InMemoryCloudDatabase
+        package let server: InMemoryCloudDatabase
         let caller: Caller
 
         /// The user whose database this is.
-        public var userRecordName: String { caller.userRecordName ?? "" }
+        package var userRecordName: String { caller.userRecordName ?? "" }
 
         /// Which of the user's databases this is: `.private` or `.shared`.
-        public var scope: CloudNotification.DatabaseScope { caller.scope }
+        package var scope: CloudNotification.DatabaseScope { caller.scope }
 
         /// The server's limit.
         public var maximumItemsPerRequest: Int { server.maximumItemsPerRequest }

@@ -96,7 +96,7 @@ public struct SyncZone: Sendable, Hashable {
     }
 
     /// Whether the zone has change tokens: every zone but the default zone.
-    public var hasChangeTokens: Bool { zoneID.zoneName != CloudRecord.ZoneID.defaultZoneName }
+    package var hasChangeTokens: Bool { zoneID.zoneName != CloudRecord.ZoneID.defaultZoneName }
 }
 
 /// What happens when the user whose data the store holds is no longer the signed-in user.

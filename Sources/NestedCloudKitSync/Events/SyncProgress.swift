@@ -48,7 +48,7 @@ public struct SyncProgress: Sendable, Hashable {
     /// A progress at the start of a sync.
     ///
     /// - Parameter phase: The first phase.
-    public init(phase: Phase) {
+    package init(phase: Phase) {
         self.init(
             phase: phase, zoneID: nil, pagesFetched: 0, recordsFetched: 0, moreComing: false, changesSent: 0,
             changesQueued: nil)

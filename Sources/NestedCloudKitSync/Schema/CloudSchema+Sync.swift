@@ -7,7 +7,7 @@ extension CloudSchema {
     ///
     /// The sync writes two fields of its own on every record, ``SyncMetadataFields/editTime`` (`INT64`) and
     /// ``SyncMetadataFields/fieldEditTimes`` (`STRING`): production refuses an upload whose fields it doesn't
-    /// have, so deploy them with the models. A zone without change tokens (``SyncZone/hasChangeTokens``: the
+    /// have, so deploy them with the models. A zone without change tokens (`SyncZone/hasChangeTokens`: the
     /// public database, the default zone) is fetched with queries, by modification date and by record name, which
     /// need `___modTime` QUERYABLE SORTABLE and `___recordID` QUERYABLE on its record types.
     ///

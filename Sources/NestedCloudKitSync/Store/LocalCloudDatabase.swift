@@ -18,7 +18,7 @@ import NestedCloudKitRules
 /// Change tracking and subscriptions belong to the server: those calls throw `CloudDatabaseError/invalidArguments(_:)`.
 public struct LocalCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     /// The store it reads.
-    public let store: SyncStore
+    package let store: SyncStore
 
     /// The most items one call takes: a larger request throws `limitExceeded` and changes nothing.
     public let maximumItemsPerRequest: Int
@@ -29,7 +29,7 @@ public struct LocalCloudDatabase: CloudDatabase, CloudRecordStoringDatabase {
     ///   - store: The store.
     ///   - maximumItemsPerRequest: The most items one call takes. A local call has no server's limit; this only
     ///     bounds one transaction and sizes the decoder's batches.
-    public init(store: SyncStore, maximumItemsPerRequest: Int = 10_000) {
+    package init(store: SyncStore, maximumItemsPerRequest: Int = 10_000) {
         self.store = store
         self.maximumItemsPerRequest = maximumItemsPerRequest
     }

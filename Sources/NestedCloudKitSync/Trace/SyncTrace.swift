@@ -33,7 +33,7 @@ public final class SyncTrace: Sendable {
     }
 
     /// What the trace keeps of field values.
-    public let values: Values
+    package let values: Values
     private let clock: any CloudClock
     private let queue = DispatchQueue(label: "NestedCloudKitSync.SyncTrace")
     private let handle: FileHandle

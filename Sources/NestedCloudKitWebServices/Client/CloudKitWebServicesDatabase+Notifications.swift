@@ -5,7 +5,7 @@ import NestedCloudKitCodable
 
 extension CloudKitWebServicesDatabase {
     /// How many pushes ``notifications(from:pollTimeout:)`` keeps for a reader that hasn't taken them yet.
-    public static let bufferedNotifications = 100
+    package static let bufferedNotifications = 100
 
     /// Makes a channel for the signed-in user's pushes with `tokens/create`: a token CloudKit delivers the user's
     /// subscriptions to, and the URL to long-poll for them.
@@ -59,7 +59,7 @@ extension CloudKitWebServicesDatabase {
     /// A push is a hint: answer one by fetching the changes since your tokens, as `SyncEngine.handle(_:)` does. The
     /// stream polls until the task reading it is cancelled or stops iterating; <doc:ReceivingPushesWithoutAPNs> says
     /// what it does with each kind of answer and when it ends with an error. Of the pushes a slow reader hasn't taken,
-    /// the newest ``bufferedNotifications`` are kept.
+    /// the newest 100 are kept.
     ///
     /// - Parameters:
     ///   - channel: What ``createNotificationChannel(apnsEnvironment:)`` made.

@@ -115,7 +115,7 @@ struct GraphTests {
     @Test func graphGivesTheRootAndEachRecordByID() throws {
         let graph = try CKRecordEncoder().encodeGraph(School.example)
         #expect(graph.root.id == CloudRecord.ID(recordName: "school-1"))
-        #expect(graph.count == 6)
+        #expect(graph.records.count == 6)
         #expect(graph[CloudRecord.ID(recordName: "lisa")]?["name"] == .string("Lisa"))
         #expect(graph[CloudRecord.ID(recordName: "nobody")] == nil)
         #expect(graph.records == (try CKRecordEncoder().encode(School.example)))

@@ -20,12 +20,12 @@ public struct CloudChangeToken: Sendable, Hashable, Codable, CustomStringConvert
     }
 
     /// A token holding a string, as CloudKit Web Services' `syncToken`.
-    public init(string: String) {
+    package init(string: String) {
         self.data = Data(string.utf8)
     }
 
     /// The token as a string, when it holds one (see ``init(string:)``).
-    public var string: String? {
+    package var string: String? {
         String(data: data, encoding: .utf8)
     }
 

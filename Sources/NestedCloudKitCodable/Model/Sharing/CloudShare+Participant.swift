@@ -46,7 +46,7 @@ extension CloudShare {
 
         /// Whether this participant and `other` are the same user: the same user record name, or, where either
         /// has none yet, the same email address.
-        public func isSameUser(as other: Participant) -> Bool {
+        func isSameUser(as other: Participant) -> Bool {
             if let name = userRecordName, let otherName = other.userRecordName { return name == otherName }
             if let email = emailAddress, let otherEmail = other.emailAddress {
                 return email.lowercased() == otherEmail.lowercased()
