@@ -5,7 +5,7 @@ import NestedCloudKitServer
 /// The SQLite storage engine: each database a file (``SQLiteFile``), each transaction one of the file's. A
 /// ``SQLiteCloudDatabase`` is one file; a ``SQLiteCloudServer`` a file per user and scope.
 package struct SQLiteStorage: CloudStorageEngine {
-    private let file: @Sendable (UserDatabaseID) throws -> SQLiteFile
+    private let file: @Sendable (UserDatabaseID) async throws -> SQLiteFile
     private let users: @Sendable (CloudNotification.DatabaseScope) -> [String]
     private let clock: any CloudClock
 
@@ -18,7 +18,7 @@ package struct SQLiteStorage: CloudStorageEngine {
 
     /// A server's files, opened (and made) as they are first asked for.
     init(files: SQLiteServerFiles, clock: any CloudClock) {
-        file = { try files.file(of: $0.userRecordName, $0.scope) }
+        file = { try await files.file(of: $0.userRecordName, $0.scope) }
         users = { files.users($0) }
         self.clock = clock
     }

@@ -36,6 +36,34 @@ struct SQLiteCloudServerTests {
         _ = try await server.sharedDatabase(of: "_bob").acceptShare(shortGUID: try #require(saved.shortGUID))
     }
 
+    /// A user's file is opened once, by the first request, without a lock held while it is: the requests that
+    /// arrive meanwhile wait for that open, and every one of them writes into the same file.
+    @Test func concurrentFirstRequestsShareOneOpenOfTheFile() async throws {
+        let server = try SQLiteCloudServer(directory: directory)
+        let carol = try server.privateDatabase(of: "_carol")
+        let names = (0..<20).map { "note-\($0)" }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for name in names {
+                group.addTask {
+                    _ = try await carol.save(
+                        CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: name)), savePolicy: .allKeys)
+                }
+            }
+            try await group.waitForAll()
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sqlite") }
+        #expect(files == ["private-_carol.sqlite"])
+        let fetched = try await carol.records(for: names.map { CloudRecord.ID(recordName: $0) })
+        #expect(fetched.values.allSatisfy { (try? $0.get()) != nil })
+        #expect(fetched.count == 20)
+        try server.close()
+        let reopened = try SQLiteCloudServer(directory: directory)
+        let again = try await reopened.privateDatabase(of: "_carol").records(
+            for: names.map { CloudRecord.ID(recordName: $0) })
+        #expect(again.values.compactMap { try? $0.get().id.recordName }.sorted() == names.sorted())
+        try reopened.close()
+    }
+
     @Test func everyUsersDatabasesSurviveARestart() async throws {
         let server = try SQLiteCloudServer(directory: directory)
         try await aliceSharesHerList(on: server)

@@ -24,7 +24,7 @@ actor DatabaseRegistry {
     func handle(for key: DatabaseKey) async throws(ServerError) -> DatabaseHandle {
         if let handle = handles[key] { return handle }
         try DatabaseNames.check(key)
-        let opened = try open(key)
+        let opened = try await open(key)
         let user = try? await opened.database.userRecordName()
         // Another request may have opened it while this one asked for the user: this one's copy goes.
         if let handle = handles[key] {
@@ -148,7 +148,7 @@ actor DatabaseRegistry {
         sharingServers = [:]
     }
 
-    private func open(_ key: DatabaseKey) throws(ServerError) -> (
+    private func open(_ key: DatabaseKey) async throws(ServerError) -> (
         database: any CloudRecordStoringDatabase, standalone: (any StandaloneCloudDatabase)?,
         subscriptions: SubscriptionStore
     ) {
@@ -161,7 +161,7 @@ actor DatabaseRegistry {
                 let database = Self.makeInMemoryDatabase(clock: clock)
                 return (database, database, subscriptions)
             }
-            return (try database(of: userRecordName, key: key, file: nil), nil, subscriptions)
+            return (try await database(of: userRecordName, key: key, file: nil), nil, subscriptions)
         case .directory(let path):
             let file = key.fileName(in: URL(fileURLWithPath: path))
             do {
@@ -175,7 +175,7 @@ actor DatabaseRegistry {
                         path: file.path, maximumItemsPerRequest: 10_000, clock: clock)
                     return (database, database, subscriptions)
                 }
-                return (try database(of: userRecordName, key: key, file: file), nil, subscriptions)
+                return (try await database(of: userRecordName, key: key, file: file), nil, subscriptions)
             } catch let damaged as SubscriptionStore.DamagedFile {
                 throw ServerError(
                     .internalError,
@@ -191,12 +191,12 @@ actor DatabaseRegistry {
     }
 
     /// A user's private or shared database, from the server of their container.
-    private func database(of userRecordName: String, key: DatabaseKey, file: URL?) throws(ServerError)
+    private func database(of userRecordName: String, key: DatabaseKey, file: URL?) async throws(ServerError)
         -> any CloudRecordStoringDatabase
     {
         let server = try sharingServer(for: key)
         do {
-            return try server.database(
+            return try await server.database(
                 of: userRecordName, scope: key.scope == .shared ? .shared : .private, fileName: file?.path)
         } catch {
             throw Self.cannotOpen(key, error)

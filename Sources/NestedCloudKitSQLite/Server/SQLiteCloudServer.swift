@@ -152,8 +152,8 @@ extension SQLiteCloudServer: MultiUserCloudServer {
     /// on, and found again by its mark when the server opens the directory.
     package func database(
         of userRecordName: String, scope: CloudNotification.DatabaseScope, fileName: String?
-    ) throws -> any CloudRecordStoringDatabase & ShareAcceptingDatabase {
-        if let fileName { _ = try files.file(of: userRecordName, scope, path: fileName) }
+    ) async throws -> any CloudRecordStoringDatabase & ShareAcceptingDatabase {
+        if let fileName { _ = try await files.file(of: userRecordName, scope, path: fileName) }
         return UserDatabase(server: self, userRecordName: userRecordName, scope: scope)
     }
 

@@ -5,9 +5,12 @@ import NestedCloudKitCodable
 final class SQLiteServerFiles: @unchecked Sendable {
     private let directory: String
     private let maximumTombstones: Int
-    // Guards `open` and `closed`; held only while a file is looked up or opened, never across a request.
+    // Guards `open`, `opening` and `closed`; held only while they are looked up or changed, never while a file is
+    // opened (which reads and writes it) nor across a request.
     private let lock = NSLock()
     private var open: [SQLiteFile.ServerStamp: SQLiteFile] = [:]
+    /// The files being opened, each by one task that the requests asking for it meanwhile wait on.
+    private var opening: [SQLiteFile.ServerStamp: Task<SQLiteFile, any Error>] = [:]
     /// Set by ``closeAll()``: a closed server opens no file again, so a request still running after a reset can't
     /// make one in a folder a new server owns.
     private var closed = false
@@ -18,22 +21,64 @@ final class SQLiteServerFiles: @unchecked Sendable {
     }
 
     /// A user's file, opened (and made) now if it isn't yet: at `path` if given, else under its own name in the
-    /// directory.
-    func file(of user: String, _ scope: CloudNotification.DatabaseScope, path: String? = nil) throws -> SQLiteFile {
+    /// directory. The file is opened outside the lock, by one task: requests for it meanwhile wait for that task
+    /// without blocking a thread, and requests for other files don't wait at all.
+    func file(of user: String, _ scope: CloudNotification.DatabaseScope, path: String? = nil) async throws
+        -> SQLiteFile
+    {
         let stamp = SQLiteFile.ServerStamp(userRecordName: user, scope: scope)
-        return try lock.withLock {
-            if let file = open[stamp] { return file }
-            guard !closed else {
-                throw CloudDatabaseError.internalError("the server of \(directory) is closed: open it again")
+        let name = (scope == .shared ? "shared-" : "private-") + Self.safe(user) + ".sqlite"
+        let filePath = path ?? URL(fileURLWithPath: directory).appendingPathComponent(name).path
+        let maximumTombstones = maximumTombstones
+        let found: Lookup = try lock.withLock {
+            if let file = open[stamp] { return .open(file) }
+            guard !closed else { throw closedError }
+            if let task = opening[stamp] { return .opening(task) }
+            let task = Task {
+                let file = try SQLiteFile(path: filePath, maximumTombstones: maximumTombstones)
+                do {
+                    if try file.serverStamp() != stamp { try file.stamp(stamp) }
+                    try file.prepareForServer()
+                } catch {
+                    try? file.close()
+                    throw error
+                }
+                return file
             }
-            let name = (scope == .shared ? "shared-" : "private-") + Self.safe(user) + ".sqlite"
-            let file = try makeFile(
-                path: path ?? URL(fileURLWithPath: directory).appendingPathComponent(name).path)
-            if try file.serverStamp() != stamp { try file.stamp(stamp) }
-            try file.prepareForServer()
-            open[stamp] = file
-            return file
+            opening[stamp] = task
+            return .opening(task)
         }
+        // Nearly always: a file opened before.
+        let task: Task<SQLiteFile, any Error>
+        switch found {
+        case .open(let file): return file
+        case .opening(let opening): task = opening
+        }
+        let result = await task.result
+        return try lock.withLock {
+            // The first of the waiters to get here files it (or forgets a failed open, for the next to try again).
+            if opening[stamp] == task {
+                opening[stamp] = nil
+                if case .success(let file) = result {
+                    guard !closed else {
+                        try? file.close()
+                        throw closedError
+                    }
+                    open[stamp] = file
+                }
+            }
+            return try result.get()
+        }
+    }
+
+    /// A file open already, or the task opening it.
+    private enum Lookup {
+        case open(SQLiteFile)
+        case opening(Task<SQLiteFile, any Error>)
+    }
+
+    private var closedError: CloudDatabaseError {
+        .internalError("the server of \(directory) is closed: open it again")
     }
 
     /// The users whose file of this scope is open: after ``openExisting()``, every user who has one.

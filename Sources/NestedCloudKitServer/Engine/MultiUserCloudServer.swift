@@ -13,7 +13,7 @@ package protocol MultiUserCloudServer: AnyObject, Sendable {
     ///
     /// - Parameter fileName: Where a server that keeps files keeps this database, for a caller that names its
     ///   files itself (the emulator's data directory); a server in memory ignores it.
-    func database(of userRecordName: String, scope: CloudNotification.DatabaseScope, fileName: String?) throws
+    func database(of userRecordName: String, scope: CloudNotification.DatabaseScope, fileName: String?) async throws
         -> any CloudRecordStoringDatabase & ShareAcceptingDatabase
 
     /// Whether `database` is one of this server's, rather than one of a server a reset replaced.
