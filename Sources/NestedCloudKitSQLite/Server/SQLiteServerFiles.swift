@@ -56,17 +56,15 @@ final class SQLiteServerFiles: @unchecked Sendable {
         }
         let result = await task.result
         return try lock.withLock {
-            // The first of the waiters to get here files it (or forgets a failed open, for the next to try again).
+            // The first of the waiters to get here files it (or forgets a failed open, for the next to try again);
+            // a server closed meanwhile closes the file, and every waiter is told so.
             if opening[stamp] == task {
                 opening[stamp] = nil
                 if case .success(let file) = result {
-                    guard !closed else {
-                        try? file.close()
-                        throw closedError
-                    }
-                    open[stamp] = file
+                    if closed { try? file.close() } else { open[stamp] = file }
                 }
             }
+            guard !closed else { throw closedError }
             return try result.get()
         }
     }

@@ -372,19 +372,27 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
 
     /// After a write to `owner`'s private database: the pushes of its subscriptions, the shared copies brought up to
     /// date, and the owner told when someone else made it.
+    ///
+    /// Run in a task of its own, which the request's cancellation doesn't reach: the write is committed, and what
+    /// follows from it (pushes, copies) mustn't be dropped because the caller stopped waiting.
     func didChange(ownedBy owner: String, _ change: OwnerChange, madeBy user: String) async {
-        let database = UserDatabaseID.privateDatabase(of: owner)
-        await notifySubscribers(of: database, ofChangesIn: change.zones)
-        await refreshSharedCopies(after: change.shared, ownedBy: owner)
-        if user != owner, !change.zones.isEmpty { events.noteChangedByOthers(database) }
+        await Task {
+            let database = UserDatabaseID.privateDatabase(of: owner)
+            await notifySubscribers(of: database, ofChangesIn: change.zones)
+            await refreshSharedCopies(after: change.shared, ownedBy: owner)
+            if user != owner, !change.zones.isEmpty { events.noteChangedByOthers(database) }
+        }.value
     }
 
     /// After zones of `owner`'s private database were made, deleted, or shared differently: the pushes, and the
     /// shared copies of those zones brought up to date whole.
     func didChange(zones: [CloudRecord.ZoneID], ownedBy owner: String) async {
-        await notifySubscribers(of: .privateDatabase(of: owner), ofChangesIn: zones)
-        await refreshSharedCopies(
-            after: Dictionary(zones.map { ($0, .everything) }, uniquingKeysWith: { $1 }), ownedBy: owner)
+        // In a task of its own, as above: the request's cancellation doesn't reach what its write started.
+        await Task {
+            await notifySubscribers(of: .privateDatabase(of: owner), ofChangesIn: zones)
+            await refreshSharedCopies(
+                after: Dictionary(zones.map { ($0, .everything) }, uniquingKeysWith: { $1 }), ownedBy: owner)
+        }.value
     }
 
     private func refreshSharedCopies(after changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String)

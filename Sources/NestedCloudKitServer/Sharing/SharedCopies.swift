@@ -39,6 +39,9 @@ package actor SharedCopies<Engine: CloudStorageEngine> {
     private var pending: Set<OwnedZone> = []
     /// Whether the copies an earlier run left are still to be looked at, with the first refresh.
     private var recovering: Bool
+    /// The refreshes waiting for their turn or running: a shared read waits for them, since a turn takes its due
+    /// zones (and clears `recovering`) before it has refreshed them.
+    private var refreshesUnderWay = 0
 
     /// - Parameter recovering: Whether the storage holds copies an earlier run left, which the first refresh (or
     ///   read of a shared database) brings up to date: a process killed between an owner's write and its refresh
@@ -48,9 +51,9 @@ package actor SharedCopies<Engine: CloudStorageEngine> {
         self.recovering = recovering
     }
 
-    /// Whether a refresh is owed before a shared database is read: one failed, or an earlier run's copies haven't
-    /// been looked at yet.
-    package var isBehind: Bool { recovering || !pending.isEmpty }
+    /// Whether a refresh is owed or under way before a shared database is read: one failed, one is running, or an
+    /// earlier run's copies haven't been looked at yet.
+    package var isBehind: Bool { recovering || !pending.isEmpty || refreshesUnderWay > 0 }
 
     /// Brings up to date what a failed refresh or an earlier run left, before a shared database is read.
     package func catchUp() async -> Changed {
@@ -63,6 +66,8 @@ package actor SharedCopies<Engine: CloudStorageEngine> {
     package func refresh(_ changes: [CloudRecord.ZoneID: SharedZoneChange], ownedBy owner: String) async -> Changed {
         let relevant = changes.filter { $0.key != .default }
         guard !relevant.isEmpty || isBehind else { return [] }
+        refreshesUnderWay += 1
+        defer { refreshesUnderWay -= 1 }
         return await turns.withLock { await self.refreshInTurn(relevant, ownedBy: owner) }
     }
 
