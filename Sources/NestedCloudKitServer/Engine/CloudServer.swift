@@ -373,21 +373,28 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
     /// After a write to `owner`'s private database: the pushes of its subscriptions, the shared copies brought up to
     /// date, and the owner told when someone else made it.
     ///
-    /// Run in a task of its own, which the request's cancellation doesn't reach: the write is committed, and what
-    /// follows from it (pushes, copies) mustn't be dropped because the caller stopped waiting.
+    /// The pushes and copies run in a task of its own, which the request's cancellation doesn't reach: the write is
+    /// committed, and what follows from it mustn't be dropped because the caller stopped waiting.
     func didChange(ownedBy owner: String, _ change: OwnerChange, madeBy user: String) async {
-        await Task {
-            let database = UserDatabaseID.privateDatabase(of: owner)
-            await notifySubscribers(of: database, ofChangesIn: change.zones)
-            await refreshSharedCopies(after: change.shared, ownedBy: owner)
-            if user != owner, !change.zones.isEmpty { events.noteChangedByOthers(database) }
-        }.value
+        let database = UserDatabaseID.privateDatabase(of: owner)
+        if followsWritesAsynchronously {
+            await Task {
+                await notifySubscribers(of: database, ofChangesIn: change.zones)
+                await refreshSharedCopies(after: change.shared, ownedBy: owner)
+            }.value
+        }
+        if user != owner, !change.zones.isEmpty { events.noteChangedByOthers(database) }
     }
+
+    /// Whether a write is followed by pushes or shared copies to bring up to date, which read the storage: a server
+    /// of one database with neither (a SQLite file) makes no task for each write.
+    private var followsWritesAsynchronously: Bool { copies != nil || options.contains(.notifications) }
 
     /// After zones of `owner`'s private database were made, deleted, or shared differently: the pushes, and the
     /// shared copies of those zones brought up to date whole.
     func didChange(zones: [CloudRecord.ZoneID], ownedBy owner: String) async {
         // In a task of its own, as above: the request's cancellation doesn't reach what its write started.
+        guard followsWritesAsynchronously else { return }
         await Task {
             await notifySubscribers(of: .privateDatabase(of: owner), ofChangesIn: zones)
             await refreshSharedCopies(
