@@ -248,6 +248,7 @@ let package = Package(
             dependencies: [
                 "NestedCloudKitCodable", "NestedCloudKitEmulator", "NestedCloudKitServer", "BackendTestSupport",
                 "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         // CloudKit's semantics, checked once against every database backend (BackendTestSupport's DatabaseBackend.all).

@@ -7,14 +7,14 @@ import Testing
 /// The admin API the dashboard reads: records a page at a time, a revision per database so that an unchanged page
 /// isn't read again, and a request log its own polling stays out of.
 @Suite struct EmulatorAdminTests {
-    typealias Session = EmulatorHandlerHarness.Session
+    typealias Session = EmulatorRouterHarness.Session
 
     func create(_ name: String, _ type: String = "Note", fields: [String: Any] = [:]) -> [String: Any] {
         ["operationType": "create", "record": ["recordName": name, "recordType": type, "fields": fields]]
     }
 
     @Test func adminRecordsArePagedWithAContinuation() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         let alice = await Session(harness, user: "alice")
         let zone = ["zoneName": "Notes"]
         _ = try await alice.call(
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func aDatabasesRevisionMovesWithEachWriteOnly() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         let alice = await Session(harness, user: "alice")
         _ = try await alice.call("records/modify", ["operations": [create("a")]])
         func revision() async throws -> Int? {
@@ -68,7 +68,7 @@ import Testing
 
     @Test func adminReadsStayOutOfTheRequestLogUnlessAsked() async throws {
         for logsAdminReads in [false, true] {
-            let harness = EmulatorHandlerHarness(EmulatorConfiguration(logsAdminReads: logsAdminReads))
+            let harness = EmulatorRouterHarness(EmulatorConfiguration(logsAdminReads: logsAdminReads))
             let alice = await Session(harness, user: "alice")
             _ = try await alice.call("zones/list", [:])
             for path in [
@@ -95,7 +95,7 @@ import Testing
     /// An imported subscription is read as a saved one is: one that can't be read is refused, not kept to be
     /// matched without the parts that can't be read.
     @Test func anImportedSubscriptionThatCantBeReadIsRefused() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         let subscription: [String: Any] = [
             "subscriptionID": "broad", "subscriptionType": "query", "firesOn": ["create"], "zoneWide": true,
             "query": [

@@ -7,20 +7,20 @@ import Testing
 /// Where the emulator keeps to Apple's reference: the record size limit, `zones/list`'s sync tokens, the query
 /// page size, the `DELETE_SELF` limit in request order, production's index on `recordName`.
 @Suite struct EmulatorFidelityTests {
-    typealias Session = EmulatorHandlerHarness.Session
+    typealias Session = EmulatorRouterHarness.Session
 
     func create(_ name: String, _ type: String = "Note", fields: [String: Any] = [:]) -> [String: Any] {
         ["operationType": "create", "record": ["recordName": name, "recordType": type, "fields": fields]]
     }
 
-    func records(_ answer: EmulatorHandlerHarness.Answer) -> [[String: Any]] {
+    func records(_ answer: EmulatorRouterHarness.Answer) -> [[String: Any]] {
         answer.json["records"] as? [[String: Any]] ?? []
     }
 
     // MARK: 1 MB per record
 
     @Test func aRecordOverOneMegabyteOfFieldDataIsRefused() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         let alice = await Session(harness, user: "alice")
         let big = String(repeating: "x", count: 2_000_000)
         let refused = try await alice.call(
@@ -59,7 +59,7 @@ import Testing
     // MARK: records/modify's operation types
 
     @Test func eachOperationTypeAnswersWithCloudKitsErrorCodes() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         let alice = await Session(harness, user: "alice")
         let zone = ["zoneName": "Notes"]
         _ = try await alice.call(
@@ -120,7 +120,7 @@ import Testing
     // MARK: zones/list
 
     @Test func zonesListGivesEachZonesSyncToken() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         let alice = await Session(harness, user: "alice")
         let zone = ["zoneName": "Notes"]
         _ = try await alice.call(
@@ -151,7 +151,7 @@ import Testing
     // MARK: records/query
 
     @Test func aQueryWithoutResultsLimitAnswersTheDocumented200Records() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         let alice = await Session(harness, user: "alice")
         for batch in 0..<2 {
             let operations = (0..<125).map { create(String(format: "n%03d", batch * 125 + $0)) }
@@ -169,7 +169,7 @@ import Testing
     // MARK: 750 DELETE_SELF references
 
     @Test func theDeleteSelfLimitRefusesInRequestOrderWithTheRightCount() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         let alice = await Session(harness, user: "alice")
         let owner: [String: Any] = ["value": ["recordName": "target", "action": "DELETE_SELF"], "type": "REFERENCE"]
         #expect(try await alice.call("records/modify", ["operations": [create("target")]]).status == 200)
@@ -201,7 +201,7 @@ import Testing
     // MARK: Production indexes
 
     @Test func productionRefusesAnUnfilteredQueryUnlessRecordNameIsQueryable() async throws {
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(environment: .production))
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(environment: .production))
         try await harness.state.schema.importSchema(
             """
             DEFINE SCHEMA

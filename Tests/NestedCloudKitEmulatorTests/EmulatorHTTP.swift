@@ -6,7 +6,7 @@ import FoundationNetworking
 #endif
 
 /// Raw HTTP to an emulator on loopback, for the tests that go end to end: the JSON sent and the status, headers and
-/// JSON answered. Most tests drive the handler directly instead (``EmulatorHandlerHarness``).
+/// JSON answered. Most tests drive the handler directly instead (``EmulatorRouterHarness``).
 struct EmulatorHTTP {
     let emulator: CloudKitEmulator
     var container = "iCloud.com.example.EmulatorTests"

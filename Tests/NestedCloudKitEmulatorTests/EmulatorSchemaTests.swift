@@ -27,9 +27,9 @@ struct EmulatorSchemaTests {
     }()
 
     @Test func aSchemaGivenAtStartIsProductions() async throws {
-        let http = EmulatorHandlerHarness(EmulatorConfiguration(schema: Self.schema))
+        let http = EmulatorRouterHarness(EmulatorConfiguration(schema: Self.schema))
         #expect(http.state.configuration.environment == .production)
-        let alice = await EmulatorHandlerHarness.Session(http, user: "alice")
+        let alice = await EmulatorRouterHarness.Session(http, user: "alice")
         func save(_ fields: [String: Any], type: String = "Note") async throws -> String? {
             let answer = try await alice.call(
                 "records/modify",
@@ -56,7 +56,7 @@ struct EmulatorSchemaTests {
                 == "invalid attempt to set value type INT64 for field 'title' for type 'Note', defined to be: STRING")
         #expect(try await save([:], type: "Tag") == "Cannot create new type Tag in production schema")
 
-        func query(_ query: [String: Any]) async throws -> EmulatorHandlerHarness.Answer {
+        func query(_ query: [String: Any]) async throws -> EmulatorRouterHarness.Answer {
             try await alice.call("records/query", ["query": query])
         }
         let indexed = try await query([
@@ -89,8 +89,8 @@ struct EmulatorSchemaTests {
     }
 
     @Test func aSchemaGivenInDevelopmentGrowsAsDevelopmentDoes() async throws {
-        let http = EmulatorHandlerHarness(EmulatorConfiguration(environment: .development, schema: Self.schema))
-        let alice = await EmulatorHandlerHarness.Session(http, user: "alice")
+        let http = EmulatorRouterHarness(EmulatorConfiguration(environment: .development, schema: Self.schema))
+        let alice = await EmulatorRouterHarness.Session(http, user: "alice")
         let answer = try await alice.call(
             "records/modify",
             [
@@ -116,7 +116,7 @@ struct EmulatorSchemaTests {
     }
 
     @Test func anImportThatIsntASchemaSaysWhereWithA400() async throws {
-        let http = EmulatorHandlerHarness(EmulatorConfiguration(environment: .production))
+        let http = EmulatorRouterHarness(EmulatorConfiguration(environment: .production))
         let answer = try await http.send(
             "POST", "/emulator/v1/schema?container=\(http.container)",
             body: Data("DEFINE SCHEMA\n  RECORD TYPE Note (\n    title TEXT\n  );".utf8))

@@ -13,7 +13,7 @@ import Testing
 @Suite(.stopsEmulators) struct EmulatorSecurityTests {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
-    typealias Session = EmulatorHandlerHarness.Session
+    typealias Session = EmulatorRouterHarness.Session
 
     /// Saves a record of alice's holding an asset, and answers the path of its download URL.
     func savePhoto(_ session: Session, bytes: Data) async throws -> String {
@@ -41,7 +41,7 @@ import Testing
         let record = try #require((looked.json["records"] as? [[String: Any]])?.first)
         let image = (record["fields"] as? [String: Any])?["image"] as? [String: Any]
         let download = try #require((image?["value"] as? [String: Any])?["downloadURL"] as? String)
-        return String(download.dropFirst("http://\(EmulatorHandlerHarness.host)".count))
+        return String(download.dropFirst("http://\(EmulatorRouterHarness.host)".count))
             .replacingOccurrences(of: "${f}", with: "photo.jpg")
     }
 
@@ -59,7 +59,7 @@ import Testing
     // MARK: Download URLs
 
     @Test func aDownloadURLServesItsAssetAndAForgedOneReadsNothingAndCreatesNothing() async throws {
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(clock: VirtualCloudClock(start: Self.start)))
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(clock: VirtualCloudClock(start: Self.start)))
         let alice = await Session(harness, user: "alice")
         let bytes = Data("the photo's bytes".utf8)
         let path = try await savePhoto(alice, bytes: bytes)
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func aDownloadURLExpiresWithTheEmulatorsClock() async throws {
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(clock: VirtualCloudClock(start: Self.start)))
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(clock: VirtualCloudClock(start: Self.start)))
         let alice = await Session(harness, user: "alice")
         let path = try await savePhoto(alice, bytes: Data("bytes".utf8))
         harness.state.clock.advance(by: 59 * 60)
@@ -107,7 +107,7 @@ import Testing
     // MARK: The admin API and other origins
 
     @Test func theAdminAPIRefusesARequestFromAnotherWebOrigin() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         for headers in [
             ["Origin": "https://evil.example"], ["Origin": "http://localhost:3000"], ["Origin": "null"],
             ["Sec-Fetch-Site": "cross-site"], ["Sec-Fetch-Site": "same-site"],
@@ -133,7 +133,7 @@ import Testing
     }
 
     @Test func corsIsOnCloudKitsPathsAndNotOnTheAdminAPIOrThePages() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         let cloudKit = try await harness.send(
             "GET", "/database/1/\(harness.container)/development/public/zones/list?ckAPIToken=t")
         #expect(cloudKit.status == 200)
@@ -153,7 +153,7 @@ import Testing
     }
 
     @Test func anAdminTokenIsNeededOnEveryAdminCallWhenOneIsSet() async throws {
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(adminToken: "s3cret-admin"))
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(adminToken: "s3cret-admin"))
         for headers in [[:], ["Authorization": "Bearer wrong"], ["Authorization": "s3cret-admin"]] {
             for (method, path) in [("GET", "/emulator/v1/health"), ("POST", "/emulator/v1/sign-in")] {
                 let answer = try await harness.send(method, path, headers: headers, json: ["user": "alice"])
@@ -183,7 +183,7 @@ import Testing
     // MARK: The Host header
 
     @Test func aRequestWhoseHostIsntTheEmulatorIsRefusedAndNoURLIsBuiltFromIt() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         for host in [
             "evil.example:8123", "127.0.0.1:9999", "localhost", "localhost.evil.example:8123", "127.0.0.2:8123",
         ] {
@@ -211,7 +211,7 @@ import Testing
     }
 
     @Test func anEmulatorBoundToAnotherAddressAlsoAnswersThatHost() async throws {
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(host: "192.168.1.20"))
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(host: "192.168.1.20"))
         #expect(
             try await harness.send("GET", "/emulator/v1/health", headers: ["Host": "192.168.1.20:8123"]).status == 200)
         #expect(
@@ -221,7 +221,7 @@ import Testing
     // MARK: The sign-in page
 
     @Test func theSignInPageRefusesAReturnURLOnAnOriginThatIsntAllowed() async throws {
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(allowedOrigins: ["https://dev.example.com:8443"]))
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(allowedOrigins: ["https://dev.example.com:8443"]))
         for returnURL in [
             "javascript:alert(document.domain)", "https://evil.example/callback", "data:text/html,hi",
             "//evil.example/callback", "http://localhost.evil.example/", "https://dev.example.com/other-port",
@@ -246,7 +246,7 @@ import Testing
     }
 
     @Test func theSignInPagePostsTheTokenToTheOpenersOriginOnly() async throws {
-        let harness = EmulatorHandlerHarness()
+        let harness = EmulatorRouterHarness()
         // CloudKit JS opens the page in a popup from its own page: the Referer names its origin.
         let form = try await harness.send(
             "GET", "/emulator/sign-in", headers: ["Referer": "http://localhost:3000/notes/index.html"])
@@ -301,7 +301,7 @@ import Testing
     @Test func containerAndUserNamesAreCheckedAndNoErrorShowsAFilePath() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nckc-names-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(storage: .directory(directory.path)))
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(storage: .directory(directory.path)))
         let long = String(repeating: "c", count: 10_000)
         let containerReason =
             "the container identifier must be 1 to 200 ASCII letters, digits, '.', '-' and '_', starting with a letter or digit, as iCloud.com.example.App"
@@ -346,7 +346,7 @@ import Testing
             "nckc-not-a-directory-\(UUID().uuidString)")
         try Data("x".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(storage: .directory(file.path)))
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(storage: .directory(file.path)))
         let answer = try await harness.send(
             "GET", "/database/1/\(harness.container)/development/public/zones/list?ckAPIToken=t")
         #expect(answer.status == 500)
@@ -417,7 +417,7 @@ import Testing
         #expect(reason.hasPrefix("the schema of \(harness.container) in development can't be read ("))
         #expect(!reason.contains(directory.path))
         // A save that would grow the schema is refused too, and leaves the file as it was.
-        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let alice = await EmulatorRouterHarness.Session(harness, user: "alice")
         let save = try await alice.call(
             "records/modify",
             [
@@ -439,10 +439,10 @@ import Testing
     /// An emulator over a new data directory that already holds a file of the test container's development
     /// environment, as an earlier run (or a damaged disk) left it.
     private static func dataDirectory(holding name: String, _ contents: Data) throws -> (
-        harness: EmulatorHandlerHarness, directory: URL, file: URL
+        harness: EmulatorRouterHarness, directory: URL, file: URL
     ) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nckc-data-\(UUID().uuidString)")
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(storage: .directory(directory.path)))
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(storage: .directory(directory.path)))
         let folder = directory.appendingPathComponent(harness.container).appendingPathComponent("development")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let file = folder.appendingPathComponent(name)

@@ -9,11 +9,11 @@ import Testing
 /// user's shares. The request and answer shapes are the reference's, the resolved-share keys CKToolJS's
 /// `CKDBResolvedRecord`'s.
 @Suite struct EmulatorSharingTests {
-    let harness = EmulatorHandlerHarness()
+    let harness = EmulatorRouterHarness()
     static let lists: [String: String] = ["zoneName": "Lists"]
 
     /// Alice's list and its share with bob (read-write), saved from her private database; the share's answer.
-    func aliceSharesHerList(_ alice: EmulatorHandlerHarness.Session) async throws -> [String: Any] {
+    func aliceSharesHerList(_ alice: EmulatorRouterHarness.Session) async throws -> [String: Any] {
         _ = try await alice.call(
             "zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": Self.lists]]]])
         let share: [String: Any] = [
@@ -45,11 +45,11 @@ import Testing
     }
 
     @Test func bobResolvesAcceptsAndReadsAlicesListInHisSharedDatabase() async throws {
-        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
-        let bob = await EmulatorHandlerHarness.Session(harness, user: "bob")
+        let alice = await EmulatorRouterHarness.Session(harness, user: "alice")
+        let bob = await EmulatorRouterHarness.Session(harness, user: "bob")
         let share = try await aliceSharesHerList(alice)
         let shortGUID = try #require(share["shortGUID"] as? String)
-        #expect(share["url"] as? String == "http://\(EmulatorHandlerHarness.host)/share/\(shortGUID)")
+        #expect(share["url"] as? String == "http://\(EmulatorRouterHarness.host)/share/\(shortGUID)")
 
         let resolved = try await bob.call(
             "records/resolve", ["shortGUIDs": [["value": shortGUID, "shouldFetchRootRecord": true]]], scope: "public")
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func aForgedShortGUIDAndTheOwnersOwnShareAreRefusedPerItem() async throws {
-        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let alice = await EmulatorRouterHarness.Session(harness, user: "alice")
         let share = try await aliceSharesHerList(alice)
         let shortGUID = try #require(share["shortGUID"] as? String)
         let answer = try await alice.call(
@@ -107,8 +107,8 @@ import Testing
     }
 
     @Test func aStrangerReadingTheOwnersZoneIsToldItIsntSharedWithThem() async throws {
-        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
-        let carol = await EmulatorHandlerHarness.Session(harness, user: "carol")
+        let alice = await EmulatorRouterHarness.Session(harness, user: "alice")
+        let carol = await EmulatorRouterHarness.Session(harness, user: "carol")
         _ = try await aliceSharesHerList(alice)
         let alicesZone = ["zoneName": "Lists", "ownerRecordName": Caller.userRecordName(for: "alice")]
         let lookup = try await carol.call(
@@ -122,8 +122,8 @@ import Testing
     }
 
     @Test func reasonsOnTheWireCarryNoClientPrefix() async throws {
-        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
-        let bob = await EmulatorHandlerHarness.Session(harness, user: "bob")
+        let alice = await EmulatorRouterHarness.Session(harness, user: "alice")
+        let bob = await EmulatorRouterHarness.Session(harness, user: "bob")
         let share = try await aliceSharesHerList(alice)
         // Refused as invalid: the reason alone, which a client prefixes with its own words.
         let twice = try await alice.call(
@@ -187,7 +187,7 @@ import Testing
     }
 
     @Test func anUploadTokenWithoutARecordNameIsGivenARandomUUID() async throws {
-        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let alice = await EmulatorRouterHarness.Session(harness, user: "alice")
         let upload = try await alice.call(
             "assets/upload",
             [
@@ -211,7 +211,7 @@ import Testing
     }
 
     @Test func theShareURLOpensAPageWithItsTitleAndAnUnknownOneIsAPlain404() async throws {
-        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let alice = await EmulatorRouterHarness.Session(harness, user: "alice")
         let share = try await aliceSharesHerList(alice)
         let shortGUID = try #require(share["shortGUID"] as? String)
         let page = try await harness.send("GET", "/share/\(shortGUID)")
@@ -230,7 +230,7 @@ import Testing
     }
 
     @Test func theAdminAPIListsTheSharesAUserOwnsAndTakesPartIn() async throws {
-        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
+        let alice = await EmulatorRouterHarness.Session(harness, user: "alice")
         let share = try await aliceSharesHerList(alice)
         let shortGUID = try #require(share["shortGUID"] as? String)
         for (user, role) in [("alice", "OWNER"), ("bob", "PARTICIPANT")] {
@@ -242,15 +242,15 @@ import Testing
             #expect(shares.first?["role"] as? String == role)
             #expect(shares.first?["title"] as? String == "Groceries")
             #expect(shares.first?["rootRecordName"] as? String == "groceries")
-            #expect(shares.first?["url"] as? String == "http://\(EmulatorHandlerHarness.host)/share/\(shortGUID)")
+            #expect(shares.first?["url"] as? String == "http://\(EmulatorRouterHarness.host)/share/\(shortGUID)")
         }
         let carol = try await harness.send("GET", "/emulator/v1/shares?container=\(harness.container)&user=carol")
         #expect((carol.json["shares"] as? [Any])?.isEmpty == true)
     }
 
     @Test func bobDownloadsTheAssetOfARecordAliceSharedWithHim() async throws {
-        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
-        let bob = await EmulatorHandlerHarness.Session(harness, user: "bob")
+        let alice = await EmulatorRouterHarness.Session(harness, user: "alice")
+        let bob = await EmulatorRouterHarness.Session(harness, user: "bob")
         let share = try await aliceSharesHerList(alice)
         let shortGUID = try #require(share["shortGUID"] as? String)
         // Alice adds a photo under her list.
@@ -275,7 +275,7 @@ import Testing
         let record = try #require((lookup.json["records"] as? [[String: Any]])?.first)
         let image = (record["fields"] as? [String: Any])?["image"] as? [String: Any]
         let download = try #require((image?["value"] as? [String: Any])?["downloadURL"] as? String)
-        let path = String(download.dropFirst("http://\(EmulatorHandlerHarness.host)".count))
+        let path = String(download.dropFirst("http://\(EmulatorRouterHarness.host)".count))
             .replacingOccurrences(of: "${f}", with: "photo.jpg")
         let fetched = try await harness.send("GET", path)
         #expect(fetched.status == 200)
@@ -283,9 +283,9 @@ import Testing
     }
 
     @Test func bobsSharedDatabaseSubscriptionFiresWhenAliceChangesTheList() async throws {
-        let harness = EmulatorHandlerHarness(EmulatorConfiguration(notificationPollTimeout: .seconds(10)))
-        let alice = await EmulatorHandlerHarness.Session(harness, user: "alice")
-        let bob = await EmulatorHandlerHarness.Session(harness, user: "bob")
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(notificationPollTimeout: .seconds(10)))
+        let alice = await EmulatorRouterHarness.Session(harness, user: "alice")
+        let bob = await EmulatorRouterHarness.Session(harness, user: "bob")
         let share = try await aliceSharesHerList(alice)
         _ = try await bob.call(
             "records/accept", ["shortGUIDs": [["value": try #require(share["shortGUID"] as? String)]]],
@@ -304,7 +304,7 @@ import Testing
         let courier = try #require(
             try await bob.call("tokens/create", ["apnsEnvironment": "development"], scope: "shared")
                 .json["webcourierURL"] as? String)
-        let path = String(courier.dropFirst("http://\(EmulatorHandlerHarness.host)".count))
+        let path = String(courier.dropFirst("http://\(EmulatorRouterHarness.host)".count))
 
         async let push = harness.send("GET", path)
         let item: [String: Any] = [
@@ -325,10 +325,10 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sharing-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let configuration = EmulatorConfiguration(storage: .directory(directory.path))
-        let first = EmulatorHandlerHarness(configuration)
-        let alice = await EmulatorHandlerHarness.Session(first, user: "alice")
+        let first = EmulatorRouterHarness(configuration)
+        let alice = await EmulatorRouterHarness.Session(first, user: "alice")
         let shortGUID = try #require(try await aliceSharesHerList(alice)["shortGUID"] as? String)
-        let bob = await EmulatorHandlerHarness.Session(first, user: "bob")
+        let bob = await EmulatorRouterHarness.Session(first, user: "bob")
         let accepted = try await bob.call("records/accept", ["shortGUIDs": [["value": shortGUID]]], scope: "public")
         #expect(
             (accepted.json["results"] as? [[String: Any]])?.first?["participantStatus"] as? String == "ACCEPTED",
@@ -339,15 +339,15 @@ import Testing
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sqlite") }
         #expect(Set(files) == ["private-alice.sqlite", "shared-bob.sqlite", "public.sqlite"])
 
-        let restarted = EmulatorHandlerHarness(configuration)
+        let restarted = EmulatorRouterHarness(configuration)
         let alicesName = Caller.userRecordName(for: "alice")
-        let bobAgain = await EmulatorHandlerHarness.Session(restarted, user: "bob")
+        let bobAgain = await EmulatorRouterHarness.Session(restarted, user: "bob")
         let zones = try await bobAgain.call("zones/list", [:], scope: "shared")
         let zoneIDs = (zones.json["zones"] as? [[String: Any]])?.compactMap { $0["zoneID"] as? [String: Any] }
         #expect(zoneIDs?.map { $0["ownerRecordName"] as? String } == [alicesName], "\(zones.text)")
 
         // Alice adds an item after the restart; bob reads it in her zone, and the share's page is still served.
-        let aliceAgain = await EmulatorHandlerHarness.Session(restarted, user: "alice")
+        let aliceAgain = await EmulatorRouterHarness.Session(restarted, user: "alice")
         let item: [String: Any] = [
             "recordName": "milk", "recordType": "Item", "fields": ["name": ["value": "Milk"]],
             "parent": ["recordName": "groceries"],

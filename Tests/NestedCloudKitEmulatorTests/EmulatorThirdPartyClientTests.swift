@@ -11,8 +11,8 @@ import Testing
     private static let iso = Date.ISO8601FormatStyle()
 
     @Test func aCreateWithoutARecordNameGetsAUUIDThatTheAnswerCarries() async throws {
-        let http = EmulatorHandlerHarness()
-        let alice = await EmulatorHandlerHarness.Session(http, user: "alice")
+        let http = EmulatorRouterHarness()
+        let alice = await EmulatorRouterHarness.Session(http, user: "alice")
         // MistKit's createRecord(recordType:fields:): no recordName.
         let created = try await alice.call(
             "records/modify",
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func discoverableUsersAreFoundByEmailPhoneAndRecordNameAndOthersAreNot() async throws {
-        let http = EmulatorHandlerHarness()
+        let http = EmulatorRouterHarness()
         let signIn = try await http.send(
             "POST", "/emulator/v1/sign-in",
             json: [
@@ -61,7 +61,7 @@ import Testing
         #expect(signIn.status == 200, "\(signIn.text)")
         _ = await http.signIn(user: "bob")  // signed in, not discoverable
         let alice = try #require(signIn.json["userRecordName"] as? String)
-        let carol = await EmulatorHandlerHarness.Session(http, user: "carol")
+        let carol = await EmulatorRouterHarness.Session(http, user: "carol")
 
         let discovered = try await carol.call(
             "users/discover",
@@ -109,14 +109,14 @@ import Testing
 
         // A reset forgets who was discoverable.
         _ = try await http.send("POST", "/emulator/v1/reset", json: [:])
-        let again = await EmulatorHandlerHarness.Session(http, user: "carol")
+        let again = await EmulatorRouterHarness.Session(http, user: "carol")
         let afterReset = try await again.call(
             "users/lookup/id", ["users": [["userRecordName": alice]]], scope: "public")
         #expect((afterReset.json["users"] as? [[String: Any]])?.isEmpty == true)
     }
 
     @Test func theSignInPageMakesAUserDiscoverableWhenAsked() async throws {
-        let http = EmulatorHandlerHarness()
+        let http = EmulatorRouterHarness()
         let form = "user=dana&discoverable=on&givenName=Dana&familyName=Scully&emailAddress=dana%40example.com"
         let posted = try await http.send(
             "POST", "/emulator/sign-in",
@@ -141,9 +141,9 @@ import Testing
     /// empty body do: CloudKit takes both.
     @Test func aSignedRequestWithoutABodyVerifiesWithAnEmptyHashOrTheEmptyBodysHash() async throws {
         let key = P256.Signing.PrivateKey()
-        let http = EmulatorHandlerHarness(EmulatorConfiguration(serverKeys: ["mistkit-key": key.publicKey]))
+        let http = EmulatorRouterHarness(EmulatorConfiguration(serverKeys: ["mistkit-key": key.publicKey]))
         let path = "/database/1/\(http.container)/development/public/zones/list"
-        func signed(bodyHash: String) async throws -> EmulatorHandlerHarness.Answer {
+        func signed(bodyHash: String) async throws -> EmulatorRouterHarness.Answer {
             let date = Date().formatted(Self.iso)
             let signature = try key.signature(for: Data("\(date):\(bodyHash):\(path)".utf8))
             return try await http.send(

@@ -7,7 +7,7 @@ import Testing
 /// The emulator's wire behaviour that the Web Services client doesn't exercise: token rotation, the documented
 /// limits, every comparator, markers under change, the production schema, faults, long-poll pushes, FIDELITY.md.
 ///
-/// Most tests drive the request handler directly (``EmulatorHandlerHarness``), as HummingbirdTesting's router tests
+/// Most tests drive the request handler directly (``EmulatorRouterHarness``), as HummingbirdTesting's router tests
 /// do; the token rotation and the long-poll push go over loopback, end to end, through a real server.
 @Suite(.stopsEmulators) struct EmulatorWireTests {
     /// A server on loopback, for the tests that go end to end.
@@ -16,8 +16,8 @@ import Testing
     }
 
     /// The request handler alone.
-    func handler(_ configuration: EmulatorConfiguration = EmulatorConfiguration()) -> EmulatorHandlerHarness {
-        EmulatorHandlerHarness(configuration)
+    func handler(_ configuration: EmulatorConfiguration = EmulatorConfiguration()) -> EmulatorRouterHarness {
+        EmulatorRouterHarness(configuration)
     }
 
     func create(_ name: String, _ type: String = "Note", fields: [String: Any]) -> [String: Any] {
@@ -246,7 +246,7 @@ import Testing
                 );
             """)
         var token = await http.signIn(user: "alice")
-        func modify(_ operations: [[String: Any]]) async throws -> EmulatorHandlerHarness.Answer {
+        func modify(_ operations: [[String: Any]]) async throws -> EmulatorRouterHarness.Answer {
             let path =
                 "/database/1/\(http.container)/production/private/records/modify?ckAPIToken=t&ckWebAuthToken=\(token)"
             let answer = try await http.send("POST", path, json: ["operations": operations])

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import NestedCloudKitCodable
 
 /// The admin API under `/emulator/v1/`: health, reset, sign-in, the databases and their records, faults, the
@@ -13,56 +14,68 @@ struct AdminAPI: Sendable {
     /// returns when it names no `limit`.
     static let maximumPage = 1000
 
-    func respond(to request: EmulatorRequest) async throws(ServerError) -> EmulatorResponse {
-        let route = String(request.path.dropFirst("/emulator/v1/".count))
-        let body: JSONValue
-        do {
-            body = route == "schema" ? .null : try JSONValue.parse(request.body)
-        } catch {
-            throw .badRequest("the body isn't JSON: \(error)")
-        }
-        switch (request.method, route) {
-        case ("GET", "health"): return .json(health)
-        case ("POST", "reset"):
+    /// The admin API's routes, on the group under `/emulator/v1/`.
+    func register(on group: RouterGroup<EmulatorRequestContext>) {
+        group.answer(.get, "health") { _ throws(ServerError) in .json(health) }
+        group.answer(.post, "reset") { _ throws(ServerError) in
             try await state.reset()
             return .json(["status": "reset"])
-        case ("POST", "sign-in"): return .json(try await signIn(body))
-        case ("GET", "databases"): return .json(await databases())
-        case ("GET", "shares"): return .json(try await shares(request.query, baseURL: request.baseURL))
-        case ("GET", "records"):
+        }
+        group.answer(.post, "sign-in") { context throws(ServerError) in
+            .json(try await signIn(context.request.jsonBody()))
+        }
+        group.answer(.get, "databases") { _ throws(ServerError) in .json(await databases()) }
+        group.answer(.get, "shares") { context throws(ServerError) in
+            .json(try await shares(context.request.query, baseURL: context.request.baseURL))
+        }
+        group.answer(.get, "records") { context throws(ServerError) in
+            let request = context.request
             let limit = try Self.limit(request.query["limit"], default: Self.maximumPage)
             return .json(
                 try await page(
                     of: key(request.query), after: request.query["continuation"], limit: limit, baseURL: request.baseURL
                 ))
-        case ("GET", "requests"): return .json(try requests(limit: request.query["limit"]))
-        case ("DELETE", "requests"):
-            state.log.clear()
-            return .json(["requests": []])
-        case ("GET", "faults"): return .json(faults)
-        case ("POST", "faults"): return .json(try addFault(request.body))
-        case ("DELETE", "faults"):
-            state.faults.remove(id: request.query["id"])
-            return .json(faults)
-        case ("GET", "clock"): return .json(clock)
-        case ("POST", "clock"):
+        }
+        registerLogAndFaults(on: group)
+        group.answer(.get, "clock") { _ throws(ServerError) in .json(clock) }
+        group.answer(.post, "clock") { context throws(ServerError) in
+            let body = try context.request.jsonBody()
             if let offset = body["offsetSeconds"]?.double { state.clock.setOffset(offset) }
             if let advance = body["advanceSeconds"]?.double { state.clock.advance(by: advance) }
             return .json(clock)
-        case ("GET", "schema"): return try await schema(request.query)
-        case ("POST", "schema"):
-            let (container, environment) = try schemaKey(request.query)
+        }
+        group.answer(.get, "schema") { context throws(ServerError) in try await schema(context.request.query) }
+        group.answer(.post, "schema") { context throws(ServerError) in
+            let (container, environment) = try schemaKey(context.request.query)
             try await state.schema.importSchema(
-                String(decoding: request.body, as: UTF8.self), container: container, environment: environment)
+                String(decoding: context.request.body, as: UTF8.self), container: container, environment: environment)
             return .json(["status": "imported"])
-        case ("GET", "export"): return .json(try await export(baseURL: request.baseURL))
-        case ("POST", "import"): return .json(try await importDatabases(body))
-        case ("GET", "fidelity"): return .json(["entries": .array(Fidelity.entries.map(Self.json))])
-        default:
-            throw ServerError(
-                .notFound,
-                "no admin route \(request.method) /emulator/v1/\(route): health, reset, sign-in, databases, records, requests, faults, clock, schema, export, import, fidelity"
-            )
+        }
+        group.answer(.get, "export") { context throws(ServerError) in
+            .json(try await export(baseURL: context.request.baseURL))
+        }
+        group.answer(.post, "import") { context throws(ServerError) in
+            .json(try await importDatabases(context.request.jsonBody()))
+        }
+        group.answer(.get, "fidelity") { _ throws(ServerError) in
+            .json(["entries": .array(Fidelity.entries.map(Self.json))])
+        }
+    }
+
+    /// The request log and the faults in force.
+    private func registerLogAndFaults(on group: RouterGroup<EmulatorRequestContext>) {
+        group.answer(.get, "requests") { context throws(ServerError) in
+            .json(try requests(limit: context.request.query["limit"]))
+        }
+        group.answer(.delete, "requests") { _ throws(ServerError) in
+            state.log.clear()
+            return .json(["requests": []])
+        }
+        group.answer(.get, "faults") { _ throws(ServerError) in .json(faults) }
+        group.answer(.post, "faults") { context throws(ServerError) in .json(try addFault(context.request.body)) }
+        group.answer(.delete, "faults") { context throws(ServerError) in
+            state.faults.remove(id: context.request.query["id"])
+            return .json(faults)
         }
     }
 

@@ -40,3 +40,14 @@ struct EmulatorRequest: Sendable {
 
     func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
+
+extension EmulatorRequest {
+    /// The body read as JSON; an empty body is an empty object.
+    func jsonBody() throws(ServerError) -> JSONValue {
+        do {
+            return try JSONValue.parse(body)
+        } catch {
+            throw .badRequest("the body isn't JSON: \(error)")
+        }
+    }
+}

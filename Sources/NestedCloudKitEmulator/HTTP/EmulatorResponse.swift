@@ -1,21 +1,18 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
 
 /// An HTTP response from the emulator's handlers.
-struct EmulatorResponse: Sendable {
+struct EmulatorResponse: Sendable, ResponseGenerator {
     var status: Int
     var headers: [String: String]
     var body: Data
-    /// Set by a fault that loses the response: the server closes the connection instead of answering, after the
-    /// request took effect.
-    var isLost = false
-    /// The error code a failed answer carries, for the request log.
-    var serverErrorCode: String?
 
-    init(status: Int, headers: [String: String] = [:], body: Data, serverErrorCode: String? = nil) {
+    init(status: Int, headers: [String: String] = [:], body: Data) {
         self.status = status
         self.headers = headers
         self.body = body
-        self.serverErrorCode = serverErrorCode
     }
 
     static func json(_ value: JSONValue, status: Int = 200) -> EmulatorResponse {
@@ -35,9 +32,22 @@ struct EmulatorResponse: Sendable {
             body: Data(text.utf8))
     }
 
+    /// CloudKit's error dictionary, with the status the error has.
     static func error(_ error: ServerError) -> EmulatorResponse {
-        var response = json(error.json, status: error.httpStatus)
-        response.serverErrorCode = error.code.rawValue
-        return response
+        json(error.json, status: error.httpStatus)
+    }
+
+    /// The response as Hummingbird sends it.
+    var httpResponse: Response {
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            if let name = HTTPField.Name(name) { fields[name] = value }
+        }
+        return Response(
+            status: .init(code: status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    func response(from request: Request, context: some RequestContext) -> Response {
+        httpResponse
     }
 }

@@ -43,16 +43,10 @@ public final class CloudKitEmulator: Service, Sendable {
     ///
     /// - Parameter onReady: Called with the URL once the server accepts connections.
     public func run(onReady: @escaping @Sendable (URL) async -> Void) async throws {
-        let handler = EmulatorHandler(state: state)
-        let maximumBodySize = configuration.maximumRequestBodySize
-        let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            let emulatorRequest = try await Self.request(request, maximumBodySize: maximumBodySize)
-            return Self.response(await handler.respond(to: emulatorRequest))
-        }
         var logger = Logger(label: "cloudkit-emulator")
         logger.logLevel = .warning
         let application = Application(
-            responder: responder,
+            router: EmulatorRouter.make(state: state),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "cloudkit-emulator"),
             onServerRunning: { [state] channel in
@@ -222,57 +216,6 @@ public final class CloudKitEmulator: Service, Sendable {
         } catch {
             throw EmulatorError(reason: error.reason)
         }
-    }
-
-    // MARK: HTTP
-
-    /// The request as the handlers see it. A body over the configured limit isn't read: the request goes on with an
-    /// empty body, marked, and the handler answers 413 with CloudKit's error dictionary (Hummingbird's own answer
-    /// would be an empty body).
-    private static func request(_ request: Request, maximumBodySize: Int) async throws -> EmulatorRequest {
-        var headers: [String: String] = [:]
-        for field in request.headers {
-            let name = field.name.canonicalName
-            headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
-        }
-        // HTTP/1's Host header arrives as the request's authority.
-        if let authority = request.head.authority { headers["host"] = authority }
-        var emulatorRequest = EmulatorRequest(
-            method: request.method.rawValue, target: request.uri.string, headers: headers)
-        // Hummingbird's path, not Foundation's reading of the target: it takes any target a client sends.
-        emulatorRequest.rawPath = request.uri.path
-        emulatorRequest.path = request.uri.path.removingPercentEncoding ?? request.uri.path
-        let declaredSize = headers["content-length"].flatMap { Int($0) } ?? 0
-        guard declaredSize <= maximumBodySize else {
-            emulatorRequest.bodyWasTooLarge = true
-            return emulatorRequest
-        }
-        do {
-            let buffer = try await request.body.collect(upTo: maximumBodySize)
-            emulatorRequest.body = Data(buffer.readableBytesView)
-        } catch is NIOTooManyBytesError {
-            emulatorRequest.bodyWasTooLarge = true
-        }
-        return emulatorRequest
-    }
-
-    private struct LostResponse: Error {}
-
-    private static func response(_ response: EmulatorResponse) -> Response {
-        var fields = HTTPFields()
-        for (name, value) in response.headers {
-            if let name = HTTPField.Name(name) { fields[name] = value }
-        }
-        if response.isLost {
-            // The request took effect; the connection closes before the answer, as when a network drops it.
-            fields[.contentLength] = String(response.body.count + 1)
-            return Response(
-                status: .init(code: response.status), headers: fields,
-                body: ResponseBody(contentLength: response.body.count + 1) { _ in throw LostResponse() })
-        }
-        return Response(
-            status: .init(code: response.status), headers: fields,
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
     }
 }
 

@@ -1,18 +1,24 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
 
 @testable import NestedCloudKitEmulator
 
-/// The emulator's request handler driven directly, without a server, as if it listened on ``port``: requests carry
-/// any header a browser or a hostile page would send (`Origin`, `Sec-Fetch-Site`, a rebinding page's `Host`), which
-/// an HTTP client library doesn't let a test choose.
-struct EmulatorHandlerHarness {
+/// The emulator's router driven directly, without a server, as if it listened on ``port``: every middleware and
+/// route the server has, with requests that carry any header a browser or a hostile page would send (`Origin`,
+/// `Sec-Fetch-Site`, a rebinding page's `Host`), which an HTTP client library doesn't let a test choose.
+struct EmulatorRouterHarness {
     static let port = 8123
     let state: EmulatorState
+    let responder: RouterResponder<EmulatorRequestContext>
     var container = "iCloud.com.example.HandlerTests"
 
     init(_ configuration: EmulatorConfiguration = EmulatorConfiguration()) {
         state = EmulatorState(configuration: configuration, clock: EmulatorClock(base: configuration.clock))
         state.boundPort = Self.port
+        responder = EmulatorRouter.make(state: state).buildResponder()
     }
 
     /// The `Host` header a client of the emulator sends.
@@ -41,9 +47,40 @@ struct EmulatorHandlerHarness {
             all[name] = value
         }
         let data = try body ?? json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()
-        let request = EmulatorRequest(method: method, target: target, headers: all, body: data)
-        let response = await EmulatorHandler(state: state).respond(to: request)
-        return Answer(status: response.status, headers: response.headers, body: response.body)
+        // HTTP/1's Host header reaches Hummingbird as the request's authority.
+        let host = all.first { $0.key.lowercased() == "host" }?.value
+        var fields = HTTPFields()
+        for (name, value) in all where name.lowercased() != "host" {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        if !data.isEmpty { fields[.contentLength] = String(data.count) }
+        let request = Request(
+            head: HTTPRequest(
+                method: HTTPRequest.Method(method) ?? .get, scheme: "http", authority: host, path: target,
+                headerFields: fields),
+            body: RequestBody(buffer: ByteBuffer(bytes: data)))
+        let response = try await responder.respond(
+            to: request, context: EmulatorRequestContext(logger: Logger(label: "emulator-harness")))
+        var headers: [String: String] = [:]
+        for field in response.headers { headers[field.name.rawName] = field.value }
+        let collected = CollectedBody()
+        try await response.body.write(BodyCollector(collected: collected))
+        return Answer(status: response.status.code, headers: headers, body: collected.data)
+    }
+
+    private final class CollectedBody {
+        var data = Data()
+    }
+
+    /// Collects a response's body, as a connection would send it.
+    private struct BodyCollector: ResponseBodyWriter {
+        let collected: CollectedBody
+
+        mutating func write(_ buffer: ByteBuffer) async throws {
+            collected.data.append(contentsOf: buffer.readableBytesView)
+        }
+
+        consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
     }
 
     /// A database request of a signed-in user, with the user's current token (rotated by each answer).
@@ -60,10 +97,10 @@ struct EmulatorHandlerHarness {
 
     /// A signed-in session of one user: each answer's token is the next request's.
     final class Session {
-        let harness: EmulatorHandlerHarness
+        let harness: EmulatorRouterHarness
         var token: String
 
-        init(_ harness: EmulatorHandlerHarness, user: String) async {
+        init(_ harness: EmulatorRouterHarness, user: String) async {
             self.harness = harness
             token = await harness.state.tokens.issue(for: user)
         }
