@@ -89,9 +89,7 @@ public struct CloudKitDatabase: CloudDatabase {
             let id = CloudRecord.ID(ckID)
             converted[id] = Self.convert(result, id: id)
         }
-        for id in ids where converted[id] == nil {
-            converted[id] = .failure(.internalError("CloudKit's answer to the fetch left out \(id)"))
-        }
+        converted.failLeftOut(ids, by: "CloudKit's answer to the fetch")
         return converted
     }
 
@@ -143,12 +141,8 @@ public struct CloudKitDatabase: CloudDatabase {
                 savePolicy: policy, atomically: atomically)
         }
         convert(results, clients: recordsToSave, saveResults: &saveResults, deleteResults: &deleteResults)
-        for record in recordsToSave where saveResults[record.id] == nil {
-            saveResults[record.id] = .failure(.internalError("CloudKit's answer to the save left out \(record.id)"))
-        }
-        for id in recordIDsToDelete where deleteResults[id] == nil {
-            deleteResults[id] = .failure(.internalError("CloudKit's answer to the delete left out \(id)"))
-        }
+        saveResults.failLeftOut(recordsToSave.lazy.map(\.id), by: "CloudKit's answer to the save")
+        deleteResults.failLeftOut(recordIDsToDelete, by: "CloudKit's answer to the delete")
         return (saveResults, deleteResults)
     }
 

@@ -145,9 +145,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
                 results[id] = .failure(error.databaseError(recordID: id, zoneID: zone))
             }
         }
-        for id in ids where results[id] == nil {
-            results[id] = .failure(.internalError("CloudKit's response to records/lookup left out \(id)"))
-        }
+        results.failLeftOut(ids, by: "CloudKit's response to records/lookup")
         return results
     }
 
@@ -221,13 +219,8 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         if !conflicts.isEmpty {
             try await reportConflicts(conflicts, in: zone, outcome: &outcome)
         }
-        for record in uploaded where outcome.saveResults[record.id] == nil {
-            outcome.saveResults[record.id] = .failure(
-                .internalError("CloudKit's response to records/modify left out \(record.id)"))
-        }
-        for id in ids where outcome.deleteResults[id] == nil {
-            outcome.deleteResults[id] = .failure(.internalError("CloudKit's response to records/modify left out \(id)"))
-        }
+        outcome.saveResults.failLeftOut(uploaded.lazy.map(\.id), by: "CloudKit's response to records/modify")
+        outcome.deleteResults.failLeftOut(ids, by: "CloudKit's response to records/modify")
     }
 
     /// The records to send, their assets uploaded, and the records refused before anything is sent: what CloudKit
