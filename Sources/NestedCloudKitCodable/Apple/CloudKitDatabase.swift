@@ -80,7 +80,7 @@ public struct CloudKitDatabase: CloudDatabase {
     /// Fetches records by ID through `CKDatabase.records(for:desiredKeys:)`.
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
-    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+    ) async throws -> CloudRecordResults {
         let results = try await request(zoneID: ids.first?.zoneID, items: ids.count) {
             try await database.records(for: ids.map(\.ckRecordID), desiredKeys: desiredKeys)
         }
@@ -103,10 +103,7 @@ public struct CloudKitDatabase: CloudDatabase {
         deleting recordIDsToDelete: [CloudRecord.ID],
         savePolicy: CloudRecordSavePolicy,
         atomically: Bool
-    ) async throws -> (
-        saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
-    ) {
+    ) async throws -> CloudModifyResults {
         if let refusal = CloudRequestRules.refusal(saving: recordsToSave, deleting: recordIDsToDelete) {
             throw refusal
         }
@@ -289,9 +286,7 @@ public struct CloudKitDatabase: CloudDatabase {
     ///   other than by membership, a system field compared with a value of another type.
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (
-        matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
-    ) {
+    ) async throws -> CloudQueryPage {
         let ckQuery = try ckQuery(query, zoneID: zoneID)
         let page = try await request(zoneID: zoneID, items: nil) {
             try await database.records(
@@ -320,9 +315,7 @@ public struct CloudKitDatabase: CloudDatabase {
     /// Continues a query through `CKDatabase.records(continuingMatchFrom:desiredKeys:resultsLimit:)`.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (
-        matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
-    ) {
+    ) async throws -> CloudQueryPage {
         let ckCursor = try Self.ckCursor(cursor)
         let page = try await request(zoneID: cursor.zoneID, items: nil) {
             try await database.records(
@@ -337,10 +330,7 @@ public struct CloudKitDatabase: CloudDatabase {
     /// Creates and deletes zones through `CKDatabase.modifyRecordZones(saving:deleting:)`.
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
-    ) async throws -> (
-        saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
-    ) {
+    ) async throws -> CloudZoneModifyResults {
         let results = try await request(
             zoneID: (zonesToSave + zonesToDelete).first, items: zonesToSave.count + zonesToDelete.count
         ) {

@@ -12,9 +12,7 @@ extension CloudKitWebServicesDatabase {
     /// and a page of at most 200 (`CloudQuery.maximumResults` asks for 200).
     public func records(
         matching query: CloudQuery, inZoneWith zoneID: CloudRecord.ZoneID, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (
-        matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
-    ) {
+    ) async throws -> CloudQueryPage {
         try await runQuery(
             query, in: zoneID, continuationMarker: nil, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
@@ -22,9 +20,7 @@ extension CloudKitWebServicesDatabase {
     /// Continues a query from the continuation marker a page returned.
     public func records(
         continuingMatchFrom cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
-    ) async throws -> (
-        matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
-    ) {
+    ) async throws -> CloudQueryPage {
         try await runQuery(
             cursor.query, in: cursor.zoneID, continuationMarker: cursor.position, desiredKeys: desiredKeys,
             resultsLimit: resultsLimit
@@ -34,9 +30,7 @@ extension CloudKitWebServicesDatabase {
     private func runQuery(
         _ query: CloudQuery, in zone: CloudRecord.ZoneID, continuationMarker: String?, desiredKeys: [String]?,
         resultsLimit: Int
-    ) async throws -> (
-        matchResults: [(CloudRecord.ID, Result<CloudRecord, CloudDatabaseError>)], queryCursor: CloudQuery.Cursor?
-    ) {
+    ) async throws -> CloudQueryPage {
         // CloudKit Web Services takes 1 to 200; `maximumResults` (0) asks for as many as it gives.
         let limit =
             resultsLimit <= 0 ? Self.maximumOperationsPerRequest : min(resultsLimit, Self.maximumOperationsPerRequest)
@@ -66,10 +60,7 @@ extension CloudKitWebServicesDatabase {
     /// refused without a request: CloudKit allows neither.
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
-    ) async throws -> (
-        saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>]
-    ) {
+    ) async throws -> CloudZoneModifyResults {
         try checkLimit(zonesToSave.count + zonesToDelete.count)
         var saveResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]
         var deleteResults: [CloudRecord.ZoneID: Result<Void, CloudDatabaseError>] = [:]

@@ -105,7 +105,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     /// assets are downloaded unless the configuration says otherwise.
     public func records(
         for ids: [CloudRecord.ID], desiredKeys: [String]?
-    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+    ) async throws -> CloudRecordResults {
         try checkLimit(ids.count)
         var results: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] = [:]
         results.reserveCapacity(ids.count)
@@ -121,7 +121,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
     /// One `records/lookup` request, for records of one zone.
     private func lookUp(
         _ ids: [CloudRecord.ID], in zone: CloudRecord.ZoneID, desiredKeys: [String]?
-    ) async throws -> [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>] {
+    ) async throws -> CloudRecordResults {
         var seen: Set<String> = []
         let names = ids.map(\.recordName).filter { seen.insert($0).inserted }
         let request = WireLookupRequest(
@@ -160,10 +160,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         deleting recordIDsToDelete: [CloudRecord.ID],
         savePolicy: CloudRecordSavePolicy,
         atomically: Bool
-    ) async throws -> (
-        saveResults: [CloudRecord.ID: Result<CloudRecord, CloudDatabaseError>],
-        deleteResults: [CloudRecord.ID: Result<Void, CloudDatabaseError>]
-    ) {
+    ) async throws -> CloudModifyResults {
         try checkLimit(recordsToSave.count + recordIDsToDelete.count)
         if let refusal = CloudRequestRules.refusal(saving: recordsToSave, deleting: recordIDsToDelete) {
             throw refusal
