@@ -149,6 +149,28 @@ enum RecordCoding {
 private enum ValueTag: UInt8 {
     case string = 1, int64, double, date, bytes, reference, asset, location
     case stringList = 17, int64List, doubleList, dateList, bytesList, referenceList, assetList, locationList
+
+    /// The tag of a value of the kind.
+    init(_ kind: CloudValue.Kind) {
+        switch kind {
+        case .string: self = .string
+        case .int64: self = .int64
+        case .double: self = .double
+        case .date: self = .date
+        case .bytes: self = .bytes
+        case .reference: self = .reference
+        case .asset: self = .asset
+        case .location: self = .location
+        case .stringList: self = .stringList
+        case .int64List: self = .int64List
+        case .doubleList: self = .doubleList
+        case .dateList: self = .dateList
+        case .bytesList: self = .bytesList
+        case .referenceList: self = .referenceList
+        case .assetList: self = .assetList
+        case .locationList: self = .locationList
+        }
+    }
 }
 
 private struct ByteWriter {
@@ -192,32 +214,21 @@ private struct ByteWriter {
         bytes.append(contentsOf: value)
     }
 
-    mutating func optionalString(_ value: String?) {
+    /// An optional: a byte saying whether it's there, then the value if it is.
+    mutating func optionalValue<T>(_ value: T?, _ write: (inout ByteWriter, T) -> Void) {
         if let value {
             byte(1)
-            string(value)
+            write(&self, value)
         } else {
             byte(0)
         }
     }
 
-    mutating func optionalDate(_ value: Date?) {
-        if let value {
-            byte(1)
-            double(value.timeIntervalSinceReferenceDate)
-        } else {
-            byte(0)
-        }
-    }
+    mutating func optionalString(_ value: String?) { optionalValue(value) { $0.string($1) } }
 
-    mutating func optionalBytes(_ value: Data?) {
-        if let value {
-            byte(1)
-            data(value)
-        } else {
-            byte(0)
-        }
-    }
+    mutating func optionalDate(_ value: Date?) { optionalValue(value) { $0.double($1.timeIntervalSinceReferenceDate) } }
+
+    mutating func optionalBytes(_ value: Data?) { optionalValue(value) { $0.data($1) } }
 
     mutating func zone(_ zone: CloudRecord.ZoneID) {
         string(zone.zoneName)
@@ -242,12 +253,7 @@ private struct ByteWriter {
     mutating func asset(_ asset: CloudAsset) {
         optionalString(asset.fileURL?.absoluteString)
         optionalBytes(asset.data)
-        if let size = asset.size {
-            byte(1)
-            int64(size)
-        } else {
-            byte(0)
-        }
+        optionalValue(asset.size) { $0.int64($1) }
         optionalString(asset.fileChecksum)
         optionalString(asset.referenceChecksum)
         optionalString(asset.wrappingKey)
@@ -265,64 +271,32 @@ private struct ByteWriter {
         optionalDate(location.timestamp)
     }
 
+    /// A list: its count, then its elements; what `ByteReader.list(_:)` reads.
+    mutating func list<T>(_ values: [T], _ element: (inout ByteWriter, T) -> Void) {
+        count(values.count)
+        for value in values { element(&self, value) }
+    }
+
+    /// A value: its type's tag, then its contents; what `ByteReader.value(zone:)` reads.
     mutating func value(_ value: CloudValue, zone: CloudRecord.ZoneID) {
+        byte(ValueTag(value.kind).rawValue)
         switch value {
-        case .string(let value):
-            byte(ValueTag.string.rawValue)
-            string(value)
-        case .int64(let value):
-            byte(ValueTag.int64.rawValue)
-            int64(value)
-        case .double(let value):
-            byte(ValueTag.double.rawValue)
-            double(value)
-        case .date(let value):
-            byte(ValueTag.date.rawValue)
-            double(value.timeIntervalSinceReferenceDate)
-        case .bytes(let value):
-            byte(ValueTag.bytes.rawValue)
-            data(value)
-        case .reference(let value):
-            byte(ValueTag.reference.rawValue)
-            reference(value, zone: zone)
-        case .asset(let value):
-            byte(ValueTag.asset.rawValue)
-            asset(value)
-        case .location(let value):
-            byte(ValueTag.location.rawValue)
-            location(value)
-        case .stringList(let values):
-            byte(ValueTag.stringList.rawValue)
-            count(values.count)
-            for value in values { string(value) }
-        case .int64List(let values):
-            byte(ValueTag.int64List.rawValue)
-            count(values.count)
-            for value in values { int64(value) }
-        case .doubleList(let values):
-            byte(ValueTag.doubleList.rawValue)
-            count(values.count)
-            for value in values { double(value) }
-        case .dateList(let values):
-            byte(ValueTag.dateList.rawValue)
-            count(values.count)
-            for value in values { double(value.timeIntervalSinceReferenceDate) }
-        case .bytesList(let values):
-            byte(ValueTag.bytesList.rawValue)
-            count(values.count)
-            for value in values { data(value) }
-        case .referenceList(let values):
-            byte(ValueTag.referenceList.rawValue)
-            count(values.count)
-            for value in values { reference(value, zone: zone) }
-        case .assetList(let values):
-            byte(ValueTag.assetList.rawValue)
-            count(values.count)
-            for value in values { asset(value) }
-        case .locationList(let values):
-            byte(ValueTag.locationList.rawValue)
-            count(values.count)
-            for value in values { location(value) }
+        case .string(let value): string(value)
+        case .int64(let value): int64(value)
+        case .double(let value): double(value)
+        case .date(let value): double(value.timeIntervalSinceReferenceDate)
+        case .bytes(let value): data(value)
+        case .reference(let value): reference(value, zone: zone)
+        case .asset(let value): asset(value)
+        case .location(let value): location(value)
+        case .stringList(let values): list(values) { $0.string($1) }
+        case .int64List(let values): list(values) { $0.int64($1) }
+        case .doubleList(let values): list(values) { $0.double($1) }
+        case .dateList(let values): list(values) { $0.double($1.timeIntervalSinceReferenceDate) }
+        case .bytesList(let values): list(values) { $0.data($1) }
+        case .referenceList(let values): list(values) { $0.reference($1, zone: zone) }
+        case .assetList(let values): list(values) { $0.asset($1) }
+        case .locationList(let values): list(values) { $0.location($1) }
         }
     }
 }
