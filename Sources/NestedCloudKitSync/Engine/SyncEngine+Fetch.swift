@@ -19,14 +19,7 @@ extension SyncEngine {
             // Zones deleted in this fetch and not created again: nothing to fetch from them.
             var gone: Set<CloudRecord.ZoneID> = []
             while true {
-                let changes: CloudDatabaseChanges
-                do {
-                    changes = try await withRetries("databaseChanges") { [databaseToken] in
-                        try await database.databaseChanges(
-                            since: databaseToken, resultsLimit: configuration.fetchResultsLimit)
-                    }
-                } catch CloudDatabaseError.changeTokenExpired where databaseToken != nil {
-                    emit(.changeTokenExpired(nil))
+                guard let changes = try await databaseChanges(of: database, since: databaseToken) else {
                     databaseToken = nil
                     knowsEarlierState = false
                     continue
@@ -63,6 +56,21 @@ extension SyncEngine {
         for zone in zones where !zone.hasChangeTokens { try await fetchByDate(zone, complete: complete) }
         try await fetchSharedChanges(complete: complete)
         try await fetchSkippedRecords()
+    }
+
+    /// A page of a database's changes since the token, the request retried; `nil` when the token expired (an event
+    /// says so), for the caller to start again from nothing.
+    func databaseChanges(
+        of database: any CloudDatabase, since token: CloudChangeToken?
+    ) async throws -> CloudDatabaseChanges? {
+        do {
+            return try await withRetries("databaseChanges") {
+                try await database.databaseChanges(since: token, resultsLimit: configuration.fetchResultsLimit)
+            }
+        } catch CloudDatabaseError.changeTokenExpired where token != nil {
+            emit(.changeTokenExpired(nil))
+            return nil
+        }
     }
 
     /// Fetches a zone's changes since its token, page by page, each page committed with its token.

@@ -29,14 +29,7 @@ extension SyncEngine {
         var listed: Set<CloudRecord.ZoneID>? = token == nil ? [] : nil
         var removed: Set<CloudRecord.ZoneID> = []
         while true {
-            let changes: CloudDatabaseChanges
-            do {
-                changes = try await withRetries("databaseChanges") { [token] in
-                    try await sharedDatabase.databaseChanges(
-                        since: token, resultsLimit: configuration.fetchResultsLimit)
-                }
-            } catch CloudDatabaseError.changeTokenExpired where token != nil {
-                emit(.changeTokenExpired(nil))
+            guard let changes = try await databaseChanges(of: sharedDatabase, since: token) else {
                 token = nil
                 listed = []
                 continue
