@@ -55,12 +55,8 @@ final class StoreConnection: Sendable {
         guard !isClosed.withLock({ $0 }) else { throw SyncError.closed }
         do {
             return try await writer.read(body)
-        } catch let error as SyncError {
-            throw error
-        } catch let error as CKCodableError {
-            throw error
         } catch {
-            throw SyncError.store("reading the store failed: \(error)")
+            throw Self.failure(error, of: "reading")
         }
     }
 
@@ -74,17 +70,21 @@ final class StoreConnection: Sendable {
                 try assets.collectGarbage(in: db)
                 return result
             }
-        } catch let error as SyncError {
-            throw error
-        } catch let error as CKCodableError {
-            throw error
         } catch let error as StaleResolution {
+            // The ledger's and the store's own signals to the caller of the write, not failures.
             throw error
         } catch let error as ChangeFailed {
             throw error
         } catch {
-            throw SyncError.store("writing the store failed: \(error)")
+            throw Self.failure(error, of: "writing")
         }
+    }
+
+    /// What a failed read or write throws: the library's own errors (a model that doesn't decode) as they are,
+    /// SQLite's as a failure of the store.
+    private static func failure(_ error: any Error, of access: String) -> any Error {
+        if error is SyncError || error is CKCodableError { return error }
+        return SyncError.store("\(access) the store failed: \(error)")
     }
 
     /// Waits for a write under way, then makes every later call fail with ``SyncError/closed`` and closes the file.
