@@ -48,24 +48,9 @@ extension EmbeddedJSON {
 }
 
 extension CloudValue {
-    /// How many elements a list has; 0 for a value that isn't a list.
-    var listCount: Int {
-        switch self {
-        case .stringList(let list): list.count
-        case .int64List(let list): list.count
-        case .doubleList(let list): list.count
-        case .dateList(let list): list.count
-        case .bytesList(let list): list.count
-        case .referenceList(let list): list.count
-        case .assetList(let list): list.count
-        case .locationList(let list): list.count
-        default: 0
-        }
-    }
-
     /// The element of a list at a position, as a single value; `nil` past the end or for a value that isn't a list.
     func listElement(at index: Int) -> CloudValue? {
-        guard index >= 0, index < listCount else { return nil }
+        guard index >= 0, index < listCount ?? 0 else { return nil }
         switch self {
         case .stringList(let list): return .string(list[index])
         case .int64List(let list): return .int64(list[index])

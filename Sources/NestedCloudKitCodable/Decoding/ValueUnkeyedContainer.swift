@@ -15,7 +15,7 @@ struct ValueUnkeyedContainer: UnkeyedDecodingContainer {
 
         var count: Int {
             switch self {
-            case .list(let list): list.listCount
+            case .list(let list): list.listCount ?? 0
             case .json(let array): array.count
             case .none: 0
             }

@@ -85,17 +85,20 @@ public enum CloudValue: Sendable, Hashable {
     }
 
     /// Whether this is a list with no elements: CloudKit Web Services returns any such list as `UNKNOWN_LIST`.
-    public var isEmptyList: Bool {
+    public var isEmptyList: Bool { listCount == 0 }
+
+    /// How many elements a list has; `nil` for a value that isn't a list.
+    var listCount: Int? {
         switch self {
-        case .stringList(let list): list.isEmpty
-        case .int64List(let list): list.isEmpty
-        case .doubleList(let list): list.isEmpty
-        case .dateList(let list): list.isEmpty
-        case .bytesList(let list): list.isEmpty
-        case .referenceList(let list): list.isEmpty
-        case .assetList(let list): list.isEmpty
-        case .locationList(let list): list.isEmpty
-        default: false
+        case .stringList(let list): list.count
+        case .int64List(let list): list.count
+        case .doubleList(let list): list.count
+        case .dateList(let list): list.count
+        case .bytesList(let list): list.count
+        case .referenceList(let list): list.count
+        case .assetList(let list): list.count
+        case .locationList(let list): list.count
+        default: nil
         }
     }
 
