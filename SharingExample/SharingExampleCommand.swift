@@ -112,8 +112,8 @@ struct SharingExampleCommand: AsyncParsableCommand {
             try await bob.store.update(Item.self, id: "bread", in: bobsView) { $0.done = true }
             print("   bob's change was accepted: NO")
             throw ExitCode.failure
-        } catch SyncError.sharePermissionDenied(let id, let reason) {
-            print("   refused: \(id.recordName): \(reason)")
+        } catch let error as SyncError where error.code == .sharePermissionDenied {
+            print("   refused: \(error.recordID?.recordName ?? "?"): \(error.reason ?? "")")
         }
         print("   bob's pending changes: \(try await bob.engine.status().pendingChanges)")
 

@@ -81,7 +81,8 @@ struct EngineModesTests {
         let scenario = Scenario()
         let a = try await scenario.device(SyncConfiguration(zones: [SyncZone(.default)]))
         await #expect(throws: SyncError.self) { try await a.sync() }
-        guard case .invalidConfiguration(let reason)? = try await a.engine.status().lastError else {
+        let lastError = try await a.engine.status().lastError
+        guard lastError?.code == .invalidConfiguration, let reason = lastError?.reason else {
             Issue.record("expected an invalid configuration")
             return
         }

@@ -100,7 +100,7 @@ struct ObservableObjectsTests {
         try await waitUntil { open.count == 2 }
         open.query = ModelQuery(Chore.self).filter(.equals(.named("nope"), 1))
         try await waitUntil { open.error != nil }
-        guard case .invalidQuery? = open.error as? SyncError else {
+        guard (open.error as? SyncError)?.code == .invalidQuery else {
             Issue.record("expected invalidQuery, got \(String(describing: open.error))")
             return
         }

@@ -101,7 +101,7 @@ struct RecordCodingTests {
             do {
                 _ = try RecordCoding.decode(Data(damaged))
             } catch let error as SyncError {
-                guard case .store = error else {
+                guard error.code == .store else {
                     Issue.record("round \(round) (seed 24): \(error)")
                     continue
                 }

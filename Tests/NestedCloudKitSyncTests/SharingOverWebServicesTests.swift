@@ -133,7 +133,9 @@ struct SharingOverWebServicesTests {
         await #expect {
             try await carol.store.save(ShoppingList(id: "groceries", name: "Mine now"), in: carolsView)
         } throws: { error in
-            guard case SyncError.sharePermissionDenied(let id, let reason) = error else { return false }
+            guard let error = error as? SyncError, error.code == .sharePermissionDenied,
+                let id = error.recordID, let reason = error.reason
+            else { return false }
             return id.recordName == "groceries" && reason.contains("read-only")
         }
         #expect(try await carol.engine.status().pendingChanges == 0)

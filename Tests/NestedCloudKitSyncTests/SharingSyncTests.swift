@@ -184,7 +184,9 @@ struct SharingSyncTests {
         await #expect {
             try await bob.store.save(item("eggs", in: bobsView), in: bobsView)
         } throws: { error in
-            guard case SyncError.sharePermissionDenied(let id, let reason) = error else { return false }
+            guard let error = error as? SyncError, error.code == .sharePermissionDenied,
+                let id = error.recordID, let reason = error.reason
+            else { return false }
             return id == CloudRecord.ID(recordName: "eggs", zoneID: bobsView) && reason.contains("read-only")
         }
         await #expect(throws: SyncError.self) {
@@ -199,7 +201,8 @@ struct SharingSyncTests {
         await #expect {
             try await bob.store.save(Item(id: "loose", name: "loose", list: nil), in: bobsView)
         } throws: { error in
-            guard case SyncError.sharePermissionDenied(_, let reason) = error else { return false }
+            guard let error = error as? SyncError, error.code == .sharePermissionDenied, let reason = error.reason
+            else { return false }
             return reason.contains("parent")
         }
         #expect(try await bob.engine.status().pendingChanges == 0)

@@ -234,7 +234,7 @@ struct StoreQueryTests {
         let store = try await Self.store()
         let query = ModelQuery(Chore.self).filter(.equals(.named("titel"), "x"))
         let error = await #expect(throws: SyncError.self) { try await store.fetch(query) }
-        guard case .invalidQuery(let message)? = error else {
+        guard error?.code == .invalidQuery, let message = error?.reason else {
             Issue.record("expected invalidQuery, got \(String(describing: error))")
             return
         }

@@ -49,7 +49,7 @@ enum ConflictResolver {
             do {
                 resolution = try await decide(conflict)
             } catch {
-                throw SyncError.conflictPolicyFailed(sides.server.id, String(describing: error))
+                throw SyncError.conflictPolicyFailed(sides.server.id, underlying: error)
             }
             switch resolution {
             case .keepServer: return keepServer(sides)

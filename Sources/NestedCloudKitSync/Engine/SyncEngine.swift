@@ -183,7 +183,7 @@ public actor SyncEngine {
         } catch {
             let syncError = Self.syncError(error)
             lastError = syncError
-            if case .halted(let reason) = syncError { emit(.halted(reason)) }
+            if let reason = syncError.haltReason { emit(.halted(reason)) }
             finishProgress()
             emit(.syncFinished(syncError))
             if error is CancellationError { throw error }
@@ -219,7 +219,7 @@ public actor SyncEngine {
         case CloudDatabaseError.accountTemporarilyUnavailable: .halted(.accountUnavailable(.temporarilyUnavailable))
         case let error as CloudDatabaseError: .database(error)
         case is CancellationError: .database(.operationCancelled)
-        default: .store(String(describing: error))
+        default: .store(String(describing: error), underlying: error)
         }
     }
 

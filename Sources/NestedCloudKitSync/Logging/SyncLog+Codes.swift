@@ -33,22 +33,11 @@ extension CloudDatabaseError {
 }
 
 extension SyncError {
-    /// The error's case, for a log; a database error's or a halt's own.
+    /// The error's code, for a log; a database error's or a halt's own.
     var logCode: String {
-        switch self {
-        case .store: "store"
-        case .database(let error): "database.\(error.logCode)"
-        case .halted(let reason): "halted.\(reason.logCode)"
-        case .invalidConfiguration: "invalidConfiguration"
-        case .conflictPolicyFailed: "conflictPolicyFailed"
-        case .unknownZone: "unknownZone"
-        case .closed: "closed"
-        case .invalidQuery: "invalidQuery"
-        case .invalidIndex: "invalidIndex"
-        case .notFound: "notFound"
-        case .sharePermissionDenied: "sharePermissionDenied"
-        case .recordFromNewerVersion: "recordFromNewerVersion"
-        }
+        if let databaseError { return "database.\(databaseError.logCode)" }
+        if let haltReason { return "halted.\(haltReason.logCode)" }
+        return code.description
     }
 }
 

@@ -164,7 +164,7 @@ public struct StoreObservation<Element>: AsyncSequence, Sendable {
             } catch is CancellationError {
                 return nil
             } catch {
-                throw SyncError.store("observing the store failed: \(error)")
+                throw SyncError.store("observing the store failed: \(error)", underlying: error)
             }
         }
     }

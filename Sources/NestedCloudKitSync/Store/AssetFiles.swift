@@ -88,7 +88,7 @@ struct AssetFiles: Sendable {
             throw SyncError.store(
                 "can't keep the asset file \(source.lastPathComponent) of \(id)'s field \(field): "
                     + "\(error.localizedDescription); check that the file exists and is readable when the record is "
-                    + "saved")
+                    + "saved", underlying: error)
         }
         return CloudAsset(fileURL: target)
     }

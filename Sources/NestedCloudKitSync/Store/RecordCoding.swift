@@ -78,7 +78,8 @@ enum RecordCoding {
             do {
                 record.shareContents = try JSONDecoder().decode(CloudShare.Contents.self, from: contents)
             } catch {
-                throw SyncError.store("a stored share can't be read (\(error)); the store file is damaged")
+                throw SyncError.store(
+                    "a stored share can't be read (\(error)); the store file is damaged", underlying: error)
             }
         }
     }
@@ -107,7 +108,8 @@ enum RecordCoding {
             do {
                 return try JSONDecoder().decode(CloudRecord.self, from: data)
             } catch {
-                throw SyncError.store("a stored record can't be read (\(error)); the store file is damaged")
+                throw SyncError.store(
+                    "a stored record can't be read (\(error)); the store file is damaged", underlying: error)
             }
         }
         return try data.withUnsafeBytes { buffer in

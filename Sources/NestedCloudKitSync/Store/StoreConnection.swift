@@ -42,7 +42,8 @@ final class StoreConnection: Sendable {
             }
             editClock = EditClock(clock: clock, latest: latest)
         } catch {
-            throw SyncError.store("can't prepare the store\(path.map { " at \($0)" } ?? ""): \(error)")
+            throw SyncError.store(
+                "can't prepare the store\(path.map { " at \($0)" } ?? ""): \(error)", underlying: error)
         }
     }
 
@@ -84,7 +85,7 @@ final class StoreConnection: Sendable {
     /// SQLite's as a failure of the store.
     private static func failure(_ error: any Error, of access: String) -> any Error {
         if error is SyncError || error is CKCodableError { return error }
-        return SyncError.store("\(access) the store failed: \(error)")
+        return SyncError.store("\(access) the store failed: \(error)", underlying: error)
     }
 
     /// Waits for a write under way, then makes every later call fail with ``SyncError/closed`` and closes the file.
@@ -94,7 +95,7 @@ final class StoreConnection: Sendable {
         do {
             try writer.close()
         } catch {
-            throw SyncError.store("closing the store failed: \(error)")
+            throw SyncError.store("closing the store failed: \(error)", underlying: error)
         }
     }
 

@@ -64,7 +64,7 @@ public final class SyncStore: Sendable, StoreConnected {
             configuration.busyMode = .timeout(10)
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
-            throw SyncError.store("can't open the store at \(path): \(error)")
+            throw SyncError.store("can't open the store at \(path): \(error)", underlying: error)
         }
         try self.init(writer: pool, path: path, zoneID: zoneID, clock: clock, logger: logger)
     }
@@ -79,7 +79,7 @@ public final class SyncStore: Sendable, StoreConnected {
             queue = try DatabaseQueue(
                 configuration: StoreClockFunction.configuration(StoreWriteGuard.configuration(), clock: clock))
         } catch {
-            throw SyncError.store("can't open a store in memory: \(error)")
+            throw SyncError.store("can't open a store in memory: \(error)", underlying: error)
         }
         return try SyncStore(writer: queue, path: nil, zoneID: zoneID, clock: clock, logger: logger)
     }

@@ -117,7 +117,8 @@ public final class SyncTrace: Sendable {
     public static func entries(in url: URL) throws -> [Entry] {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw SyncError.store("can't read the trace file \(url.lastPathComponent): \(error.localizedDescription)")
+            throw SyncError.store(
+                "can't read the trace file \(url.lastPathComponent): \(error.localizedDescription)", underlying: error)
         }
         let decoder = JSONDecoder()
         var entries: [Entry] = []
@@ -126,7 +127,8 @@ public final class SyncTrace: Sendable {
                 entries.append(try decoder.decode(Entry.self, from: Data(line)))
             } catch {
                 throw SyncError.store(
-                    "line \(index + 1) of the trace file \(url.lastPathComponent) isn't a trace entry: \(error)")
+                    "line \(index + 1) of the trace file \(url.lastPathComponent) isn't a trace entry: \(error)",
+                    underlying: error)
             }
         }
         return entries
