@@ -71,7 +71,7 @@ extension CloudDatabaseError {
     /// The error with every record, record ID and zone ID it holds moved to the zone `move` gives, so that a
     /// conflict in a shared zone shows the records as the user who made the request names them.
     package func movingZones(_ move: (CloudRecord.ZoneID) -> CloudRecord.ZoneID) -> CloudDatabaseError {
-        switch self {
+        switch kind {
         case .unknownItem(let id): .unknownItem(id.movingZone(move))
         case .serverRecordChanged(let server, let client, let ancestor):
             .serverRecordChanged(

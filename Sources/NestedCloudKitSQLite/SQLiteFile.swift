@@ -136,6 +136,6 @@ final class SQLiteFile: Sendable {
 
     /// SQLite's failure while reading or writing this file, as the error the database answers with.
     private func failure(_ error: DatabaseError, _ doing: String) -> CloudDatabaseError {
-        .internalError("SQLite failed \(doing) \(path): \(error.message ?? "\(error.resultCode)")")
+        .internalError("SQLite failed \(doing) \(path): \(error.message ?? "\(error.resultCode)")", underlying: error)
     }
 }

@@ -113,7 +113,7 @@ extension SQLiteTransaction {
         do {
             record = try memo.decoder.decode(CloudRecord.self, from: Data(body.utf8))
         } catch {
-            throw CloudDatabaseError.internalError("the stored record \(id) can't be read: \(error)")
+            throw CloudDatabaseError.internalError("the stored record \(id) can't be read: \(error)", underlying: error)
         }
         record.id = id
         record.recordType = row["record_type"]

@@ -202,7 +202,7 @@ check(
             matching: CloudQuery(
                 recordType: "Person", predicate: .equals(field: "photo", value: .asset(CloudAsset(data: Data([1]))))))
     })
-    .map { if case .invalidArguments? = $0 as? CloudDatabaseError { true } else { false } } == true,
+    .map { if case .invalidArguments? = ($0 as? CloudDatabaseError)?.kind { true } else { false } } == true,
     "a query can't compare an asset")
 let personRecord = CloudRecord(
     recordType: "Person", id: CloudRecord.ID(recordName: "p1", zoneID: zone),
@@ -231,8 +231,8 @@ newer["title"] = .string("two")
 let albumNow = try await database.save(newer)
 var stale = album
 stale["title"] = .string("three")
-switch try await saveResult(stale, in: database) {
-case .failure(.serverRecordChanged(let server, let client, _))?:
+switch try await saveResult(stale, in: database)?.failureKind {
+case .serverRecordChanged(let server, let client, _)?:
     check(
         server.systemFields?.changeTag == albumNow.systemFields?.changeTag && server["title"] == .string("two"),
         "a conflict carries the server's record")
@@ -320,7 +320,7 @@ let unwritable = await thrownError { try await database.save(thumb, savePolicy: 
 setenv("TMPDIR", realTemporaryDirectory, 1)
 check(
     {
-        if case .internalError(let reason)? = unwritable as? CloudDatabaseError {
+        if case .internalError(let reason)? = (unwritable as? CloudDatabaseError)?.kind {
             reason.contains("temporary file")
         } else {
             false
@@ -339,8 +339,8 @@ check(
     { if case .success(let saved)? = appliedResult { saved["text"] == .string("from SQLite") } else { false } }(),
     "a record with the server's change tag but no archive saves as an update")
 fromSQLite["text"] = .string("stale")
-switch try await saveResult(fromSQLite, in: database) {
-case .failure(.serverRecordChanged(let server, let client, _))?:
+switch try await saveResult(fromSQLite, in: database)?.failureKind {
+case .serverRecordChanged(let server, let client, _)?:
     check(
         server["text"] == .string("from SQLite") && client == fromSQLite,
         "a stale change tag without an archive is a conflict")
@@ -368,7 +368,7 @@ check(
 var retyped = try await database.record(for: note.id)
 retyped.recordType = "Memo"
 check(
-    { if case .failure(.invalidArguments(let reason))? = $0 { reason.contains("Memo") } else { false } }(
+    { if case .invalidArguments(let reason)? = $0?.failureKind { reason.contains("Memo") } else { false } }(
         try await saveResult(retyped, in: database)),
     "a changed type is refused, naming both types")
 
@@ -414,14 +414,14 @@ check(
 var badAsset = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "bad2", zoneID: zone))
 badAsset[encrypted: "scan"] = .assetList([CloudAsset(fileURL: photo)])
 check(
-    { if case .failure(.invalidArguments(let reason))? = $0 { reason.contains("scan") } else { false } }(
+    { if case .invalidArguments(let reason)? = $0?.failureKind { reason.contains("scan") } else { false } }(
         try await saveResult(badAsset, in: database)),
     "a database refuses an encrypted asset list in the record's result")
 let publicDatabase = CloudKitDatabase(container.publicCloudDatabase)
 var publicSecret = CloudRecord(recordType: "Diary", id: CloudRecord.ID(recordName: "d"))
 publicSecret[encrypted: "body"] = .string("dear diary")
 check(
-    { if case .failure(.invalidArguments(let reason))? = $0 { reason.contains("public") } else { false } }(
+    { if case .invalidArguments(let reason)? = $0?.failureKind { reason.contains("public") } else { false } }(
         try await saveResult(publicSecret, in: publicDatabase)
     ), "the public database refuses encrypted fields")
 
@@ -460,7 +460,7 @@ check(
 check(CloudDatabaseError(CancellationError()) == .operationCancelled, "CancellationError maps to operationCancelled")
 check(
     {
-        if case .internalError(let reason) = CloudDatabaseError(CocoaError(.fileWriteOutOfSpace)) {
+        if case .internalError(let reason) = CloudDatabaseError(CocoaError(.fileWriteOutOfSpace)).kind {
             reason.contains("CocoaError")
         } else {
             false
@@ -567,7 +567,7 @@ check(
     "the default zone is refused before asking CloudKit, as on every backend")
 check(
     {
-        if case .invalidArguments(let reason)? = $0 { reason.contains("nil") } else { false }
+        if case .invalidArguments(let reason)? = ($0)?.kind { reason.contains("nil") } else { false }
     }(
         await databaseError {
             try await changes.recordZoneChanges(inZoneWith: sync, since: CloudChangeToken(string: "not CloudKit's"))
@@ -658,7 +658,7 @@ let subscriptionChanges = try await changes.modifySubscriptions(
     deleting: ["db", "nope"])
 check(
     {
-        if case .failure(.invalidArguments)? = subscriptionChanges.saveResults["default"] { true } else { false }
+        if case .invalidArguments? = subscriptionChanges.saveResults["default"]?.failureKind { true } else { false }
     }() && subscriptionChanges.saveResults["missing"] == .failure(.zoneNotFound(missingZone)),
     "a subscription to the default zone is refused, one to a missing zone is zoneNotFound naming it")
 check(
@@ -666,7 +666,7 @@ check(
         if case .success? = subscriptionChanges.deleteResults["db"] { true } else { false }
     }()
         && {
-            if case .failure(.invalidArguments(let reason))? = subscriptionChanges.deleteResults["nope"] {
+            if case .invalidArguments(let reason)? = subscriptionChanges.deleteResults["nope"]?.failureKind {
                 reason.contains("nope")
             } else {
                 false
@@ -783,7 +783,7 @@ for (predicate, what) in refusedComparisons {
                 _ = try QueryComparison.comparisons(of: predicate, listFields: people, zoneID: zone)
                 return false
             } catch {
-                if case .invalidArguments? = error as? CloudDatabaseError { return true }
+                if case .invalidArguments? = (error as? CloudDatabaseError)?.kind { return true }
                 return false
             }
         }(), "\(what) is refused before CloudKit sees it")
@@ -880,7 +880,7 @@ if let items = try? await sharing.sharingItems(for: listShare.id) {
 }
 let notAShare = await thrownError { try await sharing.sharingItems(for: groceries.id) }
 check(
-    { if case .invalidArguments? = notAShare as? CloudDatabaseError { true } else { false } }(),
+    { if case .invalidArguments? = (notAShare as? CloudDatabaseError)?.kind { true } else { false } }(),
     "a record that isn't a share is refused for the sharing UI")
 let missingShare = CloudRecord.ID(recordName: "missing", zoneID: lists)
 let noShare = await thrownError { try await sharing.sharingItems(for: missingShare) }
@@ -894,7 +894,7 @@ mixed.publicPermission = .readOnly
 let mixedResult = try await saveResult(mixed.record, in: sharing)
 check(
     {
-        if case .failure(.invalidArguments(let reason))? = mixedResult { return reason.contains("doesn't mix") }
+        if case .invalidArguments(let reason)? = mixedResult?.failureKind { return reason.contains("doesn't mix") }
         return false
     }(), "a share both public and with invited participants is refused")
 
@@ -903,7 +903,7 @@ let orphanShare = try CloudShare(rootRecordID: CloudRecord.ID(recordName: "elsew
 let orphan = try await saveResult(orphanShare.record, in: sharing)
 check(
     {
-        if case .failure(.invalidArguments(let reason))? = orphan { return reason.contains("same request") }
+        if case .invalidArguments(let reason)? = orphan?.failureKind { return reason.contains("same request") }
         return false
     }(), "a new share of a root not in the request is refused with what to do")
 
@@ -936,7 +936,7 @@ let unknownMetadata = await thrownError {
 }
 check(
     {
-        if case .invalidArguments(let reason)? = unknownMetadata as? CloudDatabaseError {
+        if case .invalidArguments(let reason)? = (unknownMetadata as? CloudDatabaseError)?.kind {
             return reason.contains("no share is at")
         }
         return false
@@ -948,7 +948,7 @@ check(
 let unknownURL = await thrownError { try await sharing.acceptShare(at: URL(string: "https://www.icloud.com/share/x")!) }
 check(
     {
-        if case .invalidArguments(let reason)? = unknownURL as? CloudDatabaseError {
+        if case .invalidArguments(let reason)? = (unknownURL as? CloudDatabaseError)?.kind {
             return reason.contains("no share is at")
         }
         return false

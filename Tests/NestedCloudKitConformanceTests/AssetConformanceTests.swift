@@ -50,13 +50,15 @@ struct AssetConformanceTests {
 
         let results = try await database.modifyRecords(
             saving: [album], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
-        guard case .failure(.invalidArguments(let reason))? = results.saveResults[album.id] else {
+        guard case .invalidArguments(let reason)? = results.saveResults[album.id]?.failureKind else {
             Issue.record("expected invalidArguments, got \(String(describing: results.saveResults[album.id]))")
             return
         }
         #expect(reason.contains("cover"))
         let fetched = try await database.records(for: [album.id])
-        #expect(fetched[album.id].map { if case .failure(.unknownItem) = $0 { true } else { false } } == true)
+        #expect(
+            fetched[album.id].map { $0.failureKind.map { if case .unknownItem = $0 { true } else { false } } ?? false }
+                == true)
     }
 
     /// A save that doesn't carry the asset's field: a model that decodes only some fields and is saved again, a

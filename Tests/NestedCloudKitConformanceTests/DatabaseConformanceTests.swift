@@ -110,7 +110,7 @@ struct DatabaseConformanceTests {
         let client = record("Event", "e", ["value": value])
 
         let results = try await database.modifyRecords(saving: [client])
-        guard case .failure(.invalidArguments(let reason))? = results.saveResults[client.id] else {
+        guard case .invalidArguments(let reason)? = results.saveResults[client.id]?.failureKind else {
             Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[client.id]))")
             return
         }
@@ -143,7 +143,7 @@ struct DatabaseConformanceTests {
         let client = record(names.type, names.name, CloudRecord.Fields([(names.field, .string("hi"))]))
 
         let results = try await database.modifyRecords(saving: [client])
-        guard case .failure(.invalidArguments(let reason))? = results.saveResults[client.id] else {
+        guard case .invalidArguments(let reason)? = results.saveResults[client.id]?.failureKind else {
             Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[client.id]))")
             return
         }
@@ -316,7 +316,7 @@ struct DatabaseConformanceTests {
 
         let results = try await database.modifyRecords(
             saving: [client], deleting: [], savePolicy: .allKeys, atomically: true)
-        guard case .failure(.invalidArguments)? = results.saveResults[client.id] else {
+        guard case .invalidArguments? = results.saveResults[client.id]?.failureKind else {
             Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[client.id]))")
             return
         }
@@ -470,7 +470,7 @@ struct DatabaseConformanceTests {
         let holder = record("Node", "holder", ["link": reference("missing", .validate)])
 
         let results = try await database.modifyRecords(saving: [holder])
-        guard case .failure(.referenceViolation(let id, _))? = results.saveResults[holder.id] else {
+        guard case .referenceViolation(let id, _)? = results.saveResults[holder.id]?.failureKind else {
             Issue.record("expected a reference violation, got \(String(describing: results.saveResults[holder.id]))")
             return
         }
@@ -492,7 +492,7 @@ struct DatabaseConformanceTests {
             ])
 
         let results = try await database.modifyRecords(saving: [holder])
-        guard case .failure(.referenceViolation(let id, _))? = results.saveResults[holder.id] else {
+        guard case .referenceViolation(let id, _)? = results.saveResults[holder.id]?.failureKind else {
             Issue.record("expected a reference violation, got \(String(describing: results.saveResults[holder.id]))")
             return
         }
@@ -521,7 +521,7 @@ struct DatabaseConformanceTests {
         let target = saved[0]
 
         let results = try await database.modifyRecords(saving: [], deleting: [target.id])
-        guard case .failure(.referenceViolation(let id, _))? = results.deleteResults[target.id] else {
+        guard case .referenceViolation(let id, _)? = results.deleteResults[target.id]?.failureKind else {
             Issue.record("expected a reference violation, got \(String(describing: results.deleteResults[target.id]))")
             return
         }
@@ -552,7 +552,7 @@ struct DatabaseConformanceTests {
         try await database.saveRecords(Array(holders.prefix(750)))
 
         let results = try await database.modifyRecords(saving: [holders[750]])
-        guard case .failure(.referenceViolation(let id, _))? = results.saveResults[holders[750].id] else {
+        guard case .referenceViolation(let id, _)? = results.saveResults[holders[750].id]?.failureKind else {
             Issue.record(
                 "expected a reference violation, got \(String(describing: results.saveResults[holders[750].id]))")
             return
@@ -579,7 +579,7 @@ struct DatabaseConformanceTests {
                 #expect(result?.succeeded == true, "\(holder.id): \(String(describing: result))")
                 continue
             }
-            guard case .failure(.referenceViolation(let id, let reason))? = result else {
+            guard case .referenceViolation(let id, let reason)? = result?.failureKind else {
                 Issue.record("\(holder.id): expected a reference violation, got \(String(describing: result))")
                 continue
             }
@@ -702,7 +702,7 @@ struct DatabaseConformanceTests {
         let results = try await database.modifyRecords(
             saving: [bad, goodA, goodB], deleting: [victim.id], savePolicy: .ifServerRecordUnchanged, atomically: true
         )
-        guard case .failure(.invalidArguments)? = results.saveResults[bad.id] else {
+        guard case .invalidArguments? = results.saveResults[bad.id]?.failureKind else {
             Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[bad.id]))")
             return
         }
@@ -723,7 +723,7 @@ struct DatabaseConformanceTests {
 
         let results = try await database.modifyRecords(
             saving: [bad, good], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-        guard case .failure(.invalidArguments)? = results.saveResults[bad.id] else {
+        guard case .invalidArguments? = results.saveResults[bad.id]?.failureKind else {
             Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[bad.id]))")
             return
         }
@@ -872,7 +872,7 @@ struct DatabaseConformanceTests {
         let holder = record("Node", "holder", ["link": reference("target", zone: zoneA)])
 
         let results = try await database.modifyRecords(saving: [holder])
-        guard case .failure(.invalidArguments)? = results.saveResults[holder.id] else {
+        guard case .invalidArguments? = results.saveResults[holder.id]?.failureKind else {
             Issue.record("expected invalid arguments, got \(String(describing: results.saveResults[holder.id]))")
             return
         }
@@ -1101,7 +1101,7 @@ struct DatabaseConformanceTests {
         let error = await #expect(throws: CloudDatabaseError.self) {
             _ = try await database.modifyRecords(saving: [changed], deleting: [saved.id])
         }
-        guard case .invalidArguments? = error else {
+        guard case .invalidArguments? = (error)?.kind else {
             Issue.record("expected invalid arguments, got \(String(describing: error))")
             return
         }
@@ -1118,7 +1118,7 @@ struct DatabaseConformanceTests {
             _ = try await database.modifyRecords(
                 saving: [first, second], deleting: [], savePolicy: .allKeys, atomically: false)
         }
-        guard case .invalidArguments? = error else {
+        guard case .invalidArguments? = (error)?.kind else {
             Issue.record("expected invalid arguments, got \(String(describing: error))")
             return
         }

@@ -22,7 +22,7 @@ struct RecordOperationConformanceTests {
         let results = try await database.modifyRecords(
             [.create(record("Note", "n", ["text": .string("client")], zone: zone))], atomically: true, failing: [:])
 
-        guard case .serverRecordChanged(let server, _, let ancestor)? = results.saveResults[saved.id]?.failureOrNil
+        guard case .serverRecordChanged(let server, _, let ancestor)? = results.saveResults[saved.id]?.failureKind
         else {
             Issue.record("expected serverRecordChanged, got \(String(describing: results.saveResults[saved.id]))")
             return
@@ -61,7 +61,7 @@ struct RecordOperationConformanceTests {
 
         for operation in [CloudRecordOperation.update(stale), .replace(stale)] {
             let results = try await database.modifyRecords([operation], atomically: true, failing: [:])
-            guard case .serverRecordChanged(let server, let client, _)? = results.saveResults[first.id]?.failureOrNil
+            guard case .serverRecordChanged(let server, let client, _)? = results.saveResults[first.id]?.failureKind
             else {
                 Issue.record("\(operation): expected serverRecordChanged, got \(String(describing: results))")
                 continue
@@ -116,7 +116,7 @@ struct RecordOperationConformanceTests {
 
         let stale = try await database.modifyRecords(
             [.delete(saved.id, changeTag: "not-the-servers")], atomically: true, failing: [:])
-        guard case .serverRecordChanged(let server, let client, _)? = stale.deleteResults[saved.id]?.failureOrNil
+        guard case .serverRecordChanged(let server, let client, _)? = stale.deleteResults[saved.id]?.failureKind
         else {
             Issue.record("expected serverRecordChanged, got \(String(describing: stale.deleteResults[saved.id]))")
             return

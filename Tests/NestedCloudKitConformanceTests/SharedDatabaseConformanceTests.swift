@@ -194,7 +194,7 @@ struct SharedDatabaseConformanceTests {
         await #expect {
             _ = try await users.bob.save(root)
         } throws: { error in
-            guard case CloudDatabaseError.permissionFailure = error else { return false }
+            guard (error as? CloudDatabaseError)?.code == .permissionFailure else { return false }
             return true
         }
         #expect(
@@ -235,7 +235,7 @@ struct SharedDatabaseConformanceTests {
         await #expect {
             _ = try await users.bob.shareMetadata(shortGUID: try #require(share.shortGUID), fetchingRootRecord: true)
         } throws: { error in
-            guard case CloudDatabaseError.permissionFailure(let reason) = error else { return false }
+            guard case .permissionFailure(let reason)? = (error as? CloudDatabaseError)?.kind else { return false }
             return !reason.contains("Lists")
         }
     }
@@ -250,7 +250,7 @@ struct SharedDatabaseConformanceTests {
         await #expect {
             _ = try await users.bob.save(orphan)
         } throws: { error in
-            guard case CloudDatabaseError.permissionFailure(let reason) = error else { return false }
+            guard case .permissionFailure(let reason)? = (error as? CloudDatabaseError)?.kind else { return false }
             return reason.contains("set its parent to a shared record")
         }
     }
@@ -265,7 +265,7 @@ struct SharedDatabaseConformanceTests {
         await #expect {
             _ = try await users.bob.save(milk)
         } throws: { error in
-            guard case CloudDatabaseError.permissionFailure(let reason) = error else { return false }
+            guard case .permissionFailure(let reason)? = (error as? CloudDatabaseError)?.kind else { return false }
             return reason.contains("_bob has read-only access to milk")
         }
         await #expect(throws: CloudDatabaseError.self) { try await users.bob.deleteRecord(withID: Self.bobsID("milk")) }
@@ -286,7 +286,9 @@ struct SharedDatabaseConformanceTests {
         await #expect {
             _ = try await users.bob.save(stale)
         } throws: { error in
-            guard case CloudDatabaseError.serverRecordChanged(let server, let client, _) = error else { return false }
+            guard case .serverRecordChanged(let server, let client, _)? = (error as? CloudDatabaseError)?.kind else {
+                return false
+            }
             return server.id == Self.bobsID("milk") && server.fields["name"] == .string("whole milk")
                 && client.id == Self.bobsID("milk")
         }
@@ -385,7 +387,7 @@ struct SharedDatabaseConformanceTests {
         await #expect {
             _ = try await users.bob.save(bobsCopy.record)
         } throws: { error in
-            guard case CloudDatabaseError.permissionFailure(let reason) = error else { return false }
+            guard case .permissionFailure(let reason)? = (error as? CloudDatabaseError)?.kind else { return false }
             return reason.contains("only its owner changes a share's participants")
         }
     }
@@ -486,7 +488,7 @@ struct SharedDatabaseConformanceTests {
             _ = try await users.server.sharedDatabase("_carol").shareMetadata(
                 shortGUID: try #require(privateShare.shortGUID))
         } throws: { error in
-            guard case CloudDatabaseError.permissionFailure(let reason) = error else { return false }
+            guard case .permissionFailure(let reason)? = (error as? CloudDatabaseError)?.kind else { return false }
             return reason.contains("ask its owner to invite them")
         }
     }

@@ -200,7 +200,7 @@ struct SQLiteDurabilityTests {
         let fine = record("Note", "fine", [:])
         let results = try await database.modifyRecords(
             saving: [missing, fine], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
-        guard case .failure(.invalidArguments(let reason))? = results.saveResults[missing.id] else {
+        guard case .invalidArguments(let reason)? = results.saveResults[missing.id]?.failureKind else {
             Issue.record("unexpected \(String(describing: results.saveResults[missing.id]))")
             return
         }

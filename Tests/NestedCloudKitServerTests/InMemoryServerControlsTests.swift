@@ -142,7 +142,9 @@ struct InMemoryServerControlsTests {
         await #expect {
             _ = try await database.save(record("Note", "a", ["text": .string("1")], zone: zone))
         } throws: { error in
-            guard case .serverRecordChanged(let server, _, _) = error as? CloudDatabaseError else { return false }
+            guard case .serverRecordChanged(let server, _, _) = (error as? CloudDatabaseError)?.kind else {
+                return false
+            }
             return server == stored
         }
     }

@@ -72,7 +72,7 @@ struct InMemoryTestControlsTests {
         database.network.dropNextConnection()
 
         let error = await #expect(throws: CloudDatabaseError.self) { _ = try await database.allRecordZones() }
-        guard case .networkFailure? = error else {
+        guard case .networkFailure? = (error)?.kind else {
             Issue.record("expected a network failure, got \(String(describing: error))")
             return
         }

@@ -45,7 +45,7 @@ struct LocalCloudDatabaseTests {
         let results = try await database.modifyRecords(
             saving: [other], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
 
-        guard case .serverRecordChanged(let server, _, _)? = results.saveResults[other.id]?.failureOrNil else {
+        guard case .serverRecordChanged(let server, _, _)? = (results.saveResults[other.id]?.failureKind) else {
             Issue.record("expected serverRecordChanged, got \(String(describing: results.saveResults[other.id]))")
             return
         }
@@ -71,7 +71,7 @@ struct LocalCloudDatabaseTests {
 
         let conflict = try await b.store.localDatabase.modifyRecords(
             saving: [stale], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-        guard case .serverRecordChanged(let server, let client, _)? = conflict.saveResults[id]?.failureOrNil else {
+        guard case .serverRecordChanged(let server, let client, _)? = (conflict.saveResults[id]?.failureKind) else {
             Issue.record("expected serverRecordChanged, got \(String(describing: conflict.saveResults[id]))")
             return
         }
@@ -117,7 +117,7 @@ struct LocalCloudDatabaseTests {
         let atomic = try await database.modifyRecords(
             saving: [good, dangling], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
 
-        guard case .referenceViolation(let id, _)? = atomic.saveResults[dangling.id]?.failureOrNil else {
+        guard case .referenceViolation(let id, _)? = (atomic.saveResults[dangling.id]?.failureKind) else {
             Issue.record("expected referenceViolation, got \(String(describing: atomic.saveResults[dangling.id]))")
             return
         }

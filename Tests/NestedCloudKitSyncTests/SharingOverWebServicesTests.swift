@@ -189,7 +189,7 @@ struct SharingOverWebServicesTests {
         await #expect {
             try await alicesShared.acceptShare(shortGUID: "forged")
         } throws: { error in
-            guard case CloudDatabaseError.invalidArguments(let reason) = error else { return false }
+            guard case .invalidArguments(let reason)? = (error as? CloudDatabaseError)?.kind else { return false }
             return reason.contains("no share has the short GUID forged")
         }
     }

@@ -252,7 +252,10 @@ struct SharingSyncTests {
 
         try await bob.sync()
         let reverted = bob.recorder.events.compactMap { event -> (String, CloudRecord?)? in
-            guard case .changeReverted(let id, .permissionFailure, let discarded) = event else { return nil }
+            guard case .changeReverted(let id, let error, let discarded) = event, error.code == .permissionFailure
+            else {
+                return nil
+            }
             return (id.recordName, discarded)
         }
         #expect(reverted.map(\.0).sorted() == ["bread", "eggs", "milk"])

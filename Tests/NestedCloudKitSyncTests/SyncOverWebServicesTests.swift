@@ -52,7 +52,7 @@ struct SyncOverWebServicesTests {
         try await scenario.emulator.reset()
         var pushes = database.notifications(from: channel).makeAsyncIterator()
         let error = await #expect(throws: CloudDatabaseError.self) { try await pushes.next() }
-        guard case .invalidArguments(let message) = error else {
+        guard case .invalidArguments(let message) = (error)?.kind else {
             Issue.record("expected invalidArguments, got \(String(describing: error))")
             return
         }

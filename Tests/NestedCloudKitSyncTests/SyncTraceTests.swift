@@ -195,7 +195,7 @@ struct SyncTraceTests {
         let replayedKept = try #require(try replayed[scenario.recordID("kept")]?.get())
         #expect(replayedKept["extra"] == nil)
         #expect(replayedKept["title"] == .string("kept"))
-        guard case .failure(.unknownItem)? = replayed[scenario.recordID("deleted")] else {
+        guard case .unknownItem? = replayed[scenario.recordID("deleted")]?.failureKind else {
             Issue.record("the deleted note is on the replayed server: \(String(describing: replayed))")
             return
         }

@@ -38,7 +38,7 @@ struct EmulatorClientTests {
             let error = await #expect(throws: CloudDatabaseError.self) {
                 try await refused.record(for: CloudRecord.ID(recordName: "ada"))
             }
-            guard case .permissionFailure(let reason) = error else {
+            guard case .permissionFailure(let reason) = (error)?.kind else {
                 Issue.record("expected permissionFailure, got \(String(describing: error))")
                 return
             }

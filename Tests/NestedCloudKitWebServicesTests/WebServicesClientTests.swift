@@ -120,7 +120,7 @@ import Testing
                 saving: [client], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
             guard
                 case .serverRecordChanged(let serverRecord, let sent, let ancestor)? = results.saveResults[client.id]?
-                    .failureOrNil
+                    .failureKind
             else {
                 Issue.record("expected a conflict, got \(String(describing: results.saveResults[client.id]))")
                 return
@@ -387,7 +387,7 @@ import Testing
     @Test func thePublicDatabaseRefusesCustomZonesWithoutAsking() async throws {
         try await Harness.with(handler: { _ in .json(["zones": []]) }) { database, server in
             let results = try await database.modifyRecordZones(saving: [Self.schools], deleting: [])
-            guard case .invalidArguments? = results.saveResults[Self.schools]?.failureOrNil else {
+            guard case .invalidArguments? = (results.saveResults[Self.schools]?.failureKind) else {
                 Issue.record("expected a refusal")
                 return
             }
@@ -493,7 +493,7 @@ import Testing
             #expect(asset.fileURL == cache.appendingPathComponent("Ab_c-d=="))
             #expect(try asset.contents() == contents)
             #expect(asset.downloadURL != nil && asset.size == Int64(contents.count))
-            guard case .networkFailure(let reason)? = results[bob]?.failureOrNil else {
+            guard case .networkFailure(let reason)? = (results[bob]?.failureKind) else {
                 Issue.record("expected a failed download, got \(String(describing: results[bob]))")
                 return
             }

@@ -37,11 +37,13 @@ extension CloudDatabaseError {
         case is CancellationError:
             self = .operationCancelled
         case let error as CKError:
-            self = Self.mapping(
+            // The CKError itself stays underneath, for what the mapping leaves out (its userInfo, say).
+            let mapped = Self.mapping(
                 error, recordID: recordID, zoneID: zoneID, requestedItems: requestedItems,
                 client: client ?? recordID.flatMap { clients[$0] }, clients: clients)
+            self = CloudDatabaseError(mapped.kind, underlying: error)
         default:
-            self = .internalError("CloudKit's framework failed with \(type(of: error)): \(error)")
+            self = .internalError("CloudKit's framework failed with \(type(of: error)): \(error)", underlying: error)
         }
     }
 

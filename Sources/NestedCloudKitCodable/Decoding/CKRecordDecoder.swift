@@ -138,7 +138,7 @@ public struct CKRecordDecoder: Sendable {
         let record: CloudRecord
         do {
             record = try await database.record(for: id)
-        } catch CloudDatabaseError.unknownItem {
+        } catch let error as CloudDatabaseError where error.code == .unknownItem {
             throw CKCodableError.missingRecord(id, at: location)
         } catch {
             throw CKCodableError.atEntryPoint(error, rootID: id)

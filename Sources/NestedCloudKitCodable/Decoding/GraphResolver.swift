@@ -183,7 +183,7 @@ struct GraphResolver {
         for (id, result) in results {
             switch result {
             case .success(let record): session.take(record)
-            case .failure(.unknownItem): session.markMissing(session.slot(for: id))
+            case .failure(let error) where error.code == .unknownItem: session.markMissing(session.slot(for: id))
             case .failure(let error):
                 throw CKCodableError.databaseError(error, at: session.location(of: id, at: nodes[id]?.path ?? .root))
             }

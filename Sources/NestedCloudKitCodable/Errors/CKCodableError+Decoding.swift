@@ -91,7 +91,7 @@ extension CKCodableError {
 
     /// A database's own error, which isn't a ``CloudDatabaseError``.
     static func foreignDatabaseError(_ error: any Error, at location: DecodingLocation) -> Self {
-        databaseError(.internalError("\(error)"), at: location, underlying: error)
+        databaseError(.internalError("\(error)", underlying: error), at: location, underlying: error)
     }
 
     static func rejectedByModel(_ error: any Error, description: String, at location: DecodingLocation) -> Self {

@@ -39,7 +39,7 @@ public struct CloudLazyReference<Target: CKRecordRepresentable>: Sendable, Hasha
         do {
             record = try await database.record(for: recordID)
         } catch let error as CloudDatabaseError {
-            if case .unknownItem = error {
+            if error.code == .unknownItem {
                 throw CKCodableError.missingRecord(
                     recordID, at: DecodingLocation(path: .root, recordID: recordID, field: nil))
             }

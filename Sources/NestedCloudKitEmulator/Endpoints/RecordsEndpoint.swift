@@ -200,7 +200,7 @@ enum RecordsEndpoint {
     private static func failure(
         _ error: CloudDatabaseError, of operation: Planned, existing: CloudRecord?
     ) -> ServerError {
-        switch (error, operation.item) {
+        switch (error.kind, operation.item) {
         case (.serverRecordChanged, .create?):
             return ServerError(.exists, "record \(operation.name) exists: update it with its recordChangeTag")
         case (.serverRecordChanged(let server, let client, _), _):

@@ -33,7 +33,7 @@ enum ZonesEndpoint {
                 changes = try await context.database.recordZoneChanges(
                     inZoneWith: zone, since: since, desiredKeys: [], resultsLimit: nil)
             } catch let error as CloudDatabaseError {
-                switch error {
+                switch error.kind {
                 case .zoneNotFound, .userDeletedZone, .encryptedDataReset: return nil
                 default: throw ServerError(error)
                 }

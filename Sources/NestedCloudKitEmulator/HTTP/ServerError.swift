@@ -91,7 +91,7 @@ struct ServerError: Error, Sendable {
     }
 
     private init(databaseError error: CloudDatabaseError) {
-        switch error {
+        switch error.kind {
         case .unknownItem: self.init(.notFound, error.description)
         case .serverRecordChanged: self.init(.conflict, error.description)
         case .zoneNotFound, .userDeletedZone, .encryptedDataReset: self.init(.zoneNotFound, error.description)

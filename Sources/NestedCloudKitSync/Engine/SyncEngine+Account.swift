@@ -130,7 +130,7 @@ extension SyncEngine {
             try await ledger.setSavedSubscription(id)
         } catch let error as CloudDatabaseError {
             // Pushes only make syncs sooner; a database without subscriptions still syncs (by polling).
-            switch error {
+            switch error.kind {
             case .quotaExceeded, .notAuthenticated, .requestRateLimited, .serviceUnavailable, .networkFailure,
                 .serverResponseLost, .accountTemporarilyUnavailable:
                 throw error

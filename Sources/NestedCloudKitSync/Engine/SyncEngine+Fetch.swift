@@ -67,7 +67,7 @@ extension SyncEngine {
             return try await withRetries("databaseChanges") {
                 try await database.databaseChanges(since: token, resultsLimit: configuration.fetchResultsLimit)
             }
-        } catch CloudDatabaseError.changeTokenExpired where token != nil {
+        } catch let error as CloudDatabaseError where error.code == .changeTokenExpired && token != nil {
             emit(.changeTokenExpired(nil))
             return nil
         }
@@ -93,18 +93,18 @@ extension SyncEngine {
                         inZoneWith: zoneID, since: token, desiredKeys: nil,
                         resultsLimit: configuration.fetchResultsLimit)
                 }
-            } catch CloudDatabaseError.changeTokenExpired where token != nil {
+            } catch let error as CloudDatabaseError where error.code == .changeTokenExpired && token != nil {
                 // Start over from nothing, then delete what the server no longer has (never unsent records).
                 emit(.changeTokenExpired(zoneID))
                 try await ledger.beginFullFetch(of: zoneID)
                 token = nil
                 fullFetch = true
                 continue
-            } catch CloudDatabaseError.zoneNotFound {
+            } catch let error as CloudDatabaseError where error.code == .zoneNotFound {
                 return try await zoneWasDeleted(zoneID, reason: .deleted)
-            } catch CloudDatabaseError.userDeletedZone {
+            } catch let error as CloudDatabaseError where error.code == .userDeletedZone {
                 return try await zoneWasDeleted(zoneID, reason: .purged)
-            } catch CloudDatabaseError.encryptedDataReset {
+            } catch let error as CloudDatabaseError where error.code == .encryptedDataReset {
                 return try await zoneWasDeleted(zoneID, reason: .encryptedDataReset)
             }
             // A record the server couldn't give for a while: fail, and fetch the page again next time. One it can't
@@ -182,7 +182,7 @@ extension SyncEngine {
                 for id in chunk {
                     switch results[id] {
                     case .success(let record)?: page.modifications.append(record)
-                    case .failure(.unknownItem)?: page.deletions.append(id)
+                    case .failure(let error)? where error.code == .unknownItem: page.deletions.append(id)
                     case .failure(let error)? where error.isRetryable: throw error
                     case .failure(let error)?: page.skipped[id] = SyncError.database(error).description
                     case nil: continue

@@ -36,7 +36,8 @@ extension SyncEngine {
             }
             switch results[id] {
             case .success(let record)?: server = record
-            case .failure(.unknownItem)?, nil: server = nil
+            case .failure(let error)? where error.code == .unknownItem: server = nil
+            case nil: server = nil
             case .failure(let error)?: throw error
             }
         } catch {

@@ -87,7 +87,7 @@ extension SyncEngine {
                 try await database.modifyRecords(
                     saving: saves, deleting: deletions, savePolicy: .ifServerRecordUnchanged, atomically: false)
             }
-        } catch CloudDatabaseError.limitExceeded where uploads.count > 1 {
+        } catch let error as CloudDatabaseError where error.code == .limitExceeded && uploads.count > 1 {
             batchSize = max(1, uploads.count / 2)
             return nil
         } catch let error as CloudDatabaseError where Self.isTooLarge(error) {
@@ -226,7 +226,7 @@ extension SyncEngine {
             let results = try await withRetries("records") { try await source.records(for: [id], desiredKeys: nil) }
             switch results[id] {
             case .success(let record)?: server = record
-            case .failure(.unknownItem)?: server = nil
+            case .failure(let error)? where error.code == .unknownItem: server = nil
             default: return false
             }
         } catch is CloudDatabaseError {
@@ -238,7 +238,7 @@ extension SyncEngine {
     }
 
     private static func isTooLarge(_ error: CloudDatabaseError) -> Bool {
-        if case .limitExceeded = error { true } else { false }
+        if error.code == .limitExceeded { true } else { false }
     }
 
     /// Resolves a save's conflict with the server's record and writes the outcome; a record changed locally

@@ -63,7 +63,8 @@ extension SyncEngine {
                 saving: [], deleting: [shareID], savePolicy: .ifServerRecordUnchanged, atomically: false)
         }
         switch results.deleteResults[shareID] {
-        case .success?, .failure(.unknownItem)?: break
+        case .success?: break
+        case .failure(let error)? where error.code == .unknownItem: break
         case .failure(let error)?: throw error
         case nil: throw CloudDatabaseError.internalError("the server's answer left out the deletion of \(shareID)")
         }
@@ -107,7 +108,7 @@ extension SyncEngine {
         switch results[shareID] {
         case .success(let record)?:
             try await apply(FetchedPage(zoneID: shareID.zoneID, modifications: [record]))
-        case .failure(.unknownItem)?:
+        case .failure(let error)? where error.code == .unknownItem:
             try await apply(FetchedPage(zoneID: shareID.zoneID, deletions: [shareID]))
         case .failure(let error)?:
             throw error
@@ -144,6 +145,6 @@ extension SyncEngine {
 extension CloudDatabaseError {
     /// Whether the item failed only because another item of its atomic request did.
     fileprivate var isBatchFailure: Bool {
-        if case .batchRequestFailed = self { true } else { false }
+        if self.code == .batchRequestFailed { true } else { false }
     }
 }

@@ -213,11 +213,14 @@ public actor SyncEngine {
     static func syncError(_ error: any Error) -> SyncError {
         switch error {
         case let error as SyncError: error
-        case CloudDatabaseError.quotaExceeded: .halted(.quotaExceeded)
-        case CloudDatabaseError.permissionFailure(let reason): .halted(.permissionFailure(reason))
-        case CloudDatabaseError.notAuthenticated: .halted(.notAuthenticated)
-        case CloudDatabaseError.accountTemporarilyUnavailable: .halted(.accountUnavailable(.temporarilyUnavailable))
-        case let error as CloudDatabaseError: .database(error)
+        case let error as CloudDatabaseError:
+            switch error.kind {
+            case .quotaExceeded: .halted(.quotaExceeded)
+            case .permissionFailure(let reason): .halted(.permissionFailure(reason))
+            case .notAuthenticated: .halted(.notAuthenticated)
+            case .accountTemporarilyUnavailable: .halted(.accountUnavailable(.temporarilyUnavailable))
+            default: .database(error)
+            }
         case is CancellationError: .database(.operationCancelled)
         default: .store(String(describing: error), underlying: error)
         }

@@ -60,15 +60,18 @@ struct UploadOutcome: Sendable {
                 switch results.saveResults[id] {
                 case nil: leftQueued.append(Refused(upload: upload, error: .serverResponseLost))
                 case .success(let server)?: saved.append(Answered(upload: upload, server: server))
-                case .failure(.serverRecordChanged(let server, _, _))?:
-                    sortConflict(upload, record: record, server: server)
-                case .failure(.unknownItem)? where record.systemFields != nil: serverDeletions.append(id)
-                case .failure(let error)?: sortFailure(upload, error: error, recreatedZones: recreatedZones)
+                case .failure(let error)?:
+                    switch error.kind {
+                    case .serverRecordChanged(let server, _, _): sortConflict(upload, record: record, server: server)
+                    case .unknownItem where record.systemFields != nil: serverDeletions.append(id)
+                    default: sortFailure(upload, error: error, recreatedZones: recreatedZones)
+                    }
                 }
             } else {
                 switch results.deleteResults[id] {
                 case nil: leftQueued.append(Refused(upload: upload, error: .serverResponseLost))
-                case .success?, .failure(.unknownItem)?: deleted.append(upload)
+                case .success?: deleted.append(upload)
+                case .failure(let error)? where error.code == .unknownItem: deleted.append(upload)
                 case .failure(let error)?: sortFailure(upload, error: error, recreatedZones: recreatedZones)
                 }
             }
@@ -91,10 +94,10 @@ struct UploadOutcome: Sendable {
     private mutating func sortFailure(
         _ upload: Upload, error: CloudDatabaseError, recreatedZones: Set<CloudRecord.ZoneID>
     ) {
-        switch error {
+        switch error.kind {
         case .batchRequestFailed:
             sendAgain.append(upload.key)
-        case let error where error.isRetryable:
+        case _ where error.isRetryable:
             transient.append(Refused(upload: upload, error: error))
         case .permissionFailure where upload.entry.id.zoneID.isShared:
             // The owner's share doesn't let the user make this change (made read-only since it was queued): the
@@ -102,7 +105,7 @@ struct UploadOutcome: Sendable {
             refused.append(Refused(upload: upload, error: error))
         case .quotaExceeded, .permissionFailure, .notAuthenticated:
             halt = error
-        case let error where Self.lostZone(error) != nil:
+        case _ where Self.lostZone(error) != nil:
             // Lost again right after being created again: left for the next sync.
             guard let zone = Self.lostZone(error), !recreatedZones.contains(zone.zoneID) else {
                 return leftQueued.append(Refused(upload: upload, error: error))
@@ -116,7 +119,7 @@ struct UploadOutcome: Sendable {
 
     /// The zone an error says is gone from the server, and why.
     static func lostZone(_ error: CloudDatabaseError) -> LostZone? {
-        switch error {
+        switch error.kind {
         case .zoneNotFound(let zone): LostZone(zoneID: zone, reason: .deleted)
         case .userDeletedZone(let zone): LostZone(zoneID: zone, reason: .purged)
         case .encryptedDataReset(let zone): LostZone(zoneID: zone, reason: .encryptedDataReset)

@@ -240,6 +240,7 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether two errors are the same failure of the same thing; their ``underlyingError``s aren't compared.
     public static func == (lhs: SyncError, rhs: SyncError) -> Bool { lhs.kind == rhs.kind }
 
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 
     /// Whether a thrown error is this one: `catch SyncError.closed`.

@@ -4,32 +4,8 @@ import NestedCloudKitCodable
 // fields (a conflict's records) or words quoting them.
 
 extension CloudDatabaseError {
-    /// The error's case, for a log.
-    var logCode: String {
-        switch self {
-        case .unknownItem: "unknownItem"
-        case .serverRecordChanged: "serverRecordChanged"
-        case .limitExceeded: "limitExceeded"
-        case .partialFailure: "partialFailure"
-        case .zoneNotFound: "zoneNotFound"
-        case .userDeletedZone: "userDeletedZone"
-        case .encryptedDataReset: "encryptedDataReset"
-        case .changeTokenExpired: "changeTokenExpired"
-        case .referenceViolation: "referenceViolation"
-        case .batchRequestFailed: "batchRequestFailed"
-        case .invalidArguments: "invalidArguments"
-        case .requestRateLimited: "requestRateLimited"
-        case .serviceUnavailable: "serviceUnavailable"
-        case .networkFailure: "networkFailure"
-        case .serverResponseLost: "serverResponseLost"
-        case .accountTemporarilyUnavailable: "accountTemporarilyUnavailable"
-        case .operationCancelled: "operationCancelled"
-        case .quotaExceeded: "quotaExceeded"
-        case .permissionFailure: "permissionFailure"
-        case .notAuthenticated: "notAuthenticated"
-        case .internalError: "internalError"
-        }
-    }
+    /// The error's code, for a log.
+    var logCode: String { code.description }
 }
 
 extension SyncError {

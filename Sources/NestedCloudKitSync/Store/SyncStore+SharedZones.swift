@@ -65,6 +65,6 @@ extension SyncStore {
 extension CloudDatabaseError {
     /// Whether the server refused the change for the user's permission.
     var isPermissionFailure: Bool {
-        if case .permissionFailure = self { true } else { false }
+        if code == .permissionFailure { true } else { false }
     }
 }

@@ -140,7 +140,8 @@ extension SyncTrace {
                 for id in chunk {
                     switch results.deleteResults[id] {
                     // Already gone: what a deletion shows holds.
-                    case .success?, .failure(.unknownItem)?: summary.deletedRecords += 1
+                    case .success?: summary.deletedRecords += 1
+                    case .failure(let error)? where error.code == .unknownItem: summary.deletedRecords += 1
                     case .failure(let error)?: summary.failures[id] = error
                     case nil: continue
                     }

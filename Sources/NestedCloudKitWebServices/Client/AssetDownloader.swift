@@ -42,7 +42,8 @@ struct AssetDownloader: Sendable {
         do {
             try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw CloudDatabaseError.internalError("The asset cache folder \(directory.path) can't be made: \(error)")
+            throw CloudDatabaseError.internalError(
+                "The asset cache folder \(directory.path) can't be made: \(error)", underlying: error)
         }
         let name = asset.fileChecksum.map(Self.fileName) ?? UUID().uuidString
         let destination = directory.appendingPathComponent(name)

@@ -344,7 +344,7 @@ public final class CloudKitWebServicesDatabase: CloudDatabase {
         } catch let error as CloudDatabaseError {
             return .failure(error)
         } catch {
-            return .failure(.networkFailure("downloading \(record.id)'s assets: \(error)"))
+            return .failure(.networkFailure("downloading \(record.id)'s assets: \(error)", underlying: error))
         }
     }
 

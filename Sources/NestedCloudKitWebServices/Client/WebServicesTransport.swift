@@ -219,7 +219,8 @@ struct WebServicesTransport: Sendable {
         } catch {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             throw CloudDatabaseError.networkFailure(
-                "\(context): \(describeNetworkError(error, server: server ?? configuration.serverURL))")
+                "\(context): \(describeNetworkError(error, server: server ?? configuration.serverURL))",
+                underlying: error)
         }
     }
 

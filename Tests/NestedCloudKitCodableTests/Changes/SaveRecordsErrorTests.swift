@@ -29,7 +29,7 @@ struct SaveRecordsErrorTests {
         let error = try await #require(throws: CloudDatabaseError.self) {
             try await database.saveRecords([stale[0], fresh])
         }
-        guard case .serverRecordChanged(let server, let client, _) = error else {
+        guard case .serverRecordChanged(let server, let client, _) = error.kind else {
             Issue.record("expected serverRecordChanged, got \(error)")
             return
         }
@@ -37,18 +37,20 @@ struct SaveRecordsErrorTests {
         #expect(client.id == stale[0].id)
         // The atomic request's other record wasn't saved.
         let fetched = try await database.records(for: [fresh.id])
-        #expect(fetched[fresh.id].map { if case .failure(.unknownItem) = $0 { true } else { false } } == true)
+        #expect(
+            fetched[fresh.id].map { $0.failureKind.map { if case .unknownItem = $0 { true } else { false } } ?? false }
+                == true)
     }
 
     @Test func twoConflictsAreAPartialFailureNamingBoth() async throws {
         let (database, stale) = try await database(holding: ["a", "b"])
 
         let error = try await #require(throws: CloudDatabaseError.self) { try await database.saveRecords(stale) }
-        guard case .partialFailure(let failures) = error else {
+        guard case .partialFailure(let failures) = error.kind else {
             Issue.record("expected partialFailure, got \(error)")
             return
         }
         #expect(failures.keys.map(\.recordName).sorted() == ["a", "b"])
-        #expect(failures.values.allSatisfy { if case .serverRecordChanged = $0 { true } else { false } })
+        #expect(failures.values.allSatisfy { if case .serverRecordChanged = $0.kind { true } else { false } })
     }
 }

@@ -45,7 +45,7 @@ struct IdentityAndMigrationTests {
         let error = try await #require(throws: CloudDatabaseError.self) {
             try await database.saveRecords(try CKRecordEncoder().encode(late))
         }
-        guard case .serverRecordChanged(let server, _, _) = error else {
+        guard case .serverRecordChanged(let server, _, _) = error.kind else {
             Issue.record("unexpected \(error)")
             return
         }

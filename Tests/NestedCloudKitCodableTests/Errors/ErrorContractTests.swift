@@ -160,7 +160,7 @@ struct ErrorContractTests {
         let error = try await #require(throws: CKCodableError.self) {
             try await CKRecordDecoder().decode(Catalog.self, from: root, referenceDatabase: database)
         }
-        guard case .databaseError(.internalError) = error.code else {
+        guard case .databaseError(let databaseError) = error.code, databaseError.code == .internalError else {
             Issue.record("expected databaseError(internalError), got \(error.code)")
             return
         }

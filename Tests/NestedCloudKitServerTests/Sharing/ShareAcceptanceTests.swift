@@ -75,7 +75,7 @@ struct ShareAcceptanceTests {
         await #expect {
             _ = try await server.acceptShare(shortGUID: try #require(share.shortGUID))
         } throws: { error in
-            guard case CloudDatabaseError.permissionFailure(let reason) = error else { return false }
+            guard case .permissionFailure(let reason)? = (error as? CloudDatabaseError)?.kind else { return false }
             return reason.contains("_carol isn't one of its participants")
         }
     }
@@ -85,7 +85,7 @@ struct ShareAcceptanceTests {
         await #expect {
             _ = try await server.acceptShare(shortGUID: try #require(share.shortGUID))
         } throws: { error in
-            guard case CloudDatabaseError.invalidArguments(let reason) = error else { return false }
+            guard case .invalidArguments(let reason)? = (error as? CloudDatabaseError)?.kind else { return false }
             return reason.contains("only other users accept a share")
         }
     }
@@ -97,7 +97,7 @@ struct ShareAcceptanceTests {
         await #expect {
             _ = try await server.acceptShare(shortGUID: forged)
         } throws: { error in
-            guard case CloudDatabaseError.invalidArguments(let reason) = error else { return false }
+            guard case .invalidArguments(let reason)? = (error as? CloudDatabaseError)?.kind else { return false }
             return reason.contains("no share has the short GUID \(forged)")
         }
     }

@@ -60,7 +60,7 @@ struct EmulatorScenario: DeviceScenario {
             do {
                 page = try await reader.records(
                     matching: CloudQuery(recordType: type), inZoneWith: zoneID, desiredKeys: nil, resultsLimit: 200)
-            } catch CloudDatabaseError.zoneNotFound {
+            } catch let error as CloudDatabaseError where error.code == .zoneNotFound {
                 return []
             }
             while true {

@@ -33,7 +33,7 @@ struct SQLiteScenario: DeviceScenario {
             do {
                 page = try await server.records(
                     matching: CloudQuery(recordType: type), inZoneWith: zoneID, desiredKeys: nil, resultsLimit: 400)
-            } catch CloudDatabaseError.zoneNotFound {
+            } catch let error as CloudDatabaseError where error.code == .zoneNotFound {
                 return []
             }
             while true {
