@@ -1,4 +1,5 @@
 import Foundation
+import NestedCloudKitServer
 import TestSupport
 import Testing
 
@@ -15,6 +16,47 @@ import Testing
 
     func records(_ answer: EmulatorRouterHarness.Answer) -> [[String: Any]] {
         answer.json["records"] as? [[String: Any]] ?? []
+    }
+
+    // MARK: What a write reads
+
+    /// A write reads the records it names only when something needs them: here, a query subscription that tells
+    /// created from updated records. The database's own rules catch an update of a record that isn't there.
+    @Test func aWriteReadsNothingFirstUnlessAQuerySubscriptionNeedsIt() async throws {
+        let harness = EmulatorRouterHarness()
+        let alice = await Session(harness, user: "alice")
+        func fetches() async throws -> Int {
+            let key = DatabaseKey(
+                container: harness.container, environment: .development, scope: .public, user: nil)
+            let handle = try #require(await harness.state.registry.openHandle(for: key))
+            return try #require(handle.database as? InMemoryCloudDatabase).network.statistics.fetchRequests
+        }
+        #expect(try await alice.call("records/modify", ["operations": [create("n")]], scope: "public").status == 200)
+        let update: [String: Any] = [
+            "operationType": "forceUpdate",
+            "record": ["recordName": "n", "recordType": "Note", "fields": ["title": ["value": "two"]]],
+        ]
+        #expect(try await alice.call("records/modify", ["operations": [update]], scope: "public").status == 200)
+        #expect(try await fetches() == 0)
+
+        let missing: [String: Any] = [
+            "operationType": "update",
+            "record": ["recordName": "gone", "recordType": "Note", "fields": [:], "recordChangeTag": "t"],
+        ]
+        let refused = try await alice.call("records/modify", ["operations": [missing]], scope: "public")
+        #expect(records(refused).first?["serverErrorCode"] as? String == "NOT_FOUND")
+        #expect(try await fetches() == 0)
+
+        let subscription: [String: Any] = [
+            "subscriptionID": "notes", "subscriptionType": "query", "firesOn": ["create", "update"],
+            "query": ["recordType": "Note"],
+        ]
+        let saved = try await alice.call(
+            "subscriptions/modify", ["operations": [["operationType": "create", "subscription": subscription]]],
+            scope: "public")
+        #expect(saved.status == 200)
+        #expect(try await alice.call("records/modify", ["operations": [update]], scope: "public").status == 200)
+        #expect(try await fetches() == 1)
     }
 
     // MARK: 1 MB per record

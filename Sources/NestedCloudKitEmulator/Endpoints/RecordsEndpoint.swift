@@ -115,7 +115,11 @@ enum RecordsEndpoint {
     {
         var planned = operations
         let ids = planned.map { CloudRecord.ID(recordName: $0.name, zoneID: zone) }
-        let current = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
+        let readsFirst = await mustReadFirst(operations, handle: context.handle)
+        var current: CloudRecordResults = [:]
+        if readsFirst {
+            current = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
+        }
         var failures: [CloudRecord.ID: CloudDatabaseError] = [:]
         for index in planned.indices {
             do throws(ServerError) {
@@ -137,6 +141,11 @@ enum RecordsEndpoint {
             }
             context.handle.noteWrite()
         }
+        if !readsFirst, results.saveResults.values.contains(where: { $0.failureKind.map(Self.isTooLarge) ?? false }) {
+            // The refusal names the size the record would have had, which an update's fields over the held ones
+            // make: read them now, after the fact, as only a refusal needs them.
+            current = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
+        }
         let (answers, notified) = answers(
             to: planned, ids: ids, results: results, current: current, zone: zone, context: context)
         if !notified.isEmpty {
@@ -144,6 +153,35 @@ enum RecordsEndpoint {
         }
         await context.state.notifyDatabasesChangedByOthers(after: context.handle)
         return answers
+    }
+
+    /// Whether a write must read the records it names before it applies: a query subscription of the database
+    /// tells created from updated records and reads a deleted record's fields; a share keeps its root from the held
+    /// share; an asset sent back as it was fetched is matched against the record's copy. Otherwise the database's
+    /// own rules decide alone (change tags, an existing record, merging an update's fields), and nothing is read.
+    private static func mustReadFirst(_ operations: [Planned], handle: DatabaseHandle) async -> Bool {
+        let subscriptions = await handle.subscriptions.all
+        if subscriptions.contains(where: { if case .query = $0.rule.kind { true } else { false } }) { return true }
+        return operations.contains { operation in
+            operation.wire["recordType"]?.string == CloudShare.recordType
+                || sendsHeldAsset(operation.wire["fields"] ?? .null)
+        }
+    }
+
+    /// Whether a value holds an asset sent back as fetched: a checksum, with neither an upload's receipt nor
+    /// embedded bytes.
+    private static func sendsHeldAsset(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object(let members):
+            if members["fileChecksum"] != nil, members["receipt"] == nil, members["data"] == nil { return true }
+            return members.values.contains(where: sendsHeldAsset)
+        case .array(let elements): return elements.contains(where: sendsHeldAsset)
+        default: return false
+        }
+    }
+
+    private static func isTooLarge(_ kind: CloudDatabaseError.Kind) -> Bool {
+        if case .limitExceeded = kind { true } else { false }
     }
 
     /// Gives each share saved its root: the record of the request whose `share` names it, as a request says what
