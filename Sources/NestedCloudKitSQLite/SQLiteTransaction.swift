@@ -149,7 +149,7 @@ package struct SQLiteTransaction: CloudStorageTransaction {
     }
 }
 
-extension SQLiteTransaction: ChangeLogReading {
+extension SQLiteTransaction {
     package func zoneLogBounds(_ zoneID: CloudRecord.ZoneID) throws -> ChangeLogBounds? {
         try log.zone(zoneID).map {
             ChangeLogBounds(generation: $0.generation, start: $0.startSequence, horizon: $0.horizon)

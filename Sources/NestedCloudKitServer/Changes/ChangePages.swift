@@ -1,31 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
 
-/// A database's change logs as a page of changes reads them, in one read: what a server keeps, a dictionary's logs
-/// or a file's tables.
-package protocol ChangeLogReading {
-    /// A custom zone's log, or `nil` when the zone doesn't exist.
-    func zoneLogBounds(_ zoneID: CloudRecord.ZoneID) throws -> ChangeLogBounds?
-
-    /// The latest change of each record of a zone after `sequence`, in order, at most `limit`: the records saved
-    /// (only `desiredKeys`' fields when given) and the records deleted, the position a page ending there covers, and
-    /// whether more follow.
-    func recordChanges(
-        in zoneID: CloudRecord.ZoneID, after sequence: Int, limit: Int, desiredKeys: [String]?
-    ) throws -> (modifications: [CloudRecord], deletions: [CloudRecordDeletion], through: Int, more: Bool)
-
-    /// The database's log of zones.
-    func databaseLogBounds() throws -> ChangeLogBounds
-
-    /// The zones created, changed or deleted after `sequence`, in order, at most `limit`: each with its deletion's
-    /// reason, or `nil` for a zone created or changed.
-    func zoneChanges(after sequence: Int, limit: Int) throws
-        -> (changes: [(zoneID: CloudRecord.ZoneID, deletion: CloudZoneDeletion.Reason?)], through: Int, more: Bool)
-
-    /// Why a zone can't be used, or `nil` when it exists.
-    func missingZoneError(_ zoneID: CloudRecord.ZoneID) throws -> CloudDatabaseError?
-}
-
 /// Where a log's tokens are valid: its generation (a token of another one expired), where a token-less read starts,
 /// and the position below which a token could miss a compacted deletion.
 package struct ChangeLogBounds: Sendable {
@@ -47,7 +22,7 @@ package enum ChangePages {
     /// `CloudDatabase.recordZoneChanges(inZoneWith:since:desiredKeys:resultsLimit:)`.
     package static func recordZoneChanges(
         inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
-        resultsLimit: Int?, maximum: Int, in log: some ChangeLogReading
+        resultsLimit: Int?, maximum: Int, in log: some CloudStorageTransaction
     ) throws -> CloudRecordZoneChanges {
         guard zoneID != .default else { throw CloudDatabaseError.defaultZoneHasNoChanges }
         if let missing = try log.missingZoneError(zoneID) { throw missing }
@@ -65,7 +40,7 @@ package enum ChangePages {
 
     /// The zones created, changed and deleted since a token; see `CloudDatabase.databaseChanges(since:resultsLimit:)`.
     package static func databaseChanges(
-        since token: CloudChangeToken?, resultsLimit: Int?, maximum: Int, in log: some ChangeLogReading
+        since token: CloudChangeToken?, resultsLimit: Int?, maximum: Int, in log: some CloudStorageTransaction
     ) throws -> CloudDatabaseChanges {
         let limit = try CloudDatabaseError.changePageSize(resultsLimit, maximum: maximum)
         let bounds = try log.databaseLogBounds()

@@ -8,10 +8,10 @@ import NestedCloudKitRules
 /// One database of a ``CloudStorageEngine`` inside one transaction: the primitives ``CloudServer`` is written over.
 ///
 /// The reads are what the rules read (``CloudRecordStore``), what telling a write's shared-zone changes and the share
-/// rules' lines of parents read (``SharedZoneShape``), the change logs (``ChangeLogReading``) and what a shared
-/// database's copies read (``SharedCopies``). The writes keep the change logs themselves: a record written or removed is logged in its
+/// rules' lines of parents read (a record's skeleton, its children), the change logs' bounds and pages, and what a
+/// shared database's copies read (``SharedCopies``). The writes keep the change logs themselves: a record written or removed is logged in its
 /// zone, a zone created or deleted in the database's log, in the same transaction.
-package protocol CloudStorageTransaction: CloudRecordStore, SharedZoneShape, ChangeLogReading {
+package protocol CloudStorageTransaction: CloudRecordStore {
     /// The time of a write transaction, for the system fields it writes (a read's means nothing).
     var now: Date { get }
 
@@ -54,6 +54,37 @@ package protocol CloudStorageTransaction: CloudRecordStore, SharedZoneShape, Cha
 
     /// Every subscription, by ID.
     func subscriptions() throws -> [CloudSubscription]
+
+    // MARK: Shared zones
+
+    /// The record as the share rules read it (its type, parent and share), or `nil`.
+    func skeleton(of id: CloudRecord.ID) throws -> CloudRecord?
+
+    /// Whether a record of the store names this one as its parent.
+    func hasChildren(_ id: CloudRecord.ID) throws -> Bool
+
+    // MARK: Change logs
+
+    /// A custom zone's log, or `nil` when the zone doesn't exist.
+    func zoneLogBounds(_ zoneID: CloudRecord.ZoneID) throws -> ChangeLogBounds?
+
+    /// The latest change of each record of a zone after `sequence`, in order, at most `limit`: the records saved
+    /// (only `desiredKeys`' fields when given) and the records deleted, the position a page ending there covers, and
+    /// whether more follow.
+    func recordChanges(
+        in zoneID: CloudRecord.ZoneID, after sequence: Int, limit: Int, desiredKeys: [String]?
+    ) throws -> (modifications: [CloudRecord], deletions: [CloudRecordDeletion], through: Int, more: Bool)
+
+    /// The database's log of zones.
+    func databaseLogBounds() throws -> ChangeLogBounds
+
+    /// The zones created, changed or deleted after `sequence`, in order, at most `limit`: each with its deletion's
+    /// reason, or `nil` for a zone created or changed.
+    func zoneChanges(after sequence: Int, limit: Int) throws
+        -> (changes: [(zoneID: CloudRecord.ZoneID, deletion: CloudZoneDeletion.Reason?)], through: Int, more: Bool)
+
+    /// Why a zone can't be used, or `nil` when it exists.
+    func missingZoneError(_ zoneID: CloudRecord.ZoneID) throws -> CloudDatabaseError?
 
     /// Writes these records as they are, system fields included, and removes the records with these IDs (those
     /// that exist), logging each change in its zone.

@@ -105,9 +105,8 @@ struct InMemoryRecordStore: CloudRecordStore, Sendable {
     }
 }
 
-extension InMemoryRecordStore: SharedZoneShape {
-    func skeleton(of id: CloudRecord.ID) -> CloudRecord? { records[id] }
-
+extension InMemoryRecordStore {
+    /// Whether a record names this one as its parent.
     func hasChildren(_ id: CloudRecord.ID) -> Bool { children[id]?.isEmpty == false }
 }
 

@@ -113,7 +113,7 @@ package struct InMemoryTransaction: CloudStorageTransaction {
     }
 }
 
-extension InMemoryTransaction: ChangeLogReading {
+extension InMemoryTransaction {
     package func zoneLogBounds(_ zoneID: CloudRecord.ZoneID) -> ChangeLogBounds? {
         database.zoneLogs[zoneID].map { ChangeLogBounds(generation: $0.generation, start: $0.startSequence) }
     }

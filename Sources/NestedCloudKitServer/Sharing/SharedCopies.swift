@@ -295,7 +295,7 @@ private final class SkeletonLines: CloudRecordStore {
     private var known: [CloudRecord.ID: CloudRecord?] = [:]
 
     /// The lines of an owner's database, read a record at a time as the rules ask.
-    init(_ source: some SharedZoneShape) {
+    init(_ source: some CloudStorageTransaction) {
         read = source.skeleton(of:)
     }
 

@@ -23,21 +23,11 @@ package struct SharedZoneChange: Sendable, Hashable {
     package static let everything = SharedZoneChange(reshaped: true)
 }
 
-/// What telling a write's shared-zone changes needs of a store, read before the write: a record as the share rules
-/// read it, and whether any record names it as its parent.
-package protocol SharedZoneShape {
-    /// The record as the share rules read it (its type, parent and share), or `nil`.
-    func skeleton(of id: CloudRecord.ID) throws -> CloudRecord?
-
-    /// Whether a record of the store names this one as its parent.
-    func hasChildren(_ id: CloudRecord.ID) throws -> Bool
-}
-
 extension SharedZoneChange {
     /// How a write about to happen changes each zone: which records, and whether it may change who sees records it
     /// doesn't write (read before the write, from the records as stored), added to `changes`.
     package static func track(
-        writing records: [CloudRecord], removing removed: [CloudRecord.ID], in store: some SharedZoneShape,
+        writing records: [CloudRecord], removing removed: [CloudRecord.ID], in store: some CloudStorageTransaction,
         into changes: inout [CloudRecord.ZoneID: SharedZoneChange]
     ) throws {
         for record in records {
