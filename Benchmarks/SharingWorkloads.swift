@@ -63,7 +63,7 @@ extension Workloads {
         let bobs = try await server.sharedDatabase(of: "_bob").record(
             for: CloudRecord.ID(recordName: edited[0].id.recordName, zoneID: bobsZone))
         try BenchmarkCheck.same(bobs["title"], edited[0]["title"], "sqlite.shared-save", baseline: "bob's copy")
-        try server.close()
+        try await server.close()
         try unshared.close()
         return [
             BenchmarkResult(

@@ -56,12 +56,12 @@ struct SQLiteCloudServerTests {
         let fetched = try await carol.records(for: names.map { CloudRecord.ID(recordName: $0) })
         #expect(fetched.values.allSatisfy { (try? $0.get()) != nil })
         #expect(fetched.count == 20)
-        try server.close()
+        try await server.close()
         let reopened = try SQLiteCloudServer(directory: directory)
         let again = try await reopened.privateDatabase(of: "_carol").records(
             for: names.map { CloudRecord.ID(recordName: $0) })
         #expect(again.values.compactMap { try? $0.get().id.recordName }.sorted() == names.sorted())
-        try reopened.close()
+        try await reopened.close()
     }
 
     @Test func everyUsersDatabasesSurviveARestart() async throws {
@@ -70,7 +70,7 @@ struct SQLiteCloudServerTests {
         let token = try await server.sharedDatabase(of: "_bob").recordZoneChanges(
             inZoneWith: Self.alicesLists, since: nil
         ).changeToken
-        try server.close()
+        try await server.close()
 
         let reopened = try SQLiteCloudServer(directory: directory)
         let bob = try reopened.sharedDatabase(of: "_bob")
@@ -88,7 +88,7 @@ struct SQLiteCloudServerTests {
     @Test func aSharedCopyLeftBehindByACrashCatchesUpWhenTheServerOpens() async throws {
         let server = try SQLiteCloudServer(directory: directory)
         try await aliceSharesHerList(on: server)
-        try server.close()
+        try await server.close()
         // A write to alice's file whose refresh of bob's copy never ran, as if the process died between the two.
         let alicesFile = try SQLiteCloudDatabase(
             path: URL(fileURLWithPath: directory).appendingPathComponent("private-_alice.sqlite").path)
@@ -157,7 +157,7 @@ struct SQLiteCloudServerTests {
         let server = try SQLiteCloudServer(directory: directory)
         _ = try await server.privateDatabase(of: "_alice").save(
             CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: "note")))
-        try server.close()
+        try await server.close()
         let folder = URL(fileURLWithPath: directory)
         for suffix in ["", "-wal"]
         where FileManager.default.fileExists(
@@ -189,9 +189,50 @@ struct SQLiteCloudServerTests {
         #expect(try await bob.databaseChanges(since: nil).modifiedZoneIDs == [])
     }
 
+    /// A close while users' first requests open their files waits for those opens: each request either wrote
+    /// before the close, and its record is in the file the next server opens, or failed with the closed server's
+    /// error; none writes into a file after the close returned.
+    @Test func aCloseDuringFirstOpensWaitsForThemAndLosesNoAcknowledgedWrite() async throws {
+        let server = try SQLiteCloudServer(directory: directory)
+        let users = (0..<8).map { "_user\($0)" }
+        let (answers, answered) = AsyncStream.makeStream(of: (user: String, saved: Bool).self)
+        let writes = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for user in users {
+                    group.addTask {
+                        let saved = try? await server.privateDatabase(of: user).save(
+                            CloudRecord(recordType: "Note", id: CloudRecord.ID(recordName: "first")),
+                            savePolicy: .allKeys)
+                        answered.yield((user, saved != nil))
+                    }
+                }
+            }
+            answered.finish()
+        }
+        // Closed once one write is acknowledged, while the others' files are still being opened or written.
+        var acknowledged: [String: Bool] = [:]
+        var iterator = answers.makeAsyncIterator()
+        while let answer = await iterator.next() {
+            acknowledged[answer.user] = answer.saved
+            if answer.saved { break }
+        }
+        try await server.close()
+        await writes.value
+        while let answer = await iterator.next() { acknowledged[answer.user] = answer.saved }
+        #expect(acknowledged.count == users.count)
+        #expect(acknowledged.values.contains(true))
+        let reopened = try SQLiteCloudServer(directory: directory)
+        for user in users where acknowledged[user] == true {
+            let fetched = try await reopened.privateDatabase(of: user).records(
+                for: [CloudRecord.ID(recordName: "first")])
+            #expect((try? fetched[CloudRecord.ID(recordName: "first")]?.get()) != nil, "\(user)")
+        }
+        try await reopened.close()
+    }
+
     @Test func aClosedServerOpensNoFileAgain() async throws {
         let server = try SQLiteCloudServer(directory: directory)
-        try server.close()
+        try await server.close()
         await #expect(throws: CloudDatabaseError.self) {
             _ = try await server.privateDatabase(of: "_carol").allRecordZones()
         }

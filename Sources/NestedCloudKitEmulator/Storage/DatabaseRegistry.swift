@@ -13,6 +13,9 @@ actor DatabaseRegistry {
     /// user shares shows in another's shared database.
     private var sharingServers: [SharingServerKey: any MultiUserCloudServer] = [:]
     private let revisions = RevisionCounter()
+    /// The resets closing the databases and deleting their files: while any is, no database is opened, whose files
+    /// a reset would delete under it.
+    private var resetsUnderWay = 0
 
     init(storage: EmulatorStorage, clock: EmulatorClock) {
         self.storage = storage
@@ -92,8 +95,10 @@ actor DatabaseRegistry {
     /// Closes every database and deletes its data: the environment folders of each container folder
     /// (`CONTAINER/development`, `CONTAINER/production`), and a container folder left empty. Nothing else under the
     /// data directory is touched, in case it is shared with other files.
-    func reset() throws(ServerError) {
-        close()
+    func reset() async throws(ServerError) {
+        resetsUnderWay += 1
+        defer { resetsUnderWay -= 1 }
+        await close()
         guard case .directory(let path) = storage else { return }
         let fileManager = FileManager.default
         let root = URL(fileURLWithPath: path)
@@ -140,18 +145,27 @@ actor DatabaseRegistry {
         }
     }
 
-    /// Closes the SQLite files, checkpointing them, at shutdown.
-    func close() {
-        for database in handles.values.compactMap(\.standalone) { try? database.close() }
-        for server in sharingServers.values { try? server.close() }
+    /// Closes the SQLite files, checkpointing them, at shutdown and before a reset; a file a request was opening
+    /// is closed too before this returns.
+    func close() async {
+        // Forgotten first: a request that comes in while the servers close opens new ones.
+        let databases = handles.values.compactMap(\.standalone)
+        let servers = Array(sharingServers.values)
         handles = [:]
         sharingServers = [:]
+        for database in databases { try? database.close() }
+        for server in servers { try? await server.close() }
     }
+
+    /// Why nothing is opened while a reset deletes the files.
+    private static let resetUnderWay = ServerError(
+        .tryAgainLater, "the emulator is being reset: try again in a moment", retryAfter: 1)
 
     private func open(_ key: DatabaseKey) async throws(ServerError) -> (
         database: any CloudRecordStoringDatabase, standalone: (any StandaloneCloudDatabase)?,
         subscriptions: SubscriptionStore
     ) {
+        guard resetsUnderWay == 0 else { throw Self.resetUnderWay }
         let clock = self.clock
         let userRecordName = key.user.map(Caller.userRecordName(for:))
         switch storage {
@@ -215,6 +229,7 @@ actor DatabaseRegistry {
     func sharingServer(for key: DatabaseKey) throws(ServerError) -> any MultiUserCloudServer {
         let serverKey = SharingServerKey(container: key.container, environment: key.environment)
         if let server = sharingServers[serverKey] { return server }
+        guard resetsUnderWay == 0 else { throw Self.resetUnderWay }
         let server: any MultiUserCloudServer
         switch storage {
         case .inMemory:

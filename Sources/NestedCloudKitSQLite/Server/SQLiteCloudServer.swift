@@ -141,8 +141,8 @@ public final class SQLiteCloudServer: Sendable {
     }
 
     /// Closes every file. Requests made afterwards fail.
-    public func close() throws {
-        try files.closeAll()
+    public func close() async throws {
+        try await files.closeAll()
     }
 }
 

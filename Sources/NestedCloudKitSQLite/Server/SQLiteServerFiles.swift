@@ -6,7 +6,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
     private let directory: String
     private let maximumTombstones: Int
     // Guards `open`, `opening` and `closed`; held only while they are looked up or changed, never while a file is
-    // opened (which reads and writes it) nor across a request.
+    // opened or closed (which reads and writes it) nor across a request.
     private let lock = NSLock()
     private var open: [SQLiteFile.ServerStamp: SQLiteFile] = [:]
     /// The files being opened, each by one task that the requests asking for it meanwhile wait on.
@@ -29,44 +29,50 @@ final class SQLiteServerFiles: @unchecked Sendable {
         let stamp = SQLiteFile.ServerStamp(userRecordName: user, scope: scope)
         let name = (scope == .shared ? "shared-" : "private-") + Self.safe(user) + ".sqlite"
         let filePath = path ?? URL(fileURLWithPath: directory).appendingPathComponent(name).path
-        let maximumTombstones = maximumTombstones
         let found: Lookup = try lock.withLock {
             if let file = open[stamp] { return .open(file) }
             guard !closed else { throw closedError }
             if let task = opening[stamp] { return .opening(task) }
-            let task = Task {
-                let file = try SQLiteFile(path: filePath, maximumTombstones: maximumTombstones)
-                do {
-                    if try file.serverStamp() != stamp { try file.stamp(stamp) }
-                    try file.prepareForServer()
-                } catch {
-                    try? file.close()
-                    throw error
-                }
-                return file
-            }
+            let task = Task { try await self.openFile(stamp, at: filePath) }
             opening[stamp] = task
             return .opening(task)
         }
         // Nearly always: a file opened before.
-        let task: Task<SQLiteFile, any Error>
         switch found {
         case .open(let file): return file
-        case .opening(let opening): task = opening
+        case .opening(let task): return try await task.value
         }
-        let result = await task.result
-        return try lock.withLock {
-            // The first of the waiters to get here files it (or forgets a failed open, for the next to try again);
-            // a server closed meanwhile closes the file, and every waiter is told so.
-            if opening[stamp] == task {
-                opening[stamp] = nil
-                if case .success(let file) = result {
-                    if closed { try? file.close() } else { open[stamp] = file }
-                }
+    }
+
+    /// Opens, stamps and prepares a user's file, then files it as open, unless the server closed meanwhile: then
+    /// the file is closed before the task ends, so that ``closeAll()``, which waits for the task, returns only once
+    /// no file of the server is open. A failed open is forgotten, for the next request to try again.
+    private func openFile(_ stamp: SQLiteFile.ServerStamp, at path: String) async throws -> SQLiteFile {
+        let file: SQLiteFile
+        do {
+            file = try makeFile(path: path)
+            do {
+                if try file.serverStamp() != stamp { try file.stamp(stamp) }
+                try file.prepareForServer()
+            } catch {
+                try? file.close()
+                throw error
             }
-            guard !closed else { throw closedError }
-            return try result.get()
+        } catch {
+            lock.withLock { _ = opening.removeValue(forKey: stamp) }
+            throw error
         }
+        let filed = lock.withLock {
+            opening[stamp] = nil
+            guard !closed else { return false }
+            open[stamp] = file
+            return true
+        }
+        guard filed else {
+            try? file.close()
+            throw closedError
+        }
+        return file
     }
 
     /// A file open already, or the task opening it.
@@ -121,15 +127,22 @@ final class SQLiteServerFiles: @unchecked Sendable {
         lock.withLock { Array(open.values) }
     }
 
-    func closeAll() throws {
-        let files = lock.withLock {
+    /// Closes every file, and waits for the files being opened: each closes itself once open. A file a request
+    /// was opening is never left open, nor still being written, after this returns (a reset deletes the folder).
+    func closeAll() async throws {
+        let (files, inFlight) = lock.withLock {
             defer {
                 open = [:]
                 closed = true
             }
-            return Array(open.values)
+            return (Array(open.values), Array(opening.values))
         }
-        for file in files { try file.close() }
+        var firstFailure: (any Error)?
+        for file in files {
+            do { try file.close() } catch { firstFailure = firstFailure ?? error }
+        }
+        for task in inFlight { _ = await task.result }
+        if let firstFailure { throw firstFailure }
     }
 
     private func makeFile(path: String) throws -> SQLiteFile {

@@ -36,8 +36,9 @@ package protocol MultiUserCloudServer: AnyObject, Sendable {
     /// app's data in Settings (`.purged`), or an encrypted-data reset. The users it was shared with lose it.
     func deleteZone(_ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason) async throws
 
-    /// Lets go of what the server holds open (its files, checkpointed); requests made afterwards fail.
-    func close() throws
+    /// Lets go of what the server holds open (its files, checkpointed), once the files being opened are open;
+    /// requests made afterwards fail.
+    func close() async throws
 }
 
 /// A database a server holds on its own, outside any user's (the emulator's public databases): the in-memory
