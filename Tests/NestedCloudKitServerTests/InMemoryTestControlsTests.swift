@@ -42,6 +42,24 @@ struct InMemoryTestControlsTests {
         #expect(statistics.recordsFetched == 1)
     }
 
+    /// A fault aimed at the next request by its number still aims at it once the numbers start again.
+    @Test func aFaultForTheNextRequestOutlivesAResetOfTheCounts() async throws {
+        let database = InMemoryCloudDatabase()
+        try await database.saveRecords([record("Note", "a", [:]), record("Note", "b", [:])])
+        database.network.failNextRequest(with: .serverResponseLost)
+        database.network.resetStatistics()
+        await #expect(throws: CloudDatabaseError.serverResponseLost) {
+            _ = try await database.records(for: [CloudRecord.ID(recordName: "a")])
+        }
+        database.network.loseNextResponse()
+        database.network.resetStatistics()
+        await #expect(throws: CloudDatabaseError.serverResponseLost) {
+            _ = try await database.save(record("Note", "c", [:]))
+        }
+        _ = try await database.records(for: [CloudRecord.ID(recordName: "b")])
+        #expect(database.network.statistics.requests == 2)
+    }
+
     @Test func failNextRequestFailsOnlyTheNextRequestAndWritesNothing() async throws {
         let database = InMemoryCloudDatabase()
         let note = record("Note", "n", [:])

@@ -117,8 +117,13 @@ public final class SimulatedNetwork: Sendable {
         state.withLock { $0.faults.lostResponsesByKind[kind, default: 0] += 1 }
     }
 
-    /// Starts the counts again from zero, the requests' numbers with them.
+    /// Starts the counts again from zero, the requests' numbers with them. A fault aimed at a request by its number
+    /// (``failRequest(number:with:)``, ``failNextRequest(with:)``, ``loseNextResponse()``) still aims at the same
+    /// request, under its new number.
     public func resetStatistics() {
-        state.withLock { $0.statistics = CloudRequestStatistics() }
+        state.withLock { state in
+            state.faults.renumber(after: state.statistics.requests)
+            state.statistics = CloudRequestStatistics()
+        }
     }
 }
