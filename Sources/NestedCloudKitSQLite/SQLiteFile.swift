@@ -52,7 +52,7 @@ final class SQLiteFile: Sendable {
         {
             throw SQLiteCloudDatabase.OpenError.notADatabase(path: path)
         } catch {
-            throw SQLiteCloudDatabase.OpenError.cannotOpen(path: path, reason: "\(error)")
+            throw SQLiteCloudDatabase.OpenError.cannotOpen(path: path, underlying: error)
         }
     }
 

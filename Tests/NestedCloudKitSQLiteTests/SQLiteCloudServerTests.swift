@@ -170,7 +170,7 @@ struct SQLiteCloudServerTests {
         #expect {
             _ = try SQLiteCloudServer(directory: directory)
         } throws: { error in
-            guard case SQLiteCloudDatabase.OpenError.cannotOpen(_, let reason) = error else { return false }
+            guard let error = error as? SQLiteCloudDatabase.OpenError, let reason = error.reason else { return false }
             return reason.contains("_alice's private database too")
         }
     }

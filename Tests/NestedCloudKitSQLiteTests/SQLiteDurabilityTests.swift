@@ -139,6 +139,16 @@ struct SQLiteDurabilityTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
+    @Test func aFileSQLiteCantOpenCarriesSQLitesErrorAndItsPath() throws {
+        let path = "/nonexistent-folder-\(UUID().uuidString)/database.sqlite"
+        let error = try #require(throws: SQLiteCloudDatabase.OpenError.self) { try SQLiteCloudDatabase(path: path) }
+        #expect(error.code == .cannotOpen)
+        #expect(error.path == path)
+        #expect((error.underlyingError as? DatabaseError)?.resultCode == .SQLITE_CANTOPEN)
+        #expect(error.reason?.isEmpty == false)
+        #expect(error == .cannotOpen(path: path, reason: error.reason ?? ""))
+    }
+
     @Test func openErrorsSayWhatToDo() {
         #expect(
             SQLiteCloudDatabase.OpenError.foreignDatabase(path: "/a.sqlite").description

@@ -65,8 +65,9 @@ import Testing
             _ = try ServerToServerKey(keyID: "k", pemFile: directory.appendingPathComponent("missing.pem"))
             Issue.record("a missing file loaded")
         } catch {
-            guard case .unreadableFile(let path, _) = error else { Issue.record("\(error)"); return }
+            guard error.code == .unreadableFile, let path = error.path else { Issue.record("\(error)"); return }
             #expect(path.hasSuffix("missing.pem"))
+            #expect(error.underlyingError != nil)
         }
     }
 

@@ -54,7 +54,7 @@ public final class SQLiteCloudServer: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw SQLiteCloudDatabase.OpenError.cannotOpen(path: directory, reason: "\(error)")
+            throw SQLiteCloudDatabase.OpenError.cannotOpen(path: directory, underlying: error)
         }
         files = SQLiteServerFiles(directory: directory, maximumTombstones: maximumTombstones)
         cloudServer = CloudServer(

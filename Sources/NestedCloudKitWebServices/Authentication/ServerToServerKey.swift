@@ -13,20 +13,82 @@ import Foundation
 ///
 /// The private key never leaves this value: its description, debug description and mirror show the key ID only.
 public struct ServerToServerKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// Why a key couldn't be loaded.
-    public enum LoadingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Why a key couldn't be loaded; never the key itself.
+    ///
+    /// Match an error by its ``code`` (a later release may add codes, so a `switch` over it needs a `default`), or
+    /// compare it with a value. For a file that can't be read, ``path`` names it and ``underlyingError`` holds the
+    /// file system's error.
+    public struct LoadingError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// What kind of failure an error is.
+        public struct Code: Hashable, Sendable, CustomStringConvertible {
+            /// The code's name.
+            public let description: String
+
+            private init(_ name: String) { description = name }
+
+            /// See ``LoadingError/unreadableFile(path:reason:)``.
+            public static let unreadableFile = Code("unreadableFile")
+            /// See ``LoadingError/noPrivateKey``.
+            public static let noPrivateKey = Code("noPrivateKey")
+            /// See ``LoadingError/notP256Key``.
+            public static let notP256Key = Code("notP256Key")
+            /// See ``LoadingError/emptyKeyID``.
+            public static let emptyKeyID = Code("emptyKeyID")
+        }
+
+        /// What the error is. Private, so that a new kind breaks no app's `switch`.
+        private enum Kind: Sendable, Hashable {
+            case unreadableFile(path: String, reason: String)
+            case noPrivateKey, notP256Key, emptyKeyID
+        }
+
+        private let kind: Kind
+        /// The file system's error, for ``Code/unreadableFile``. Two errors that differ only in it are equal.
+        public let underlyingError: (any Error)?
+
+        private init(_ kind: Kind, underlying: (any Error)? = nil) {
+            self.kind = kind
+            underlyingError = underlying
+        }
+
         /// The file couldn't be read.
-        case unreadableFile(path: String, reason: String)
+        public static func unreadableFile(path: String, reason: String) -> LoadingError {
+            LoadingError(.unreadableFile(path: path, reason: reason))
+        }
+
+        /// The file couldn't be read because of `underlying`, which the error carries.
+        static func unreadableFile(path: String, underlying: any Error) -> LoadingError {
+            LoadingError(
+                .unreadableFile(path: path, reason: (underlying as NSError).localizedDescription),
+                underlying: underlying)
+        }
+
         /// The text holds no PEM private key (`-----BEGIN EC PRIVATE KEY-----` or `-----BEGIN PRIVATE KEY-----`).
-        case noPrivateKey
+        public static let noPrivateKey = LoadingError(.noPrivateKey)
         /// The PEM block isn't an ECDSA P-256 private key.
-        case notP256Key
+        public static let notP256Key = LoadingError(.notP256Key)
         /// The key ID is empty.
-        case emptyKeyID
+        public static let emptyKeyID = LoadingError(.emptyKeyID)
+
+        /// What kind of failure this is.
+        public var code: Code {
+            switch kind {
+            case .unreadableFile: .unreadableFile
+            case .noPrivateKey: .noPrivateKey
+            case .notP256Key: .notP256Key
+            case .emptyKeyID: .emptyKeyID
+            }
+        }
+
+        /// The key file that couldn't be read, for ``Code/unreadableFile``.
+        public var path: String? {
+            if case .unreadableFile(let path, _) = kind { return path }
+            return nil
+        }
 
         /// What went wrong and how to fix it; never the key itself.
         public var description: String {
-            switch self {
+            switch kind {
             case .unreadableFile(let path, let reason): "Can't read the key file \(path): \(reason)"
             case .noPrivateKey:
                 "The text holds no PEM private key: give the file `openssl ecparam -name prime256v1 -genkey -noout` wrote"
@@ -34,6 +96,12 @@ public struct ServerToServerKey: Sendable, CustomStringConvertible, CustomDebugS
             case .emptyKeyID: "The key ID is empty: copy it from CloudKit Console's Server-to-Server Keys"
             }
         }
+
+        /// Whether two errors are the same failure; their ``underlyingError``s aren't compared.
+        public static func == (lhs: LoadingError, rhs: LoadingError) -> Bool { lhs.kind == rhs.kind }
+
+        /// Hashes what `==` compares.
+        public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
     }
 
     /// The key's ID in CloudKit Console, sent with each request.
@@ -60,7 +128,7 @@ public struct ServerToServerKey: Sendable, CustomStringConvertible, CustomDebugS
         do {
             text = try String(contentsOf: pemFile, encoding: .utf8)
         } catch {
-            throw .unreadableFile(path: pemFile.path, reason: (error as NSError).localizedDescription)
+            throw .unreadableFile(path: pemFile.path, underlying: error)
         }
         try self.init(keyID: keyID, pemRepresentation: text)
     }

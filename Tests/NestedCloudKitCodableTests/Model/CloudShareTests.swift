@@ -54,9 +54,10 @@ struct CloudShareTests {
 
     @Test func aShareIDInAnotherZoneThanItsRootIsRefused() {
         let elsewhere = CloudRecord.ID(recordName: "share", zoneID: CloudRecord.ZoneID(zoneName: "Other"))
-        #expect(throws: CloudShareError.shareOutsideRootZone(shareID: elsewhere, rootRecordID: listRecord.id)) {
-            try CloudShare(rootRecord: listRecord, shareID: elsewhere)
-        }
+        let error = #expect(throws: CloudShareError.self) { try CloudShare(rootRecord: listRecord, shareID: elsewhere) }
+        #expect(error == .shareOutsideRootZone(shareID: elsewhere, rootRecordID: listRecord.id))
+        #expect(error?.code == .shareOutsideRootZone && error?.recordID == elsewhere)
+        #expect(error?.code != CloudShareError.participantWithoutIdentity.code)
     }
 
     @Test func theTitleAndTypeAreTheShareRecordsFields() throws {
