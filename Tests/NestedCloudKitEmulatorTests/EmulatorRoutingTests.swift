@@ -104,6 +104,19 @@ import Testing
         #expect(record["recordType"] as? String == "Note")
     }
 
+    /// The router skips empty path segments; so do the checks of a path, which would otherwise miss the route.
+    @Test func aPathWithRepeatedSlashesIsCheckedAsTheRouteThatAnswersIt() async throws {
+        let harness = EmulatorRouterHarness()
+        _ = try await harness.send("GET", "/emulator//courier/secret-token")
+        #expect(harness.state.log.all.last?.path == "/emulator/courier/(token)")
+        let preflight = try await harness.send(
+            "OPTIONS", "/emulator//v1/reset", headers: ["Origin": "http://evil.example"])
+        #expect(preflight.status == 403)
+        #expect(preflight.json["serverErrorCode"] as? String == "ACCESS_DENIED")
+        let head = try await harness.send("HEAD", "/")
+        #expect(head.status == 200 && head.body.isEmpty)
+    }
+
     @Test func aHostThatIsntTheEmulatorsIsRefusedBeforeAnyRouteOrPreflight() async throws {
         let harness = EmulatorRouterHarness()
         for (method, path) in [("OPTIONS", "/emulator/v1/reset"), ("GET", "/favicon.ico"), ("GET", "/")] {

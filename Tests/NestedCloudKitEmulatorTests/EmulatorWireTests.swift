@@ -316,6 +316,13 @@ import Testing
         #expect(fetch?["sid"] as? String == "notes")
         #expect(fetch?["zid"] as? String == "Notes")
         #expect(fetch?["dbs"] as? Int == 2)
+
+        // A deletion fires it too, though nothing read the record first.
+        async let second = http.send("GET", path)
+        let delete: [String: Any] = ["operationType": "forceDelete", "record": ["recordName": "n"]]
+        _ = try await call("records/modify", ["zoneID": zone, "operations": [delete]])
+        let deleted = (try await second.json["ck"] as? [String: Any])?["fet"] as? [String: Any]
+        #expect(deleted?["sid"] as? String == "notes")
     }
 
     @Test func fidelityMarkdownIsWhatTheEmulatorReports() async throws {

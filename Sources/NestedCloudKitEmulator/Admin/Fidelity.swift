@@ -142,7 +142,7 @@ package enum Fidelity {
         ),
         entry(
             "Emulator", "names and errors", .done,
-            "A container identifier is 1 to 200 ASCII letters, digits, `.`, `-` and `_`; a test user's name 1 to 64 of those, `@` and `+`; both start with a letter or digit, and others answer 400 before anything is made. No error names a file path. Each endpoint of a database answers GET and POST (Apple documents one of the two for each; clients send either); a path or method no route answers is a 404 `NOT_FOUND` in CloudKit's error dictionary, whose reason names the path."
+            "A container identifier is 1 to 200 ASCII letters, digits, `.`, `-` and `_`; a test user's name 1 to 64 of those, `@` and `+`; both start with a letter or digit, and others answer 400 before anything is made. No error names a file path. Each endpoint of a database answers GET and POST (Apple documents one of the two for each; clients send either), and HEAD wherever GET is answered; a path or method no route answers is a 404 `NOT_FOUND` in CloudKit's error dictionary, whose reason names the path (repeated slashes count as one, as the router reads them)."
         ),
     ]
 }

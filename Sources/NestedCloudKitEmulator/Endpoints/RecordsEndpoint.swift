@@ -272,8 +272,12 @@ enum RecordsEndpoint {
             if operation.operation.isDelete {
                 switch results.deleteResults[id] {
                 case .success?:
-                    if case .success(let before)? = current[id] {
-                        notified.append(.init(record: before, change: .deleted))
+                    switch current[id] {
+                    case .success(let before)?: notified.append(.init(record: before, change: .deleted))
+                    // Not read first, as no query subscription needs its fields: zone and database subscriptions
+                    // need only its ID.
+                    case nil: notified.append(.init(record: CloudRecord(recordType: "", id: id), change: .deleted))
+                    case .failure?: break
                     }
                     return ["recordName": name, "deleted": true, "zoneID": context.coding.json(zone)]
                 case .failure(let error)?:

@@ -42,6 +42,16 @@ struct EmulatorRequest: Sendable {
 }
 
 extension EmulatorRequest {
+    /// A path as the routes match it: percent-decoded, and repeated slashes as one, since Hummingbird's router skips
+    /// empty segments. Every check of a path (the log's masking of tokens, CORS, the admin API's access) reads this
+    /// form, so that `/emulator//courier/TOKEN` is masked as the route that answers it is.
+    static func canonicalPath(_ raw: String) -> String {
+        let decoded = raw.removingPercentEncoding ?? raw
+        var path = "/" + decoded.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+        if decoded.hasSuffix("/"), path != "/" { path += "/" }
+        return path
+    }
+
     /// The body read as JSON; an empty body is an empty object.
     func jsonBody() throws(ServerError) -> JSONValue {
         do {

@@ -27,7 +27,7 @@ struct CrossOriginMiddleware: RouterMiddleware {
         async throws -> Response
     {
         var response = try await next(request, context)
-        let path = request.uri.path.removingPercentEncoding ?? request.uri.path
+        let path = EmulatorRequest.canonicalPath(request.uri.path)
         if Self.isCrossOrigin(path) {
             for (name, value) in Self.headers { response.headers[name] = value }
         }

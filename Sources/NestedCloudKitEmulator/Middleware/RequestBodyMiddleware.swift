@@ -23,7 +23,7 @@ struct RequestBodyMiddleware: RouterMiddleware {
             method: request.method.rawValue, target: request.uri.string, headers: headers)
         // Hummingbird's path, not Foundation's reading of the target: it takes any target a client sends.
         emulatorRequest.rawPath = request.uri.path
-        emulatorRequest.path = request.uri.path.removingPercentEncoding ?? request.uri.path
+        emulatorRequest.path = EmulatorRequest.canonicalPath(request.uri.path)
         emulatorRequest.baseURL = context.baseURL
         let declaredSize = headers["content-length"].flatMap { Int($0) } ?? 0
         guard declaredSize <= maximumBodySize else { throw tooLarge }

@@ -11,7 +11,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         async throws -> Response
     {
         let start = ContinuousClock.now
-        let path = request.uri.path.removingPercentEncoding ?? request.uri.path
+        let path = EmulatorRequest.canonicalPath(request.uri.path)
         let method = request.method.rawValue
         let response: Response
         do {

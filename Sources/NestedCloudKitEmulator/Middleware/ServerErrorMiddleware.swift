@@ -16,7 +16,7 @@ struct ServerErrorMiddleware: RouterMiddleware {
         } catch {
             response = Self.response(
                 for: error, method: request.method.rawValue,
-                path: request.uri.path.removingPercentEncoding ?? request.uri.path, notes: context.notes)
+                path: EmulatorRequest.canonicalPath(request.uri.path), notes: context.notes)
         }
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[Self.requestUUID] = UUID().uuidString.lowercased()

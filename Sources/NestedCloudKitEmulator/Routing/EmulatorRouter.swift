@@ -18,7 +18,8 @@ enum EmulatorRouter {
     static let courierPrefix = "/emulator/courier/"
 
     static func make(state: EmulatorState) -> Router<EmulatorRequestContext> {
-        let router = Router(context: EmulatorRequestContext.self)
+        // HEAD wherever GET is answered (a download URL, the dashboard), as a web server does.
+        let router = Router(context: EmulatorRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestLogMiddleware(state: state))
         router.add(middleware: CrossOriginMiddleware())
         router.add(middleware: ServerErrorMiddleware())

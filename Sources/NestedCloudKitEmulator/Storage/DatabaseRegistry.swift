@@ -16,6 +16,9 @@ actor DatabaseRegistry {
     /// The resets closing the databases and deleting their files: while any is, no database is opened, whose files
     /// a reset would delete under it.
     private var resetsUnderWay = 0
+    /// Counts the resets begun: a request that was opening a database when one began drops what it opened, which
+    /// may be in a folder the reset deleted, and is told to try again.
+    private var resetsBegun = 0
 
     init(storage: EmulatorStorage, clock: EmulatorClock) {
         self.storage = storage
@@ -27,8 +30,23 @@ actor DatabaseRegistry {
     func handle(for key: DatabaseKey) async throws(ServerError) -> DatabaseHandle {
         if let handle = handles[key] { return handle }
         try DatabaseNames.check(key)
-        let opened = try await open(key)
+        let resetsBefore = resetsBegun
+        let opened:
+            (
+                database: any CloudRecordStoringDatabase, standalone: (any StandaloneCloudDatabase)?,
+                subscriptions: SubscriptionStore
+            )
+        do {
+            opened = try await open(key)
+        } catch {
+            // A server closed by a reset under way fails its opens: that is the reset's answer, not the disk's.
+            throw resetsBegun != resetsBefore || resetsUnderWay > 0 ? Self.resetUnderWay : error
+        }
         let user = try? await opened.database.userRecordName()
+        guard resetsBegun == resetsBefore, resetsUnderWay == 0 else {
+            try? opened.standalone?.close()
+            throw Self.resetUnderWay
+        }
         // Another request may have opened it while this one asked for the user: this one's copy goes.
         if let handle = handles[key] {
             try? opened.standalone?.close()
@@ -97,6 +115,7 @@ actor DatabaseRegistry {
     /// data directory is touched, in case it is shared with other files.
     func reset() async throws(ServerError) {
         resetsUnderWay += 1
+        resetsBegun += 1
         defer { resetsUnderWay -= 1 }
         await close()
         guard case .directory(let path) = storage else { return }
@@ -145,8 +164,9 @@ actor DatabaseRegistry {
         }
     }
 
-    /// Closes the SQLite files, checkpointing them, at shutdown and before a reset; a file a request was opening
-    /// is closed too before this returns.
+    /// Closes the SQLite files, checkpointing them, at shutdown and before a reset. A server's file that a request
+    /// was opening is closed before this returns; a database a request opens meanwhile is dropped by that request
+    /// (``handle(for:)``).
     func close() async {
         // Forgotten first: a request that comes in while the servers close opens new ones.
         let databases = handles.values.compactMap(\.standalone)
