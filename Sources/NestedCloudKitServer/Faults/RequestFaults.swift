@@ -42,14 +42,6 @@ package struct RequestFaults: Sendable {
         lostResponses.remove(number) != nil
     }
 
-    /// Numbers the requests again from 1 after the first `count`: a fault aimed at a request still to come keeps
-    /// aiming at it (one aimed at a request already made had applied).
-    package mutating func renumber(after count: Int) {
-        byNumber = Dictionary(
-            uniqueKeysWithValues: byNumber.compactMap { $0.key > count ? ($0.key - count, $0.value) : nil })
-        lostResponses = Set(lostResponses.compactMap { $0 > count ? $0 - count : nil })
-    }
-
     /// The failure of one record, if a test asked for one; it applies once.
     package mutating func takeFailure(of id: CloudRecord.ID) -> CloudDatabaseError? {
         byRecord.removeValue(forKey: id)

@@ -18,6 +18,11 @@ import NestedCloudKitCodable
 public final class SimulatedNetwork: Sendable {
     private struct State: Sendable {
         var statistics = CloudRequestStatistics()
+        /// Every request ever made, counted without resets: faults aim at these numbers, so that a reset of the
+        /// statistics moves no fault onto another request, one in flight included.
+        var sequence = 0
+        /// The sequence when the statistics were last reset: request `n` of the statistics is `offset + n`.
+        var offset = 0
         var faults = RequestFaults()
         var latency: Duration
     }
@@ -47,7 +52,8 @@ public final class SimulatedNetwork: Sendable {
         let number = state.withLock { state in
             state.statistics.requests += 1
             state.statistics[keyPath: kind.counter] += 1
-            return state.statistics.requests
+            state.sequence += 1
+            return state.sequence
         }
         let latency = self.latency
         if latency > .zero { try await clock.sleep(for: latency) }
@@ -76,14 +82,15 @@ public final class SimulatedNetwork: Sendable {
 
     // MARK: What a test asks for
 
-    /// Makes the request with the given number (from 1, in the order requests arrive) fail with `error`.
+    /// Makes the request with the given number (from 1, in the order requests arrive since the statistics started or
+    /// were last reset) fail with `error`.
     public func failRequest(number: Int, with error: CloudDatabaseError) {
-        state.withLock { $0.faults.byNumber[number] = error }
+        state.withLock { $0.faults.byNumber[$0.offset + number] = error }
     }
 
     /// Makes the next request fail with `error`.
     public func failNextRequest(with error: CloudDatabaseError) {
-        state.withLock { $0.faults.byNumber[$0.statistics.requests + 1] = error }
+        state.withLock { $0.faults.byNumber[$0.sequence + 1] = error }
     }
 
     /// Makes the next request fail as CloudKit throttles: `requestRateLimited` with a retry-after interval.
@@ -109,7 +116,7 @@ public final class SimulatedNetwork: Sendable {
     /// Makes the next request take effect, then fail as if its response were lost
     /// (`CloudDatabaseError.serverResponseLost`).
     public func loseNextResponse() {
-        state.withLock { $0.faults.lostResponses.insert($0.statistics.requests + 1) }
+        state.withLock { $0.faults.lostResponses.insert($0.sequence + 1) }
     }
 
     /// Makes the next request of a kind take effect, then lose its response, whatever requests come before it.
@@ -119,10 +126,10 @@ public final class SimulatedNetwork: Sendable {
 
     /// Starts the counts again from zero, the requests' numbers with them. A fault aimed at a request by its number
     /// (``failRequest(number:with:)``, ``failNextRequest(with:)``, ``loseNextResponse()``) still aims at the same
-    /// request, under its new number.
+    /// request, under its new number, and a request in flight keeps its faults.
     public func resetStatistics() {
         state.withLock { state in
-            state.faults.renumber(after: state.statistics.requests)
+            state.offset = state.sequence
             state.statistics = CloudRequestStatistics()
         }
     }
