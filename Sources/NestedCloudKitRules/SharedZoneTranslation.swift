@@ -71,6 +71,10 @@ extension CloudDatabaseError {
     /// The error with every record, record ID and zone ID it holds moved to the zone `move` gives, so that a
     /// conflict in a shared zone shows the records as the user who made the request names them.
     package func movingZones(_ move: (CloudRecord.ZoneID) -> CloudRecord.ZoneID) -> CloudDatabaseError {
+        CloudDatabaseError(movingKind(move), underlying: underlyingError)
+    }
+
+    private func movingKind(_ move: (CloudRecord.ZoneID) -> CloudRecord.ZoneID) -> Kind {
         switch kind {
         case .unknownItem(let id): .unknownItem(id.movingZone(move))
         case .serverRecordChanged(let server, let client, let ancestor):
@@ -91,7 +95,7 @@ extension CloudDatabaseError {
         case .limitExceeded, .invalidArguments, .requestRateLimited, .serviceUnavailable, .networkFailure,
             .serverResponseLost, .accountTemporarilyUnavailable, .operationCancelled, .quotaExceeded,
             .permissionFailure, .notAuthenticated, .internalError:
-            self
+            kind
         }
     }
 }

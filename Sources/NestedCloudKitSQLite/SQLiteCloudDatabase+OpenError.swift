@@ -82,6 +82,12 @@ extension SQLiteCloudDatabase {
             return nil
         }
 
+        /// The schema version the file has and the newest this library reads, for ``Code/unsupportedSchemaVersion``.
+        public var schemaVersions: (found: Int, supported: Int)? {
+            if case .unsupportedSchemaVersion(let found, let supported) = kind { return (found, supported) }
+            return nil
+        }
+
         /// What went wrong and what to do about it.
         public var description: String {
             switch kind {

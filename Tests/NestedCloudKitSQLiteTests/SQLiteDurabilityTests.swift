@@ -133,9 +133,9 @@ struct SQLiteDurabilityTests {
         try queue.close()
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
 
-        #expect(throws: SQLiteCloudDatabase.OpenError.unsupportedSchemaVersion(path: path, found: 99, supported: 3)) {
-            try SQLiteCloudDatabase(path: path)
-        }
+        let error = #expect(throws: SQLiteCloudDatabase.OpenError.self) { try SQLiteCloudDatabase(path: path) }
+        #expect(error == .unsupportedSchemaVersion(path: path, found: 99, supported: 3))
+        #expect(error?.schemaVersions?.found == 99 && error?.schemaVersions?.supported == 3)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 

@@ -101,6 +101,13 @@ extension CloudDatabaseError {
         return nil
     }
 
+    /// The most items the backend takes and the items the request held, for a ``Code/limitExceeded``, where they
+    /// are known (CloudKit's framework names neither).
+    public var limits: (limit: Int?, requested: Int?)? {
+        if case .limitExceeded(let limit, let requested) = kind { return (limit, requested) }
+        return nil
+    }
+
     /// The failure of each item, for a ``Code/partialFailure``.
     public var partialFailures: [CloudRecord.ID: CloudDatabaseError]? {
         if case .partialFailure(let failures) = kind { return failures }

@@ -37,6 +37,7 @@ struct CloudDatabaseErrorTests {
         #expect(CloudDatabaseError.requestRateLimited(retryAfter: 3).retryAfter == 3)
         #expect(CloudDatabaseError.partialFailure([id: .unknownItem(id)]).partialFailures == [id: .unknownItem(id)])
         #expect(CloudDatabaseError.referenceViolation(id, reason: "dangling").reason == "dangling")
+        #expect(CloudDatabaseError.limitExceeded(limit: 200, requested: 201).limits?.requested == 201)
     }
 
     @Test func equalityIgnoresWhatIsUnderneathAndAThrownErrorIsCaughtByValue() throws {

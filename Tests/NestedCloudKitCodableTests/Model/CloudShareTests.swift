@@ -50,6 +50,8 @@ struct CloudShareTests {
         }
         let error = CloudShareError.defaultZoneCannotBeShared(.default)
         #expect(error.description.contains("custom zone"))
+        #expect(error.zoneID == .default && error.recordID == nil)
+        #expect(CloudShareError.participantRoleNotInvitable(.owner).role == .owner)
     }
 
     @Test func aShareIDInAnotherZoneThanItsRootIsRefused() {

@@ -89,6 +89,28 @@ public struct CloudShareError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
+    /// The zone that can't be shared, for ``Code/defaultZoneCannotBeShared``; the root record's, for
+    /// ``Code/shareOutsideRootZone``.
+    public var zoneID: CloudRecord.ZoneID? {
+        switch kind {
+        case .defaultZoneCannotBeShared(let zone): zone
+        case .shareOutsideRootZone(_, let root): root.zoneID
+        default: nil
+        }
+    }
+
+    /// The role that can't be invited, for ``Code/participantRoleNotInvitable``.
+    public var role: CloudShare.Role? {
+        if case .participantRoleNotInvitable(let role) = kind { return role }
+        return nil
+    }
+
+    /// The type of the record that isn't a share, for ``Code/notAShare``.
+    public var recordType: String? {
+        if case .notAShare(_, let recordType) = kind { return recordType }
+        return nil
+    }
+
     /// What is wrong, and how to fix the call.
     public var description: String {
         switch kind {
