@@ -37,10 +37,9 @@ struct AuthenticationMiddleware: RouterMiddleware {
     private func databaseCall(_ context: Context) async throws(ServerError) -> DatabaseCall {
         // Hummingbird matches the path still percent-encoded, so an encoded slash stays inside the container's
         // name, where it is refused.
-        let parameters = context.parameters
-        let container = Self.decoded(parameters.get("container"))
+        let container = context.decodedParameter("container")
         try DatabaseNames.check(container: container)
-        let environmentName = Self.decoded(parameters.get("environment"))
+        let environmentName = context.decodedParameter("environment")
         guard let environment = EmulatorEnvironment(rawValue: environmentName) else {
             throw .badRequest("unknown environment \(environmentName): development or production")
         }
@@ -51,7 +50,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         }
         // The token paths may leave the database out.
         var scope = DatabaseKey.Scope.private
-        if let named = parameters.get("database").map(Self.decoded) {
+        if let named = context.optionalParameter("database") {
             guard let parsed = DatabaseKey.Scope(rawValue: named) else {
                 throw .badRequest("unknown database \(named): public, private or shared")
             }
@@ -59,11 +58,6 @@ struct AuthenticationMiddleware: RouterMiddleware {
         }
         let caller = try await authenticate(context.request, scope: scope)
         return DatabaseCall(container: container, environment: environment, scope: scope, caller: caller)
-    }
-
-    private static func decoded(_ component: String?) -> String {
-        guard let component else { return "" }
-        return component.removingPercentEncoding ?? component
     }
 
     private func authenticate(_ request: EmulatorRequest, scope: DatabaseKey.Scope) async throws(ServerError)

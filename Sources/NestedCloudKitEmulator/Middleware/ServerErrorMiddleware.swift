@@ -19,11 +19,12 @@ struct ServerErrorMiddleware: RouterMiddleware {
                 path: EmulatorRequest.canonicalPath(request.uri.path), notes: context.notes)
         }
         response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[Self.requestUUID] = UUID().uuidString.lowercased()
+        if let requestUUID = Self.requestUUID { response.headers[requestUUID] = UUID().uuidString.lowercased() }
         return response
     }
 
-    static let requestUUID = HTTPField.Name("X-Apple-Request-UUID") ?? .xContentTypeOptions
+    /// CloudKit's header naming each answer; a valid field name, so never `nil`.
+    static let requestUUID = HTTPField.Name("X-Apple-Request-UUID")
 
     /// The answer for an error, noted for the request log.
     static func response(for error: any Error, method: String, path: String, notes: ExchangeNotes) -> Response {

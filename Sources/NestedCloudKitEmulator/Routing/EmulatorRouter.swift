@@ -81,7 +81,11 @@ extension RouterMethods where Context == EmulatorRequestContext {
 extension EmulatorRequestContext {
     /// A parameter of the route's path, percent-decoded (empty if the route has none of that name).
     func decodedParameter(_ name: String) -> String {
-        guard let raw = parameters.get(name) else { return "" }
-        return raw.removingPercentEncoding ?? raw
+        optionalParameter(name) ?? ""
+    }
+
+    /// A parameter of the route's path, percent-decoded, or `nil` if the route has none of that name.
+    func optionalParameter(_ name: String) -> String? {
+        parameters.get(name).map { $0.removingPercentEncoding ?? $0 }
     }
 }
