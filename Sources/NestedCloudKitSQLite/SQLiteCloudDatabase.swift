@@ -39,7 +39,9 @@ public final class SQLiteCloudDatabase: CloudDatabase, CloudServerFront {
     public let maximumTombstones: Int
 
     let file: SQLiteFile
-    package let cloudServer: CloudServer<SQLiteStorage>
+    let cloudServer: CloudServer<SQLiteStorage>
+    /// The server, as the front sees it.
+    package var requests: any CloudServerRequests { cloudServer }
     /// The one database of the file, as the server names it: the current user's private database.
     private let database = UserDatabaseID.privateDatabase(of: CloudRecord.ZoneID.currentUserOwnerName)
 

@@ -88,7 +88,7 @@ actor DatabaseRegistry {
         guard let server = sharingServers[SharingServerKey(container: container, environment: environment)] else {
             return []
         }
-        let changed = await server.takeDatabasesChangedByOthers()
+        let changed = server.takeDatabasesChangedByOthers()
         guard !changed.isEmpty else { return [] }
         return handles.values.filter { handle in
             guard let user = handle.key.user, handle.key.container == container,

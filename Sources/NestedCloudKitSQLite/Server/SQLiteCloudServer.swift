@@ -35,6 +35,8 @@ public final class SQLiteCloudServer: Sendable {
 
     let files: SQLiteServerFiles
     let cloudServer: CloudServer<SQLiteStorage>
+    /// The server, as every user's database sees it.
+    package var requests: any CloudServerRequests { cloudServer }
 
     /// Opens the server's directory, creating it if it doesn't exist, and brings every shared database up to
     /// date.
@@ -64,8 +66,8 @@ public final class SQLiteCloudServer: Sendable {
     }
 
     /// One user's private database: their own zones and records, and the shares they own.
-    public func privateDatabase(of userRecordName: String) throws -> UserDatabase {
-        UserDatabase(server: self, userRecordName: userRecordName, scope: .private)
+    public func privateDatabase(of userRecordName: String) throws -> UserCloudDatabase {
+        UserCloudDatabase(server: self, userRecordName: userRecordName, scope: .private)
     }
 
     /// One user's shared database: the zones others share with them, named by their owners
@@ -75,63 +77,8 @@ public final class SQLiteCloudServer: Sendable {
     /// Writes go to the owner's database under the user's permission: read-write to change or add a record (a new
     /// one through a parent the share covers), read-only refused with `CloudDatabaseError.permissionFailure(_:)`.
     /// Deleting a share, or a zone, leaves it. No zone can be created, and only database subscriptions saved.
-    public func sharedDatabase(of userRecordName: String) throws -> UserDatabase {
-        UserDatabase(server: self, userRecordName: userRecordName, scope: .shared)
-    }
-
-    /// Deletes a zone of a user's private database as something other than the app would (see
-    /// ``SQLiteCloudDatabase/deleteZone(_:reason:)``); the users it was shared with lose it.
-    package func deleteZone(
-        _ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason
-    ) async throws {
-        try await cloudServer.deleteZone(zoneID, ofUser: user, reason: reason)
-    }
-
-    /// Accepts a share as `user`, from the short GUID of its URL (`CloudShare.shortGUID`), as CloudKit Web
-    /// Services' `records/accept` does: an invited participant becomes accepted; anyone else joins a public share
-    /// as a public user with its public permission. The share's new version is in its owner's database, and what
-    /// it covers appears in the user's shared database.
-    ///
-    /// - Returns: The share as it is once accepted, in the owner's zone as the user's shared database names it.
-    /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a short GUID no share has (a forged or mistyped
-    ///   URL) and for the owner accepting their own share; `CloudDatabaseError.permissionFailure(_:)` for a user
-    ///   a private share doesn't list.
-    public func acceptShare(shortGUID: String, as user: String) async throws -> CloudShare {
-        try await cloudServer.acceptShare(shortGUID: shortGUID) { user }
-    }
-
-    /// What a share's URL tells `user` before they accept it, from its short GUID, as Web Services'
-    /// `records/resolve` and `CKFetchShareMetadataOperation` do.
-    ///
-    /// - Parameters:
-    ///   - shortGUID: The last part of the share's URL.
-    ///   - fetchingRootRecord: Whether to include the root record (for a hierarchy share).
-    ///   - user: Who asks.
-    /// - Throws: `CloudDatabaseError.invalidArguments(_:)` for a short GUID no share has;
-    ///   `CloudDatabaseError.permissionFailure(_:)` for a user a private share doesn't list.
-    public func shareMetadata(shortGUID: String, fetchingRootRecord: Bool = false, as user: String) async throws
-        -> CloudShare.Metadata
-    {
-        try await cloudServer.shareMetadata(shortGUID: shortGUID, fetchingRootRecord: fetchingRootRecord) { user }
-    }
-
-    /// The share with this short GUID, and the user whose database holds it: what a server serving share URLs
-    /// looks up.
-    package func share(withShortGUID shortGUID: String) async throws -> (owner: String, record: CloudRecord)? {
-        try await cloudServer.share(withShortGUID: shortGUID)
-    }
-
-    /// Every share a user owns or takes part in (invited, accepted, removed), with its owner: what an admin view of
-    /// a user's shares lists.
-    package func shares(involving user: String) async throws -> [(owner: String, record: CloudRecord)] {
-        try await cloudServer.shares(involving: user)
-    }
-
-    /// The databases other users' requests changed since the last call: an owner's private database a participant
-    /// wrote to or accepted a share of, a user's shared database that an owner's change (or their own share being
-    /// accepted or left) changed. For a server that sends pushes of its own.
-    package func takeDatabasesChangedByOthers() -> Set<UserDatabaseID> {
-        cloudServer.takeDatabasesChangedByOthers()
+    public func sharedDatabase(of userRecordName: String) throws -> UserCloudDatabase {
+        UserCloudDatabase(server: self, userRecordName: userRecordName, scope: .shared)
     }
 
     /// Compacts every file's change log down to `limit` tombstones; see
@@ -152,15 +99,18 @@ extension SQLiteCloudServer: MultiUserCloudServer {
     /// on, and found again by its mark when the server opens the directory.
     package func database(
         of userRecordName: String, scope: CloudNotification.DatabaseScope, fileName: String?
-    ) async throws -> any CloudRecordStoringDatabase & ShareAcceptingDatabase {
+    ) async throws -> UserCloudDatabase {
         if let fileName { _ = try await files.file(of: userRecordName, scope, path: fileName) }
-        return UserDatabase(server: self, userRecordName: userRecordName, scope: scope)
+        return UserCloudDatabase(server: self, userRecordName: userRecordName, scope: scope)
     }
 
-    /// Whether `database` is a user's database on this server.
-    package func holds(_ database: any CloudDatabase) -> Bool {
-        (database as? UserDatabase)?.server === self
+    /// A user's database, as the server names it: every user's account is available.
+    package func database(ofUser userRecordName: String, scope: CloudNotification.DatabaseScope) -> UserDatabaseID {
+        UserDatabaseID(userRecordName: userRecordName, scope: scope)
     }
+
+    /// `nil`: the server's users have no account to lose.
+    package var accountStatusOverride: CloudAccountStatus? { nil }
 
     /// Expires every change token, by compacting away every tombstone a token could still need.
     package func expireEveryChangeToken() async throws {

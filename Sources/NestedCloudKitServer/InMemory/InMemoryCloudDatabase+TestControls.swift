@@ -66,16 +66,8 @@ extension InMemoryCloudDatabase {
     /// Database changes report the deletion with its reason.
     public func deleteZone(_ zoneID: CloudRecord.ZoneID, reason: CloudZoneDeletion.Reason) async {
         guard let currentUser else { return }
-        await deleteZone(zoneID, ofUser: currentUser, reason: reason)
-    }
-
-    /// Deletes a zone of a user's private database as something other than the app would; the users it was
-    /// shared with lose it.
-    package func deleteZone(
-        _ zoneID: CloudRecord.ZoneID, ofUser user: String, reason: CloudZoneDeletion.Reason
-    ) async {
         // The in-memory storage doesn't fail.
-        try? await cloudServer.deleteZone(zoneID, ofUser: user, reason: reason)
+        try? await cloudServer.deleteZone(zoneID, ofUser: currentUser, reason: reason)
     }
 
     /// The pushes the database's subscriptions would have sent since the last call, oldest first: one per

@@ -33,12 +33,15 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudServerFront {
 
     /// The server every request goes to, over the in-memory storage.
     package nonisolated let cloudServer: CloudServer<InMemoryStorage>
+    /// The server, as every front sees it.
+    package nonisolated var requests: any CloudServerRequests { cloudServer }
     /// What a test sets between it and the server (latency, faults, lost responses) and what was asked: the
     /// requests' numbers, counts and faults, shared by every user's database.
     public nonisolated let network: SimulatedNetwork
     /// The signed-in user, or `nil` when signed out.
     var currentUser: String?
-    var accountStatusOverride: CloudAccountStatus?
+    /// The account status ``setAccountStatus(_:)`` set for every user, or `nil`.
+    package var accountStatusOverride: CloudAccountStatus?
     /// Copies of the asset files saved, as CloudKit keeps a copy of what it uploads; removed with the database.
     private nonisolated let assetCopies: URL
 
@@ -76,46 +79,32 @@ public actor InMemoryCloudDatabase: CloudDatabase, CloudServerFront {
 
     /// The signed-in user's private database.
     package func serverDatabase() throws -> UserDatabaseID {
-        try database(of: .signedIn)
+        .privateDatabase(of: try signedInUser())
     }
 
     // MARK: The user
 
     /// The signed-in user's record name; see `CloudDatabase/userRecordName()`.
     public func userRecordName() async throws -> String {
-        try await userRecordName(as: .signedIn)
-    }
-
-    func userRecordName(as caller: Caller) async throws -> String {
-        try await cloudServer.request(.account, items: 0) { try await self.user(of: caller) }
+        try await cloudServer.request(.account, items: 0) { try await self.signedInUser() }
     }
 
     /// Whether a user is signed in, or the status ``setAccountStatus(_:)`` set; see
     /// `CloudDatabase/accountStatus()`.
     public func accountStatus() async throws -> CloudAccountStatus {
-        try await accountStatus(as: .signedIn)
-    }
-
-    func accountStatus(as caller: Caller) async throws -> CloudAccountStatus {
-        let signedIn = caller.userRecordName != nil || currentUser != nil
-        let status = accountStatusOverride ?? (signedIn ? .available : .noAccount)
+        let status = accountStatusOverride ?? (currentUser != nil ? .available : .noAccount)
         return try await cloudServer.request(.account, items: 0) { status }
     }
 
     // MARK: Requests
 
-    /// The user a request is made as: the one the caller names, or the signed-in user. A user the server hasn't
-    /// met yet gets an empty private database.
-    func user(of caller: Caller) throws -> String {
-        guard let user = caller.userRecordName else { return try signedInUser() }
+    /// The database a named user's request goes to (their private database, or the copy of what others share
+    /// with them), once the account status a test set lets requests through. A user the server hasn't met yet gets
+    /// an empty private database.
+    package func database(ofUser user: String, scope: CloudNotification.DatabaseScope) throws -> UserDatabaseID {
         try checkAccountStatus()
         cloudServer.engine.makeDatabase(.privateDatabase(of: user))
-        return user
-    }
-
-    /// The database a request goes to: the user's private database, or the copy of what others share with them.
-    func database(of caller: Caller) throws -> UserDatabaseID {
-        UserDatabaseID(userRecordName: try user(of: caller), scope: caller.scope)
+        return UserDatabaseID(userRecordName: user, scope: scope)
     }
 
     /// Fails when the account status set by a test can't make requests, with the error CloudKit gives.

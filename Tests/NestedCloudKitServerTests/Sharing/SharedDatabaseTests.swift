@@ -9,8 +9,8 @@ import Testing
 @Suite("Sharing: the simulated server's users")
 struct SharedDatabaseTests {
     let server = InMemoryCloudDatabase(userRecordName: "_alice")
-    var alice: InMemoryCloudDatabase.ScopedDatabase { server.privateDatabase(of: "_alice") }
-    var bob: InMemoryCloudDatabase.ScopedDatabase { server.sharedDatabase(of: "_bob") }
+    var alice: UserCloudDatabase { server.privateDatabase(of: "_alice") }
+    var bob: UserCloudDatabase { server.sharedDatabase(of: "_bob") }
 
     @Test func eachUsersPrivateDatabaseIsTheirsWhoeverIsSignedIn() async throws {
         let bobsPrivate = server.privateDatabase(of: "_bob")

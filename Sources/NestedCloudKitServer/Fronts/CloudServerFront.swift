@@ -6,13 +6,12 @@ import NestedCloudKitRules
 #endif
 
 /// A `CloudDatabase` that is one database of a ``CloudServer``: every request goes to the server, for the database
-/// the front names. The in-memory server and its users' databases, a SQLite file and the SQLite server's user
-/// databases are such fronts; each adds only what is its own (who the user is, its test controls, its files).
+/// the front names. The in-memory server (its signed-in user's database), a SQLite file, and a user's database on
+/// either server (``UserCloudDatabase``) are such fronts; each adds only what is its own (who the user is, its test
+/// controls, its files).
 package protocol CloudServerFront: CloudRecordStoringDatabase {
-    associatedtype Engine: CloudStorageEngine
-
-    /// The server the requests go to.
-    var cloudServer: CloudServer<Engine> { get }
+    /// The server the requests go to, whatever its storage.
+    var requests: any CloudServerRequests { get }
 
     /// The database the requests go to; finding it may fail, as a signed-out account does.
     func serverDatabase() async throws -> UserDatabaseID
@@ -21,14 +20,14 @@ package protocol CloudServerFront: CloudRecordStoringDatabase {
 extension CloudServerFront {
     /// Fetches records by ID; see `CloudDatabase/records(for:desiredKeys:)`.
     public func records(for ids: [CloudRecord.ID], desiredKeys: [String]?) async throws -> CloudRecordResults {
-        try await cloudServer.records(for: ids, desiredKeys: desiredKeys, in: serverDatabase)
+        try await requests.records(for: ids, desiredKeys: desiredKeys, in: serverDatabase)
     }
 
     /// Applies the items of a modify request under CloudKit's rules, as Web Services names them.
     package func modifyRecords(
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError]
     ) async throws -> CloudModifyResults {
-        try await cloudServer.modifyRecords(
+        try await requests.modifyRecords(
             operations, atomically: atomically, failing: failures, in: serverDatabase)
     }
 
@@ -36,7 +35,7 @@ extension CloudServerFront {
     package func queryPage(
         from cursor: CloudQuery.Cursor, desiredKeys: [String]?, resultsLimit: Int
     ) async throws -> CloudQueryPage {
-        try await cloudServer.queryPage(
+        try await requests.queryPage(
             from: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit, in: serverDatabase)
     }
 
@@ -46,13 +45,13 @@ extension CloudServerFront {
     public func modifyRecordZones(
         saving zonesToSave: [CloudRecord.ZoneID], deleting zonesToDelete: [CloudRecord.ZoneID]
     ) async throws -> CloudZoneModifyResults {
-        try await cloudServer.modifyRecordZones(
+        try await requests.modifyRecordZones(
             saving: zonesToSave, deleting: zonesToDelete, in: serverDatabase)
     }
 
     /// Every zone of the database, sorted by name; see `CloudDatabase/allRecordZones()`.
     public func allRecordZones() async throws -> [CloudRecord.ZoneID] {
-        try await cloudServer.allRecordZones(in: serverDatabase)
+        try await requests.allRecordZones(in: serverDatabase)
     }
 
     /// The changes to a custom zone's records since a token; see
@@ -62,7 +61,7 @@ extension CloudServerFront {
         inZoneWith zoneID: CloudRecord.ZoneID, since token: CloudChangeToken?, desiredKeys: [String]?,
         resultsLimit: Int?
     ) async throws -> CloudRecordZoneChanges {
-        try await cloudServer.recordZoneChanges(
+        try await requests.recordZoneChanges(
             inZoneWith: zoneID, since: token, desiredKeys: desiredKeys, resultsLimit: resultsLimit,
             in: serverDatabase)
     }
@@ -70,7 +69,7 @@ extension CloudServerFront {
     /// The zones created, changed and deleted since a token; see `CloudDatabase/databaseChanges(since:resultsLimit:)`.
     public func databaseChanges(since token: CloudChangeToken?, resultsLimit: Int?) async throws -> CloudDatabaseChanges
     {
-        try await cloudServer.databaseChanges(since: token, resultsLimit: resultsLimit, in: serverDatabase)
+        try await requests.databaseChanges(since: token, resultsLimit: resultsLimit, in: serverDatabase)
     }
 
     /// Saves and deletes subscriptions; see `CloudDatabase/modifySubscriptions(saving:deleting:)`. A shared
@@ -78,12 +77,12 @@ extension CloudServerFront {
     public func modifySubscriptions(
         saving subscriptionsToSave: [CloudSubscription], deleting subscriptionIDsToDelete: [CloudSubscription.ID]
     ) async throws -> CloudSubscriptionModifyResults {
-        try await cloudServer.modifySubscriptions(
+        try await requests.modifySubscriptions(
             saving: subscriptionsToSave, deleting: subscriptionIDsToDelete, in: serverDatabase)
     }
 
     /// Every subscription of the database, by ID; see `CloudDatabase/allSubscriptions()`.
     public func allSubscriptions() async throws -> [CloudSubscription] {
-        try await cloudServer.allSubscriptions(in: serverDatabase)
+        try await requests.allSubscriptions(in: serverDatabase)
     }
 }
