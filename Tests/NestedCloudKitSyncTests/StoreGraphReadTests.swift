@@ -80,7 +80,8 @@ struct StoreGraphReadTests {
         #expect(try await Self.targetRows(in: store)["p2"] == .some(nil))
         // The school reads as it would have: it references a record the store doesn't have.
         let error = try await #require(throws: CKCodableError.self) { try await store.fetchAll(School.self) }
-        #expect(error.code == .missingRecord(Self.id("p2", in: store)))
+        #expect(error.code == .missingRecord)
+        #expect(error.referencedRecordID == Self.id("p2", in: store))
     }
 
     /// As references whose rows were never filled in would be: the read doesn't depend on the rows. With some

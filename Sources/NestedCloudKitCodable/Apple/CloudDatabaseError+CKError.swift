@@ -29,7 +29,7 @@ extension CloudDatabaseError {
         case let error as CloudDatabaseError:
             self = error
         case let error as CKRecordConversionError:
-            if case .temporaryFileNotWritable = error.code {
+            if error.code == .temporaryFileNotWritable {
                 self = .internalError(error.description)
             } else {
                 self = .invalidArguments(error.description)

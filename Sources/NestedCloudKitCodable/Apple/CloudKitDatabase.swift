@@ -167,7 +167,7 @@ public struct CloudKitDatabase: CloudDatabase {
             do {
                 ckRecords.append(try record.ckRecord(onto: bases[record.id] ?? nil, assetFiles: assetFiles))
             } catch {
-                if case .temporaryFileNotWritable = error.code {
+                if error.code == .temporaryFileNotWritable {
                     throw CloudDatabaseError.internalError(error.description)
                 }
                 refusals[record.id] = .invalidArguments(error.description)

@@ -55,7 +55,7 @@ extension CloudRecord {
     /// ``CloudAsset`` without contents: the server's record of a conflict has no asset files, and CloudKit may
     /// delete a fetched asset's file at any time. Saving such a record leaves the server's asset in place.
     ///
-    /// - Throws: ``CKCodableError/Code/corruptedValue(_:)`` for a field value of a type CloudKit doesn't store.
+    /// - Throws: ``CKCodableError/Code/corruptedValue`` for a field value of a type CloudKit doesn't store.
     public init(_ record: CKRecord) throws {
         let id = ID(record.recordID)
         var fields = Fields()
@@ -118,7 +118,7 @@ extension CloudRecord {
     /// The record rebuilt from CloudKit's archive of this record's system fields at this version, `nil` for a
     /// record that has no change tag.
     ///
-    /// - Throws: ``CKRecordConversionError/Code/changeTagWithoutArchive(changeTag:)``.
+    /// - Throws: ``CKRecordConversionError/Code/changeTagWithoutArchive``.
     func systemFieldsRecord() throws(CKRecordConversionError) -> CKRecord? {
         if let restored = restoredFromArchive() { return restored }
         guard let changeTag = systemFields?.changeTag else { return nil }

@@ -74,7 +74,7 @@ extension CloudShare {
     /// A share fetched through CloudKit's framework, with its participants, public permission and URL. A
     /// `CKShare` doesn't say what it shares: ``rootRecordID`` is `nil` (the root's `shareID` names the share).
     ///
-    /// - Throws: ``CKCodableError/Code/corruptedValue(_:)`` for a field value of a type CloudKit doesn't store.
+    /// - Throws: ``CKCodableError/Code/corruptedValue`` for a field value of a type CloudKit doesn't store.
     public init(_ share: CKShare) throws {
         try self.init(record: try CloudRecord(share))
     }
@@ -83,7 +83,7 @@ extension CloudShare {
 extension CloudShare.Metadata {
     /// What a share's URL told CloudKit's framework (`CKShare.Metadata`), in the portable model.
     ///
-    /// - Throws: ``CKCodableError/Code/corruptedValue(_:)`` for a field value of a type CloudKit doesn't store.
+    /// - Throws: ``CKCodableError/Code/corruptedValue`` for a field value of a type CloudKit doesn't store.
     public init(_ metadata: CKShare.Metadata) throws {
         self.init(
             share: try CloudShare(metadata.share),

@@ -1,9 +1,9 @@
 extension CKRecordDecoder {
     /// What a reference to a record that doesn't exist becomes.
     public enum MissingReferenceStrategy: Sendable, Hashable {
-        /// `nil` for an optional property; ``CKCodableError/Code/missingRecord(_:)`` for a required one.
+        /// `nil` for an optional property; ``CKCodableError/Code/missingRecord`` for a required one.
         case nilForOptionals
-        /// ``CKCodableError/Code/missingRecord(_:)`` always.
+        /// ``CKCodableError/Code/missingRecord`` always.
         case `throw`
     }
 

@@ -28,14 +28,14 @@ import Foundation
 /// data, and ``maximumDepth`` and ``maximumRecordCount`` bound what corrupt or hostile data can make it fetch.
 public struct CKRecordDecoder: Sendable {
     /// How deep the graph may go below the root; deeper references throw
-    /// ``CKCodableError/Code/depthLimitExceeded(limit:)``. Defaults to 256.
+    /// ``CKCodableError/Code/depthLimitExceeded``. Defaults to 256.
     public var maximumDepth: Int {
         get { options.maximumDepth }
         set { options = options.changing { $0.maximumDepth = newValue } }
     }
 
     /// How many records one decode may read, the root included; more throws
-    /// ``CKCodableError/Code/recordLimitExceeded(limit:)``. Defaults to 100,000.
+    /// ``CKCodableError/Code/recordLimitExceeded``. Defaults to 100,000.
     public var maximumRecordCount: Int {
         get { options.maximumRecordCount }
         set { options = options.changing { $0.maximumRecordCount = newValue } }
@@ -87,7 +87,7 @@ public struct CKRecordDecoder: Sendable {
     ///   - database: Where the referenced records are.
     /// - Returns: The value, with everything nested in it.
     /// - Throws: ``CKCodableError``, with the coding path, record and field of the failure; a database failure
-    ///   comes as ``CKCodableError/Code/databaseError(_:)``. `CancellationError` if the task is cancelled.
+    ///   comes as ``CKCodableError/Code/databaseError``. `CancellationError` if the task is cancelled.
     public func decode<Value: CKDecodable>(
         _ type: Value.Type, from record: CloudRecord, referenceDatabase database: some CloudDatabase
     ) async throws -> Value {
@@ -129,7 +129,7 @@ public struct CKRecordDecoder: Sendable {
     ///   - recordName: The record name of the value's record (its ``CKRecordRepresentable/cloudKitIdentifier``).
     ///   - zoneID: The zone of the record; CloudKit's default zone if omitted.
     ///   - database: Where the records are.
-    /// - Throws: ``CKCodableError``; ``CKCodableError/Code/missingRecord(_:)`` if the record doesn't exist.
+    /// - Throws: ``CKCodableError``; ``CKCodableError/Code/missingRecord`` if the record doesn't exist.
     public func decode<Value: CKDecodable>(
         _ type: Value.Type, recordName: String, zoneID: CloudRecord.ZoneID = .default, from database: some CloudDatabase
     ) async throws -> Value {

@@ -240,7 +240,7 @@ struct GraphMaterializer {
     }
 
     /// The value of a referenced record that must exist, read from a field of the parent record: a missing record
-    /// is ``CKCodableError/Code/missingRecord(_:)`` at that field. While probing, a placeholder.
+    /// is ``CKCodableError/Code/missingRecord`` at that field. While probing, a placeholder.
     ///
     /// Unlike ``decodeReferenced(_:reference:at:field:nesting:)``, nothing here is optional: a mapped model's list
     /// of nested models reads each as its own type, with no optional to make or cast through.

@@ -41,7 +41,7 @@ extension CKRecordEncoder {
 
     /// What NaN and infinite `Double` and `Float` values become.
     public enum NonFiniteFloatEncodingStrategy: Sendable, Hashable {
-        /// They are an error, ``CKCodableError/Code/nonFiniteNumber(_:)``: CloudKit Web Services can't carry
+        /// They are an error, ``CKCodableError/Code/nonFiniteNumber``: CloudKit Web Services can't carry
         /// them and queries can't compare them.
         case `throw`
         /// They become the given strings. CloudKit fixes a field's type with its first value, so a field that

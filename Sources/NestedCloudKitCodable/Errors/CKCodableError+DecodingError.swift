@@ -14,7 +14,8 @@ extension CKCodableError {
             DecodingError.Context(codingPath: path, debugDescription: self.description, underlyingError: self)
         }
         switch code {
-        case .missingField(let name):
+        case .missingField:
+            let name = missingKey ?? codingPath.last?.stringValue ?? ""
             // Swift's key-not-found context is the path of the container the key is missing from.
             let containerPath = codingPath.last?.stringValue == name ? Array(codingPath.dropLast()) : codingPath
             return .keyNotFound(NamedKey(name), context(containerPath))

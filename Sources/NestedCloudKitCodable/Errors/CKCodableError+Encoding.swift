@@ -5,7 +5,7 @@ import Foundation
 extension CKCodableError {
     static func invalidRecordName(_ name: String, recordType: String, problem: String, at path: CodingPath) -> Self {
         Self(
-            .invalidRecordName(name), codingPath: path.keys,
+            .invalidRecordName, codingPath: path.keys,
             reason: "The record name \"\(name)\" of a \(recordType) can't be used: \(problem)",
             recoverySuggestion: "Make cloudKitIdentifier (by default the value's id) return an ASCII name of 1 to "
                 + "255 characters that doesn't start with an underscore."
@@ -14,7 +14,7 @@ extension CKCodableError {
 
     static func invalidRecordType(_ recordType: String, problem: String, at path: CodingPath) -> Self {
         Self(
-            .invalidRecordType(recordType), codingPath: path.keys,
+            .invalidRecordType, codingPath: path.keys,
             reason: "The record type \"\(recordType)\" can't be used: \(problem)",
             recoverySuggestion: "Make cloudKitRecordType (by default the type's name) return letters, digits and "
                 + "underscores, starting with a letter, up to 255 characters."
@@ -24,7 +24,7 @@ extension CKCodableError {
     static func invalidFieldName(_ name: String, problem: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self
     {
         Self(
-            .invalidFieldName(name), codingPath: path.keys, recordID: recordID, field: name,
+            .invalidFieldName, codingPath: path.keys, recordID: recordID, field: name,
             reason: "The field name \"\(name)\" can't be used: \(problem)",
             recoverySuggestion: "Rename the property's coding key (in CodingKeys) to letters, digits and "
                 + "underscores, starting with a letter, up to 255 characters."
@@ -33,7 +33,7 @@ extension CKCodableError {
 
     static func reservedFieldName(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
         Self(
-            .reservedFieldName(name), codingPath: path.keys, recordID: recordID, field: name,
+            .reservedFieldName, codingPath: path.keys, recordID: recordID, field: name,
             reason: "The field name \"\(name)\" is the name of one of CKRecord's own properties",
             recoverySuggestion: "Rename the property's coding key (in CodingKeys); CloudKit reserves "
                 + RecordValidator.reservedFieldNames.sorted().joined(separator: ", ") + "."
@@ -43,7 +43,7 @@ extension CKCodableError {
     /// A record mapping (``CloudRecordEncodable``) wrote a key twice.
     static func keyWrittenTwice(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
         Self(
-            .duplicateFieldName(name), codingPath: path.keys, recordID: recordID, field: name,
+            .duplicateFieldName, codingPath: path.keys, recordID: recordID, field: name,
             reason: "The model's record mapping writes the field \"\(name)\" twice",
             recoverySuggestion: "Write each key once in encodeFields(to:); two properties need two field names."
         )
@@ -51,7 +51,7 @@ extension CKCodableError {
 
     static func duplicateFieldName(_ name: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
         Self(
-            .duplicateFieldName(name), codingPath: path.keys, recordID: recordID, field: name,
+            .duplicateFieldName, codingPath: path.keys, recordID: recordID, field: name,
             reason: "Two values are written to the field \"\(name)\": a flattened nested value's field has the "
                 + "name of another field",
             recoverySuggestion: "Rename one of the coding keys, or choose another separator for the flattened "
@@ -64,7 +64,7 @@ extension CKCodableError {
     ) -> Self {
         let largest = largestFields.map { "\($0.name) (\($0.size) bytes)" }.joined(separator: ", ")
         return Self(
-            .recordTooLarge(size: size, limit: limit), codingPath: path.keys, recordID: recordID,
+            .recordTooLarge, codingPath: path.keys, recordID: recordID,
             reason: "The record holds about \(size) bytes of field data; CloudKit accepts at most \(limit). The "
                 + "largest fields: \(largest)",
             recoverySuggestion: "Store large Data fields as assets (dataEncodingStrategy .assets(forFields:)), or "
@@ -79,7 +79,7 @@ extension CKCodableError {
             recordTypes.first == recordTypes.second
             ? "Two different \(recordTypes.first) values" : "A \(recordTypes.first) and a \(recordTypes.second)"
         return Self(
-            .conflictingRecordID(id), codingPath: path.keys, recordID: id,
+            .conflictingRecordID, codingPath: path.keys, recordID: id,
             reason: "\(what) have the record ID \(id); saving both would overwrite one with the other",
             recoverySuggestion: "Give each distinct value its own cloudKitIdentifier (record names are unique across "
                 + "record types: prefix integer ids with the type, as \"Person-1\"), or make the values that share "
@@ -89,7 +89,7 @@ extension CKCodableError {
 
     static func dateOutOfRange(_ date: Date, at path: CodingPath) -> Self {
         Self(
-            .dateOutOfRange(String(date.timeIntervalSince1970)), codingPath: path.keys,
+            .dateOutOfRange, codingPath: path.keys,
             reason: "The date \(date.timeIntervalSince1970) seconds after 1970 isn't one CloudKit can store",
             recoverySuggestion: "Keep dates finite and within 275,000 years of 1970, or leave the property nil."
         )
@@ -105,7 +105,7 @@ extension CKCodableError {
 
     static func integerOverflow(_ value: some BinaryInteger, at path: CodingPath) -> Self {
         Self(
-            .integerOverflow(String(value)), codingPath: path.keys,
+            .integerOverflow, codingPath: path.keys,
             reason: "The integer \(value) is outside \(Int64.min)...\(Int64.max), the integers CloudKit stores",
             recoverySuggestion: "Store the value in a narrower type, or as a String in a custom encode(to:)."
         )
@@ -113,7 +113,7 @@ extension CKCodableError {
 
     static func nonFiniteNumber(_ value: Double, at path: CodingPath) -> Self {
         Self(
-            .nonFiniteNumber(String(value)), codingPath: path.keys,
+            .nonFiniteNumber, codingPath: path.keys,
             reason: "The number \(value) is not finite, and CloudKit Web Services and queries can't carry it",
             recoverySuggestion: "Keep the value finite, or set nonFiniteFloatEncodingStrategy to "
                 + ".convertToString for values that may be NaN or infinite."
@@ -124,7 +124,7 @@ extension CKCodableError {
         _ name: String, recordType: String, recordID: CloudRecord.ID, knownKeys: [String], at path: CodingPath
     ) -> Self {
         Self(
-            .unknownFieldOption(name), codingPath: path.keys, recordID: recordID, field: name,
+            .unknownFieldOption, codingPath: path.keys, recordID: recordID, field: name,
             reason: "The field options of \(recordType) name \"\(name)\", which is neither a key it encodes nor one of "
                 + "its properties (its keys: \(knownKeys.joined(separator: ", ")))",
             recoverySuggestion:
@@ -137,7 +137,7 @@ extension CKCodableError {
         -> Self
     {
         Self(
-            .invalidParentField(field), codingPath: path.keys, recordID: recordID, field: field,
+            .invalidParentField, codingPath: path.keys, recordID: recordID, field: field,
             reason: "The field \"\(field)\" is declared as the record's parent but holds a \(kind) value; a parent is "
                 + "one record",
             recoverySuggestion:
@@ -150,7 +150,7 @@ extension CKCodableError {
         -> Self
     {
         Self(
-            .invalidAssetField(field), codingPath: path.keys, recordID: recordID, field: field,
+            .invalidAssetField, codingPath: path.keys, recordID: recordID, field: field,
             reason: "The field \"\(field)\" is declared an asset but holds a \(kind) value, which CloudKit can't store "
                 + "as an asset",
             recoverySuggestion:
@@ -163,7 +163,7 @@ extension CKCodableError {
         -> Self
     {
         Self(
-            .unencryptableValue(field), codingPath: path.keys, recordID: recordID, field: field,
+            .unencryptableValue, codingPath: path.keys, recordID: recordID, field: field,
             reason: "The field \"\(field)\" is declared encrypted but holds a \(kind) value; CloudKit encrypts only "
                 + "values, not references or assets",
             recoverySuggestion: "Remove the field from CloudFieldOptions' encrypted fields."
@@ -172,7 +172,7 @@ extension CKCodableError {
 
     static func recordNotKeyed(recordType: String, recordID: CloudRecord.ID, at path: CodingPath) -> Self {
         Self(
-            .recordNotKeyed(recordType: recordType), codingPath: path.keys, recordID: recordID,
+            .recordNotKeyed, codingPath: path.keys, recordID: recordID,
             reason: "The \(recordType) value encoded itself as a single value or a list, but a record needs "
                 + "named fields",
             recoverySuggestion: "Encode the value with a keyed container (encoder.container(keyedBy:)), as "
@@ -183,7 +183,7 @@ extension CKCodableError {
     static func referenceInEmbeddedValue(recordType: String, at path: CodingPath) -> Self {
         let what = recordType.isEmpty ? "A CloudReference" : "A \(recordType) (a CKEncodable value)"
         return Self(
-            .referenceInEmbeddedValue(recordType: recordType), codingPath: path.keys,
+            .referenceInEmbeddedValue, codingPath: path.keys,
             reason: "\(what) sits inside a value that is embedded in a field as JSON, where it can't be a record",
             recoverySuggestion: "Hold CKEncodable values directly in a record's properties, or in arrays, sets "
                 + "or optionals of them; or use the .flattened nested value strategy."

@@ -52,7 +52,7 @@ public struct CloudRecordReader {
     }
 
     /// Reads an integer.
-    /// - Throws: ``CKCodableError/Code/valueOutOfRange(_:)`` if the stored value doesn't fit.
+    /// - Throws: ``CKCodableError/Code/valueOutOfRange`` if the stored value doesn't fit.
     public func decode(_ type: Int.Type, forKey key: String) throws -> Int {
         if case .int64(let stored)? = field(key), let value = Int(exactly: stored) { return value }
         return try container.decode(type, forKey: NamedKey(key))
@@ -149,7 +149,7 @@ public struct CloudRecordReader {
     // MARK: Nested models
 
     /// Reads the model whose record a reference field points to.
-    /// - Throws: ``CKCodableError/Code/missingRecord(_:)`` if that record doesn't exist.
+    /// - Throws: ``CKCodableError/Code/missingRecord`` if that record doesn't exist.
     public func decode<Model: CKDecodable>(_ type: Model.Type, forKey key: String) throws -> Model {
         // Not optional, so the result is never nil: a missing record throws.
         guard let value = try container.decodeRecord(type, forKey: NamedKey(key), ifPresent: false) else {
@@ -165,7 +165,7 @@ public struct CloudRecordReader {
     }
 
     /// Reads the models whose records a reference list points to, in order; a missing field is an empty list.
-    /// - Throws: ``CKCodableError/Code/missingRecord(_:)`` if one of the records doesn't exist.
+    /// - Throws: ``CKCodableError/Code/missingRecord`` if one of the records doesn't exist.
     public func decode<Model: CKDecodable>(_ type: [Model].Type, forKey key: String) throws -> [Model] {
         try container.decodeRecords(Model.self, forKey: NamedKey(key))
     }

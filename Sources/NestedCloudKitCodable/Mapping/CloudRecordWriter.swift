@@ -9,7 +9,7 @@ import Foundation
 ///
 /// Unlike a `Codable` container, the writer writes each field into the record as it comes, with no intermediate
 /// value: that is where a mapping's speed comes from. So each key is written once; writing a key again is
-/// ``CKCodableError/Code/duplicateFieldName(_:)``, where a keyed container would replace the first value. For the
+/// ``CKCodableError/Code/duplicateFieldName``, where a keyed container would replace the first value. For the
 /// same reason, a value with several problems may report another of them first than the `Codable` path does.
 ///
 /// The common types have methods of their own, which the compiler picks statically; anything else `Encodable`
@@ -77,7 +77,7 @@ public struct CloudRecordWriter {
     public mutating func encode(_ value: Int64, forKey key: String) throws { try set(.int64(value), forKey: key) }
 
     /// Stores a double.
-    /// - Throws: ``CKCodableError/Code/nonFiniteNumber(_:)`` for NaN or infinity, unless the encoder's
+    /// - Throws: ``CKCodableError/Code/nonFiniteNumber`` for NaN or infinity, unless the encoder's
     ///   ``CKRecordEncoder/nonFiniteFloatEncodingStrategy`` converts them.
     public mutating func encode(_ value: Double, forKey key: String) throws {
         if value.isFinite { return try set(.double(value), forKey: key) }
@@ -86,7 +86,7 @@ public struct CloudRecordWriter {
     }
 
     /// Stores a date, to the millisecond as CloudKit keeps it.
-    /// - Throws: ``CKCodableError/Code/dateOutOfRange(_:)`` for a date CloudKit can't store.
+    /// - Throws: ``CKCodableError/Code/dateOutOfRange`` for a date CloudKit can't store.
     public mutating func encode(_ value: Date, forKey key: String) throws {
         // A date CloudKit stores is its own field value, as the field mapper would make it; the field's coding path
         // is made only for a date to refuse.

@@ -129,7 +129,7 @@ extension CKRecordRepresentable where Self: Identifiable {
     ///
     /// An optional `id` that is `nil`, and the `ObjectIdentifier` that classes get as their default `id` (it
     /// changes from run to run), give an empty name, which the encoder rejects with
-    /// ``CKCodableError/Code/invalidRecordName(_:)``: declare a stable `id`.
+    /// ``CKCodableError/Code/invalidRecordName``: declare a stable `id`.
     public var cloudKitIdentifier: String { recordName(describing: id) }
 }
 

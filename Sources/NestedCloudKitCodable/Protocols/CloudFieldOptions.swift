@@ -31,7 +31,7 @@ import Foundation
 /// ``CKRecordRepresentable/ignoredProperties()``) still count; where both name a property, these options win.
 /// Options given by name (the `String` form, or the instance methods) are checked when a value is encoded: a
 /// name that is neither a key the value encodes nor one of its properties is a
-/// ``CKCodableError/Code/unknownFieldOption(_:)`` error, rather than an option silently doing nothing.
+/// ``CKCodableError/Code/unknownFieldOption`` error, rather than an option silently doing nothing.
 public struct CloudFieldOptions: Sendable, Hashable {
     /// The reference action of each property (coding key) that holds another record; others get
     /// ``CloudReference/Action/none``.

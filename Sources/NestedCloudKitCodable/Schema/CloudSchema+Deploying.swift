@@ -70,18 +70,19 @@ extension CloudSchema {
     /// ```
     ///
     /// - Returns: The deployment: what it adds, what stays, and the schema to import.
-    /// - Throws: ``CloudSchemaError/Code/notDeployable(_:)`` with the refused changes: fields whose type the
-    ///   models change.
+    /// - Throws: ``CloudSchemaError/Code/notDeployable`` with the refused changes (``CloudSchemaError/refusals``):
+    ///   fields whose type the models change.
     @discardableResult
     public func checkDeployable(against deployed: CloudSchema) throws(CloudSchemaError) -> Deployment {
         let deployment = deployment(onto: deployed)
         guard deployment.refusals.isEmpty else {
             throw CloudSchemaError(
-                .notDeployable(deployment.refusals), recordType: deployment.refusals[0].recordType,
+                .notDeployable, recordType: deployment.refusals[0].recordType,
                 field: deployment.refusals[0].field,
                 reason: "CloudKit refuses to deploy the models' schema onto production: "
                     + deployment.refusals.map(\.description).joined(separator: "; "),
-                recoverySuggestion: "Change the models so that every deployed field keeps its type")
+                recoverySuggestion: "Change the models so that every deployed field keeps its type",
+                refusals: deployment.refusals)
         }
         return deployment
     }

@@ -28,9 +28,9 @@ extension CloudSchema {
     ///   - queries: The queries the app runs against CloudKit; each field they filter or sort on gets the index
     ///     production needs for it.
     ///   - encoder: The encoder the app writes records with.
-    /// - Throws: ``CloudSchemaError``: ``CloudSchemaError/Code/unreadableModel(_:)`` for a type the schema can't
-    ///   be made from (a non-`CaseIterable` enum with raw values, say), ``CloudSchemaError/Code/conflictingFieldType(recordType:field:_:_:)``
-    ///   for a field two models type differently, ``CloudSchemaError/Code/unknownField(recordType:field:)`` for a
+    /// - Throws: ``CloudSchemaError``: ``CloudSchemaError/Code/unreadableModel`` for a type the schema can't
+    ///   be made from (a non-`CaseIterable` enum with raw values, say), ``CloudSchemaError/Code/conflictingFieldType``
+    ///   for a field two models type differently, ``CloudSchemaError/Code/unknownField`` for a
     ///   query on a field no model writes.
     public init(
         models: [any CKCodable.Type], samples: [any CKEncodable] = [], queries: [CloudQuery] = [],
@@ -51,7 +51,7 @@ extension CloudSchema {
     /// The records an instance of the type with every field set encodes to; a type among `samples` is its sample
     /// wherever it nests.
     ///
-    /// - Throws: ``CloudSchemaError/Code/unreadableModel(_:)`` also for a `URL` field that isn't declared an asset:
+    /// - Throws: ``CloudSchemaError/Code/unreadableModel`` also for a `URL` field that isn't declared an asset:
     ///   the encoder writes a file URL as an `ASSET` and any other as a `STRING`, so the type of the field depends
     ///   on the value, which a guess would get wrong for the other kind (production refuses the record).
     static func records<Model: CKCodable>(
@@ -63,7 +63,7 @@ extension CloudSchema {
             instance = try SchemaProbe(samples: samples).instance(of: type)
         } catch let error as SchemaProbe.Failure {
             throw CloudSchemaError(
-                .unreadableModel(name), reason: "\(name) can't be built to read its fields: \(error)",
+                .unreadableModel, reason: "\(name) can't be built to read its fields: \(error)",
                 recoverySuggestion: "Make the nesting end with an optional or a list", underlyingError: "\(error)")
         } catch {
             var reason = "\(error)"
@@ -80,7 +80,7 @@ extension CloudSchema {
                 }
             }
             throw CloudSchemaError(
-                .unreadableModel(name), reason: "\(name) can't be built to read its fields: \(reason)",
+                .unreadableModel, reason: "\(name) can't be built to read its fields: \(reason)",
                 recoverySuggestion: "Each field is built from a value of its type: an enum with raw values from its "
                     + "first case, so make it CaseIterable; for an enum with associated values, or an init(from:) "
                     + "that checks its values, give an instance with every field set among the samples",
@@ -90,7 +90,7 @@ extension CloudSchema {
         for record in records {
             for (field, value) in record.fields where Self.holdsProbedWebURL(value) {
                 throw CloudSchemaError(
-                    .unreadableModel(name), recordType: record.recordType, field: field,
+                    .unreadableModel, recordType: record.recordType, field: field,
                     reason: "the field '\(field)' of \(record.recordType) (in \(name)) is a URL, which the encoder "
                         + "writes as an ASSET when it names a file and as a STRING otherwise: its type can't be read "
                         + "from the model's type",
@@ -120,7 +120,7 @@ extension CloudSchema {
             return try encoder.encodeRecords(value)
         } catch {
             throw CloudSchemaError(
-                .unreadableModel(name), reason: "\(name) can't be encoded to read its fields: \(error)",
+                .unreadableModel, reason: "\(name) can't be encoded to read its fields: \(error)",
                 recoverySuggestion: "Fix what the encoder reports; the schema comes from the records it writes",
                 underlyingError: "\(error)")
         }

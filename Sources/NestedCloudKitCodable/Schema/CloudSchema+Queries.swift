@@ -58,7 +58,7 @@ extension CloudSchema {
 
     /// Adds the indexes a query needs to the fields it names.
     ///
-    /// - Throws: ``CloudSchemaError/Code/unknownField(recordType:field:)`` for a record type or field the schema
+    /// - Throws: ``CloudSchemaError/Code/unknownField`` for a record type or field the schema
     ///   doesn't have (most likely a misspelling), ``CloudSchemaError/Code/invalidDeclaration`` for an index the
     ///   field's type can't have: CloudKit can't run such a query.
     public mutating func addIndexes(for query: CloudQuery) throws(CloudSchemaError) {

@@ -64,7 +64,7 @@ extension CloudSchema {
 
         /// Adds a field, or indexes to a field it has.
         ///
-        /// - Throws: ``CloudSchemaError/Code/conflictingFieldType(recordType:field:_:_:)`` if the record type
+        /// - Throws: ``CloudSchemaError/Code/conflictingFieldType`` if the record type
         ///   has the field with another type.
         public mutating func add(_ name: String, _ field: Field) throws(CloudSchemaError) {
             guard var existing = fields[name] else {

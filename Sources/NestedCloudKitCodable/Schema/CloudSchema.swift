@@ -56,7 +56,7 @@ public struct CloudSchema: Sendable, Hashable, CustomStringConvertible {
 
     /// Adds a record type's fields, indexes and grants to the schema, creating the type if needed.
     ///
-    /// - Throws: ``CloudSchemaError/Code/conflictingFieldType(recordType:field:_:_:)`` for a field the schema has
+    /// - Throws: ``CloudSchemaError/Code/conflictingFieldType`` for a field the schema has
     ///   with another type.
     public mutating func add(_ recordType: RecordType) throws(CloudSchemaError) {
         guard var existing = recordTypes[recordType.name] else {
@@ -70,7 +70,7 @@ public struct CloudSchema: Sendable, Hashable, CustomStringConvertible {
 
     /// Adds what another schema has: record types, fields, indexes, grants and roles.
     ///
-    /// - Throws: ``CloudSchemaError/Code/conflictingFieldType(recordType:field:_:_:)`` for a field the schemas
+    /// - Throws: ``CloudSchemaError/Code/conflictingFieldType`` for a field the schemas
     ///   give different types.
     public mutating func merge(_ other: CloudSchema) throws(CloudSchemaError) {
         for (_, type) in other.recordTypes.sorted(by: { $0.key < $1.key }) { try add(type) }
@@ -80,7 +80,7 @@ public struct CloudSchema: Sendable, Hashable, CustomStringConvertible {
     /// Adds a record's type and fields, as CloudKit's development environment creates them when the record is
     /// first saved: with the default grants, and without indexes.
     ///
-    /// - Throws: ``CloudSchemaError/Code/conflictingFieldType(recordType:field:_:_:)`` for a field the schema has
+    /// - Throws: ``CloudSchemaError/Code/conflictingFieldType`` for a field the schema has
     ///   with another type.
     public mutating func add(_ record: CloudRecord) throws(CloudSchemaError) {
         var type = RecordType(record.recordType)

@@ -3,23 +3,30 @@ import Foundation
 /// An error from making, reading or checking a ``CloudSchema``: what went wrong, where (the line of a schema file,
 /// the record type and field, the model's coding path), and how to fix it.
 public struct CloudSchemaError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
-    /// What went wrong.
-    public enum Code: Sendable, Hashable {
+    /// What kind of failure an error is: compare with `==`, or `switch` over it with a `default`, as a later
+    /// release may add codes. What the error is about is in the error: ``CloudSchemaError/recordType``,
+    /// ``CloudSchemaError/field``, ``CloudSchemaError/line``, ``CloudSchemaError/refusals``.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, as logs give it.
+        public let description: String
+
+        private init(_ name: String) { description = name }
+
         /// Text that isn't CloudKit's schema language.
-        case syntax
+        public static let syntax = Code("syntax")
         /// A declaration CloudKit refuses: a record type or field declared twice, a type that doesn't exist
         /// (`ENCRYPTED ASSET`), an index the field's type can't have (an encrypted field, `SEARCHABLE` on a
         /// number), a name that isn't one.
-        case invalidDeclaration
+        public static let invalidDeclaration = Code("invalidDeclaration")
         /// A field given two types: by two models of one record type, or by a model and a query's value.
-        case conflictingFieldType(recordType: String, field: String, CloudSchema.FieldType, CloudSchema.FieldType)
+        public static let conflictingFieldType = Code("conflictingFieldType")
         /// A query on a record type or field that no model writes: most likely a misspelling.
-        case unknownField(recordType: String, field: String)
+        public static let unknownField = Code("unknownField")
         /// A model type the schema can't be made from: building an instance of it, or encoding that instance,
         /// failed (``CloudSchemaError/underlyingError``).
-        case unreadableModel(String)
-        /// Changes to a deployed schema that CloudKit refuses to deploy (``CloudSchema/Deployment/refusals``).
-        case notDeployable([CloudSchema.Deployment.Change])
+        public static let unreadableModel = Code("unreadableModel")
+        /// Changes to a deployed schema that CloudKit refuses to deploy (``CloudSchemaError/refusals``).
+        public static let notDeployable = Code("notDeployable")
     }
 
     /// What went wrong.
@@ -34,13 +41,17 @@ public struct CloudSchemaError: Error, Sendable, Hashable, CustomStringConvertib
     public let reason: String
     /// How to fix it.
     public let recoverySuggestion: String?
-    /// The error of the model's coder, for ``Code/unreadableModel(_:)``, as text (errors aren't all `Sendable`
+    /// The error of the model's coder, for ``Code/unreadableModel``, as text (errors aren't all `Sendable`
     /// and `Hashable`).
     public let underlyingError: String?
+    /// The changes CloudKit refuses to deploy, for ``Code/notDeployable``
+    /// (``CloudSchema/Deployment/refusals``); empty for every other code.
+    public let refusals: [CloudSchema.Deployment.Change]
 
     init(
         _ code: Code, recordType: String? = nil, field: String? = nil, line: Int? = nil, reason: String,
-        recoverySuggestion: String? = nil, underlyingError: String? = nil
+        recoverySuggestion: String? = nil, underlyingError: String? = nil,
+        refusals: [CloudSchema.Deployment.Change] = []
     ) {
         self.code = code
         self.recordType = recordType
@@ -49,6 +60,7 @@ public struct CloudSchemaError: Error, Sendable, Hashable, CustomStringConvertib
         self.reason = reason
         self.recoverySuggestion = recoverySuggestion
         self.underlyingError = underlyingError
+        self.refusals = refusals
     }
 
     /// What happened and where.
@@ -89,7 +101,7 @@ public struct CloudSchemaError: Error, Sendable, Hashable, CustomStringConvertib
         recordType: String, field: String, _ first: CloudSchema.FieldType, _ second: CloudSchema.FieldType
     ) -> CloudSchemaError {
         CloudSchemaError(
-            .conflictingFieldType(recordType: recordType, field: field, first, second), recordType: recordType,
+            .conflictingFieldType, recordType: recordType,
             field: field, reason: "\(recordType).\(field) is given two types, \(first) and \(second)",
             recoverySuggestion: "A CloudKit field has one type: give one of them another field name "
                 + "(@CloudField(name:) or a coding key), or store both as the same type")
@@ -97,7 +109,7 @@ public struct CloudSchemaError: Error, Sendable, Hashable, CustomStringConvertib
 
     package static func unknownField(recordType: String, field: String, known: [String]) -> CloudSchemaError {
         CloudSchemaError(
-            .unknownField(recordType: recordType, field: field), recordType: recordType, field: field,
+            .unknownField, recordType: recordType, field: field,
             reason: known.isEmpty
                 ? "a query asks for record type \(recordType), which none of the models is"
                 : "a query filters or sorts on \(recordType).\(field), which none of the models writes",

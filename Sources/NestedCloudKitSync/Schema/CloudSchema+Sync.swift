@@ -26,7 +26,7 @@ extension CloudSchema {
     ///     Services, a public database) can ask what the app's screens ask.
     ///   - queries: Queries the app runs against CloudKit itself.
     /// - Throws: `CloudSchemaError`, as `CloudSchema.init(models:samples:queries:encoder:)` does; for an
-    ///   index or a zone's record type that no model has, `CloudSchemaError.Code.unknownField(recordType:field:)`.
+    ///   index or a zone's record type that no model has, `CloudSchemaError.Code.unknownField`.
     public init(
         syncing models: [any CKCodable.Type], samples: [any CKEncodable] = [], zones: [SyncZone] = [],
         indexes: [StoreIndex] = [], queries: [CloudQuery] = []

@@ -66,7 +66,7 @@ struct DecodingBoundsTests {
         let error = try await #require(throws: CKCodableError.self) {
             try await decoder.decode(Link.self, from: root, referenceDatabase: database)
         }
-        #expect(error.code == .depthLimitExceeded(limit: decoder.maximumDepth))
+        #expect(error.code == .depthLimitExceeded)
         #expect(error.recordID == CloudRecord.ID(recordName: "\(decoder.maximumDepth + 1)"))
         #expect(database.network.statistics.fetchRequests == decoder.maximumDepth)
     }
@@ -92,7 +92,7 @@ struct DecodingBoundsTests {
         let error = try await #require(throws: CKCodableError.self) {
             try await decoder.decode(Link.self, from: broken, referenceDatabase: database)
         }
-        #expect(error.code == .typeMismatch(expected: "Int", found: "a STRING field"))
+        #expect(error.code == .typeMismatch)
         #expect(error.recordID == root.id)
     }
 
@@ -113,7 +113,7 @@ struct DecodingBoundsTests {
         let error = try await #require(throws: CKCodableError.self) {
             try await decoder.decode(Hub.self, from: root, referenceDatabase: database)
         }
-        #expect(error.code == .recordLimitExceeded(limit: decoder.maximumRecordCount))
+        #expect(error.code == .recordLimitExceeded)
         #expect(error.path == ["spokes", "Index 99999"], "the root and 100,000 spokes would be one record too many")
         #expect(database.network.statistics.fetchRequests == 0)
     }
@@ -143,7 +143,7 @@ struct DecodingBoundsTests {
         let error = try await #require(throws: CKCodableError.self) {
             try await decoder.decode(Hub.self, from: root, referenceDatabase: database)
         }
-        #expect(error.code == .recordLimitExceeded(limit: 9_999))
+        #expect(error.code == .recordLimitExceeded)
         #expect(database.network.statistics.fetchRequests == 0)
     }
 }

@@ -47,7 +47,8 @@ struct DecodingErrorTests {
     @Test func missingRequiredReferenceNamesRecordAndPath() async throws {
         let root = Self.shelf(["favorite": reference("gone"), "books": .referenceList([])])
         let error = try await decodingError(root, in: [])
-        #expect(error.code == .missingRecord(CloudRecord.ID(recordName: "gone")))
+        #expect(error.code == .missingRecord)
+        #expect(error.referencedRecordID == CloudRecord.ID(recordName: "gone"))
         #expect(error.path == ["favorite"])
         #expect(error.recordID == Self.shelfID)
         #expect(error.field == "favorite")
@@ -68,7 +69,8 @@ struct DecodingErrorTests {
         decoder.missingReferenceStrategy = .throw
         let root = Self.shelf(["favorite": reference("b1"), "spare": reference("gone")])
         let error = try await decodingError(root, in: [Self.book("b1")], decoder: decoder)
-        #expect(error.code == .missingRecord(CloudRecord.ID(recordName: "gone")))
+        #expect(error.code == .missingRecord)
+        #expect(error.referencedRecordID == CloudRecord.ID(recordName: "gone"))
         #expect(error.path == ["spare"])
     }
 
@@ -81,7 +83,8 @@ struct DecodingErrorTests {
             ]),
         ])
         let error = try await decodingError(root, in: [Self.book("b1")])
-        #expect(error.code == .missingRecord(CloudRecord.ID(recordName: "gone")))
+        #expect(error.code == .missingRecord)
+        #expect(error.referencedRecordID == CloudRecord.ID(recordName: "gone"))
         #expect(error.path == ["books", "Index 1"])
         #expect(error.recordID == Self.shelfID)
         #expect(error.field == "books")
@@ -90,7 +93,7 @@ struct DecodingErrorTests {
     @Test func missingRequiredFieldOfANestedRecordNamesThatRecord() async throws {
         let root = Self.shelf(["favorite": reference("b1")])
         let error = try await decodingError(root, in: [Self.book("b1", ["title": .string("T")])])
-        #expect(error.code == .missingField("pages"))
+        #expect(error.code == .missingField)
         #expect(error.path == ["favorite", "pages"])
         #expect(error.recordID == CloudRecord.ID(recordName: "b1"))
         #expect(error.field == "pages")
@@ -99,7 +102,7 @@ struct DecodingErrorTests {
     @Test func wrongFieldTypeIsATypeMismatchNamingBothTypes() async throws {
         let root = Self.shelf(["favorite": reference("b1")])
         let error = try await decodingError(root, in: [Self.book("b1", ["title": .int64(5), "pages": .int64(1)])])
-        #expect(error.code == .typeMismatch(expected: "String", found: "a INT64 field"))
+        #expect(error.code == .typeMismatch)
         #expect(error.path == ["favorite", "title"])
         #expect(error.recordID == CloudRecord.ID(recordName: "b1"))
     }
@@ -107,7 +110,7 @@ struct DecodingErrorTests {
     @Test func referenceWhereAValueIsExpectedIsATypeMismatch() async throws {
         let root = Self.shelf(["favorite": .string("not a reference")])
         let error = try await decodingError(root, in: [])
-        #expect(error.code == .typeMismatch(expected: "a reference to a Book record", found: "a STRING field"))
+        #expect(error.code == .typeMismatch)
         #expect(error.path == ["favorite"])
     }
 
@@ -118,7 +121,7 @@ struct DecodingErrorTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(Small.self, from: record, records: [])
         }
-        #expect(error.code == .valueOutOfRange("300"))
+        #expect(error.code == .valueOutOfRange)
         #expect(error.path == ["count"])
     }
 
@@ -128,7 +131,7 @@ struct DecodingErrorTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(Flag.self, from: record, records: [])
         }
-        #expect(error.code == .corruptedValue("2 is not a boolean (0 or 1)"))
+        #expect(error.code == .corruptedValue)
         #expect(error.field == "on")
     }
 
@@ -143,7 +146,7 @@ struct DecodingErrorTests {
         let singleError = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(Diary.self, from: single, records: [])
         }
-        #expect(singleError.code == .corruptedValue("the date \(interval) seconds from 2001 isn't one CloudKit stores"))
+        #expect(singleError.code == .corruptedValue)
         #expect(singleError.field == "opened")
 
         let list = CloudRecord(
@@ -165,7 +168,7 @@ struct DecodingErrorTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(Price.self, from: record, records: [])
         }
-        #expect(error.code == .valueOutOfRange(String(double)))
+        #expect(error.code == .valueOutOfRange)
         #expect(error.field == "amount")
     }
 
@@ -186,7 +189,7 @@ struct DecodingErrorTests {
             try CKRecordDecoder().decode(Photo.self, from: record, records: [])
         }
         #expect(
-            error.code == .corruptedValue("the asset's file \(URL(fileURLWithPath: path).path) isn't a regular file"))
+            error.code == .corruptedValue)
         #expect(error.field == "image")
     }
 
@@ -214,7 +217,7 @@ struct DecodingErrorTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(Visit.self, from: record, records: [])
         }
-        #expect(error.code == .corruptedValue("the date nan seconds from 2001 isn't one CloudKit stores"))
+        #expect(error.code == .corruptedValue)
         #expect(error.field == "place")
     }
 
@@ -249,7 +252,7 @@ struct DecodingErrorTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(Profile.self, from: record, records: [])
         }
-        #expect(error.code == .corruptedValue("\"nope\" isn't a UUID"))
+        #expect(error.code == .corruptedValue)
         #expect(error.path == ["uuid"])
     }
 
@@ -259,7 +262,7 @@ struct DecodingErrorTests {
             recordType: "Magazine", id: CloudRecord.ID(recordName: "b1"),
             fields: ["title": .string("T"), "pages": .int64(1)])
         let error = try await decodingError(root, in: [wrong])
-        #expect(error.code == .recordTypeMismatch(expected: "Book", found: "Magazine"))
+        #expect(error.code == .recordTypeMismatch)
         #expect(error.path == ["favorite"])
     }
 
@@ -275,7 +278,7 @@ struct DecodingErrorTests {
             try await decoder.decode(
                 GraphDecodingTests.Link.self, from: #require(saved.last), referenceDatabase: database)
         }
-        #expect(error.code == .depthLimitExceeded(limit: 5))
+        #expect(error.code == .depthLimitExceeded)
         #expect(error.recordID == CloudRecord.ID(recordName: "6"))
         #expect(database.network.statistics.fetchRequests == 5)
     }
@@ -292,7 +295,7 @@ struct DecodingErrorTests {
             try await decoder.decode(
                 GraphDecodingTests.Class.self, from: #require(saved.last), referenceDatabase: database)
         }
-        #expect(error.code == .recordLimitExceeded(limit: 100))
+        #expect(error.code == .recordLimitExceeded)
         #expect(database.network.statistics.fetchRequests == 0)
     }
 
@@ -304,7 +307,8 @@ struct DecodingErrorTests {
             try await CKRecordDecoder().decode(
                 Shelf.self, from: Self.shelf(["favorite": reference("b1")]), referenceDatabase: database)
         }
-        #expect(error.code == .databaseError(.requestRateLimited(retryAfter: 3)))
+        #expect(error.code == .databaseError)
+        #expect(error.databaseError == .requestRateLimited(retryAfter: 3))
         #expect(error.recordID == CloudRecord.ID(recordName: "b1"))
         #expect(error.path == ["favorite"])
     }
@@ -317,7 +321,8 @@ struct DecodingErrorTests {
             try await CKRecordDecoder().decode(
                 Shelf.self, from: Self.shelf(["favorite": reference("b1")]), referenceDatabase: database)
         }
-        #expect(error.code == .databaseError(.networkFailure("reset")))
+        #expect(error.code == .databaseError)
+        #expect(error.databaseError == .networkFailure("reset"))
         #expect(error.recordID == CloudRecord.ID(recordName: "b1"))
     }
 
@@ -355,13 +360,14 @@ struct DecodingErrorTests {
         let failed = await completions(from: Self.shelf(["favorite": reference("b1")]), database: database)
         let corrupt = await completions(from: Self.shelf(["favorite": .int64(1)]), database: database)
         for (calls, code) in [
-            (missing, CKCodableError.Code.missingRecord(CloudRecord.ID(recordName: "gone"))),
-            (failed, .databaseError(.networkFailure("the connection was lost"))),
-            (corrupt, .typeMismatch(expected: "a reference to a Book record", found: "a INT64 field")),
+            (missing, CKCodableError.Code.missingRecord), (failed, .databaseError), (corrupt, .typeMismatch),
         ] {
             #expect(calls.count == 1)
             #expect(calls.first?.0 == nil)
             #expect(calls.first?.1?.code == code)
         }
+        #expect(missing.first?.1?.referencedRecordID == CloudRecord.ID(recordName: "gone"))
+        #expect(failed.first?.1?.databaseError == .networkFailure("the connection was lost"))
+        #expect(corrupt.first?.1?.reason == "Expected a value for a reference to a Book record but found a INT64 field")
     }
 }

@@ -100,7 +100,7 @@ struct IdentityAndMigrationTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(LegacySchool.self, from: record, records: [])
         }
-        #expect(error.code == .typeMismatch(expected: "CloudLocation", found: "a STRING field"))
+        #expect(error.code == .typeMismatch)
     }
 
     @Test(arguments: ["", "1;", ";2", "a;b", "1;2;3", "nan;1", "1e999;0"])
@@ -112,7 +112,7 @@ struct IdentityAndMigrationTests {
         let error = try #require(throws: CKCodableError.self) {
             try decoder.decode(LegacySchool.self, from: record, records: [])
         }
-        #expect(error.code == .corruptedValue("\"\(string)\" isn't a \"latitude;longitude\" location"))
+        #expect(error.code == .corruptedValue)
         #expect(error.path == ["location"])
     }
 }

@@ -116,10 +116,10 @@ struct ContainerTests {
 
     @Test func recordThatIsNotKeyedIsAnError() throws {
         let scalar = try encodingError(of: Scalar())
-        #expect(scalar.code == .recordNotKeyed(recordType: "Scalar"))
+        #expect(scalar.code == .recordNotKeyed)
         #expect(scalar.recordID == CloudRecord.ID(recordName: "scalar"))
         let listed = try encodingError(of: Listed())
-        #expect(listed.code == .recordNotKeyed(recordType: "Listed"))
+        #expect(listed.code == .recordNotKeyed)
     }
 
     struct Partial: CKEncodable {

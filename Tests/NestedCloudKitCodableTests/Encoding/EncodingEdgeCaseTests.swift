@@ -101,7 +101,7 @@ struct EncodingEdgeCaseTests {
         var encoder = CKRecordEncoder()
         encoder.nestedValueEncodingStrategy = .flattened(separator: "_")
         let error = try encodingError(of: Shadowed(address: Address(city: "Rome")), with: encoder)
-        #expect(error.code == .duplicateFieldName("address_city"))
+        #expect(error.code == .duplicateFieldName)
     }
 
     struct Moment: CKEncodable {
@@ -115,7 +115,7 @@ struct EncodingEdgeCaseTests {
     func dateCloudKitCannotStoreIsAnError(secondsSince1970: Double) throws {
         let date = Date(timeIntervalSince1970: secondsSince1970)
         let error = try encodingError(of: Moment(at: date))
-        #expect(error.code == .dateOutOfRange(String(date.timeIntervalSince1970)))
+        #expect(error.code == .dateOutOfRange)
         #expect(error.path == ["at"])
         #expect(error.field == "at")
     }
@@ -127,7 +127,7 @@ struct EncodingEdgeCaseTests {
 
     @Test func locationWithANonFinitePartIsAnErrorNamingThePart() throws {
         let error = try encodingError(of: Spot(location: CloudLocation(latitude: 1, longitude: .nan)))
-        #expect(error.code == .nonFiniteNumber("nan"))
+        #expect(error.code == .nonFiniteNumber)
         #expect(error.path == ["location", "longitude"])
     }
 
@@ -208,7 +208,7 @@ struct EncodingEdgeCaseTests {
 
     @Test func classWithoutItsOwnIDIsRejectedInsteadOfGettingANameThatChangesEveryRun() throws {
         let error = try encodingError(of: Teacher())
-        #expect(error.code == .invalidRecordName(""))
+        #expect(error.code == .invalidRecordName)
         #expect(error.reason.contains("ObjectIdentifier"))
     }
 
@@ -224,7 +224,7 @@ struct EncodingEdgeCaseTests {
 
     @Test func integerIDsSharedAcrossTypesAreAConflictThatSaysHowToFixIt() throws {
         let error = try encodingError(of: Novel(id: 1, reader: Reader(id: 1)))
-        #expect(error.code == .conflictingRecordID(CloudRecord.ID(recordName: "1")))
+        #expect(error.code == .conflictingRecordID)
         #expect(error.reason.hasPrefix("A Novel and a Reader have the record ID 1"))
         #expect(error.recoverySuggestion?.contains("Person-1") == true)
     }
@@ -262,6 +262,6 @@ struct EncodingEdgeCaseTests {
         var new = old
         new.customer.name = "New name"
         let error = try encodingError(of: Ledger(id: "l", orders: [old, new]))
-        #expect(error.code == .conflictingRecordID(CloudRecord.ID(recordName: "c1")))
+        #expect(error.code == .conflictingRecordID)
     }
 }

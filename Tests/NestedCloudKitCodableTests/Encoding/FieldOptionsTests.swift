@@ -77,7 +77,7 @@ struct FieldOptionsTests {
 
     @Test func aReferenceDeclaredEncryptedIsRefused() throws {
         let error = try encodingError(of: SecretReference(id: "r", friend: Person(id: "f", photo: Data())))
-        #expect(error.code == .unencryptableValue("friend"))
+        #expect(error.code == .unencryptableValue)
         #expect(error.field == "friend")
         #expect(error.recordID == CloudRecord.ID(recordName: "r"))
     }
@@ -90,7 +90,7 @@ struct FieldOptionsTests {
 
     @Test func anAssetFieldHoldingAnythingButAnAssetIsRefusedNamingTheFieldAndTheFix() throws {
         let error = try encodingError(of: TextAsAsset(id: "n", body: "a long text"))
-        #expect(error.code == .invalidAssetField("body"))
+        #expect(error.code == .invalidAssetField)
         #expect(error.field == "body")
         #expect(error.recordID == CloudRecord.ID(recordName: "n"))
         #expect(error.path == ["body"])
@@ -116,7 +116,7 @@ struct FieldOptionsTests {
 
     @Test func aMisspeltNameIsAnErrorNamingIt() throws {
         let error = try encodingError(of: Misspelt(id: "m", director: Person(id: "d", photo: Data())))
-        #expect(error.code == .unknownFieldOption("directr"))
+        #expect(error.code == .unknownFieldOption)
         #expect(error.field == "directr")
         #expect(error.recordID == CloudRecord.ID(recordName: "m"))
         #expect(error.description.contains("director"))
@@ -130,7 +130,7 @@ struct FieldOptionsTests {
 
     @Test func aMisspeltNameInVersion1InstanceMethodsIsAnError() throws {
         let error = try encodingError(of: LegacyMisspelt(id: "m", director: Person(id: "d", photo: Data())))
-        #expect(error.code == .unknownFieldOption("directr"))
+        #expect(error.code == .unknownFieldOption)
     }
 
     /// A custom `encode(to:)` that leaves a `nil` value's key out: the name is one of its properties, so it isn't
@@ -193,7 +193,8 @@ struct DecodingCallSiteTests {
         let error = try await #require(throws: CKCodableError.self) {
             try await CKRecordDecoder().decode(Note.self, recordName: "gone", from: InMemoryCloudDatabase())
         }
-        #expect(error.code == .missingRecord(CloudRecord.ID(recordName: "gone")))
+        #expect(error.code == .missingRecord)
+        #expect(error.referencedRecordID == CloudRecord.ID(recordName: "gone"))
         #expect(error.recordID == CloudRecord.ID(recordName: "gone"))
     }
 
@@ -230,7 +231,7 @@ struct WideIntegerTests {
     @Test func anIntegerBeyondCloudKitsRangeIsIntegerOverflow() throws {
         let error = try encodingError(
             of: Counter(id: "c", signed: Int128(Int64.max) + 1, unsigned: 0, optional: nil, list: []))
-        #expect(error.code == .integerOverflow("9223372036854775808"))
+        #expect(error.code == .integerOverflow)
         #expect(error.field == "signed")
         #expect(error.path == ["signed"])
     }

@@ -108,7 +108,7 @@ struct ParentFieldTests {
     @Test func aParentFieldHoldingAListIsRefused() throws {
         let error = try encodingError(
             of: ItemOfLists(id: "milk", lists: [ShoppingList(id: "a", name: "A")]), with: encoder)
-        #expect(error.code == .invalidParentField("lists"))
+        #expect(error.code == .invalidParentField)
         #expect(error.field == "lists")
         #expect(error.recordID == CloudRecord.ID(recordName: "milk", zoneID: Self.zone))
         #expect(error.path == ["lists"])
@@ -117,7 +117,7 @@ struct ParentFieldTests {
     @Test func aMisspeltParentFieldIsAnError() throws {
         let error = try encodingError(
             of: Misspelt(id: "milk", list: CloudLazyReference(recordID: listID)), with: encoder)
-        #expect(error.code == .unknownFieldOption("lsit"))
+        #expect(error.code == .unknownFieldOption)
     }
 
     @Test func theParentSurvivesASaveAndTheModelDecodes() async throws {

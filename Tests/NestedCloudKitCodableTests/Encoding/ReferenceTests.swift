@@ -110,7 +110,7 @@ struct ReferenceTests {
 
     @Test func nestedValueInsideAnEmbeddedValueIsAnErrorNamingItsPath() throws {
         let error = try encodingError(of: Holder(wrapped: Wrapper(author: Author(id: "ann", name: "Ann"))))
-        #expect(error.code == .referenceInEmbeddedValue(recordType: "Author"))
+        #expect(error.code == .referenceInEmbeddedValue)
         #expect(error.path == ["wrapped", "author"])
         #expect(error.recordID == CloudRecord.ID(recordName: "h"))
         #expect(error.field == "wrapped")

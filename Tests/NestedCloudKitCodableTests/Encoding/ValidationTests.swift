@@ -14,7 +14,7 @@ struct ValidationTests {
     @Test(arguments: ["", String(repeating: "a", count: 256), "café", "_private", "nul\u{0}"])
     func recordNameCloudKitRejectsIsAnError(name: String) throws {
         let error = try encodingError(of: Named(cloudKitIdentifier: name))
-        #expect(error.code == .invalidRecordName(name))
+        #expect(error.code == .invalidRecordName)
         #expect(error.path == [])
     }
 
@@ -31,7 +31,7 @@ struct ValidationTests {
     @Test func invalidRecordNameOfANestedValueNamesItsPath() throws {
         let error = try encodingError(
             of: Parent(children: [Named(cloudKitIdentifier: "ok"), Named(cloudKitIdentifier: "_bad")]))
-        #expect(error.code == .invalidRecordName("_bad"))
+        #expect(error.code == .invalidRecordName)
         #expect(error.path == ["children", "Index 1"])
         // The nested value has no valid ID of its own: the error names the field of the record that holds it.
         #expect(error.recordID == CloudRecord.ID(recordName: "parent"))
@@ -45,7 +45,7 @@ struct ValidationTests {
 
     @Test func defaultRecordTypeOfAGenericTypeIsAnErrorThatSaysToNameIt() throws {
         let error = try encodingError(of: Generic(value: 1))
-        #expect(error.code == .invalidRecordType("Generic<Int>"))
+        #expect(error.code == .invalidRecordType)
         #expect(error.recoverySuggestion?.contains("cloudKitRecordType") == true)
     }
 
@@ -56,7 +56,7 @@ struct ValidationTests {
 
     @Test(arguments: ["", "1Type", "_Type", "Type-Name", String(repeating: "T", count: 256)])
     func recordTypeCloudKitRejectsIsAnError(type: String) throws {
-        #expect(try encodingError(of: Typed(cloudKitRecordType: type)).code == .invalidRecordType(type))
+        #expect(try encodingError(of: Typed(cloudKitRecordType: type)).code == .invalidRecordType)
     }
 
     struct BadField: CKEncodable {
@@ -67,7 +67,7 @@ struct ValidationTests {
 
     @Test func invalidFieldNameIsAnErrorNamingTheField() throws {
         let error = try encodingError(of: BadField(name: "x"))
-        #expect(error.code == .invalidFieldName("first name"))
+        #expect(error.code == .invalidFieldName)
         #expect(error.path == ["first name"])
         #expect(error.field == "first name")
         #expect(error.recordID == CloudRecord.ID(recordName: "bad"))
@@ -82,7 +82,7 @@ struct ValidationTests {
 
     @Test func fieldNamedLikeACKRecordPropertyIsAnError() throws {
         let error = try encodingError(of: Reserved(recordType: "x"))
-        #expect(error.code == .reservedFieldName("recordType"))
+        #expect(error.code == .reservedFieldName)
         #expect(error.path == ["recordType"])
         #expect(error.field == "recordType")
     }
@@ -108,7 +108,7 @@ struct ValidationTests {
         "description", "debugDescription",
     ])
     func everyCKRecordPropertyNameIsReserved(name: String) throws {
-        #expect(try encodingError(of: AnyField(name: name)).code == .reservedFieldName(name))
+        #expect(try encodingError(of: AnyField(name: name)).code == .reservedFieldName)
     }
 
     @Test(arguments: ["recordId", "shares", "parents", "Description", "allkeys", "title"])
@@ -121,7 +121,7 @@ struct ValidationTests {
             var cloudKitIdentifier: String { "shadow" }
             var recordID: String?
         }
-        #expect(try encodingError(of: Shadow()).code == .reservedFieldName("recordID"))
+        #expect(try encodingError(of: Shadow()).code == .reservedFieldName)
     }
 
     struct Heavy: CKEncodable {
@@ -133,7 +133,7 @@ struct ValidationTests {
         let part = String(repeating: "x", count: 200_000)
         #expect(try records(of: Heavy(parts: Array(repeating: part, count: 4))).count == 1)
         let error = try encodingError(of: Heavy(parts: Array(repeating: part, count: 6)))
-        #expect(error.code == .recordTooLarge(size: 1_200_005, limit: 1_000_000))
+        #expect(error.code == .recordTooLarge)
         #expect(error.recordID == CloudRecord.ID(recordName: "heavy"))
         #expect(error.reason.contains("parts (1200005 bytes)"))
     }

@@ -49,13 +49,13 @@ struct ValueMappingTests {
 
     @Test func unsignedIntegerAboveInt64MaxIsAnOverflowError() throws {
         let error = try encodingError(of: Integers(uint64: UInt64(Int64.max) + 1))
-        #expect(error.code == .integerOverflow("9223372036854775808"))
+        #expect(error.code == .integerOverflow)
         #expect(error.path == ["uint64"])
         #expect(error.recordID == CloudRecord.ID(recordName: "i"))
         #expect(error.field == "uint64")
 
         let uintError = try encodingError(of: Integers(uint: .max))
-        #expect(uintError.code == .integerOverflow(String(UInt.max)))
+        #expect(uintError.code == .integerOverflow)
         #expect(uintError.path == ["uint"])
     }
 
@@ -82,7 +82,7 @@ struct ValueMappingTests {
     @Test(arguments: [Double.nan, .infinity, -.infinity])
     func nonFiniteNumberIsAnErrorByDefault(value: Double) throws {
         let error = try encodingError(of: Numbers(double: value, float: 1))
-        #expect(error.code == .nonFiniteNumber(String(value)))
+        #expect(error.code == .nonFiniteNumber)
         #expect(error.path == ["double"])
         #expect(error.field == "double")
         #expect(error.recordID == CloudRecord.ID(recordName: "n"))

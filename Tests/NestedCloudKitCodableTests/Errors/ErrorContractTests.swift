@@ -60,7 +60,7 @@ struct ErrorContractTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(Course.self, from: record)
         }
-        guard case .rejectedByModel = error.code else {
+        guard error.code == .rejectedByModel else {
             Issue.record("expected rejectedByModel, got \(error.code)")
             return
         }
@@ -84,7 +84,7 @@ struct ErrorContractTests {
         let error = try await #require(throws: CKCodableError.self) {
             try await CKRecordDecoder().decode(Catalog.self, from: catalog, referenceDatabase: database)
         }
-        guard case .rejectedByModel = error.code else {
+        guard error.code == .rejectedByModel else {
             Issue.record("expected rejectedByModel, got \(error.code)")
             return
         }
@@ -115,7 +115,7 @@ struct ErrorContractTests {
                     let ours = try #require(context.underlyingError as? CKCodableError)
                     #expect(key.stringValue == "missing")
                     #expect(context.codingPath.isEmpty)
-                    #expect(ours.code == .missingField("missing"))
+                    #expect(ours.code == .missingField)
                     #expect(ours.recordID == CloudRecord.ID(recordName: "i"))
                 }
             }
@@ -134,7 +134,7 @@ struct ErrorContractTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(Course.self, from: record)
         }
-        #expect(error.code == .missingField("level"))
+        #expect(error.code == .missingField)
         #expect(error.path == ["level"])
         #expect(error.recordID == CloudRecord.ID(recordName: "c1"))
     }
@@ -143,7 +143,7 @@ struct ErrorContractTests {
         let record = CloudRecord(recordType: "Picky", id: CloudRecord.ID(recordName: "p"), fields: [:])
 
         let error = try #require(throws: CKCodableError.self) { try CKRecordDecoder().decode(Picky.self, from: record) }
-        guard case .rejectedByModel = error.code else {
+        guard error.code == .rejectedByModel else {
             Issue.record("expected rejectedByModel, got \(error.code)")
             return
         }
@@ -160,7 +160,9 @@ struct ErrorContractTests {
         let error = try await #require(throws: CKCodableError.self) {
             try await CKRecordDecoder().decode(Catalog.self, from: root, referenceDatabase: database)
         }
-        guard case .databaseError(let databaseError) = error.code, databaseError.code == .internalError else {
+        guard error.code == .databaseError, let databaseError = error.databaseError,
+            databaseError.code == .internalError
+        else {
             Issue.record("expected databaseError(internalError), got \(error.code)")
             return
         }

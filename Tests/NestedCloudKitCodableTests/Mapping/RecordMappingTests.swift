@@ -157,7 +157,8 @@ struct RecordMappingTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(MappedParent.self, from: graph.root, records: withoutA)
         }
-        #expect(error.code == .missingRecord(CloudRecord.ID(recordName: "a")))
+        #expect(error.code == .missingRecord)
+        #expect(error.referencedRecordID == CloudRecord.ID(recordName: "a"))
         #expect(error.path == ["kids", "Index 0"])
         #expect(error.recordID == graph.root.id)
         #expect(error.field == "kids")
@@ -344,7 +345,7 @@ struct RecordMappingTests {
 
     @Test func aNonFiniteNumberNamesItsRecordAndField() throws {
         let error = try encodingError(of: Measure(id: "m", value: .nan, raw: Data()))
-        #expect(error.code == .nonFiniteNumber("nan"))
+        #expect(error.code == .nonFiniteNumber)
         #expect(error.path == ["value"])
         #expect(error.field == "value")
         #expect(error.recordID == CloudRecord.ID(recordName: "m"))
@@ -365,7 +366,7 @@ struct RecordMappingTests {
         _ = try CKRecordEncoder().encodeRecords(Dated(id: "fine", at: Date(timeIntervalSince1970: 0)))
         let date = Date(timeIntervalSince1970: 1e13)
         let error = try encodingError(of: Dated(id: "d", at: date))
-        #expect(error.code == .dateOutOfRange(String(date.timeIntervalSince1970)))
+        #expect(error.code == .dateOutOfRange)
         #expect(error.path == ["at"])
         #expect(error.field == "at")
         #expect(error.recordID == CloudRecord.ID(recordName: "d"))
@@ -382,7 +383,7 @@ struct RecordMappingTests {
 
     @Test func aKeyWrittenTwiceIsAnError() throws {
         let error = try encodingError(of: Twice(id: "t"))
-        #expect(error.code == .duplicateFieldName("id"))
+        #expect(error.code == .duplicateFieldName)
         #expect(error.path == ["id"])
         #expect(error.recordID == CloudRecord.ID(recordName: "t"))
     }
@@ -402,7 +403,7 @@ struct RecordMappingTests {
         var encoder = CKRecordEncoder()
         encoder.nestedValueEncodingStrategy = .flattened(separator: "_")
         let error = try encodingError(of: TwiceFlattened(id: "t"), with: encoder)
-        #expect(error.code == .duplicateFieldName("address"))
+        #expect(error.code == .duplicateFieldName)
         #expect(error.path == ["address"])
     }
 
@@ -413,7 +414,7 @@ struct RecordMappingTests {
         let mismatch = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(Measure.self, from: wrongType)
         }
-        #expect(mismatch.code == .typeMismatch(expected: "Double", found: "a STRING field"))
+        #expect(mismatch.code == .typeMismatch)
         #expect(mismatch.path == ["value"])
         #expect(mismatch.field == "value")
         #expect(mismatch.recordID == wrongType.id)
@@ -423,7 +424,7 @@ struct RecordMappingTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(Measure.self, from: missing)
         }
-        #expect(error.code == .missingField("raw"))
+        #expect(error.code == .missingField)
         #expect(error.path == ["raw"])
         #expect(error.recordID == missing.id)
     }
@@ -483,7 +484,7 @@ struct RecordMappingTests {
         let error = try #require(throws: CKCodableError.self) {
             try CKRecordDecoder().decode(LongNames.self, from: misspelt)
         }
-        #expect(error.code == .missingField(LongNames.yearKey))
+        #expect(error.code == .missingField)
 
         // Records of one type, the second writing copies of the first's keys: the same fields either way.
         let list = RecordsOfOneTypeTests.Parent(children: [
@@ -509,7 +510,7 @@ struct RecordMappingTests {
             LongNames(id: "a", year: 1, title: "A"), LongNames(id: "a", year: 2, title: "A"),
         ])
         let error = try encodingError(of: conflicting)
-        #expect(error.code == .conflictingRecordID(CloudRecord.ID(recordName: "a")))
+        #expect(error.code == .conflictingRecordID)
         #expect(error.path == ["children", "Index 1"])
     }
 }

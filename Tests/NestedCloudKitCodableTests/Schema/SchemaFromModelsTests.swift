@@ -173,12 +173,12 @@ struct SchemaFromModelsTests {
                 models: [Folder.self],
                 queries: [CloudQuery(recordType: "Note", predicate: .equals(field: "titel", value: .string("a")))])
         }
-        #expect(error.code == .unknownField(recordType: "Note", field: "titel"))
+        #expect(error.code == .unknownField)
         #expect(error.description.contains("title"))
         let type = try #require(throws: CloudSchemaError.self) {
             try CloudSchema(models: [Folder.self], queries: [CloudQuery(recordType: "Notes")])
         }
-        #expect(type.code == .unknownField(recordType: "Notes", field: "___recordID"))
+        #expect(type.code == .unknownField)
     }
 
     @Test func anEncryptedFieldCantServeAQuery() throws {
@@ -205,14 +205,14 @@ struct SchemaFromModelsTests {
             var cloudKitRecordType: String { "Shared" }
         }
         let error = try #require(throws: CloudSchemaError.self) { try CloudSchema(models: [First.self, Second.self]) }
-        #expect(error.code == .conflictingFieldType(recordType: "Shared", field: "size", .init(.int64), .init(.string)))
+        #expect(error.code == .conflictingFieldType)
     }
 
     @Test func aTypeThatCantBeBuiltSaysWhyAndTakesASample() throws {
         let error = try #require(throws: CloudSchemaError.self) {
             try CloudSchema(models: [GeneratedModels.Sample.self])
         }
-        #expect(error.code == .unreadableModel(String(reflecting: GeneratedModels.Sample.self)))
+        #expect(error.code == .unreadableModel)
         #expect(error.reason.contains("at shape"))
         #expect(error.recoverySuggestion?.contains("samples") == true)
         var maker = GeneratedModels.Maker(state: 1)
@@ -264,7 +264,7 @@ struct SchemaFromModelsTests {
 
     @Test func aURLFieldNotDeclaredAnAssetIsRefusedUntilDeclaredOrSampled() throws {
         let error = try #require(throws: CloudSchemaError.self) { try CloudSchema(models: [Download.self]) }
-        #expect(error.code == .unreadableModel(String(reflecting: Download.self)))
+        #expect(error.code == .unreadableModel)
         #expect(error.recordType == "Download")
         #expect(error.field == "file")
         #expect(error.recoverySuggestion?.contains(#"assetFields: ["file"]"#) == true)
