@@ -126,4 +126,14 @@ struct EmulatorSchemaTests {
                 == "schema: expected a field type (ASSET, BYTES, DOUBLE, INT64, LOCATION, NUMBER, REFERENCE, STRING, TIMESTAMP, ENCRYPTED or LIST<...>), found TEXT (line 3, record type Note). The schema language is the text `cktool export-schema` writes: DEFINE SCHEMA, then RECORD TYPE Name (field TYPE [QUERYABLE] [SEARCHABLE] [SORTABLE], ..., GRANT ... TO role); entries, and CREATE ROLE name;",
             "\(answer.text)")
     }
+
+    /// The Swift API answers as the HTTP API would: the same code, the same reason.
+    @Test func theSwiftAPIsErrorsCarryTheServerErrorCode() throws {
+        let emulator = CloudKitEmulator()
+        let error = try #require(throws: EmulatorError.self) {
+            try emulator.inject(EmulatorFault(serverErrorCode: "NOT_A_CODE"))
+        }
+        #expect(error.serverErrorCode == "BAD_REQUEST")
+        #expect(error.reason.hasPrefix("unknown serverErrorCode NOT_A_CODE: ACCESS_DENIED, ATOMIC_ERROR,"))
+    }
 }

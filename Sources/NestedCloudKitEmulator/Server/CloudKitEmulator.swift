@@ -138,7 +138,7 @@ public final class CloudKitEmulator: Service, Sendable {
         do {
             try await state.reset()
         } catch {
-            throw EmulatorError(reason: error.reason)
+            throw EmulatorError(error)
         }
     }
 
@@ -153,7 +153,7 @@ public final class CloudKitEmulator: Service, Sendable {
         do {
             return try state.faults.add(fault)
         } catch {
-            throw EmulatorError(reason: error.reason)
+            throw EmulatorError(error)
         }
     }
 
@@ -185,7 +185,7 @@ public final class CloudKitEmulator: Service, Sendable {
             await state.notifications.zonesChanged(in: handle)
             await state.notifyDatabasesChangedByOthers(after: handle)
         } catch {
-            throw EmulatorError(reason: error.reason)
+            throw EmulatorError(error)
         }
     }
 
@@ -205,7 +205,7 @@ public final class CloudKitEmulator: Service, Sendable {
         do {
             return try await state.schema.schema(container: container, environment: configuration.environment)
         } catch {
-            throw EmulatorError(reason: error.reason)
+            throw EmulatorError(error)
         }
     }
 
@@ -214,17 +214,26 @@ public final class CloudKitEmulator: Service, Sendable {
         do {
             try await state.schema.importSchema(text, container: container, environment: configuration.environment)
         } catch {
-            throw EmulatorError(reason: error.reason)
+            throw EmulatorError(error)
         }
     }
 }
 
-/// An error of the emulator's Swift API, with the reason in words.
+/// An error of the emulator's Swift API: what the same request over HTTP would answer.
 public struct EmulatorError: Error, Sendable, CustomStringConvertible {
+    /// CloudKit Web Services' `serverErrorCode` for the failure, as the HTTP API answers it: `BAD_REQUEST` for
+    /// a fault or schema the emulator can't take, `ZONE_NOT_FOUND`, `INTERNAL_ERROR` for a data directory it
+    /// can't write.
+    public let serverErrorCode: String
     /// What went wrong, and what to do about it.
-    public var reason: String
+    public let reason: String
     /// The reason.
     public var description: String { reason }
+
+    init(_ error: ServerError) {
+        serverErrorCode = error.code.rawValue
+        reason = error.reason
+    }
 }
 
 /// The emulator as a service that reports when it is ready, for ``CloudKitEmulator/start(_:)``.
