@@ -116,7 +116,7 @@ public final class SimulatedNetwork: Sendable {
     /// Makes the next request take effect, then fail as if its response were lost
     /// (`CloudDatabaseError.serverResponseLost`).
     public func loseNextResponse() {
-        state.withLock { $0.faults.lostResponses.insert($0.sequence + 1) }
+        state.withLock { _ = $0.faults.lostResponses.insert($0.sequence + 1) }
     }
 
     /// Makes the next request of a kind take effect, then lose its response, whatever requests come before it.
