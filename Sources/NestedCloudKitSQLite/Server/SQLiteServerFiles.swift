@@ -50,13 +50,16 @@ final class SQLiteServerFiles: @unchecked Sendable {
     private func openFile(_ stamp: SQLiteFile.ServerStamp, at path: String) async throws -> SQLiteFile {
         let file: SQLiteFile
         do {
-            file = try makeFile(path: path)
-            do {
-                if try file.serverStamp() != stamp { try file.stamp(stamp) }
-                try file.prepareForServer()
-            } catch {
-                try? file.close()
-                throw error
+            file = try await Self.offThePool { [maximumTombstones] in
+                let file = try SQLiteFile(path: path, maximumTombstones: maximumTombstones)
+                do {
+                    if try file.serverStamp() != stamp { try file.stamp(stamp) }
+                    try file.prepareForServer()
+                } catch {
+                    try? file.close()
+                    throw error
+                }
+                return file
             }
         } catch {
             lock.withLock { _ = opening.removeValue(forKey: stamp) }
@@ -69,10 +72,22 @@ final class SQLiteServerFiles: @unchecked Sendable {
             return true
         }
         guard filed else {
-            try? file.close()
+            try? await Self.offThePool { try file.close() }
             throw closedError
         }
         return file
+    }
+
+    /// Opening a file, and closing one (which checkpoints it), read and write it synchronously through GRDB. They
+    /// run on this queue, so that they never block a thread of the cooperative pool, which every request shares.
+    private static let fileQueue = DispatchQueue(
+        label: "NestedCloudKitSQLite.SQLiteServerFiles", attributes: .concurrent)
+
+    /// Runs blocking file work on ``fileQueue`` and waits for it without blocking a thread.
+    private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            fileQueue.async { continuation.resume(with: Result { try work() }) }
+        }
     }
 
     /// A file open already, or the task opening it.
@@ -137,12 +152,20 @@ final class SQLiteServerFiles: @unchecked Sendable {
             }
             return (Array(open.values), Array(opening.values))
         }
-        var firstFailure: (any Error)?
-        for file in files {
-            do { try file.close() } catch { firstFailure = firstFailure ?? error }
+        var closingFailure: (any Error)?
+        do {
+            try await Self.offThePool {
+                var firstFailure: (any Error)?
+                for file in files {
+                    do { try file.close() } catch { firstFailure = firstFailure ?? error }
+                }
+                if let firstFailure { throw firstFailure }
+            }
+        } catch {
+            closingFailure = error
         }
         for task in inFlight { _ = await task.result }
-        if let firstFailure { throw firstFailure }
+        if let closingFailure { throw closingFailure }
     }
 
     private func makeFile(path: String) throws -> SQLiteFile {
