@@ -59,11 +59,14 @@ public struct CKCodableError: Error, Sendable, CustomStringConvertible, Localize
         field: String? = nil,
         reason: String,
         recoverySuggestion: String? = nil,
-        underlyingError: (any Error)? = nil
+        underlyingError: (any Error)? = nil,
+        referencedRecordID: CloudRecord.ID? = nil,
+        databaseError: CloudDatabaseError? = nil
     ) {
         self.init(
             code, codingPath: codingPath, recordID: recordID, field: field, reason: reason,
-            recoverySuggestion: recoverySuggestion, underlyingError: underlyingError, about: nil)
+            recoverySuggestion: recoverySuggestion, underlyingError: underlyingError,
+            about: Subject(referencedRecordID: referencedRecordID, databaseError: databaseError))
     }
 
     /// What an error is about beside its record and field, each for the codes it belongs to.

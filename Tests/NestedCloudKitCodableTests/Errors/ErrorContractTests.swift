@@ -139,6 +139,29 @@ struct ErrorContractTests {
         #expect(error.recordID == CloudRecord.ID(recordName: "c1"))
     }
 
+    /// A model that throws the library's error, with what it is about, reaches the caller with it unchanged.
+    struct Linked: CKCodable, Identifiable {
+        var id: String
+        init(from decoder: any Decoder) throws {
+            throw CKCodableError(
+                .missingRecord, codingPath: [], recordID: CloudRecord.ID(recordName: "l"), field: "next",
+                reason: "next is gone", referencedRecordID: CloudRecord.ID(recordName: "gone"),
+                databaseError: .unknownItem(CloudRecord.ID(recordName: "gone")))
+        }
+        func encode(to encoder: any Encoder) throws {}
+    }
+
+    @Test func aModelsOwnCKCodableErrorKeepsWhatItIsAbout() throws {
+        let record = CloudRecord(recordType: "Linked", id: CloudRecord.ID(recordName: "l"), fields: [:])
+        let error = try #require(throws: CKCodableError.self) {
+            try CKRecordDecoder().decode(Linked.self, from: record)
+        }
+        #expect(error.code == .missingRecord)
+        #expect(error.field == "next")
+        #expect(error.referencedRecordID == CloudRecord.ID(recordName: "gone"))
+        #expect(error.databaseError == .unknownItem(CloudRecord.ID(recordName: "gone")))
+    }
+
     @Test func anyOtherErrorAModelThrowsIsWrappedWithTheRecord() throws {
         let record = CloudRecord(recordType: "Picky", id: CloudRecord.ID(recordName: "p"), fields: [:])
 
