@@ -222,8 +222,8 @@ public final class CloudKitEmulator: Service, Sendable {
 /// An error of the emulator's Swift API: what the same request over HTTP would answer.
 public struct EmulatorError: Error, Sendable, CustomStringConvertible {
     /// CloudKit Web Services' `serverErrorCode` for the failure, as the HTTP API answers it: `BAD_REQUEST` for
-    /// a fault or schema the emulator can't take, `ZONE_NOT_FOUND`, `INTERNAL_ERROR` for a data directory it
-    /// can't write.
+    /// a fault or schema the emulator can't take, `TRY_AGAIN_LATER` during a reset, `INTERNAL_ERROR` for a data
+    /// directory it can't read or write.
     public let serverErrorCode: String
     /// What went wrong, and what to do about it.
     public let reason: String

@@ -79,9 +79,9 @@ final class SQLiteServerFiles: @unchecked Sendable {
     }
 
     /// Opening a file, and closing one (which checkpoints it), read and write it synchronously through GRDB. They
-    /// run on this queue, so that they never block a thread of the cooperative pool, which every request shares.
-    private static let fileQueue = DispatchQueue(
-        label: "NestedCloudKitSQLite.SQLiteServerFiles", attributes: .concurrent)
+    /// run on this queue, so that they never block a thread of the cooperative pool, which every request shares;
+    /// one at a time, so that many users' first requests don't make a thread each.
+    private static let fileQueue = DispatchQueue(label: "NestedCloudKitSQLite.SQLiteServerFiles")
 
     /// Runs blocking file work on ``fileQueue`` and waits for it without blocking a thread.
     private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
