@@ -321,6 +321,30 @@ import Testing
 
     // MARK: Under a data directory
 
+    @Test func underADataDirectoryUsersFirstRequestsAtOnceAllGetTheirDatabaseFromTheFileQueue() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("opening-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let harness = EmulatorRouterHarness(EmulatorConfiguration(storage: .directory(directory.path)))
+        // Opening a file blocks: the registry does it on the emulator's file queue, not the cooperative pool.
+        #expect(await harness.state.registry.runsOnFileQueue())
+        let users = (1...6).map { "user\($0)" }
+        // Each user twice at once: the second first request waits for the file the first is opening.
+        let answers = try await withThrowingTaskGroup(of: (String, Int).self) { group in
+            for user in users + users {
+                group.addTask {
+                    let answer = try await EmulatorRouterHarness.Session(harness, user: user).call("zones/list", [:])
+                    return (user, answer.status)
+                }
+            }
+            return try await group.reduce(into: [String: [Int]]()) { $0[$1.0, default: []].append($1.1) }
+        }
+        #expect(answers == Dictionary(uniqueKeysWithValues: users.map { ($0, [200, 200]) }))
+        await harness.close()
+        let folder = directory.appendingPathComponent(harness.container).appendingPathComponent("development")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sqlite") }
+        #expect(Set(files) == Set(users.map { "private-\($0).sqlite" }))
+    }
+
     @Test func underADataDirectorySharingWorksAndSurvivesARestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sharing-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

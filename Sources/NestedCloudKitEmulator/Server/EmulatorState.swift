@@ -29,12 +29,14 @@ final class EmulatorState: Sendable {
     init(configuration: EmulatorConfiguration, clock: EmulatorClock = EmulatorClock()) {
         self.configuration = configuration
         self.clock = clock
-        registry = DatabaseRegistry(storage: configuration.storage, clock: clock)
+        let files = FileQueueExecutor()
+        registry = DatabaseRegistry(storage: configuration.storage, clock: clock, files: files)
         tokens = WebAuthTokens(clock: clock, policy: configuration.webAuthTokens)
         uploads = UploadStore(clock: clock)
         notifications = NotificationHub(pollTimeout: configuration.notificationPollTimeout)
         schema = SchemaRegistry(
-            storage: configuration.storage, initial: configuration.schema, environment: configuration.environment)
+            storage: configuration.storage, initial: configuration.schema, environment: configuration.environment,
+            files: files)
         verifier = ServerToServerVerifier(keys: configuration.serverKeys)
         downloads = DownloadTokens(clock: clock)
     }

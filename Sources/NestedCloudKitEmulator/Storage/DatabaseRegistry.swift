@@ -5,8 +5,14 @@ import NestedCloudKitSQLite
 import NestedCloudKitServer
 
 /// The emulator's databases, made on first use: in memory, or a SQLite file each under the data directory.
+///
+/// It runs on the emulator's file queue (``FileQueueExecutor``): opening a database file, a server's directory scan,
+/// closing (a checkpoint) and a reset's deletions block, and do so on that queue's thread, not the cooperative pool's.
+/// Being an actor, it opens each database and server once however many requests ask for it at the same time.
 actor DatabaseRegistry {
     private let storage: EmulatorStorage
+    private let files: FileQueueExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { files.asUnownedSerialExecutor() }
     private let clock: EmulatorClock
     private var handles: [DatabaseKey: DatabaseHandle] = [:]
     /// One server per container and environment holds every user's private and shared databases, so that what one
@@ -20,10 +26,14 @@ actor DatabaseRegistry {
     /// may be in a folder the reset deleted, and is told to try again.
     private var resetsBegun = 0
 
-    init(storage: EmulatorStorage, clock: EmulatorClock) {
+    init(storage: EmulatorStorage, clock: EmulatorClock, files: FileQueueExecutor) {
         self.storage = storage
         self.clock = clock
+        self.files = files
     }
+
+    /// Whether the registry's work runs on its file queue now, as it must; for the tests.
+    func runsOnFileQueue() -> Bool { files.isCurrent() }
 
     /// The database for `key`, opened or made now if it isn't yet. A key whose container or user isn't a valid
     /// name is refused before it reaches a file name.
@@ -190,7 +200,7 @@ actor DatabaseRegistry {
         let userRecordName = key.user.map(Caller.userRecordName(for:))
         switch storage {
         case .inMemory:
-            let subscriptions = SubscriptionStore(ownerRecordName: EmulatorState.ownerRecordName(of: key))
+            let subscriptions = SubscriptionStore(ownerRecordName: EmulatorState.ownerRecordName(of: key), files: files)
             guard key.scope != .public, let userRecordName else {
                 let database = Self.makeInMemoryDatabase(clock: clock)
                 return (database, database, subscriptions)
@@ -203,7 +213,7 @@ actor DatabaseRegistry {
                     at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
                 let subscriptions = try SubscriptionStore(
                     file: URL(fileURLWithPath: file.path + ".subscriptions.json"),
-                    ownerRecordName: EmulatorState.ownerRecordName(of: key))
+                    ownerRecordName: EmulatorState.ownerRecordName(of: key), files: files)
                 guard key.scope != .public, let userRecordName else {
                     let database = try SQLiteCloudDatabase(
                         path: file.path, maximumItemsPerRequest: 10_000, clock: clock)
