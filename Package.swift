@@ -143,6 +143,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // Asset files read off the cooperative pool; Hummingbird already builds it.
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
             ],
             // The dashboard's page, compiled in: no bundle to find at run time.
             resources: [.embedInCode("Dashboard/dashboard.html")]

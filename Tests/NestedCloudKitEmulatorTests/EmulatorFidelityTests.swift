@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NestedCloudKitServer
 import TestSupport
@@ -188,6 +189,63 @@ import Testing
         let after = try await alice.call("changes/zone", ["zones": [["zoneID": zone, "syncToken": syncToken]]])
         let changed = (after.json["zones"] as? [[String: Any]])?.first?["records"] as? [[String: Any]]
         #expect(changed?.compactMap { $0["recordName"] as? String } == ["n2"])
+    }
+
+    // MARK: Assets
+
+    /// Every answer that holds a record gives its asset the file's size and checksum: lookup, query, zone changes
+    /// and the save's own answer, in memory and under a data directory (where the asset is a file the database
+    /// writes), and the download URL gives the bytes back.
+    @Test(arguments: [false, true])
+    func anAssetIsAnsweredWithItsSizeAndChecksumEverywhere(underADataDirectory: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("assets-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let harness = EmulatorRouterHarness(
+            EmulatorConfiguration(storage: underADataDirectory ? .directory(directory.path) : .inMemory))
+        let alice = await Session(harness, user: "alice")
+        // Over a mebibyte, so that the file is read in more than one chunk.
+        let bytes = Data((0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+        let checksum = Data(SHA256.hash(data: bytes)).base64EncodedString()
+        let zone: [String: Any] = ["zoneName": "Photos"]
+        _ = try await alice.call(
+            "zones/modify", ["operations": [["operationType": "create", "zone": ["zoneID": zone]]]])
+        let upload = try await alice.call(
+            "assets/upload",
+            ["zoneID": zone, "tokens": [["recordName": "photo", "recordType": "Photo", "fieldName": "image"]]])
+        let url = try #require((upload.json["tokens"] as? [[String: Any]])?.first?["url"] as? String)
+        let posted = try await harness.send("POST", try #require(URL(string: url)?.path), body: bytes)
+        let receipt = try #require(posted.json["singleFile"] as? [String: Any])
+        let photo: [String: Any] = [
+            "recordName": "photo", "recordType": "Photo", "fields": ["image": ["value": receipt, "type": "ASSETID"]],
+        ]
+        func asset(_ record: [String: Any]?) -> [String: Any]? {
+            ((record?["fields"] as? [String: Any])?["image"] as? [String: Any])?["value"] as? [String: Any]
+        }
+
+        let saved = records(
+            try await alice.call(
+                "records/modify", ["zoneID": zone, "operations": [["operationType": "create", "record": photo]]]))
+        let looked = records(
+            try await alice.call("records/lookup", ["zoneID": zone, "records": [["recordName": "photo"]]]))
+        let queried = records(
+            try await alice.call("records/query", ["zoneID": zone, "query": ["recordType": "Photo"]]))
+        let changed = try await alice.call("changes/zone", ["zones": [["zoneID": zone]]])
+        let changes = (changed.json["zones"] as? [[String: Any]])?.first?["records"] as? [[String: Any]]
+        for (answer, record) in [
+            ("modify", saved.first), ("lookup", looked.first), ("query", queried.first),
+            ("changes", changes?.first),
+        ] {
+            let described = asset(record)
+            #expect(described?["size"] as? Int == bytes.count, "\(answer): \(record ?? [:])")
+            #expect(described?["fileChecksum"] as? String == checksum, "\(answer): \(record ?? [:])")
+            #expect(described?["downloadURL"] is String, "\(answer)")
+        }
+        let download = try #require(asset(looked.first)?["downloadURL"] as? String)
+        let path = String(download.dropFirst("http://\(EmulatorRouterHarness.host)".count))
+            .replacingOccurrences(of: "${f}", with: "photo.jpg")
+        let downloaded = try await harness.send("GET", path)
+        #expect(downloaded.status == 200)
+        #expect(downloaded.body == bytes)
     }
 
     // MARK: records/query

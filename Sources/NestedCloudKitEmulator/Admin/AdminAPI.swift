@@ -310,7 +310,8 @@ struct AdminAPI: Sendable {
                 }
             }
             if !records.isEmpty || !zoneHasRecords {
-                result.append(["zoneID": coding.json(zone), "records": .array(records.map { coding.json($0) })])
+                let outgoing = await coding.outgoing(records)
+                result.append(["zoneID": coding.json(zone), "records": .array(outgoing.map { coding.json($0) })])
             }
             if more { break }
         }

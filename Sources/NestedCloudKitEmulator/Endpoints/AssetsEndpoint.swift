@@ -75,7 +75,7 @@ enum AssetsEndpoint {
             case (.assetList(let list)?, let index?) where list.indices.contains(index): list[index]
             default: nil
             }
-        guard let asset, let data = WireCoding.contents(of: asset) else { throw unknown }
+        guard let asset, let data = await AssetFile.contents(of: asset) else { throw unknown }
         return EmulatorResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: data)
     }
 }

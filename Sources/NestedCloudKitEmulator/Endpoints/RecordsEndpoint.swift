@@ -39,14 +39,16 @@ enum RecordsEndpoint {
         }
         let ids = names.map { CloudRecord.ID(recordName: $0, zoneID: zone) }
         let results = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
+        let found = await context.coding.outgoing(ids.compactMap { try? results[$0]?.get() })
+        let outgoing = Dictionary(found.map { ($0.record.id, $0) }, uniquingKeysWith: { first, _ in first })
         let items: [JSONValue] = zip(ids, wanted).map { id, item in
-            switch results[id] {
-            case .success(let record)?:
+            if let record = outgoing[id] {
                 return context.coding.json(record, desiredKeys: context.desiredKeys(item["desiredKeys"]) ?? desiredKeys)
-            case .failure(let error)?: return ServerError(error).item(["recordName": .string(id.recordName)])
-            case nil:
-                return ServerError(.notFound, "no record \(id.recordName)").item(["recordName": .string(id.recordName)])
             }
+            if case .failure(let error)? = results[id] {
+                return ServerError(error).item(["recordName": .string(id.recordName)])
+            }
+            return ServerError(.notFound, "no record \(id.recordName)").item(["recordName": .string(id.recordName)])
         }
         return ["records": .array(items)]
     }
@@ -146,8 +148,11 @@ enum RecordsEndpoint {
             // make: read them now, after the fact, as only a refusal needs them.
             current = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
         }
+        let saved = await context.coding.outgoing(results.saveResults.values.compactMap { try? $0.get() })
         let (answers, notified) = answers(
-            to: planned, ids: ids, results: results, current: current, zone: zone, context: context)
+            to: planned, ids: ids, results: results, current: current,
+            saved: Dictionary(saved.map { ($0.record.id, $0) }, uniquingKeysWith: { first, _ in first }), zone: zone,
+            context: context)
         if !notified.isEmpty {
             await context.state.notifications.recordsChanged(notified, in: context.handle, coding: context.coding)
         }
@@ -263,7 +268,7 @@ enum RecordsEndpoint {
     /// The answer for each operation, in order, and the changes subscriptions hear of.
     private static func answers(
         to planned: [Planned], ids: [CloudRecord.ID], results: CloudModifyResults, current: CloudRecordResults,
-        zone: CloudRecord.ZoneID, context: DatabaseRequest
+        saved outgoing: [CloudRecord.ID: OutgoingRecord], zone: CloudRecord.ZoneID, context: DatabaseRequest
     ) -> ([JSONValue], [ChangedRecord]) {
         var notified: [ChangedRecord] = []
         let items: [JSONValue] = zip(planned, ids).map { operation, id in
@@ -289,7 +294,10 @@ enum RecordsEndpoint {
             case .success(let saved)?:
                 let existed = if case .success? = current[id] { true } else { false }
                 notified.append(.init(record: saved, change: existed ? .updated : .created))
-                return context.coding.json(saved, desiredKeys: operation.desiredKeys)
+                guard let outgoing = outgoing[id] else {
+                    return ServerError(.internalError, "no record \(name) to answer with").item(["recordName": name])
+                }
+                return context.coding.json(outgoing, desiredKeys: operation.desiredKeys)
             case .failure(let error)?:
                 return failure(error, of: operation, existing: try? current[id]?.get()).item(["recordName": name])
             case nil: return ServerError(.internalError, "no result").item(["recordName": name])

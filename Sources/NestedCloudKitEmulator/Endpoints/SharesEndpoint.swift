@@ -53,7 +53,7 @@ enum SharesEndpoint {
             let identifying: [String: JSONValue] = ["shortGUID": .string(item.value)]
             do {
                 let metadata = try await body(database, user, item)
-                results.append(json(metadata, item: item, key: key, coding: coding))
+                results.append(await json(metadata, item: item, key: key, coding: coding))
             } catch let error as CloudDatabaseError {
                 results.append(ServerError(error).item(identifying))
             } catch {
@@ -87,14 +87,14 @@ enum SharesEndpoint {
 
     private static func json(
         _ metadata: CloudShare.Metadata, item: Item, key: DatabaseKey, coding: WireCoding
-    ) -> JSONValue {
+    ) async -> JSONValue {
         var object: [String: JSONValue] = [
             "shortGUID": .string(item.value),
             "containerIdentifier": .string(key.container),
             "environment": .string(key.environment.rawValue),
             "databaseScope": "SHARED",
             "zoneID": coding.json(metadata.share.id.zoneID),
-            "share": coding.json(metadata.share.record),
+            "share": coding.json(await coding.outgoing(metadata.share.record)),
             "ownerIdentity": ["userRecordName": .string(metadata.ownerUserRecordName)],
             "participantType": .string(metadata.participantRole.rawValue),
             "participantStatus": .string(metadata.participantStatus.rawValue),
@@ -102,7 +102,7 @@ enum SharesEndpoint {
         ]
         if let root = metadata.rootRecordID { object["rootRecordName"] = .string(root.recordName) }
         if let record = metadata.rootRecord {
-            object["rootRecord"] = coding.json(record, desiredKeys: item.rootRecordDesiredKeys)
+            object["rootRecord"] = coding.json(await coding.outgoing(record), desiredKeys: item.rootRecordDesiredKeys)
         }
         return .object(object)
     }

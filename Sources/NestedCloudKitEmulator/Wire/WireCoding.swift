@@ -58,7 +58,8 @@ struct WireCoding: Sendable {
     }
 
     /// A record as the wire shows it, with only `desiredKeys` when given.
-    func json(_ record: CloudRecord, desiredKeys: [String]? = nil) -> JSONValue {
+    func json(_ outgoing: OutgoingRecord, desiredKeys: [String]? = nil) -> JSONValue {
+        let record = outgoing.record
         var fields: [String: JSONValue] = [:]
         for (name, value) in record.fields where desiredKeys?.contains(name) ?? true {
             fields[name] = json(value, recordID: record.id, field: name)
@@ -94,7 +95,7 @@ struct WireCoding: Sendable {
     }
 
     /// A field value with its type; an empty list is `UNKNOWN_LIST`, as CloudKit sends it.
-    func json(_ value: CloudValue, recordID: CloudRecord.ID, field: String) -> JSONValue {
+    private func json(_ value: CloudValue, recordID: CloudRecord.ID, field: String) -> JSONValue {
         let wire: JSONValue =
             switch value {
             case .string(let string): .string(string)
@@ -126,15 +127,17 @@ struct WireCoding: Sendable {
         ]
     }
 
+    /// An asset as the wire shows it. One in a file was read by ``outgoing(_:)``, which gave it the file's size and
+    /// checksum (and contents, to embed), so nothing here reads a file.
     private func json(_ asset: CloudAsset, url: String) -> JSONValue {
         var members: [String: JSONValue] = [:]
-        let contents = Self.contents(of: asset)
+        let contents = asset.data
         if let size = asset.size ?? contents.map({ Int64($0.count) }) { members["size"] = .int(size) }
         if let checksum = contents.map(Self.checksum) ?? asset.fileChecksum {
             members["fileChecksum"] = .string(checksum)
         }
         if let contents, embedsAssetData { members["data"] = .string(contents.base64EncodedString()) }
-        if contents != nil {
+        if contents != nil || asset.fileURL != nil {
             members["downloadURL"] = .string(url)
             members["wrappingKey"] = "emulator"
             members["referenceChecksum"] = members["fileChecksum"]
@@ -153,7 +156,9 @@ struct WireCoding: Sendable {
         return .object(members)
     }
 
-    /// An asset's bytes, from memory or from the file the database keeps them in.
+    /// An asset's bytes, from memory or from the file the database keeps them in, read now: only for matching an
+    /// asset a save sends back by its checksum (``WireFieldReader``). A response reads files through
+    /// ``outgoing(_:)``, a download through ``AssetFile``.
     static func contents(of asset: CloudAsset) -> Data? {
         if let data = asset.data { return data }
         if let url = asset.fileURL { return try? Data(contentsOf: url) }
