@@ -3,8 +3,8 @@ import NestedCloudKitCodable
 
 /// The schemas of the emulator's containers. In development a save creates the record types and fields it uses,
 /// indexed as CloudKit's development environment indexes new fields; in production a save and a query must keep
-/// to the imported schema, and are refused with CloudKit's reasons when they don't. It runs on the emulator's file
-/// queue (``FileQueueExecutor``), as it reads and writes each container's `schema.ckdb` whole.
+/// to the imported schema, and are refused with CloudKit's reasons when they don't. It runs on a queue of its own
+/// (``FileQueueExecutor``), as it reads and writes each container's `schema.ckdb` whole.
 actor SchemaRegistry {
     private struct Key: Hashable {
         var container: String
@@ -20,13 +20,12 @@ actor SchemaRegistry {
     private static let unindexedKinds = Set(
         [CloudValue.Kind.bytes, .asset, .assetList, .locationList].map(\.rawValue))
 
-    private let files: FileQueueExecutor
-    nonisolated var unownedExecutor: UnownedSerialExecutor { files.asUnownedSerialExecutor() }
+    private let fileQueue = FileQueueExecutor(label: "NestedCloudKitEmulator.schemas")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { fileQueue.asUnownedSerialExecutor() }
 
-    init(storage: EmulatorStorage, initial: CloudSchema?, environment: EmulatorEnvironment, files: FileQueueExecutor) {
+    init(storage: EmulatorStorage, initial: CloudSchema?, environment: EmulatorEnvironment) {
         self.storage = storage
         self.initial = initial.map { ($0, environment) }
-        self.files = files
     }
 
     /// A container's schema in an environment: the one imported or grown by saves; else the one the emulator was

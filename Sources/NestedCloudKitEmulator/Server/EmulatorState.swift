@@ -29,14 +29,12 @@ final class EmulatorState: Sendable {
     init(configuration: EmulatorConfiguration, clock: EmulatorClock = EmulatorClock()) {
         self.configuration = configuration
         self.clock = clock
-        let files = FileQueueExecutor()
-        registry = DatabaseRegistry(storage: configuration.storage, clock: clock, files: files)
+        registry = DatabaseRegistry(storage: configuration.storage, clock: clock)
         tokens = WebAuthTokens(clock: clock, policy: configuration.webAuthTokens)
         uploads = UploadStore(clock: clock)
         notifications = NotificationHub(pollTimeout: configuration.notificationPollTimeout)
         schema = SchemaRegistry(
-            storage: configuration.storage, initial: configuration.schema, environment: configuration.environment,
-            files: files)
+            storage: configuration.storage, initial: configuration.schema, environment: configuration.environment)
         verifier = ServerToServerVerifier(keys: configuration.serverKeys)
         downloads = DownloadTokens(clock: clock)
     }

@@ -6,13 +6,14 @@ import NestedCloudKitServer
 
 /// The emulator's databases, made on first use: in memory, or a SQLite file each under the data directory.
 ///
-/// It runs on the emulator's file queue (``FileQueueExecutor``): opening a database file, a server's directory scan,
-/// closing (a checkpoint) and a reset's deletions block, and do so on that queue's thread, not the cooperative pool's.
-/// Being an actor, it opens each database and server once however many requests ask for it at the same time.
+/// It runs on a queue of its own (``FileQueueExecutor``), as what it does itself blocks: opening and closing the
+/// public database's file, opening a container's server (which scans its folder and opens the files an earlier run
+/// left), listing the databases on disk and a reset's deletions. A user's file that a request first asks for is
+/// opened by the server, on the server's own queue; reads and writes run on GRDB's.
 actor DatabaseRegistry {
     private let storage: EmulatorStorage
-    private let files: FileQueueExecutor
-    nonisolated var unownedExecutor: UnownedSerialExecutor { files.asUnownedSerialExecutor() }
+    private let fileQueue = FileQueueExecutor(label: "NestedCloudKitEmulator.databases")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { fileQueue.asUnownedSerialExecutor() }
     private let clock: EmulatorClock
     private var handles: [DatabaseKey: DatabaseHandle] = [:]
     /// One server per container and environment holds every user's private and shared databases, so that what one
@@ -26,14 +27,14 @@ actor DatabaseRegistry {
     /// may be in a folder the reset deleted, and is told to try again.
     private var resetsBegun = 0
 
-    init(storage: EmulatorStorage, clock: EmulatorClock, files: FileQueueExecutor) {
+    init(storage: EmulatorStorage, clock: EmulatorClock) {
         self.storage = storage
         self.clock = clock
-        self.files = files
     }
 
-    /// Whether the registry's work runs on its file queue now, as it must; for the tests.
-    func runsOnFileQueue() -> Bool { files.isCurrent() }
+    /// Whether the registry runs on its own queue, off the cooperative pool; for the tests, which would see `false`
+    /// if the actor lost its executor and went back to the pool.
+    func runsOnFileQueue() -> Bool { fileQueue.isCurrent() }
 
     /// The database for `key`, opened or made now if it isn't yet. A key whose container or user isn't a valid
     /// name is refused before it reaches a file name.
@@ -200,7 +201,7 @@ actor DatabaseRegistry {
         let userRecordName = key.user.map(Caller.userRecordName(for:))
         switch storage {
         case .inMemory:
-            let subscriptions = SubscriptionStore(ownerRecordName: EmulatorState.ownerRecordName(of: key), files: files)
+            let subscriptions = SubscriptionStore(ownerRecordName: EmulatorState.ownerRecordName(of: key))
             guard key.scope != .public, let userRecordName else {
                 let database = Self.makeInMemoryDatabase(clock: clock)
                 return (database, database, subscriptions)
@@ -213,7 +214,7 @@ actor DatabaseRegistry {
                     at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
                 let subscriptions = try SubscriptionStore(
                     file: URL(fileURLWithPath: file.path + ".subscriptions.json"),
-                    ownerRecordName: EmulatorState.ownerRecordName(of: key), files: files)
+                    ownerRecordName: EmulatorState.ownerRecordName(of: key))
                 guard key.scope != .public, let userRecordName else {
                     let database = try SQLiteCloudDatabase(
                         path: file.path, maximumItemsPerRequest: 10_000, clock: clock)

@@ -1,15 +1,14 @@
 import Dispatch
 
-/// The executor of an emulator's actors that own files: the database registry, the subscription stores and the
-/// schema registry. Their work runs on a serial dispatch queue of its own, so that what blocks in it (GRDB opening
-/// and checkpointing a SQLite file, a directory scan, a subscription or schema file read or written whole) holds
-/// that queue's thread, never one of the cooperative pool's, which every request of the emulator shares (one per
-/// core). Being actors still serializes each one's state; sharing one queue keeps an emulator's file work to one
-/// thread.
+/// The executor of an emulator actor that blocks on files (the database registry, a subscription store, the schema
+/// registry): a serial dispatch queue of its own. What blocks in the actor (GRDB opening or closing a SQLite file, a
+/// directory scan, a file read or written whole) holds that queue's thread, never one of the cooperative pool's,
+/// which every request of the emulator shares (one per core). Each actor has its own, so that one's slow work
+/// (a container's directory scan) doesn't hold up another's (a save's schema check).
 final class FileQueueExecutor: SerialExecutor {
     private let queue: DispatchQueue
 
-    init(label: String = "NestedCloudKitEmulator.files") {
+    init(label: String) {
         queue = DispatchQueue(label: label)
         queue.setSpecific(key: Self.marker, value: ObjectIdentifier(self))
     }
@@ -20,7 +19,7 @@ final class FileQueueExecutor: SerialExecutor {
         queue.async { job.runSynchronously(on: executor) }
     }
 
-    /// Whether the caller runs on this executor's queue: what the tests check an actor's file work against.
+    /// Whether the caller runs on this executor's queue.
     func isCurrent() -> Bool {
         // `dispatchPrecondition` would trap; this asks the same question without stopping the program.
         DispatchQueue.getSpecific(key: Self.marker) == ObjectIdentifier(self)

@@ -2,8 +2,8 @@ import Foundation
 
 /// A database's subscriptions as the wire describes them, kept by the emulator itself: the portable database knows
 /// zone and database subscriptions, while the emulator also serves query subscriptions and must remember who made
-/// each one, to know whose notification URL a push goes to. It runs on the emulator's file queue
-/// (``FileQueueExecutor``), as it writes its file whole on every change.
+/// each one, to know whose notification URL a push goes to. It runs on a queue of its own (``FileQueueExecutor``),
+/// as it writes its file whole on every change.
 actor SubscriptionStore {
     /// A subscription and the user who saved it, as the file keeps them.
     struct Entry: Sendable, Codable, Hashable {
@@ -22,24 +22,22 @@ actor SubscriptionStore {
     private let file: URL?
     /// The record name the wire gives the database's owner, which its subscriptions' zones name.
     private let ownerRecordName: String
-    private let files: FileQueueExecutor
-    nonisolated var unownedExecutor: UnownedSerialExecutor { files.asUnownedSerialExecutor() }
+    private let fileQueue = FileQueueExecutor(label: "NestedCloudKitEmulator.subscriptions")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { fileQueue.asUnownedSerialExecutor() }
 
     /// Subscriptions kept in memory only.
-    init(ownerRecordName: String, files: FileQueueExecutor) {
+    init(ownerRecordName: String) {
         file = nil
         self.ownerRecordName = ownerRecordName
-        self.files = files
     }
 
     /// The subscriptions kept in `file` (none if there is no file yet).
     /// - Throws: ``DamagedFile`` if the file can't be read or decoded, or holds a subscription that can't be read:
     ///   starting without them would silently drop subscriptions of the database, and the next save would write
     ///   over the file.
-    init(file: URL, ownerRecordName: String, files: FileQueueExecutor) throws(DamagedFile) {
+    init(file: URL, ownerRecordName: String) throws(DamagedFile) {
         self.file = file
         self.ownerRecordName = ownerRecordName
-        self.files = files
         guard FileManager.default.fileExists(atPath: file.path) else { return }
         let saved: [String: Entry]
         do {
