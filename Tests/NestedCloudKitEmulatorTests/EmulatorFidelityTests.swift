@@ -246,6 +246,29 @@ import Testing
         let downloaded = try await harness.send("GET", path)
         #expect(downloaded.status == 200)
         #expect(downloaded.body == bytes)
+
+        // A save that sends the asset back as it was fetched keeps it, matched by checksum against the held file's
+        // bytes; a checksum that doesn't match is refused.
+        func update(_ value: [String: Any]) async throws -> [String: Any]? {
+            let held = try await alice.call("records/lookup", ["zoneID": zone, "records": [["recordName": "photo"]]])
+            let tag = try #require(records(held).first?["recordChangeTag"] as? String)
+            let record: [String: Any] = [
+                "recordName": "photo", "recordType": "Photo", "recordChangeTag": tag,
+                "fields": ["image": ["value": value, "type": "ASSETID"]],
+            ]
+            return records(
+                try await alice.call(
+                    "records/modify", ["zoneID": zone, "operations": [["operationType": "update", "record": record]]])
+            ).first
+        }
+        let fetched = try #require(asset(looked.first))
+        let kept = try await update(fetched)
+        #expect(asset(kept)?["fileChecksum"] as? String == checksum, "\(kept ?? [:])")
+        #expect(asset(kept)?["size"] as? Int == bytes.count)
+        var tampered = fetched
+        tampered["fileChecksum"] = Data(SHA256.hash(data: Data("other".utf8))).base64EncodedString()
+        let refused = try await update(tampered)
+        #expect((refused?["reason"] as? String)?.contains("an ASSETID needs the receipt of an upload") == true)
     }
 
     // MARK: records/query

@@ -57,8 +57,8 @@ enum ChangesEndpoint {
         let types: Set<String>? = recordTypes?.array.map { Set($0.compactMap(\.string)) }
         let keys = context.desiredKeys(desiredKeys)
         let modified = await context.coding.outgoing(
-            changes.modifications.filter { types?.contains($0.recordType) ?? true })
-        var records: [JSONValue] = modified.map { context.coding.json($0, desiredKeys: keys) }
+            changes.modifications.filter { types?.contains($0.recordType) ?? true }, desiredKeys: keys)
+        var records: [JSONValue] = modified.map(context.coding.json)
         records += changes.deletions.filter { types?.contains($0.recordType) ?? true }.map {
             [
                 "recordName": .string($0.id.recordName), "recordType": .string($0.recordType), "deleted": true,

@@ -39,12 +39,14 @@ enum RecordsEndpoint {
         }
         let ids = names.map { CloudRecord.ID(recordName: $0, zoneID: zone) }
         let results = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
-        let found = await context.coding.outgoing(ids.compactMap { try? results[$0]?.get() })
-        let outgoing = Dictionary(found.map { ($0.record.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var found: [CloudRecord.ID: OutgoingRecord] = [:]
+        for (id, item) in zip(ids, wanted) {
+            guard case .success(let record)? = results[id] else { continue }
+            found[id] = await context.coding.outgoing(
+                record, desiredKeys: context.desiredKeys(item["desiredKeys"]) ?? desiredKeys)
+        }
         let items: [JSONValue] = zip(ids, wanted).map { id, item in
-            if let record = outgoing[id] {
-                return context.coding.json(record, desiredKeys: context.desiredKeys(item["desiredKeys"]) ?? desiredKeys)
-            }
+            if let record = found[id] { return context.coding.json(record) }
             if case .failure(let error)? = results[id] {
                 return ServerError(error).item(["recordName": .string(id.recordName)])
             }
@@ -121,6 +123,7 @@ enum RecordsEndpoint {
         var current: CloudRecordResults = [:]
         if readsFirst {
             current = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
+            current = await heldAssetsRead(current, sentBackBy: operations, ids: ids)
         }
         var failures: [CloudRecord.ID: CloudDatabaseError] = [:]
         for index in planned.indices {
@@ -148,11 +151,13 @@ enum RecordsEndpoint {
             // make: read them now, after the fact, as only a refusal needs them.
             current = try await call { try await context.database.records(for: ids, desiredKeys: nil) }
         }
-        let saved = await context.coding.outgoing(results.saveResults.values.compactMap { try? $0.get() })
+        var saved: [CloudRecord.ID: OutgoingRecord] = [:]
+        for (operation, id) in zip(planned, ids) {
+            guard case .success(let record)? = results.saveResults[id] else { continue }
+            saved[id] = await context.coding.outgoing(record, desiredKeys: operation.desiredKeys)
+        }
         let (answers, notified) = answers(
-            to: planned, ids: ids, results: results, current: current,
-            saved: Dictionary(saved.map { ($0.record.id, $0) }, uniquingKeysWith: { first, _ in first }), zone: zone,
-            context: context)
+            to: planned, ids: ids, results: results, current: current, saved: saved, zone: zone, context: context)
         if !notified.isEmpty {
             await context.state.notifications.recordsChanged(notified, in: context.handle, coding: context.coding)
         }
@@ -171,6 +176,19 @@ enum RecordsEndpoint {
             operation.wire["recordType"]?.string == CloudShare.recordType
                 || sendsHeldAsset(operation.wire["fields"] ?? .null)
         }
+    }
+
+    /// The held records whose assets the operations send back as fetched, those assets' bytes read through
+    /// ``AssetFile`` (off the cooperative pool): the save matches them by checksum, and saves them again.
+    private static func heldAssetsRead(
+        _ current: CloudRecordResults, sentBackBy operations: [Planned], ids: [CloudRecord.ID]
+    ) async -> CloudRecordResults {
+        var read = current
+        for (operation, id) in zip(operations, ids) where sendsHeldAsset(operation.wire["fields"] ?? .null) {
+            guard case .success(let record)? = current[id] else { continue }
+            read[id] = .success(await AssetFile.withContents(record))
+        }
+        return read
     }
 
     /// Whether a value holds an asset sent back as fetched: a checksum, with neither an upload's receipt nor
@@ -268,7 +286,7 @@ enum RecordsEndpoint {
     /// The answer for each operation, in order, and the changes subscriptions hear of.
     private static func answers(
         to planned: [Planned], ids: [CloudRecord.ID], results: CloudModifyResults, current: CloudRecordResults,
-        saved outgoing: [CloudRecord.ID: OutgoingRecord], zone: CloudRecord.ZoneID, context: DatabaseRequest
+        saved: [CloudRecord.ID: OutgoingRecord], zone: CloudRecord.ZoneID, context: DatabaseRequest
     ) -> ([JSONValue], [ChangedRecord]) {
         var notified: [ChangedRecord] = []
         let items: [JSONValue] = zip(planned, ids).map { operation, id in
@@ -291,13 +309,13 @@ enum RecordsEndpoint {
                 }
             }
             switch results.saveResults[id] {
-            case .success(let saved)?:
+            case .success(let record)?:
                 let existed = if case .success? = current[id] { true } else { false }
-                notified.append(.init(record: saved, change: existed ? .updated : .created))
-                guard let outgoing = outgoing[id] else {
+                notified.append(.init(record: record, change: existed ? .updated : .created))
+                guard let answer = saved[id] else {
                     return ServerError(.internalError, "no record \(name) to answer with").item(["recordName": name])
                 }
-                return context.coding.json(outgoing, desiredKeys: operation.desiredKeys)
+                return context.coding.json(answer)
             case .failure(let error)?:
                 return failure(error, of: operation, existing: try? current[id]?.get()).item(["recordName": name])
             case nil: return ServerError(.internalError, "no result").item(["recordName": name])

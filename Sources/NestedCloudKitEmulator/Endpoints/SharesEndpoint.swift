@@ -102,7 +102,7 @@ enum SharesEndpoint {
         ]
         if let root = metadata.rootRecordID { object["rootRecordName"] = .string(root.recordName) }
         if let record = metadata.rootRecord {
-            object["rootRecord"] = coding.json(await coding.outgoing(record), desiredKeys: item.rootRecordDesiredKeys)
+            object["rootRecord"] = coding.json(await coding.outgoing(record, desiredKeys: item.rootRecordDesiredKeys))
         }
         return .object(object)
     }

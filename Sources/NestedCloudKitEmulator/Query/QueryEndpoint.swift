@@ -43,7 +43,7 @@ enum QueryEndpoint {
         let page = order.page(of: matches, record: { $0 }, after: after, limit: limit)
         let desiredKeys = context.desiredKeys(context.body["desiredKeys"])
         var response: [String: JSONValue] = [
-            "records": .array(await coding.outgoing(page.matches).map { coding.json($0, desiredKeys: desiredKeys) })
+            "records": .array(await coding.outgoing(page.matches, desiredKeys: desiredKeys).map(coding.json))
         ]
         if page.more, let last = page.last {
             // The query's digest, then the position as every backend's cursor writes it.

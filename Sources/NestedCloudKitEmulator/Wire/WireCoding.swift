@@ -57,11 +57,11 @@ struct WireCoding: Sendable {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
-    /// A record as the wire shows it, with only `desiredKeys` when given.
-    func json(_ outgoing: OutgoingRecord, desiredKeys: [String]? = nil) -> JSONValue {
+    /// A record as the wire shows it, with only the fields it was made ready with.
+    func json(_ outgoing: OutgoingRecord) -> JSONValue {
         let record = outgoing.record
         var fields: [String: JSONValue] = [:]
-        for (name, value) in record.fields where desiredKeys?.contains(name) ?? true {
+        for (name, value) in record.fields where outgoing.desiredKeys?.contains(name) ?? true {
             fields[name] = json(value, recordID: record.id, field: name)
         }
         var object: [String: JSONValue] = [
@@ -127,7 +127,7 @@ struct WireCoding: Sendable {
         ]
     }
 
-    /// An asset as the wire shows it. One in a file was read by ``outgoing(_:)``, which gave it the file's size and
+    /// An asset as the wire shows it. One in a file was read by `outgoing(_:desiredKeys:)`, which gave it the file's size and
     /// checksum (and contents, to embed), so nothing here reads a file.
     private func json(_ asset: CloudAsset, url: String) -> JSONValue {
         var members: [String: JSONValue] = [:]
@@ -154,15 +154,6 @@ struct WireCoding: Sendable {
         ]
         if let timestamp = location.timestamp { members["timestamp"] = .int(milliseconds(timestamp)) }
         return .object(members)
-    }
-
-    /// An asset's bytes, from memory or from the file the database keeps them in, read now: only for matching an
-    /// asset a save sends back by its checksum (``WireFieldReader``). A response reads files through
-    /// ``outgoing(_:)``, a download through ``AssetFile``.
-    static func contents(of asset: CloudAsset) -> Data? {
-        if let data = asset.data { return data }
-        if let url = asset.fileURL { return try? Data(contentsOf: url) }
-        return nil
     }
 
     /// The checksum the emulator gives an asset: SHA-256, base64, as CloudKit's are base64 digests.

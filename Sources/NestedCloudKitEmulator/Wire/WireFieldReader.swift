@@ -9,7 +9,8 @@ struct WireFieldReader {
     let type: String
     let field: String
     let record: String
-    /// The value the record holds, whose assets a save may send back as they were fetched.
+    /// The value the record holds, whose assets a save may send back as they were fetched: their bytes were read
+    /// beforehand (`RecordsEndpoint` reads them off the cooperative pool), so that reading a field reads no file.
     let current: CloudValue?
 
     func read(_ value: JSONValue) throws(ServerError) -> CloudValue {
@@ -117,10 +118,10 @@ struct WireFieldReader {
             case (.asset(let asset)?, nil): asset
             case (.assetList(let list)?, let index?) where index < list.count: list[index]
             case (.assetList(let list)?, _):
-                list.first { WireCoding.contents(of: $0).map(WireCoding.checksum) == checksum }
+                list.first { $0.data.map(WireCoding.checksum) == checksum }
             default: nil
             }
-        if let held, let data = WireCoding.contents(of: held), WireCoding.checksum(data) == checksum {
+        if let held, let data = held.data, WireCoding.checksum(data) == checksum {
             return CloudAsset(data: data)
         }
         throw bad("an ASSETID needs the receipt of an upload (assets/upload), or the checksum of the asset held")
