@@ -79,25 +79,28 @@ final class SQLiteFile: Sendable {
         async throws -> T
     {
         let (assets, maximumTombstones) = (assets, maximumTombstones)
-        let (result, deletedRows) = try await mappingFailures("writing") {
+        return try await mappingFailures("writing") {
             try await pool.write { database in
                 try Self.transaction(database, assets, maximumTombstones, now: now, body)
             }
         }
-        assets.removeFiles(ofRows: deletedRows)
-        return result
     }
 
-    /// A write transaction's body, then what ends it: the change tags stored, the log compacted; returns the
-    /// result and the rows of the records deleted.
+    /// A write transaction's body, then what ends it: the change tags stored, the log compacted, and the asset
+    /// files of the records it deleted removed once it commits. The removal lists and deletes files, so it runs on
+    /// GRDB's writer queue, before the write returns, rather than on the caller's thread of the cooperative pool.
     private static func transaction<T>(
         _ database: Database, _ assets: AssetFiles, _ maximumTombstones: Int, now: Date,
         _ body: (inout SQLiteTransaction) throws -> T
-    ) throws -> (T, [Int64]) {
+    ) throws -> T {
         var transaction = try SQLiteTransaction(database: database, assets: assets, now: now, writing: true)
         let result = try body(&transaction)
         try transaction.finish(keepingTombstones: maximumTombstones)
-        return (result, transaction.deletedRows)
+        let deletedRows = transaction.deletedRows
+        if !deletedRows.isEmpty {
+            database.afterNextTransaction(onCommit: { _ in assets.removeFiles(ofRows: deletedRows) })
+        }
+        return result
     }
 
     /// Runs a transaction on the file itself, outside the records' rules: stamps, compaction, metadata.
