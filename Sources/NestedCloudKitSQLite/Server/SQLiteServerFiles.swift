@@ -1,5 +1,6 @@
 import Foundation
 import NestedCloudKitCodable
+import NestedCloudKitRules
 
 /// The files of a ``SQLiteCloudServer``, opened once each and kept open.
 final class SQLiteServerFiles: @unchecked Sendable {
@@ -50,7 +51,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
     private func openFile(_ stamp: SQLiteFile.ServerStamp, at path: String) async throws -> SQLiteFile {
         let file: SQLiteFile
         do {
-            file = try await Self.offThePool { [maximumTombstones] in
+            file = try await Self.fileQueue.run { [maximumTombstones] in
                 let file = try SQLiteFile(path: path, maximumTombstones: maximumTombstones)
                 do {
                     if try file.serverStamp() != stamp { try file.stamp(stamp) }
@@ -72,7 +73,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
             return true
         }
         guard filed else {
-            try? await Self.offThePool { try file.close() }
+            try? await Self.fileQueue.run { try file.close() }
             throw closedError
         }
         return file
@@ -81,14 +82,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
     /// Opening a file, and closing one (which checkpoints it), read and write it synchronously through GRDB. They
     /// run on this queue, so that they never block a thread of the cooperative pool, which every request shares;
     /// one at a time, so that many users' first requests don't make a thread each.
-    private static let fileQueue = DispatchQueue(label: "NestedCloudKitSQLite.SQLiteServerFiles")
-
-    /// Runs blocking file work on ``fileQueue`` and waits for it without blocking a thread.
-    private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            fileQueue.async { continuation.resume(with: Result { try work() }) }
-        }
-    }
+    private static let fileQueue = BlockingQueue(label: "NestedCloudKitSQLite.SQLiteServerFiles")
 
     /// A file open already, or the task opening it.
     private enum Lookup {
@@ -154,7 +148,7 @@ final class SQLiteServerFiles: @unchecked Sendable {
         }
         var closingFailure: (any Error)?
         do {
-            try await Self.offThePool {
+            try await Self.fileQueue.run {
                 var firstFailure: (any Error)?
                 for file in files {
                     do { try file.close() } catch { firstFailure = firstFailure ?? error }

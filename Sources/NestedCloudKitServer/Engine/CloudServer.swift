@@ -114,15 +114,31 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         }
     }
 
+    /// The contents of the records' asset files, and the operations with the storage's copies of them. Reading (and
+    /// the in-memory storage's copying) blocks on the files, so it runs on a queue of its own, off the cooperative
+    /// pool; a save without asset files, most of them, doesn't leave the caller's thread.
+    private func readingAssetFiles(of operations: [CloudRecordOperation]) async throws -> (
+        AssetFileContents, [CloudRecordOperation]
+    ) {
+        let records = operations.compactMap(\.recordToSave)
+        let holdsFiles = records.contains { record in
+            record.fields.contains { $0.value.assets.contains { $0.data == nil && $0.fileURL != nil } }
+        }
+        guard holdsFiles else { return (AssetFileContents(readingFilesOf: []), operations) }
+        return try await assetFileQueue.run { [engine] in
+            let files = AssetFileContents(readingFilesOf: records)
+            return (files, try engine.storingAssets(of: operations, contents: files.contents))
+        }
+    }
+
     private func modify(
         _ operations: [CloudRecordOperation], atomically: Bool, failing failures: [CloudRecord.ID: CloudDatabaseError],
         in database: UserDatabaseID
     ) async throws -> CloudModifyResults {
         // CloudKit keeps a copy of an asset's file from the moment of the save, and refuses a file it can't read;
         // files are read before any transaction, so the writer never waits on them.
-        let files = AssetFileContents(readingFilesOf: operations.compactMap(\.recordToSave))
+        let (files, operations) = try await readingAssetFiles(of: operations)
         let failures = files.failures.merging(failures) { fileFailure, _ in fileFailure }
-        let operations = try engine.storingAssets(of: operations, contents: files.contents)
         let user = database.userRecordName
         if database.scope == .shared {
             return try await modifySharedRecords(
@@ -445,3 +461,6 @@ package final class CloudServer<Engine: CloudStorageEngine>: Sendable {
         return try await body()
     }
 }
+
+/// Where a server reads asset files: concurrent, so that saves of different users' records don't wait on each other.
+private let assetFileQueue = BlockingQueue(label: "NestedCloudKitServer.assetFiles", concurrent: true)
