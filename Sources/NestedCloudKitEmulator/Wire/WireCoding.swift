@@ -127,8 +127,8 @@ struct WireCoding: Sendable {
         ]
     }
 
-    /// An asset as the wire shows it. One in a file was read by `outgoing(_:desiredKeys:)`, which gave it the file's size and
-    /// checksum (and contents, to embed), so nothing here reads a file.
+    /// An asset as the wire shows it. One in a file was read by `outgoing(_:desiredKeys:)`, which gave it the
+    /// file's size and checksum (and contents, to embed), so nothing here reads a file.
     private func json(_ asset: CloudAsset, url: String) -> JSONValue {
         var members: [String: JSONValue] = [:]
         let contents = asset.data
